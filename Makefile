@@ -1,0 +1,52 @@
+# One target per habit. Each works from a fresh clone (it builds what it needs first).
+SHELL := /bin/bash
+PY := .venv/bin/python
+VENV_STAMP := .venv/.installed
+
+.PHONY: all deps venv control-plane lint types imports crds check-crds unit integration test demo bench clean
+
+all: test
+
+deps:
+	hack/install-deps.sh
+
+$(VENV_STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv .venv
+	$(PY) -m pip install -q -U pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+venv: $(VENV_STAMP)
+
+control-plane:
+	hack/control-plane-binaries.sh
+
+lint: venv
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+	.venv/bin/mypy
+	.venv/bin/lint-imports
+	$(PY) -m ptah_operator.api.crdgen --check
+
+crds: venv
+	$(PY) -m ptah_operator.api.crdgen
+
+unit: venv
+	.venv/bin/pytest tests/unit
+
+integration: deps venv control-plane
+	.venv/bin/pytest tests/integration
+
+# The README's test command: lint, types, import contracts, CRD drift, then every test
+# (unit and integration against a real kube-apiserver, PostgreSQL and MariaDB).
+test: deps venv control-plane lint
+	.venv/bin/pytest --cov --cov-report=term:skip-covered tests
+
+demo: deps venv control-plane
+	$(PY) hack/demo.py
+
+bench: deps venv
+	$(PY) tests/bench/run_all.py
+
+clean:
+	rm -rf .venv .mypy_cache .ruff_cache .pytest_cache .coverage

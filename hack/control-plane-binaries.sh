@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Obtain kube-apiserver, kube-controller-manager, kubectl and etcd the envtest way and
+# print the directory that holds them.
+#
+# Order of preference:
+#   1. KUBEBUILDER_ASSETS (a directory with kube-apiserver, etcd, kubectl), as envtest uses it;
+#   2. a cache outside the repository: ${PTAH_CACHE:-$HOME/.cache/ptah}/control-plane/<versions>;
+#   3. a build from the Go module proxy (k8s.io/kubernetes at K8S_VERSION with every staging
+#      module replaced by its v0.X.Y twin; etcd from go.etcd.io/etcd/server/v3's etcdmain).
+#
+# A cold build takes about ten minutes on two cores; afterwards the cache answers at once.
+set -euo pipefail
+
+K8S_VERSION="${K8S_VERSION:-v1.36.3}"
+ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
+CACHE_ROOT="${PTAH_CACHE:-$HOME/.cache/ptah}"
+OUT="$CACHE_ROOT/control-plane/k8s-$K8S_VERSION-etcd-$ETCD_VERSION"
+NEEDED=(kube-apiserver kube-controller-manager kubectl etcd)
+
+log() { echo "control-plane: $*" >&2; }
+
+have_all() {
+  local dir="$1" bin
+  for bin in "${NEEDED[@]}"; do [[ -x "$dir/$bin" ]] || return 1; done
+}
+
+if [[ -n "${KUBEBUILDER_ASSETS:-}" ]]; then
+  for bin in kube-apiserver etcd kubectl; do
+    [[ -x "$KUBEBUILDER_ASSETS/$bin" ]] || { log "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS lacks $bin"; exit 1; }
+  done
+  echo "$KUBEBUILDER_ASSETS"
+  exit 0
+fi
+
+if have_all "$OUT"; then
+  echo "$OUT"
+  exit 0
+fi
+
+command -v go >/dev/null || { log "Go is needed to build the control plane (no KUBEBUILDER_ASSETS, no cache at $OUT)"; exit 1; }
+mkdir -p "$OUT"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+export GOFLAGS="-mod=mod" CGO_ENABLED=0
+
+minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
+staging_version="v0.${K8S_VERSION#v1.}"
+
+if ! [[ -x "$OUT/kube-apiserver" && -x "$OUT/kube-controller-manager" && -x "$OUT/kubectl" ]]; then
+  log "building Kubernetes $K8S_VERSION from the Go module proxy (cold: ~10 min)"
+  mkdir -p "$WORK/k8s" && cd "$WORK/k8s"
+  go mod init ptah.local/controlplane >/dev/null 2>&1
+  kmod_dir="$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')"
+  {
+    echo "module ptah.local/controlplane"
+    echo
+    echo "go 1.26"
+    echo
+    echo "require k8s.io/kubernetes $K8S_VERSION"
+    echo
+    echo "replace ("
+    grep -E '^\s*k8s\.io/[a-z0-9-]+ => \./staging/src/k8s\.io/' "$kmod_dir/go.mod" \
+      | awk -v v="$staging_version" '{print "\t" $1 " => " $1 " " v}'
+    echo ")"
+  } > go.mod
+  cat > tools.go <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
+GO
+  go mod tidy -e >/dev/null 2>&1 || true
+  go get "k8s.io/kubernetes@$K8S_VERSION" >/dev/null
+  go mod tidy
+  ldflags="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+  done
+  go build -tags tools -trimpath -ldflags "$ldflags" -o "$OUT/" \
+    k8s.io/kubernetes/cmd/kube-apiserver \
+    k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kubectl
+fi
+
+if ! [[ -x "$OUT/etcd" ]]; then
+  log "building etcd $ETCD_VERSION from the Go module proxy (~1 min)"
+  mkdir -p "$WORK/etcd" && cd "$WORK/etcd"
+  go mod init ptah.local/etcd >/dev/null 2>&1
+  cat > main.go <<'GO'
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+  go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >/dev/null
+  go mod tidy
+  go build -trimpath -ldflags "-s -w" -o "$OUT/etcd" .
+fi
+
+have_all "$OUT" || { log "build finished but binaries are missing in $OUT"; exit 1; }
+echo "$OUT"

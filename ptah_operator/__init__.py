@@ -1,0 +1,2 @@
+"""Ptah operator: converge databases with declared schemas and versioned migrations."""
+__version__ = "0.1.0"

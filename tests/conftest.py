@@ -1,0 +1,121 @@
+"""Fixtures that give tests real servers: a kube-apiserver with etcd, PostgreSQL and MariaDB.
+
+Each server starts once per test session, the first time a test asks for it, and stops at
+the end. A server that cannot start fails the tests that need it (never a skip): the error
+carries the reason and the tail of the server's log.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import aiomysql
+import asyncpg
+import pytest
+from kubernetes_asyncio import client as k8s_client
+from kubernetes_asyncio import config as k8s_config
+from localstack.controlplane import ControlPlane
+from localstack.mariadb import MariaDBServer
+from localstack.postgres import PostgresServer
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def stack_workdir() -> Iterator[Path]:
+    # Not under pytest's tmp dir: that is 0700, and PostgreSQL runs as another user.
+    path = Path(tempfile.mkdtemp(prefix="ptah-stack-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_server(stack_workdir: Path) -> Iterator[PostgresServer]:
+    with PostgresServer(stack_workdir) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def maria_server(stack_workdir: Path) -> Iterator[MariaDBServer]:
+    with MariaDBServer(stack_workdir) as server:
+        yield server
+
+
+def _fresh_name() -> str:
+    return "t_" + secrets.token_hex(6)
+
+
+@pytest.fixture
+async def pg_url(pg_server: PostgresServer) -> AsyncIterator[str]:
+    """A fresh empty PostgreSQL database, dropped after the test."""
+    name = _fresh_name()
+    conn = await asyncpg.connect(pg_server.admin_url)
+    try:
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    yield pg_server.url_for(name)
+    conn = await asyncpg.connect(pg_server.admin_url)
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await conn.close()
+
+
+async def _maria_admin(server: MariaDBServer) -> aiomysql.Connection:
+    parts = urlsplit(server.admin_url)
+    return await aiomysql.connect(
+        host=parts.hostname,
+        port=parts.port,
+        user=parts.username or "root",
+        password="",
+        autocommit=True,
+    )
+
+
+@pytest.fixture
+async def maria_url(maria_server: MariaDBServer) -> AsyncIterator[str]:
+    """A fresh empty MariaDB database, dropped after the test."""
+    name = _fresh_name()
+    conn = await _maria_admin(maria_server)
+    try:
+        async with conn.cursor() as cur:
+            await cur.execute(f"CREATE DATABASE `{name}`")
+    finally:
+        conn.close()
+    yield maria_server.url_for(name)
+    conn = await _maria_admin(maria_server)
+    try:
+        async with conn.cursor() as cur:
+            await cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="session")
+def kube(stack_workdir: Path) -> Iterator[ControlPlane]:
+    with ControlPlane(stack_workdir) as control_plane:
+        yield control_plane
+
+
+@pytest.fixture(scope="session")
+def crds_installed(kube: ControlPlane) -> ControlPlane:
+    kube.kubectl("apply", "-f", str(REPO / "crds"))
+    kube.kubectl("wait", "--for=condition=established", "--timeout=60s", "-f", str(REPO / "crds"))
+    return kube
+
+
+@pytest.fixture
+async def api_client(kube: ControlPlane) -> AsyncIterator[k8s_client.ApiClient]:
+    configuration = k8s_client.Configuration()
+    await k8s_config.load_kube_config(
+        config_file=str(kube.kubeconfig), client_configuration=configuration
+    )
+    async with k8s_client.ApiClient(configuration) as api:
+        yield api
