@@ -7,8 +7,11 @@ carries the reason and the tail of the server's log.
 
 from __future__ import annotations
 
+import os
+import re
 import secrets
 import shutil
+import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -20,10 +23,29 @@ import pytest
 from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 from localstack.controlplane import ControlPlane
+from localstack.executor import NODE_NAME
 from localstack.mariadb import MariaDBServer
 from localstack.postgres import PostgresServer
+from localstack.process import Process
 
 REPO = Path(__file__).resolve().parents[1]
+REQUIREMENTS = REPO.parent / "shared" / "design" / "REQUIREMENTS.md"
+_REQ_ID = re.compile(r"^- \*\*([A-Z]+(?:-[A-Z]+)?-\d+)\*\*", re.MULTILINE)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A `req` marker must name requirement IDs that exist, so coverage listings stay honest."""
+    if not REQUIREMENTS.exists():
+        return
+    known = set(_REQ_ID.findall(REQUIREMENTS.read_text()))
+    unknown: list[str] = []
+    for item in items:
+        for marker in item.iter_markers("req"):
+            unknown += [f"{item.nodeid}: {rid}" for rid in marker.args if rid not in known]
+    if unknown:
+        raise pytest.UsageError(
+            "unknown requirement IDs in @pytest.mark.req:\n" + "\n".join(unknown)
+        )
 
 
 @pytest.fixture(scope="session")
@@ -109,6 +131,31 @@ def crds_installed(kube: ControlPlane) -> ControlPlane:
     kube.kubectl("apply", "-f", str(REPO / "crds"))
     kube.kubectl("wait", "--for=condition=established", "--timeout=60s", "-f", str(REPO / "crds"))
     return kube
+
+
+@pytest.fixture(scope="session")
+def job_executor(kube: ControlPlane, stack_workdir: Path) -> Iterator[Process]:
+    """The local Job executor (plays the kubelet) as its own process against `kube`."""
+    proc = Process(
+        "job-executor",
+        [
+            sys.executable,
+            "-m",
+            "localstack.executor",
+            f"--kubeconfig={kube.kubeconfig}",
+            f"--workdir={stack_workdir / 'executor'}",
+        ],
+        stack_workdir / "executor.log",
+        env={**os.environ, "PYTHONPATH": str(REPO / "hack")},
+    )
+    proc.start()
+    proc.wait_until(
+        lambda: "Ready" in kube.kubectl("get", "node", NODE_NAME, check=False).stdout,
+        30,
+        "the local node Ready",
+    )
+    yield proc
+    proc.stop()
 
 
 @pytest.fixture

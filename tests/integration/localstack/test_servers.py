@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
 from urllib.parse import urlsplit
 
 import aiomysql
@@ -48,3 +50,40 @@ async def test_apiserver_is_real_and_enforces_rbac(
     denied = kube.kubectl("get", "pods", "-n", "default", kubeconfig=person, check=False)
     assert denied.returncode != 0
     assert 'User "alice@example.com" cannot list resource "pods"' in denied.stderr
+
+
+async def test_controller_manager_runs_jobs_and_collects_garbage(
+    kube: ControlPlane, api_client: k8s_client.ApiClient
+) -> None:
+    """The real Job controller makes a Pod for a Job; deleting the Job removes it (real GC)."""
+    batch = k8s_client.BatchV1Api(api_client)
+    core = k8s_client.CoreV1Api(api_client)
+    job: Any = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "gc-probe", "namespace": "default"},
+        "spec": {
+            "backoffLimit": 0,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "main", "image": "busybox", "command": ["true"]}],
+                }
+            },
+        },
+    }
+    await batch.create_namespaced_job("default", job)
+    pods: list[k8s_client.V1Pod] = []
+    for _ in range(100):
+        pods = (await core.list_namespaced_pod("default", label_selector="job-name=gc-probe")).items
+        if pods:
+            break
+        await asyncio.sleep(0.1)
+    assert len(pods) == 1, "the Job controller made no Pod"
+    await batch.delete_namespaced_job("gc-probe", "default", propagation_policy="Foreground")
+    for _ in range(150):
+        pods = (await core.list_namespaced_pod("default", label_selector="job-name=gc-probe")).items
+        if not pods:
+            break
+        await asyncio.sleep(0.1)
+    assert pods == [], "the garbage collector left the Job's Pod behind"
