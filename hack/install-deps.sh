@@ -3,7 +3,7 @@
 # Idempotent and quiet when everything is there already (no apt-get update then).
 set -euo pipefail
 
-PACKAGES=(postgresql-15 postgresql-client-15 mariadb-server mariadb-client git)
+PACKAGES=(postgresql-15 postgresql-client-15 mariadb-server mariadb-client git podman runc debootstrap)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

@@ -11,6 +11,7 @@ import os
 import re
 import secrets
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
@@ -155,6 +156,52 @@ def job_executor(kube: ControlPlane, stack_workdir: Path) -> Iterator[Process]:
         "the local node Ready",
     )
     yield proc
+    proc.stop()
+
+
+@pytest.fixture(scope="session")
+def runner_image() -> str:
+    """The operator image, built by hack/container-image.sh (podman, no registry needed)."""
+    result = subprocess.run(
+        ["bash", str(REPO / "hack" / "container-image.sh")],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+        env={**os.environ, "PYTHON": sys.executable},
+    )
+    if result.returncode != 0:
+        pytest.fail(f"building the operator image failed:\n{result.stderr[-3000:]}")
+    return result.stdout.strip().splitlines()[-1]
+
+
+@pytest.fixture(scope="session")
+def podman_executor(kube: ControlPlane, stack_workdir: Path, runner_image: str) -> Iterator[str]:
+    """A second executor that runs real containers with podman; it takes only the Pods that
+    select its node (`kubernetes.io/hostname: ptah-podman`). Yields the node name."""
+    node = "ptah-podman"
+    proc = Process(
+        "podman-executor",
+        [
+            sys.executable,
+            "-m",
+            "localstack.executor",
+            f"--kubeconfig={kube.kubeconfig}",
+            f"--workdir={stack_workdir / 'podman-executor'}",
+            "--mode=podman",
+            f"--node-name={node}",
+            "--only-selected",
+        ],
+        stack_workdir / "podman-executor.log",
+        env={**os.environ, "PYTHONPATH": str(REPO / "hack")},
+    )
+    proc.start()
+    proc.wait_until(
+        lambda: "Ready" in kube.kubectl("get", "node", node, check=False).stdout,
+        30,
+        "the podman node Ready",
+    )
+    yield node
     proc.stop()
 
 

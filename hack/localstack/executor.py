@@ -23,6 +23,7 @@ import asyncio
 import base64
 import contextlib
 import datetime as dt
+import json
 import os
 import shlex
 import shutil
@@ -39,6 +40,7 @@ from kubernetes_asyncio import watch as k8s_watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
 NODE_NAME = "ptah-local"
+CONTAINERS_CONF = Path(__file__).resolve().parents[1] / "containers.conf"
 _SYSTEM_DIRS = frozenset(
     "/" + d
     for d in [
@@ -90,7 +92,13 @@ class Executor:
         workdir: Path,
         extra_path: str | None = None,
         node_name: str = NODE_NAME,
+        mode: str = "process",
+        only_selected: bool = False,
     ) -> None:
+        self.only_selected = only_selected
+        if mode not in ("process", "podman"):
+            raise ValueError(f"unknown executor mode {mode!r}")
+        self.mode = mode
         self.api = api
         # Typed as Any: this module speaks plain JSON dicts to the API, which the client accepts.
         self.core: Any = k8s.CoreV1Api(api)
@@ -182,11 +190,21 @@ class Executor:
                 await self._terminate(pod)
             return
         if not node:
-            await self._bind(pod)
+            if self._wants(spec):
+                await self._bind(pod)
             return
         if node != self.node_name or phase in ("Succeeded", "Failed") or key in self._running:
             return
         self._running[key] = asyncio.create_task(self._run_pod(pod), name=f"pod {key}")
+
+    def _wants(self, spec: Json) -> bool:
+        """Whether this executor takes an unscheduled Pod: one that selects its node by
+        hostname, or any Pod that selects none unless `only_selected` is set."""
+        selector = spec.get("nodeSelector") or {}
+        hostname = selector.get("kubernetes.io/hostname")
+        if hostname is not None:
+            return bool(hostname == self.node_name)
+        return not self.only_selected
 
     async def _forget(self, pod: Json) -> None:
         key = self._key(pod)
@@ -405,7 +423,7 @@ class Executor:
                     target = path / item["path"]
                     target.parent.mkdir(parents=True, exist_ok=True)
                     target.write_bytes(data[item["key"]])
-                    target.chmod(0o444 if kind == "configMap" else 0o400)
+                    target.chmod(source.get("defaultMode", 0o644))
             else:
                 raise PodRunError(
                     f"volume {volume['name']}: only emptyDir, configMap and secret are supported"
@@ -489,6 +507,8 @@ class Executor:
                 raise PodRunError(f"container {container['name']}: no volume {mount['name']}")
             mounts.append((volumes[mount["name"]], mount["mountPath"], bool(mount.get("readOnly"))))
         termination_path = container.get("terminationMessagePath", "/dev/termination-log")
+        if self.mode == "podman":
+            return await self._run_in_podman(pod, container, argv, env, mounts, termination, poddir)
         script = ["set -e"]
         # A mount target under a directory the host does not use (such as /ptah) gets a fresh
         # tmpfs at that top-level directory first, so one container never sees another's
@@ -541,14 +561,102 @@ class Executor:
         log.info("container finished", pod=key, container=container["name"], exit_code=code)
         return (code if code >= 0 else 128 - code), message[-4096:]
 
+    async def _run_in_podman(
+        self,
+        pod: Json,
+        container: Json,
+        argv: list[str],
+        env: dict[str, str],
+        mounts: list[tuple[Path, str, bool]],
+        termination: Path,
+        poddir: Path,
+    ) -> tuple[int, str]:
+        """Run one container from its image with podman: its own env and mounts, host network."""
+        key = self._key(pod)
+        name = _safe_name(f"ptah-{pod['metadata']['uid'][:8]}-{container['name']}")
+        # The environment goes through a file only root can read, not the process list.
+        env_file = poddir / f"{_safe_name(container['name'])}.env"
+        env_file.touch(mode=0o600)
+        env.pop("PATH", None)
+        env.pop("HOME", None)
+        env_file.write_text("".join(f"{k}={v}\n" for k, v in env.items() if "\n" not in v))
+        termination.chmod(0o666)
+        command = [
+            "podman",
+            "run",
+            "--rm",
+            f"--name={name}",
+            "--network=host",
+            "--pull=never",
+            f"--env-file={env_file}",
+            f"--entrypoint={json.dumps(argv)}",
+        ]
+        for source, target, read_only in mounts:
+            command.append(f"--volume={source}:{target}:{'ro' if read_only else 'rw'}")
+        termination_path = container.get("terminationMessagePath", "/dev/termination-log")
+        command.append(f"--volume={termination}:{termination_path}:rw")
+        if container.get("workingDir"):
+            command.append(f"--workdir={container['workingDir']}")
+        command.append(container["image"])
+        logfile = poddir / f"{_safe_name(container['name'])}.log"
+        podman_env = {**os.environ, "CONTAINERS_CONF": str(CONTAINERS_CONF)}
+        with logfile.open("ab") as out:
+            proc = await asyncio.create_subprocess_exec(
+                *command,
+                stdout=out,
+                stderr=asyncio.subprocess.STDOUT,
+                stdin=asyncio.subprocess.DEVNULL,
+                env=podman_env,
+                start_new_session=True,
+            )
+            self._procs.setdefault(key, []).append(proc)
+            try:
+                code = await proc.wait()
+            except asyncio.CancelledError:
+                kill = await asyncio.create_subprocess_exec(
+                    "podman",
+                    "rm",
+                    "-f",
+                    name,
+                    env=podman_env,
+                    stdout=asyncio.subprocess.DEVNULL,
+                    stderr=asyncio.subprocess.DEVNULL,
+                )
+                await kill.wait()
+                raise
+        message = termination.read_text(errors="replace").strip()
+        if (
+            not message
+            and code != 0
+            and container.get("terminationMessagePolicy") == "FallbackToLogsOnError"
+        ):
+            message = "\n".join(logfile.read_text(errors="replace").splitlines()[-10:])
+        log.info(
+            "container finished",
+            pod=key,
+            container=container["name"],
+            exit_code=code,
+            mode="podman",
+        )
+        return code, message[-4096:]
 
-async def serve(kubeconfig: Path, workdir: Path) -> None:
+
+async def serve(
+    kubeconfig: Path,
+    workdir: Path,
+    mode: str = "process",
+    node_name: str = NODE_NAME,
+    only_selected: bool = False,
+) -> None:
     configuration = k8s.Configuration()
     await k8s_config.load_kube_config(
         config_file=str(kubeconfig), client_configuration=configuration
     )
     async with k8s.ApiClient(configuration) as api:
-        await Executor(api, workdir).run()
+        executor = Executor(
+            api, workdir, node_name=node_name, mode=mode, only_selected=only_selected
+        )
+        await executor.run()
 
 
 def main() -> None:
@@ -557,8 +665,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Run the local Job executor (plays the kubelet).")
     parser.add_argument("--kubeconfig", required=True, type=Path)
     parser.add_argument("--workdir", required=True, type=Path)
+    parser.add_argument(
+        "--mode",
+        choices=["process", "podman"],
+        default="process",
+        help="run containers as local processes, or as real containers from their image",
+    )
+    parser.add_argument("--node-name", default=NODE_NAME)
+    parser.add_argument(
+        "--only-selected",
+        action="store_true",
+        help="take only Pods whose nodeSelector names this node's hostname",
+    )
     args = parser.parse_args()
-    asyncio.run(serve(args.kubeconfig, args.workdir))
+    asyncio.run(serve(args.kubeconfig, args.workdir, args.mode, args.node_name, args.only_selected))
 
 
 if __name__ == "__main__":

@@ -6,8 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from kubernetes_asyncio import client as k8s_client
-from localstack.process import Process
 
 
 async def _wait_job(batch: k8s_client.BatchV1Api, name: str, ns: str) -> str:
@@ -20,16 +20,19 @@ async def _wait_job(batch: k8s_client.BatchV1Api, name: str, ns: str) -> str:
     raise AssertionError(f"job {name} did not finish")
 
 
-def _job(name: str, init_script: str, main_script: str) -> Any:
+def _job(
+    name: str, init_script: str, main_script: str, selector: dict[str, str], image: str
+) -> Any:
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
-        "metadata": {"name": name, "namespace": "default"},
+        "metadata": {"name": name},
         "spec": {
             "backoffLimit": 0,
             "template": {
                 "spec": {
                     "restartPolicy": "Never",
+                    "nodeSelector": selector,
                     "volumes": [
                         {"name": "work", "emptyDir": {}},
                         {"name": "files", "configMap": {"name": "exec-files"}},
@@ -37,7 +40,7 @@ def _job(name: str, init_script: str, main_script: str) -> Any:
                     "initContainers": [
                         {
                             "name": "fetch",
-                            "image": "ptah",
+                            "image": image,
                             "command": ["/bin/sh", "-c", init_script],
                             "volumeMounts": [
                                 {"name": "files", "mountPath": "/ptah/in", "readOnly": True},
@@ -48,7 +51,7 @@ def _job(name: str, init_script: str, main_script: str) -> Any:
                     "containers": [
                         {
                             "name": "main",
-                            "image": "ptah",
+                            "image": image,
                             "command": ["/bin/sh", "-c", main_script],
                             "env": [
                                 {
@@ -71,37 +74,54 @@ def _job(name: str, init_script: str, main_script: str) -> Any:
     }
 
 
+@pytest.fixture(params=["process", "podman"])
+def executor_mode(request: pytest.FixtureRequest) -> tuple[str, dict[str, str], str]:
+    """(mode, nodeSelector, image) for a Job to run under the process or the podman executor."""
+    if request.param == "process":
+        request.getfixturevalue("job_executor")
+        return "process", {}, "ptah"
+    node = request.getfixturevalue("podman_executor")
+    image = request.getfixturevalue("runner_image")
+    return "podman", {"kubernetes.io/hostname": node}, image
+
+
 async def test_jobs_run_with_separate_environments_and_mounts(
-    job_executor: Process, api_client: k8s_client.ApiClient
+    executor_mode: tuple[str, dict[str, str], str], api_client: k8s_client.ApiClient
 ) -> None:
+    mode, selector, image = executor_mode
     core: Any = k8s_client.CoreV1Api(api_client)
     batch = k8s_client.BatchV1Api(api_client)
+    ns = f"exec-{mode}"
+    await core.create_namespace({"metadata": {"name": ns}})
     await core.create_namespaced_config_map(
-        "default",
-        {"metadata": {"name": "exec-files"}, "data": {"001_init.up.sql": "SELECT 1;"}},
+        ns, {"metadata": {"name": "exec-files"}, "data": {"001_init.up.sql": "SELECT 1;"}}
     )
     await core.create_namespaced_secret(
-        "default", {"metadata": {"name": "exec-secret"}, "stringData": {"url": "postgresql://x"}}
+        ns, {"metadata": {"name": "exec-secret"}, "stringData": {"url": "postgresql://x"}}
     )
     # The init container sees the ConfigMap but not the Secret; the main container the
     # reverse. The main container checks what the init container copied and its own env.
     ok = _job(
         "exec-ok",
         'test -z "$DATABASE_URL" && cp /ptah/in/001_init.up.sql /ptah/work/ && ! touch /ptah/in/x',
-        'test "$DATABASE_URL" = postgresql://x && test "$POD_NAMESPACE" = default'
+        f'test "$DATABASE_URL" = postgresql://x && test "$POD_NAMESPACE" = {ns}'
         " && grep -q 'SELECT 1' /ptah/work/001_init.up.sql && test ! -e /ptah/in",
+        selector,
+        image,
     )
-    await batch.create_namespaced_job("default", ok)
-    assert await _wait_job(batch, "exec-ok", "default") == "Complete"
+    await batch.create_namespaced_job(ns, ok)
+    assert await _wait_job(batch, "exec-ok", ns) == "Complete"
 
     failing = _job(
         "exec-fails",
         "true",
         "echo 'refused: 001_init.up.sql' > /dev/termination-log; exit 3",
+        selector,
+        image,
     )
-    await batch.create_namespaced_job("default", failing)
-    assert await _wait_job(batch, "exec-fails", "default") == "Failed"
-    pods = await core.list_namespaced_pod("default", label_selector="job-name=exec-fails")
+    await batch.create_namespaced_job(ns, failing)
+    assert await _wait_job(batch, "exec-fails", ns) == "Failed"
+    pods = await core.list_namespaced_pod(ns, label_selector="job-name=exec-fails")
     terminated = pods.items[0].status.container_statuses[0].state.terminated
     assert terminated.exit_code == 3
     assert terminated.message == "refused: 001_init.up.sql"
