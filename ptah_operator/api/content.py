@@ -16,10 +16,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ptah_operator.api.constants import SNAPSHOT_NAME_PREFIX
+
 MANIFEST_KEY = "ptah-manifest.json"
 """The key of the manifest inside a snapshot ConfigMap; never a source file's name."""
 MANIFEST_VERSION = 1
-SNAPSHOT_PREFIX = "ptah-src-"
+SNAPSHOT_PREFIX = SNAPSHOT_NAME_PREFIX
 MAX_SNAPSHOT_BYTES = 900 * 1024
 """A ConfigMap holds at most 1 MiB; leave room for the manifest and metadata."""
 
