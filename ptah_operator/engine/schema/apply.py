@@ -1,0 +1,225 @@
+"""Apply a plan file: verify its bytes, hold the lock, refuse a stale plan, run, report.
+
+Order, each step before the next can change anything:
+1. hash the exact bytes (`read_plan`) and compare with the digest the caller expects;
+2. hold the plan to the policy (protected tables, destructive changes);
+3. connect, take the schema-level advisory lock (`pg_try_advisory_lock` / `GET_LOCK`);
+4. inspect the scope again and compare its fingerprint with the one the plan was made from
+   (SCH-57: a stale plan is refused and nothing runs);
+5. run the statements with per-statement progress — PostgreSQL in one transaction when every
+   statement allows it, otherwise (and always on MySQL/MariaDB) one by one.
+
+The outcome is `applied` only when every statement ran and committed. Any error once
+execution began gives `unknown` (SCH-59): it is not established what committed, and the
+caller observes afresh rather than replaying. Errors carry SQLSTATE/errno and the statement
+index, never statement or server text (PRIV-05).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlglot
+
+from ptah_operator.engine.schema.connection import Connection
+from ptah_operator.engine.schema.operations import observe
+from ptah_operator.engine.schema.plan import Plan, PlanFileError, Policy, policy_refusals, read_plan
+
+Progress = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    # "applied", "unknown", "refused" (nothing ran) or "dryRun" (nothing ran, all checks held).
+    outcome: str
+    reason: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+    executed: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        value: dict[str, Any] = {"outcome": self.outcome, "executed": self.executed}
+        if self.reason is not None:
+            value["reason"] = self.reason
+        if self.detail:
+            value["detail"] = self.detail
+        return value
+
+
+def _lock_name(database: str) -> str:
+    return "ptah.schema:" + hashlib.sha256(database.encode()).hexdigest()[:32]
+
+
+def _lock_key(database: str) -> int:
+    return int.from_bytes(
+        hashlib.sha256(_lock_name(database).encode()).digest()[:8], "big", signed=True
+    )
+
+
+def _error_code(error: BaseException) -> dict[str, Any]:
+    code: dict[str, Any] = {"error": type(error).__name__}
+    sqlstate = getattr(error, "sqlstate", None)
+    if sqlstate:
+        code["sqlstate"] = sqlstate
+    args = getattr(error, "args", ())
+    if args and isinstance(args[0], int):
+        code["errno"] = args[0]
+    return code
+
+
+async def _acquire(conn: Connection, wait_seconds: float) -> bool:
+    deadline = asyncio.get_running_loop().time() + wait_seconds
+    if conn.dialect.family == "postgresql":
+        key = _lock_key(conn.target.database)
+        while True:
+            if await conn.raw.fetchval("SELECT pg_try_advisory_lock($1)", key):
+                return True
+            if asyncio.get_running_loop().time() >= deadline:
+                return False
+            await asyncio.sleep(0.2)
+    async with conn.raw.cursor() as cur:
+        await cur.execute(
+            "SELECT GET_LOCK(%s, %s)", (_lock_name(conn.target.database), int(wait_seconds))
+        )
+        row = await cur.fetchone()
+    return bool(row and row[0] == 1)
+
+
+async def _release(conn: Connection) -> None:
+    if conn.dialect.family == "postgresql":
+        await conn.raw.execute("SELECT pg_advisory_unlock($1)", _lock_key(conn.target.database))
+    else:
+        async with conn.raw.cursor() as cur:
+            await cur.execute("SELECT RELEASE_LOCK(%s)", (_lock_name(conn.target.database),))
+
+
+async def apply_plan(
+    url: str,
+    raw: bytes,
+    *,
+    policy: Policy,
+    expected_digest: str | None = None,
+    dry_run: bool = False,
+    lock_timeout: float = 30.0,
+    progress: Progress | None = None,
+) -> ApplyResult:
+    try:
+        plan = read_plan(raw)
+    except PlanFileError as error:
+        return ApplyResult("refused", "PlanDigestMismatch", {"problem": str(error)})
+    if expected_digest is not None and plan.digest != expected_digest:
+        return ApplyResult("refused", "PlanDigestMismatch", {"problem": "not the expected plan"})
+    statements = plan.statements
+    refusals = policy_refusals(statements, policy)
+    if refusals:
+        return ApplyResult("refused", "PolicyRefused", {"refusals": refusals})
+    for statement in statements:
+        try:
+            sqlglot.parse(statement.sql, read=plan.dialect.sqlglot)
+        except sqlglot.errors.ParseError:
+            return ApplyResult(
+                "refused", "PlanUnparseable", {"statement": statements.index(statement)}
+            )
+    conn = await Connection.open(url)
+    try:
+        if conn.dialect.family != plan.dialect.family:
+            return ApplyResult("refused", "DialectMismatch")
+        if not await _acquire(conn, lock_timeout):
+            return ApplyResult("refused", "LockNotAcquired")
+        try:
+            return await _locked(conn, plan, dry_run, progress)
+        finally:
+            await _release(conn)
+    finally:
+        await conn.close()
+
+
+async def _stale(conn: Connection, plan: Plan, own_transaction: bool) -> ApplyResult | None:
+    current = await observe(conn, plan.scope, own_transaction=own_transaction)
+    if current.fingerprint() != plan.observed_fingerprint:
+        return ApplyResult("refused", "StalePlan")
+    return None
+
+
+async def _locked(
+    conn: Connection, plan: Plan, dry_run: bool, progress: Progress | None
+) -> ApplyResult:
+    statements = plan.statements
+    total = len(statements)
+
+    def report(index: int) -> None:
+        if progress is not None:
+            s = statements[index]
+            progress(
+                {
+                    "event": "statement",
+                    "index": index,
+                    "total": total,
+                    "severity": s.severity.value,
+                    "category": s.category,
+                }
+            )
+
+    if dry_run or not statements:
+        refused = await _stale(conn, plan, own_transaction=True)
+        if refused is not None:
+            return refused
+        return ApplyResult("dryRun" if dry_run else "applied")
+    if conn.dialect.family == "postgresql" and plan.transactional:
+        transaction = conn.raw.transaction()
+        await transaction.start()
+        executed = 0
+        try:
+            refused = await _stale(conn, plan, own_transaction=False)
+            if refused is not None:
+                await transaction.rollback()
+                return refused
+            for index, statement in enumerate(statements):
+                await conn.raw.execute(statement.sql)
+                executed += 1
+                report(index)
+        except Exception as error:  # every execution error is an unknown outcome (SCH-59)
+            # The connection may be gone; the outcome stays unknown either way.
+            with contextlib.suppress(Exception):
+                await transaction.rollback()
+            return ApplyResult(
+                "unknown",
+                "ApplyOutcomeUnknown",
+                {"statement": executed, **_error_code(error)},
+                executed,
+            )
+        try:
+            await transaction.commit()
+        except Exception as error:
+            return ApplyResult(
+                "unknown",
+                "ApplyOutcomeUnknown",
+                {"statement": None, **_error_code(error)},
+                executed,
+            )
+        return ApplyResult("applied", executed=executed)
+    refused = await _stale(conn, plan, own_transaction=True)
+    if refused is not None:
+        return refused
+    executed = 0
+    for index, statement in enumerate(statements):
+        try:
+            if conn.dialect.family == "postgresql":
+                await conn.raw.execute(statement.sql)
+            else:
+                async with conn.raw.cursor() as cur:
+                    await cur.execute(statement.sql)
+        except Exception as error:  # every execution error is an unknown outcome (SCH-59)
+            return ApplyResult(
+                "unknown",
+                "ApplyOutcomeUnknown",
+                {"statement": index, **_error_code(error)},
+                executed,
+            )
+        executed += 1
+        report(index)
+    return ApplyResult("applied", executed=executed)

@@ -1,0 +1,118 @@
+"""Database URLs and connections for the schema engine.
+
+A URL names the dialect family by its scheme (`postgresql://`, `postgres://`, `mysql://`,
+`mariadb://`); whether a MySQL-family server is MariaDB is asked of the server itself.
+Errors never carry the URL: it may hold a password.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import aiomysql
+import asyncpg
+
+from ptah_operator.engine.schema.model import Dialect
+
+
+class TargetError(ValueError):
+    """A URL the engine cannot use, or a server it cannot reach."""
+
+
+@dataclass(frozen=True)
+class Target:
+    family: str
+    host: str
+    port: int
+    user: str
+    password: str | None
+    database: str
+
+    def __repr__(self) -> str:
+        return f"Target(family={self.family!r}, database={self.database!r})"
+
+
+def parse_url(url: str) -> Target:
+    parts = urlsplit(url)
+    scheme = parts.scheme.split("+", 1)[0]
+    if scheme in {"postgresql", "postgres"}:
+        family, default_port = "postgresql", 5432
+    elif scheme in {"mysql", "mariadb"}:
+        family, default_port = "mysql", 3306
+    else:
+        raise TargetError("unsupported database URL scheme")
+    database = unquote(parts.path.lstrip("/"))
+    if not database:
+        raise TargetError("the database URL names no database")
+    try:
+        port = parts.port or default_port
+    except ValueError as error:
+        raise TargetError("the database URL has an invalid port") from error
+    return Target(
+        family=family,
+        host=parts.hostname or "127.0.0.1",
+        port=port,
+        user=unquote(parts.username or ("postgres" if family == "postgresql" else "root")),
+        password=unquote(parts.password) if parts.password is not None else None,
+        database=database,
+    )
+
+
+async def connect_postgresql(target: Target) -> Any:
+    return await asyncpg.connect(
+        host=target.host,
+        port=target.port,
+        user=target.user,
+        password=target.password,
+        database=target.database,
+    )
+
+
+async def connect_mysql(target: Target) -> Any:
+    return await aiomysql.connect(
+        host=target.host,
+        port=target.port,
+        user=target.user,
+        password=target.password or "",
+        db=target.database,
+        autocommit=True,
+        charset="utf8mb4",
+    )
+
+
+async def mysql_dialect(conn: Any) -> Dialect:
+    async with conn.cursor() as cur:
+        await cur.execute("SELECT VERSION()")
+        row = await cur.fetchone()
+    return Dialect.MARIADB if "mariadb" in str(row[0]).lower() else Dialect.MYSQL
+
+
+class Connection:
+    """One open connection with its dialect; `async with Connection.open(url) as c`."""
+
+    def __init__(self, target: Target, dialect: Dialect, raw: Any) -> None:
+        self.target = target
+        self.dialect = dialect
+        self.raw = raw
+
+    @classmethod
+    async def open(cls, url: str) -> Connection:
+        target = parse_url(url)
+        if target.family == "postgresql":
+            return cls(target, Dialect.POSTGRESQL, await connect_postgresql(target))
+        raw = await connect_mysql(target)
+        return cls(target, await mysql_dialect(raw), raw)
+
+    async def close(self) -> None:
+        if self.dialect is Dialect.POSTGRESQL:
+            await self.raw.close()
+        else:
+            self.raw.close()
+
+    async def __aenter__(self) -> Connection:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

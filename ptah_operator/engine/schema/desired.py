@@ -1,0 +1,210 @@
+"""Assemble the desired schema from files: SQL DDL (`*.sql`) and Ptah HCL (`*.hcl`).
+
+Each reader turns one file into `Parts`; `assemble` merges the parts of every file. An object
+defined twice identically is taken once; defined twice differently it is refused, naming the
+object and both files. Indexes, constraints and comments stated apart from their table
+(`CREATE INDEX`, `ALTER TABLE ... ADD CONSTRAINT`, `COMMENT ON`) are attached once every table
+is known, whichever file holds them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from ptah_operator.engine.schema.ddl import parse_ddl
+from ptah_operator.engine.schema.hcl import parse_hcl
+from ptah_operator.engine.schema.model import (
+    Column,
+    Dialect,
+    EnumType,
+    ForeignKey,
+    Index,
+    PrimaryKey,
+    Schema,
+    Table,
+    UniqueConstraint,
+    canonical_schema,
+)
+from ptah_operator.engine.schema.parts import Attachment, DesiredSchemaError, Parts
+from ptah_operator.engine.schema.scope import Scope
+
+
+def finish_table(dialect: Dialect, table: Table) -> Table:
+    """What the database implies: key and identity columns are NOT NULL; MySQL uniques are
+    unique indexes."""
+    pk_columns = set(table.primary_key.columns) if table.primary_key else set()
+    columns = tuple(
+        dataclasses.replace(c, nullable=False)
+        if c.name in pk_columns or c.identity in {"always", "by default", "serial"}
+        else c
+        for c in table.columns
+    )
+    indexes = list(table.indexes)
+    uniques = list(table.uniques)
+    if dialect.family == "mysql":
+        indexes += [Index(name=u.name, columns=u.columns, unique=True) for u in uniques]
+        uniques = []
+    return dataclasses.replace(
+        table, columns=columns, indexes=tuple(indexes), uniques=tuple(uniques)
+    )
+
+
+def _attach(dialect: Dialect, table: Table, item: Attachment) -> Table:
+    if isinstance(item, PrimaryKey):
+        return dataclasses.replace(table, primary_key=item)
+    if isinstance(item, UniqueConstraint):
+        if dialect.family == "mysql":
+            item = Index(name=item.name, columns=item.columns, unique=True)
+        else:
+            return dataclasses.replace(table, uniques=(*table.uniques, item))
+    if isinstance(item, Index):
+        return dataclasses.replace(table, indexes=(*table.indexes, item))
+    if isinstance(item, ForeignKey):
+        return dataclasses.replace(table, foreign_keys=(*table.foreign_keys, item))
+    return dataclasses.replace(table, checks=(*table.checks, item))
+
+
+def _qualified(schema: str, name: str) -> str:
+    return f"{schema}.{name}" if schema else name
+
+
+def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
+    tables: dict[tuple[str, str], tuple[Table, str]] = {}
+    enums: dict[tuple[str, str], tuple[EnumType, str]] = {}
+    schemas: set[str] = set()
+    for part in parts:
+        schemas.update(part.schemas)
+        for table in part.tables:
+            key = (table.schema, table.name)
+            if key in tables and tables[key][0] != table:
+                raise DesiredSchemaError(
+                    f"table {_qualified(*key)} is defined differently in {tables[key][1]} "
+                    f"and {part.source}"
+                )
+            tables.setdefault(key, (table, part.source))
+        for enum in part.enums:
+            key = (enum.schema, enum.name)
+            if key in enums and enums[key][0] != enum:
+                raise DesiredSchemaError(
+                    f"enum {_qualified(*key)} is defined differently in {enums[key][1]} "
+                    f"and {part.source}"
+                )
+            enums.setdefault(key, (enum, part.source))
+    named: dict[tuple[str, str, str], tuple[Attachment, str]] = {}
+    for part in parts:
+        for schema, name, item in part.attachments:
+            if (schema, name) not in tables:
+                raise DesiredSchemaError(
+                    f"{part.source}: {type(item).__name__} on unknown table {_qualified(schema, name)}"
+                )
+            item_name = getattr(item, "name", None)
+            if item_name is not None:
+                named_key = (schema, name, item_name)
+                if named_key in named:
+                    if named[named_key][0] == item:
+                        continue
+                    raise DesiredSchemaError(
+                        f"{item_name} on table {_qualified(schema, name)} is defined differently "
+                        f"in {named[named_key][1]} and {part.source}"
+                    )
+                named[named_key] = (item, part.source)
+            table, source = tables[(schema, name)]
+            tables[(schema, name)] = (_attach(dialect, table, item), source)
+        for schema, name, column, comment in part.comments:
+            if (schema, name) not in tables:
+                raise DesiredSchemaError(
+                    f"{part.source}: comment on unknown table {_qualified(schema, name)}"
+                )
+            table, source = tables[(schema, name)]
+            if column is None:
+                table = dataclasses.replace(table, comment=comment)
+            else:
+                if table.column(column) is None:
+                    raise DesiredSchemaError(
+                        f"{part.source}: comment on unknown column "
+                        f"{_qualified(schema, name)}.{column}"
+                    )
+                table = dataclasses.replace(
+                    table,
+                    columns=tuple(
+                        dataclasses.replace(c, comment=comment) if c.name == column else c
+                        for c in table.columns
+                    ),
+                )
+            tables[(schema, name)] = (table, source)
+    enum_names = {f"{s}.{n}" for s, n in enums}
+    finished = []
+    for (schema, name), (table, source) in tables.items():
+        _check_columns(table, source)
+        table = _resolve_enum_types(dialect, table, enum_names)
+        table = finish_table(dialect, table)
+        if scope.admits_table(dialect, schema, name):
+            finished.append(table)
+    if dialect.family == "postgresql":
+        schemas.update(t.schema for t in finished)
+        schemas = {s for s in schemas if scope.admits_schema(dialect, s)}
+        kept_enums = [e for e, _ in enums.values() if scope.admits_schema(dialect, e.schema)]
+    else:
+        schemas, kept_enums = set(), []
+    return canonical_schema(dialect, sorted(schemas), finished, kept_enums)
+
+
+def _check_columns(table: Table, source: str) -> None:
+    names = [c.name for c in table.columns]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise DesiredSchemaError(
+            f"{source}: column {duplicates[0]} is defined twice in table {table.qualified}"
+        )
+    known = set(names)
+    used: list[str] = []
+    if table.primary_key:
+        used += table.primary_key.columns
+    for u in table.uniques:
+        used += u.columns
+    for fk in table.foreign_keys:
+        used += fk.columns
+    for column in used:
+        if column not in known:
+            raise DesiredSchemaError(
+                f"{source}: unknown column {column} in a key of table {table.qualified}"
+            )
+
+
+def _resolve_enum_types(dialect: Dialect, table: Table, enum_names: set[str]) -> Table:
+    """Name a PostgreSQL enum type schema-qualified, as introspection does."""
+    if dialect.family != "postgresql":
+        return table
+    columns: list[Column] = []
+    for column in table.columns:
+        base = column.type.removesuffix("[]")
+        suffix = column.type[len(base) :]
+        if "." not in base:
+            for candidate in (f"{table.schema}.{base}", f"public.{base}"):
+                if candidate in enum_names:
+                    column = dataclasses.replace(column, type=candidate + suffix)
+                    break
+        columns.append(column)
+    return dataclasses.replace(table, columns=tuple(columns))
+
+
+def load_files(dialect: Dialect, paths: list[Path], scope: Scope) -> Schema:
+    """Read every file (a directory stands for its `*.sql` and `*.hcl` files, sorted)."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*") if p.suffix in {".sql", ".hcl"})
+        else:
+            files.append(path)
+    parts = []
+    for file in files:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except OSError as error:
+            raise DesiredSchemaError(f"{file}: cannot be read ({error.strerror})") from error
+        if file.suffix == ".hcl":
+            parts.append(parse_hcl(dialect, text, str(file)))
+        else:
+            parts.append(parse_ddl(dialect, text, str(file)))
+    return assemble(dialect, parts, scope)

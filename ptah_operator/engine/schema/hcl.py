@@ -1,0 +1,272 @@
+"""Read a desired schema from Ptah's HCL format (`schema.hcl`), with python-hcl2.
+
+    schema "public" {}
+    enum "status" { schema = schema.public  values = ["a", "b"] }
+    table "users" {
+      schema  = schema.public
+      comment = "people"
+      column "id"    { type = bigint  null = false  identity { generated = ALWAYS } }
+      column "email" { type = varchar(255)  null = false  default = "x"  comment = "mail" }
+      column "made"  { type = timestamptz  default = sql("now()") }
+      column "n"     { type = int  auto_increment = true }
+      column "st"    { type = enum.status }
+      column "g"     { type = int  as { expr = "n * 2" } }
+      primary_key { columns = [column.id] }
+      index "ix" {
+        unique  = true
+        columns = [column.email]
+        where   = "email <> ''"
+        include = [column.st]
+        on { column = column.email  prefix = 20 }
+      }
+      foreign_key "fk" {
+        columns     = [column.org]
+        ref_columns = [table.orgs.column.id]
+        on_delete   = CASCADE
+      }
+      check "positive" { expr = "n > 0" }
+    }
+
+On MySQL/MariaDB the `schema` attributes are ignored (the scope is the URL's database) and an
+enum column is written `type = enum("a", "b")`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import hcl2
+
+from ptah_operator.engine.schema.model import (
+    Check,
+    Column,
+    Dialect,
+    EnumType,
+    ForeignKey,
+    Index,
+    PrimaryKey,
+    Table,
+)
+from ptah_operator.engine.schema.normalize import (
+    NormalizationError,
+    normalize_action,
+    normalize_default,
+    normalize_expression,
+    normalize_index_key,
+    normalize_type,
+    serial_base,
+)
+from ptah_operator.engine.schema.parts import DesiredSchemaError, Parts
+
+
+def _string(value: Any) -> str:
+    """An HCL string value: python-hcl2 keeps the quotes, and `${...}` around expressions."""
+    if not isinstance(value, str):
+        return str(value)
+    if value.startswith("${") and value.endswith("}"):
+        return value[2:-1]
+    if len(value) >= 2 and value[0] == '"' and value[-1] == '"':
+        decoded: str = json.loads(value)
+        return decoded
+    return value
+
+
+def _is_quoted(value: Any) -> bool:
+    return isinstance(value, str) and len(value) >= 2 and value[0] == '"' and value[-1] == '"'
+
+
+def _blocks(body: dict[str, Any], kind: str) -> list[tuple[str | None, dict[str, Any]]]:
+    """The blocks of one kind: labelled (`column "id" {}`) or not (`primary_key {}`)."""
+    found: list[tuple[str | None, dict[str, Any]]] = []
+    for entry in body.get(kind, []):
+        if not isinstance(entry, dict):
+            continue
+        if entry.get("__is_block__") is True and not any(
+            isinstance(v, dict) and v.get("__is_block__") for v in entry.values()
+        ):
+            found.append((None, entry))
+            continue
+        for label, inner in entry.items():
+            if isinstance(inner, dict):
+                found.append((_string(label), inner))
+    return found
+
+
+def _reference_tail(value: Any) -> str:
+    """`column.id` -> `id`; `table.orgs.column.id` -> `id`."""
+    return _string(value).rsplit(".", 1)[-1]
+
+
+class _Reader:
+    def __init__(self, dialect: Dialect, source: str) -> None:
+        self.dialect = dialect
+        self.source = source
+
+    def error(self, what: str) -> DesiredSchemaError:
+        return DesiredSchemaError(f"{self.source}: {what}")
+
+    def schema_of(self, body: dict[str, Any]) -> str:
+        if self.dialect.family == "mysql":
+            return ""
+        if "schema" not in body:
+            return "public"
+        return _reference_tail(body["schema"])
+
+    def column(self, table: str, name: str, body: dict[str, Any]) -> Column:
+        d = self.dialect
+        if "type" not in body:
+            raise self.error(f"column {table}.{name} has no type")
+        raw_type = _string(body["type"])
+        identity: str | None = None
+        if raw_type.startswith("enum.") and d.family == "postgresql":
+            raw_type = raw_type.removeprefix("enum.")
+        elif raw_type.startswith(("enum(", "set(")):
+            raw_type = raw_type.replace('"', "'")
+        serial = serial_base(raw_type) if d.family == "postgresql" else None
+        if serial is not None:
+            raw_type, identity = serial, "serial"
+        type_text = normalize_type(d, raw_type)
+        default = None
+        if "default" in body:
+            value = body["default"]
+            if _is_quoted(value):
+                text = "'" + _string(value).replace("'", "''") + "'"
+            elif isinstance(value, bool):
+                text = "TRUE" if value else "FALSE"
+            elif isinstance(value, str) and value.startswith("${sql("):
+                text = json.loads(value[len("${sql(") : -2])
+            else:
+                text = _string(value)
+            default = normalize_default(d, text, type_text)
+        for _, block in _blocks(body, "identity"):
+            generated = _string(block.get("generated", "BY_DEFAULT")).upper()
+            identity = "always" if generated == "ALWAYS" else "by default"
+        if body.get("auto_increment") is True:
+            identity = "auto_increment"
+        generated_expr = None
+        for _, block in _blocks(body, "as"):
+            generated_expr = normalize_expression(d, _string(block["expr"]))
+        return Column(
+            name=name,
+            type=type_text,
+            nullable=body.get("null", True) is not False,
+            default=default,
+            identity=identity,
+            generated=generated_expr,
+            collation=_string(body["collate"]) if "collate" in body else None,
+            comment=_string(body["comment"]) if "comment" in body else None,
+        )
+
+    def index(self, name: str | None, body: dict[str, Any]) -> Index:
+        d = self.dialect
+        columns: list[str] = [_reference_tail(c) for c in body.get("columns", [])]
+        prefixes: list[int | None] = [None] * len(columns)
+        for _, part in _blocks(body, "on"):
+            if "column" in part:
+                columns.append(_reference_tail(part["column"]))
+            elif "expr" in part:
+                columns.append(normalize_index_key(d, _string(part["expr"])))
+            else:
+                raise self.error(f"index {name}: an `on` block names no column or expr")
+            prefixes.append(int(part["prefix"]) if "prefix" in part else None)
+        method = _string(body["type"]).lower() if "type" in body else None
+        return Index(
+            name=name,
+            columns=tuple(columns),
+            unique=body.get("unique") is True,
+            where=normalize_expression(d, _string(body["where"])) if "where" in body else None,
+            include=tuple(_reference_tail(c) for c in body.get("include", [])),
+            prefix_lengths=tuple(prefixes) if any(p is not None for p in prefixes) else (),
+            method=None if method in {None, "btree"} else method,
+        )
+
+    def foreign_key(
+        self, name: str | None, body: dict[str, Any], table_schemas: dict[str, str]
+    ) -> ForeignKey:
+        d = self.dialect
+        refs = [_string(r) for r in body.get("ref_columns", [])]
+        if not refs:
+            raise self.error(f"foreign key {name} has no ref_columns")
+        parts = refs[0].split(".")
+        # table.<name>.column.<col>, or table.<schema>.<name>.column.<col>
+        if len(parts) == 5:
+            ref_schema, ref_table = parts[1], parts[2]
+        elif len(parts) == 4:
+            ref_table = parts[1]
+            ref_schema = table_schemas.get(ref_table, "" if d.family == "mysql" else "public")
+        else:
+            raise self.error(f"foreign key {name}: ref_columns must be table.NAME.column.NAME")
+        return ForeignKey(
+            columns=tuple(_reference_tail(c) for c in body.get("columns", [])),
+            ref_schema="" if d.family == "mysql" else ref_schema,
+            ref_table=ref_table,
+            ref_columns=tuple(r.rsplit(".", 1)[-1] for r in refs),
+            on_delete=normalize_action(
+                d, _string(body.get("on_delete", "NO_ACTION")).replace("_", " ")
+            ),
+            on_update=normalize_action(
+                d, _string(body.get("on_update", "NO_ACTION")).replace("_", " ")
+            ),
+            name=name,
+        )
+
+
+def parse_hcl(dialect: Dialect, text: str, source: str) -> Parts:
+    try:
+        document = hcl2.loads(text)
+    except Exception as error:  # python-hcl2 raises lark's and its own errors alike
+        raise DesiredSchemaError(f"{source}: not valid HCL") from error
+    reader = _Reader(dialect, source)
+    parts = Parts(source=source)
+    try:
+        _document(dialect, reader, parts, document)
+    except NormalizationError as error:
+        raise DesiredSchemaError(f"{source}: {error}") from error
+    except (KeyError, TypeError, ValueError) as error:
+        if isinstance(error, DesiredSchemaError):
+            raise
+        raise DesiredSchemaError(f"{source}: a block is not understood") from error
+    return parts
+
+
+def _document(dialect: Dialect, reader: _Reader, parts: Parts, document: dict[str, Any]) -> None:
+    for name, _ in _blocks(document, "schema"):
+        if dialect.family == "postgresql" and name is not None:
+            parts.schemas.append(name)
+    for name, body in _blocks(document, "enum"):
+        if dialect.family == "mysql":
+            raise reader.error(f"enum {name}: MySQL enums are column types, enum(...)")
+        values = tuple(_string(v) for v in body.get("values", []))
+        parts.enums.append(EnumType(schema=reader.schema_of(body), name=name or "", values=values))
+    tables = _blocks(document, "table")
+    table_schemas = {name or "": reader.schema_of(body) for name, body in tables}
+    for name, body in tables:
+        if name is None:
+            raise reader.error("a table block has no name")
+        columns = tuple(
+            reader.column(name, cname or "", cbody) for cname, cbody in _blocks(body, "column")
+        )
+        pk = None
+        for pk_name, pk_body in _blocks(body, "primary_key"):
+            pk = PrimaryKey(
+                columns=tuple(_reference_tail(c) for c in pk_body.get("columns", [])),
+                name=pk_name,
+            )
+        parts.tables.append(
+            Table(
+                schema=reader.schema_of(body),
+                name=name,
+                columns=columns,
+                primary_key=pk,
+                indexes=tuple(reader.index(n, b) for n, b in _blocks(body, "index")),
+                foreign_keys=tuple(
+                    reader.foreign_key(n, b, table_schemas) for n, b in _blocks(body, "foreign_key")
+                ),
+                checks=tuple(
+                    Check(expr=normalize_expression(dialect, _string(b["expr"])), name=n)
+                    for n, b in _blocks(body, "check")
+                ),
+                comment=_string(body["comment"]) if "comment" in body else None,
+            )
+        )

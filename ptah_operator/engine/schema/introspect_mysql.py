@@ -1,0 +1,197 @@
+"""Read a MySQL/MariaDB database into the model: five set-based information_schema queries.
+
+The scope is the URL's database (`DATABASE()`); information_schema reports only what the
+login has some privilege on. Reads run in a READ ONLY transaction. The index MySQL creates
+for a foreign key that has none is folded into the key (`ForeignKey.backing_index`) rather
+than reported as an index nobody declared.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from typing import Any
+
+from ptah_operator.engine.schema.model import (
+    Check,
+    Column,
+    Dialect,
+    ForeignKey,
+    Index,
+    PrimaryKey,
+    Schema,
+    Table,
+    canonical_schema,
+)
+from ptah_operator.engine.schema.normalize import (
+    normalize_action,
+    normalize_default,
+    normalize_expression,
+    normalize_type,
+)
+from ptah_operator.engine.schema.scope import Scope
+
+_TABLES = """
+SELECT TABLE_NAME, TABLE_COMMENT, TABLE_COLLATION FROM information_schema.TABLES
+WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE'
+"""
+
+_COLUMNS = """
+SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, EXTRA,
+       GENERATION_EXPRESSION, COLLATION_NAME, COLUMN_COMMENT
+FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()
+ORDER BY TABLE_NAME, ORDINAL_POSITION
+"""
+
+_STATISTICS = """
+SELECT TABLE_NAME, INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART, INDEX_TYPE
+FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE()
+ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX
+"""
+
+_FOREIGN_KEYS = """
+SELECT k.TABLE_NAME, k.CONSTRAINT_NAME, k.COLUMN_NAME, k.REFERENCED_TABLE_NAME,
+       k.REFERENCED_COLUMN_NAME, r.UPDATE_RULE, r.DELETE_RULE
+FROM information_schema.KEY_COLUMN_USAGE k
+JOIN information_schema.REFERENTIAL_CONSTRAINTS r
+  ON r.CONSTRAINT_SCHEMA = k.CONSTRAINT_SCHEMA AND r.CONSTRAINT_NAME = k.CONSTRAINT_NAME
+ AND r.TABLE_NAME = k.TABLE_NAME
+WHERE k.TABLE_SCHEMA = DATABASE() AND k.REFERENCED_TABLE_NAME IS NOT NULL
+ORDER BY k.TABLE_NAME, k.CONSTRAINT_NAME, k.ORDINAL_POSITION
+"""
+
+_CHECKS = """
+SELECT TABLE_NAME, CONSTRAINT_NAME, CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS
+WHERE CONSTRAINT_SCHEMA = DATABASE()
+"""
+
+
+async def _rows(conn: Any, sql: str) -> list[tuple[Any, ...]]:
+    async with conn.cursor() as cur:
+        await cur.execute(sql)
+        return list(await cur.fetchall())
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+async def inspect_mysql(
+    conn: Any, dialect: Dialect, scope: Scope, *, own_transaction: bool = True
+) -> Schema:
+    if own_transaction:
+        async with conn.cursor() as cur:
+            await cur.execute("START TRANSACTION READ ONLY")
+        try:
+            return await _inspect(conn, dialect, scope)
+        finally:
+            async with conn.cursor() as cur:
+                await cur.execute("COMMIT")
+    return await _inspect(conn, dialect, scope)
+
+
+async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
+    table_rows = [r for r in await _rows(conn, _TABLES) if scope.admits_table(dialect, "", r[0])]
+    names = {r[0] for r in table_rows}
+    table_collation = {r[0]: r[2] for r in table_rows}
+    columns: dict[str, list[Column]] = defaultdict(list)
+    for r in await _rows(conn, _COLUMNS):
+        table = r[0]
+        if table not in names:
+            continue
+        type_text = normalize_type(dialect, r[2])
+        extra = (_text(r[5]) or "").lower()
+        generated = _text(r[6]) if "generated" in extra else None
+        collation = r[7] if r[7] and r[7] != table_collation[table] else None
+        columns[table].append(
+            Column(
+                name=r[1],
+                type=type_text,
+                nullable=r[3] == "YES",
+                default=None if generated else normalize_default(dialect, _text(r[4]), type_text),
+                identity="auto_increment" if "auto_increment" in extra else None,
+                generated=normalize_expression(dialect, generated) if generated else None,
+                collation=collation,
+                comment=_text(r[8]) or None,
+            )
+        )
+    fk_parts: dict[tuple[str, str], list[tuple[Any, ...]]] = defaultdict(list)
+    for r in await _rows(conn, _FOREIGN_KEYS):
+        if r[0] in names:
+            fk_parts[(r[0], r[1])].append(r)
+    index_parts: dict[tuple[str, str], list[tuple[Any, ...]]] = defaultdict(list)
+    for r in await _rows(conn, _STATISTICS):
+        if r[0] in names:
+            index_parts[(r[0], r[1])].append(r)
+    pks: dict[str, PrimaryKey] = {}
+    indexes: dict[str, list[Index]] = defaultdict(list)
+    for (table, name), parts in sorted(index_parts.items()):
+        cols = tuple(p[3] for p in parts)
+        if name == "PRIMARY":
+            pks[table] = PrimaryKey(columns=cols, name="PRIMARY")
+            continue
+        kind = str(parts[0][5]).upper()
+        prefixes = tuple(int(p[4]) if p[4] is not None else None for p in parts)
+        indexes[table].append(
+            Index(
+                name=name,
+                columns=cols,
+                unique=not parts[0][2],
+                prefix_lengths=prefixes if any(p is not None for p in prefixes) else (),
+                method=None if kind == "BTREE" else kind.lower(),
+            )
+        )
+    fks: dict[str, list[ForeignKey]] = defaultdict(list)
+    for (table, name), parts in sorted(fk_parts.items()):
+        cols = tuple(p[2] for p in parts)
+        backing = _implicit_index(indexes[table], name, cols)
+        if backing is not None:
+            indexes[table] = [
+                dataclasses.replace(i, implicit=True) if i.name == backing else i
+                for i in indexes[table]
+            ]
+        fks[table].append(
+            ForeignKey(
+                columns=cols,
+                ref_schema="",
+                ref_table=parts[0][3],
+                ref_columns=tuple(p[4] for p in parts),
+                on_update=normalize_action(dialect, parts[0][5]),
+                on_delete=normalize_action(dialect, parts[0][6]),
+                name=name,
+                backing_index=backing,
+            )
+        )
+    checks: dict[str, list[Check]] = defaultdict(list)
+    for r in await _rows(conn, _CHECKS):
+        if r[0] in names:
+            checks[r[0]].append(
+                Check(expr=normalize_expression(dialect, _text(r[2]) or ""), name=r[1])
+            )
+    tables = [
+        Table(
+            schema="",
+            name=r[0],
+            columns=tuple(columns[r[0]]),
+            primary_key=pks.get(r[0]),
+            indexes=tuple(indexes[r[0]]),
+            foreign_keys=tuple(fks[r[0]]),
+            checks=tuple(checks[r[0]]),
+            comment=_text(r[1]) or None,
+        )
+        for r in table_rows
+    ]
+    return canonical_schema(dialect, [], tables, [])
+
+
+def _implicit_index(indexes: list[Index], fk_name: str, columns: tuple[str, ...]) -> str | None:
+    """The index the server named after the key (or its first column) for a key that had none."""
+    for index in indexes:
+        if index.unique or index.columns != columns or index.prefix_lengths:
+            continue
+        name = index.name or ""
+        if name == fk_name or name == columns[0] or name.startswith(columns[0] + "_"):
+            return name
+    return None

@@ -1,0 +1,415 @@
+"""Per-dialect normalization of types, defaults and SQL expressions.
+
+Both sides of a comparison pass through these functions: what the catalog reports
+(`format_type`, `pg_get_expr`, `COLUMN_TYPE`, `COLUMN_DEFAULT`, ...) and what a person wrote in
+DDL or HCL. The result is one canonical spelling per meaning, so that `int4`, `integer` and
+`INT` compare equal on PostgreSQL and `int(11)` and `INT` on MySQL.
+"""
+
+from __future__ import annotations
+
+import decimal
+import functools
+import re
+
+import sqlglot
+from sqlglot import exp
+
+from ptah_operator.engine.schema.model import Dialect
+
+
+class NormalizationError(ValueError):
+    """A type or expression the engine cannot read."""
+
+
+_PG_ALIASES = {
+    "int": "integer",
+    "int4": "integer",
+    "integer": "integer",
+    "int8": "bigint",
+    "bigint": "bigint",
+    "int2": "smallint",
+    "smallint": "smallint",
+    "varchar": "character varying",
+    "character varying": "character varying",
+    "char": "character",
+    "character": "character",
+    "bpchar": "character",
+    "bool": "boolean",
+    "boolean": "boolean",
+    "decimal": "numeric",
+    "numeric": "numeric",
+    "float8": "double precision",
+    "double precision": "double precision",
+    "double": "double precision",
+    "float": "double precision",
+    "float4": "real",
+    "real": "real",
+    "timestamptz": "timestamp with time zone",
+    "timestamp with time zone": "timestamp with time zone",
+    "timestamp": "timestamp without time zone",
+    "timestamp without time zone": "timestamp without time zone",
+    "timetz": "time with time zone",
+    "time with time zone": "time with time zone",
+    "time": "time without time zone",
+    "time without time zone": "time without time zone",
+    "varbinary": "bytea",
+    "bytea": "bytea",
+}
+
+_PG_SERIALS = {
+    "serial": "integer",
+    "serial4": "integer",
+    "bigserial": "bigint",
+    "serial8": "bigint",
+    "smallserial": "smallint",
+    "serial2": "smallint",
+}
+
+_MY_INTEGERS = ("tinyint", "smallint", "mediumint", "int", "bigint")
+_MY_ALIASES = {
+    "integer": "int",
+    "bool": "tinyint(1)",
+    "boolean": "tinyint(1)",
+    "numeric": "decimal",
+    "dec": "decimal",
+    "fixed": "decimal",
+    "double precision": "double",
+    "real": "double",
+    "character": "char",
+    "character varying": "varchar",
+}
+
+
+def _split_type(lowered: str) -> tuple[str, str | None, str]:
+    """`base(args) rest` -> (base, args, rest); `rest` keeps trailing words such as `unsigned`."""
+    if "(" not in lowered:
+        return _squash(lowered), None, ""
+    head, _, tail = lowered.partition("(")
+    args, _, rest = tail.partition(")")
+    return _squash(head), args, _squash(rest)
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", " ", text.strip())
+
+
+def serial_base(type_text: str) -> str | None:
+    """The integer type behind a PostgreSQL serial pseudo-type, or None."""
+    return _PG_SERIALS.get(_squash(type_text).lower())
+
+
+@functools.lru_cache(maxsize=65536)
+def normalize_type(dialect: Dialect, text: str) -> str:
+    """The canonical spelling of a column type in `dialect`."""
+    if dialect.family == "postgresql":
+        return _normalize_pg_type(text)
+    return _normalize_my_type(text)
+
+
+def _split_enum_args(args: str) -> list[str]:
+    values = []
+    for match in re.finditer(r"'((?:[^']|'')*)'", args):
+        values.append(match.group(1).replace("''", "'"))
+    return values
+
+
+def _normalize_pg_type(text: str) -> str:
+    squashed = _squash(text)
+    arrays = 0
+    while squashed.endswith("[]"):
+        arrays += 1
+        squashed = squashed[:-2].rstrip()
+    lowered = squashed.lower()
+    if '"' in squashed:
+        # A quoted user-defined type: keep its case.
+        return squashed + "[]" * arrays
+    base, args, rest = _split_type(lowered)
+    if base in {"timestamp", "time"} and rest in {"with time zone", "without time zone"}:
+        base = f"{base} {rest}"
+        rest = ""
+    canonical = _PG_ALIASES.get(base)
+    if canonical is None:
+        # User-defined (enum) or a type without aliases: keep the unquoted lowercase name.
+        if base.replace('"', "") != base:
+            return squashed + "[]" * arrays
+        name = base
+    else:
+        name = canonical
+    arg_list = [a.strip() for a in args.split(",")] if args else []
+    if name == "character" and not arg_list:
+        arg_list = ["1"]
+    if name == "double precision" and arg_list:
+        # float(p): p <= 24 is real.
+        name = "real" if int(arg_list[0]) <= 24 else "double precision"
+        arg_list = []
+    if name.startswith(("timestamp ", "time ")) and arg_list:
+        kind, _, zone = name.partition(" ")
+        result = f"{kind}({arg_list[0]}) {zone}"
+    elif arg_list:
+        result = f"{name}({','.join(arg_list)})"
+    else:
+        result = name
+    if rest:
+        result = f"{result} {rest}"
+    return result + "[]" * arrays
+
+
+def _normalize_my_type(text: str) -> str:
+    squashed = _squash(text).lower()
+    if squashed.startswith(("enum(", "enum (", "set(", "set (")):
+        kind = squashed.split("(", 1)[0].strip()
+        original = _squash(text)
+        inner = original[original.index("(") + 1 : original.rindex(")")]
+        values = _split_enum_args(inner)
+        quoted = ",".join("'" + v.replace("'", "''") + "'" for v in values)
+        return f"{kind}({quoted})"
+    base, args, rest = _split_type(squashed)
+    for suffix in ("zerofill", "unsigned", "signed"):
+        if args is None and base.endswith(" " + suffix):
+            base = base[: -len(suffix) - 1].strip()
+            rest = _squash(f"{suffix} {rest}")
+    if base == "double" and rest.startswith("precision"):
+        rest = rest[len("precision") :].strip()
+    if base == "character" and rest.startswith("varying"):
+        base, rest = "varchar", rest[len("varying") :].strip()
+    name = _MY_ALIASES.get(base, base)
+    arg_list = [a.strip() for a in args.split(",")] if args else []
+    if name == "tinyint(1)":
+        name, arg_list = "tinyint", ["1"]
+    if name in _MY_INTEGERS and not (name == "tinyint" and arg_list == ["1"]):
+        arg_list = []
+    if name == "decimal":
+        if not arg_list:
+            arg_list = ["10", "0"]
+        elif len(arg_list) == 1:
+            arg_list.append("0")
+    if name in {"char", "binary"} and not arg_list:
+        arg_list = ["1"]
+    result = f"{name}({','.join(arg_list)})" if arg_list else name
+    return f"{result} {rest}" if rest else result
+
+
+def is_numeric_type(type_text: str) -> bool:
+    base = type_text.split("(", 1)[0].split(" ", 1)[0]
+    return base in {
+        "integer",
+        "bigint",
+        "smallint",
+        "numeric",
+        "real",
+        "double",
+        "decimal",
+        "tinyint",
+        "mediumint",
+        "int",
+        "float",
+    } or type_text.startswith("double precision")
+
+
+def _is_string_literal(node: exp.Expr) -> bool:
+    return isinstance(node, exp.Literal) and node.is_string
+
+
+def _literal_like(node: exp.Expr) -> bool:
+    return isinstance(node, exp.Literal | exp.Null | exp.Boolean) or (
+        isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal)
+    )
+
+
+_ATOMS = (
+    exp.Literal,
+    exp.Column,
+    exp.Cast,
+    exp.Func,
+    exp.Null,
+    exp.Boolean,
+    exp.Paren,
+    exp.Identifier,
+)
+_PREDICATES = (
+    exp.EQ,
+    exp.NEQ,
+    exp.GT,
+    exp.GTE,
+    exp.LT,
+    exp.LTE,
+    exp.Is,
+    exp.In,
+    exp.Like,
+    exp.ILike,
+    exp.Between,
+    exp.Not,
+)
+
+
+def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
+    """Undo what the catalogs add: literal casts, redundant parentheses, `= ANY (ARRAY[..])`."""
+    if (
+        dialect_family == "postgresql"
+        and isinstance(node, exp.Cast)
+        and isinstance(node.this, exp.Column)
+        and node.to.this == exp.DataType.Type.TEXT
+    ):
+        # PostgreSQL spells the implicit varchar -> text cast out in index keys.
+        return node.this.copy()
+    if (
+        dialect_family == "mysql"
+        and isinstance(node, exp.Anonymous)
+        and str(node.this).lower() == "octet_length"
+        and len(node.expressions) == 1
+    ):
+        # MariaDB stores LENGTH() (bytes) as OCTET_LENGTH().
+        return exp.Length(this=node.expressions[0].copy(), binary=True)
+    if isinstance(node, exp.Cast):
+        inner = node.this
+        while isinstance(inner, exp.Paren):
+            inner = inner.this
+        if _literal_like(inner) or (
+            isinstance(inner, exp.Array) and all(_literal_like(e) for e in inner.expressions)
+        ):
+            unwrapped: exp.Expr = inner.copy()
+            return unwrapped
+    if isinstance(node, exp.EQ | exp.NEQ) and isinstance(node.expression, exp.Any | exp.All):
+        target = node.expression.this
+        while isinstance(target, exp.Paren):
+            target = target.this
+        if isinstance(target, exp.Array):
+            values = [_simplify(v, dialect_family) for v in target.expressions]
+            in_node = exp.In(this=node.this.copy(), expressions=values)
+            if isinstance(node, exp.EQ) and isinstance(node.expression, exp.Any):
+                return in_node
+            if isinstance(node, exp.NEQ) and isinstance(node.expression, exp.All):
+                return exp.Not(this=in_node)
+    if isinstance(node, exp.Paren):
+        inner = node.this
+        parent = node.parent
+        if parent is None or isinstance(inner, _ATOMS):
+            bare: exp.Expr = inner.copy()
+            return bare
+        if isinstance(inner, _PREDICATES) and isinstance(parent, exp.And | exp.Or | exp.Not):
+            return inner.copy()
+        if isinstance(inner, exp.And) and isinstance(parent, exp.Or):
+            return inner.copy()
+    if isinstance(node, exp.Identifier):
+        name = node.this
+        if not node.quoted or re.fullmatch(r"[a-z_][a-z0-9_]*", name):
+            return exp.Identifier(this=name.lower() if not node.quoted else name, quoted=False)
+    return node
+
+
+@functools.lru_cache(maxsize=65536)
+def normalize_expression(dialect: Dialect, text: str) -> str:
+    """The canonical text of a SQL expression (a check, a predicate, an index key)."""
+    try:
+        tree = sqlglot.parse_one(text, read=dialect.sqlglot)
+    except sqlglot.errors.ParseError as error:
+        raise NormalizationError("unreadable SQL expression") from error
+    return canonical_expression(dialect, tree)
+
+
+def canonical_expression(dialect: Dialect, tree: exp.Expr) -> str:
+    previous = None
+    current = tree.copy()
+    # Simplification can expose more of itself (a paren inside a cast inside a paren).
+    for _ in range(8):
+        current = current.transform(lambda n: _simplify(n, dialect.family))
+        rendered = current.sql(dialect=dialect.sqlglot)
+        if rendered == previous:
+            break
+        previous = rendered
+        current = sqlglot.parse_one(rendered, read=dialect.sqlglot)
+    return current.sql(dialect=dialect.sqlglot)
+
+
+@functools.lru_cache(maxsize=65536)
+def normalize_default(dialect: Dialect, text: str | None, column_type: str) -> str | None:
+    """The canonical default of a column of (normalized) `column_type`; None for no default."""
+    if text is None:
+        return None
+    stripped = text.strip()
+    if not stripped or stripped.upper() == "NULL":
+        return None
+    try:
+        tree = sqlglot.parse_one(stripped, read=dialect.sqlglot)
+    except sqlglot.errors.ParseError as error:
+        raise NormalizationError("unreadable column default") from error
+    while isinstance(tree, exp.Paren):
+        tree = tree.this
+    if isinstance(tree, exp.Null):
+        return None
+    rendered = canonical_expression(dialect, tree)
+    tree = sqlglot.parse_one(rendered, read=dialect.sqlglot)
+    if (
+        _is_string_literal(tree)
+        and is_numeric_type(column_type)
+        and re.fullmatch(r"-?\d+(\.\d+)?", str(tree.this))
+    ):
+        return _scaled(dialect, str(tree.this), column_type)
+    if (
+        isinstance(tree, exp.Literal)
+        and not tree.is_string
+        and not is_numeric_type(column_type)
+        and dialect.family == "mysql"
+    ):
+        # MariaDB quotes a number default of a string column; a person may not.
+        return "'" + str(tree.this) + "'"
+    if isinstance(tree, exp.Neg) and isinstance(tree.this, exp.Literal):
+        return _scaled(dialect, "-" + str(tree.this.this), column_type)
+    if isinstance(tree, exp.Literal) and not tree.is_string and is_numeric_type(column_type):
+        return _scaled(dialect, str(tree.this), column_type)
+    if dialect.family == "mysql" and column_type == "tinyint(1)" and isinstance(tree, exp.Boolean):
+        return "1" if tree.this else "0"
+    return tree.sql(dialect=dialect.sqlglot)
+
+
+def _scaled(dialect: Dialect, number: str, column_type: str) -> str:
+    """MySQL reports a decimal default at the column's scale (`0` is `0.00`)."""
+    match = re.fullmatch(r"decimal\(\d+,(\d+)\)(?: unsigned)?", column_type)
+    if dialect.family != "mysql" or match is None:
+        return number
+    try:
+        value = decimal.Decimal(number)
+    except decimal.InvalidOperation:
+        return number
+    return str(value.quantize(decimal.Decimal(1).scaleb(-int(match.group(1)))))
+
+
+def normalize_action(dialect: Dialect, action: str | None) -> str:
+    """A foreign-key action; MySQL treats NO ACTION as RESTRICT."""
+    value = _squash(action or "NO ACTION").upper()
+    if dialect.family == "mysql" and value == "NO ACTION":
+        return "RESTRICT"
+    return value
+
+
+def normalize_identifier(dialect: Dialect, name: str) -> str:
+    """Unquoted identifiers fold to lower case on PostgreSQL; MySQL column names are caseless."""
+    if len(name) >= 2 and name[0] == name[-1] and name[0] in {'"', "`"}:
+        return name[1:-1]
+    return name.lower()
+
+
+@functools.lru_cache(maxsize=65536)
+def normalize_index_key(dialect: Dialect, text: str) -> str:
+    """An index key: a plain column is its bare name, anything else a canonical expression."""
+    if re.fullmatch(r"[a-z_][a-z0-9_]*", text):
+        return text
+    try:
+        tree = sqlglot.parse_one(text, read=dialect.sqlglot)
+    except sqlglot.errors.ParseError as error:
+        raise NormalizationError("unreadable index key") from error
+    while isinstance(tree, exp.Paren):
+        tree = tree.this
+    if isinstance(tree, exp.Column) and not tree.table:
+        identifier = tree.this
+        name = str(identifier.this)
+        if dialect.family == "postgresql" and not identifier.quoted:
+            return name.lower()
+        return name
+    return canonical_expression(dialect, tree)
+
+
+def is_plain_column(key: str) -> bool:
+    """Whether an index key (as stored in the model) names a column rather than an expression."""
+    return "(" not in key and " " not in key

@@ -1,0 +1,54 @@
+"""The engine's operations over a database URL: inspect, plan, drift.
+
+Each opens its own connection and reads inside a read-only transaction; none writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ptah_operator.engine.schema.connection import Connection
+from ptah_operator.engine.schema.desired import load_files
+from ptah_operator.engine.schema.diff import Statement, plan_changes
+from ptah_operator.engine.schema.drift import drift_report
+from ptah_operator.engine.schema.introspect_mysql import inspect_mysql
+from ptah_operator.engine.schema.introspect_postgresql import inspect_postgresql
+from ptah_operator.engine.schema.model import Dialect, Schema
+from ptah_operator.engine.schema.plan import build_plan
+from ptah_operator.engine.schema.scope import Scope
+
+
+async def observe(conn: Connection, scope: Scope, *, own_transaction: bool = True) -> Schema:
+    if conn.dialect is Dialect.POSTGRESQL:
+        return await inspect_postgresql(conn.raw, scope, own_transaction=own_transaction)
+    return await inspect_mysql(conn.raw, conn.dialect, scope, own_transaction=own_transaction)
+
+
+async def inspect_url(url: str, scope: Scope) -> Schema:
+    async with await Connection.open(url) as conn:
+        return await observe(conn, scope)
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    observed: Schema
+    desired: Schema
+    statements: list[Statement]
+    plan_bytes: bytes
+
+
+async def plan_url(url: str, desired_paths: list[Path], scope: Scope) -> PlanResult:
+    async with await Connection.open(url) as conn:
+        desired = load_files(conn.dialect, desired_paths, scope)
+        observed = await observe(conn, scope)
+    statements = plan_changes(observed, desired)
+    return PlanResult(
+        observed, desired, statements, build_plan(observed, desired, scope, statements)
+    )
+
+
+async def drift_url(url: str, desired_paths: list[Path], scope: Scope) -> dict[str, Any]:
+    result = await plan_url(url, desired_paths, scope)
+    return drift_report(result.observed.dialect, result.statements)

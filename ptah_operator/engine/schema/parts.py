@@ -1,0 +1,36 @@
+"""What one desired-schema file declares, before the files are merged (see `desired`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ptah_operator.engine.schema.model import (
+    Check,
+    EnumType,
+    ForeignKey,
+    Index,
+    PrimaryKey,
+    Table,
+    UniqueConstraint,
+)
+
+
+class DesiredSchemaError(ValueError):
+    """A desired-schema file the engine refuses; the message names the file and the object."""
+
+
+Attachment = PrimaryKey | UniqueConstraint | Index | ForeignKey | Check
+
+
+@dataclass
+class Parts:
+    """What one file declares."""
+
+    source: str
+    schemas: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    enums: list[EnumType] = field(default_factory=list)
+    # (schema, table, object) stated apart from the table's definition.
+    attachments: list[tuple[str, str, Attachment]] = field(default_factory=list)
+    # (schema, table, column or None for the table, comment)
+    comments: list[tuple[str, str, str | None, str | None]] = field(default_factory=list)

@@ -1,0 +1,208 @@
+"""SQL text per dialect for each kind of change `diff` decides.
+
+Every identifier is quoted (`"x"` on PostgreSQL, `` `x` `` on MySQL/MariaDB) so the text does
+not depend on keyword lists. Types, defaults and expressions come from the model already in
+their canonical spelling, which is valid SQL for the dialect. A statement carries no
+terminating semicolon.
+"""
+
+from __future__ import annotations
+
+from ptah_operator.engine.schema.model import (
+    Check,
+    Column,
+    Dialect,
+    EnumType,
+    ForeignKey,
+    Index,
+    PrimaryKey,
+    Table,
+    UniqueConstraint,
+)
+from ptah_operator.engine.schema.normalize import is_plain_column
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+class Renderer:
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect
+        self.pg = dialect.family == "postgresql"
+
+    def q(self, name: str) -> str:
+        if self.pg:
+            return '"' + name.replace('"', '""') + '"'
+        return "`" + name.replace("`", "``") + "`"
+
+    def table(self, schema: str, name: str) -> str:
+        return f"{self.q(schema)}.{self.q(name)}" if schema else self.q(name)
+
+    def cols(self, names: tuple[str, ...]) -> str:
+        return ", ".join(self.q(n) for n in names)
+
+    def key(self, key: str, prefix: int | None = None) -> str:
+        if not is_plain_column(key):
+            return f"({key})"
+        return f"{self.q(key)}({prefix})" if prefix is not None else self.q(key)
+
+    # Schemas and enum types (PostgreSQL).
+
+    def create_schema(self, name: str) -> str:
+        return f"CREATE SCHEMA {self.q(name)}"
+
+    def create_enum(self, enum: EnumType) -> str:
+        values = ", ".join(_literal(v) for v in enum.values)
+        return f"CREATE TYPE {self.table(enum.schema, enum.name)} AS ENUM ({values})"
+
+    def add_enum_value(self, enum: EnumType, value: str, before: str | None) -> str:
+        where = f" BEFORE {_literal(before)}" if before is not None else ""
+        return f"ALTER TYPE {self.table(enum.schema, enum.name)} ADD VALUE {_literal(value)}{where}"
+
+    def drop_enum(self, enum: EnumType) -> str:
+        return f"DROP TYPE {self.table(enum.schema, enum.name)}"
+
+    # Tables and columns.
+
+    def column_definition(self, column: Column) -> str:
+        parts = [self.q(column.name)]
+        if self.pg and column.identity == "serial":
+            parts.append(
+                {"integer": "serial", "bigint": "bigserial", "smallint": "smallserial"}[column.type]
+            )
+        else:
+            parts.append(column.type)
+        if column.collation is not None:
+            parts.append(f"COLLATE {self.q(column.collation)}")
+        if column.generated is not None:
+            parts.append(f"GENERATED ALWAYS AS ({column.generated}) STORED")
+        if column.identity in {"always", "by default"}:
+            parts.append(f"GENERATED {column.identity.upper()} AS IDENTITY")
+        if column.default is not None and column.generated is None:
+            parts.append(f"DEFAULT {column.default}")
+        if self.pg or column.generated is None:
+            # MariaDB refuses a nullability clause on a generated column.
+            parts.append("NULL" if column.nullable else "NOT NULL")
+        if column.identity == "auto_increment":
+            parts.append("AUTO_INCREMENT")
+        if not self.pg and column.comment is not None:
+            parts.append(f"COMMENT {_literal(column.comment)}")
+        return " ".join(parts)
+
+    def primary_key_clause(self, pk: PrimaryKey) -> str:
+        name = f"CONSTRAINT {self.q(pk.name)} " if pk.name and self.pg else ""
+        return f"{name}PRIMARY KEY ({self.cols(pk.columns)})"
+
+    def unique_clause(self, unique: UniqueConstraint) -> str:
+        name = f"CONSTRAINT {self.q(unique.name)} " if unique.name else ""
+        return f"{name}UNIQUE ({self.cols(unique.columns)})"
+
+    def check_clause(self, check: Check) -> str:
+        name = f"CONSTRAINT {self.q(check.name)} " if check.name else ""
+        return f"{name}CHECK ({check.expr})"
+
+    def foreign_key_clause(self, fk: ForeignKey) -> str:
+        name = f"CONSTRAINT {self.q(fk.name)} " if fk.name else ""
+        return (
+            f"{name}FOREIGN KEY ({self.cols(fk.columns)}) "
+            f"REFERENCES {self.table(fk.ref_schema, fk.ref_table)} ({self.cols(fk.ref_columns)}) "
+            f"ON DELETE {fk.on_delete} ON UPDATE {fk.on_update}"
+        )
+
+    def create_table(self, table: Table) -> str:
+        lines = [self.column_definition(c) for c in table.columns]
+        if table.primary_key is not None:
+            lines.append(self.primary_key_clause(table.primary_key))
+        lines += [self.unique_clause(u) for u in table.uniques]
+        lines += [self.check_clause(c) for c in table.checks]
+        body = ",\n  ".join(lines)
+        suffix = ""
+        if not self.pg and table.comment is not None:
+            suffix = f" COMMENT {_literal(table.comment)}"
+        return f"CREATE TABLE {self.table(table.schema, table.name)} (\n  {body}\n){suffix}"
+
+    def drop_table(self, table: Table) -> str:
+        return f"DROP TABLE {self.table(table.schema, table.name)}"
+
+    def table_comment(self, table: Table, comment: str | None) -> str:
+        # An empty comment removes it in both dialects (and parses everywhere, unlike NULL).
+        text = _literal(comment or "")
+        if self.pg:
+            return f"COMMENT ON TABLE {self.table(table.schema, table.name)} IS {text}"
+        return f"ALTER TABLE {self.table(table.schema, table.name)} COMMENT {text}"
+
+    def column_comment(self, table: Table, column: str, comment: str | None) -> str:
+        text = _literal(comment or "")
+        return (
+            f"COMMENT ON COLUMN {self.table(table.schema, table.name)}.{self.q(column)} IS {text}"
+        )
+
+    def alter(self, table: Table, action: str) -> str:
+        return f"ALTER TABLE {self.table(table.schema, table.name)} {action}"
+
+    def add_column(self, table: Table, column: Column) -> str:
+        return self.alter(table, f"ADD COLUMN {self.column_definition(column)}")
+
+    def drop_column(self, table: Table, column: str) -> str:
+        return self.alter(table, f"DROP COLUMN {self.q(column)}")
+
+    def modify_column(self, table: Table, column: Column) -> str:
+        """MySQL/MariaDB: restate the whole column."""
+        return self.alter(table, f"MODIFY COLUMN {self.column_definition(column)}")
+
+    def alter_column(self, table: Table, column: str, action: str) -> str:
+        return self.alter(table, f"ALTER COLUMN {self.q(column)} {action}")
+
+    def set_type(self, table: Table, column: Column) -> str:
+        collate = f" COLLATE {self.q(column.collation)}" if column.collation else ""
+        return self.alter_column(
+            table,
+            column.name,
+            f"TYPE {column.type}{collate} USING {self.q(column.name)}::{column.type}",
+        )
+
+    # Constraints and indexes.
+
+    def add_constraint(self, table: Table, clause: str) -> str:
+        return self.alter(table, f"ADD {clause}")
+
+    def drop_constraint(self, table: Table, name: str) -> str:
+        return self.alter(table, f"DROP CONSTRAINT {self.q(name)}")
+
+    def drop_primary_key(self, table: Table, pk: PrimaryKey) -> str:
+        if self.pg:
+            return self.drop_constraint(table, pk.name or f"{table.name}_pkey")
+        return self.alter(table, "DROP PRIMARY KEY")
+
+    def drop_foreign_key(self, table: Table, fk: ForeignKey) -> str:
+        if self.pg:
+            return self.drop_constraint(table, fk.name or "")
+        return self.alter(table, f"DROP FOREIGN KEY {self.q(fk.name or '')}")
+
+    def drop_unique(self, table: Table, unique: UniqueConstraint) -> str:
+        return self.drop_constraint(table, unique.name or "")
+
+    def create_index(self, table: Table, index: Index) -> str:
+        prefixes = index.prefix_lengths or (None,) * len(index.columns)
+        keys = ", ".join(self.key(k, p) for k, p in zip(index.columns, prefixes, strict=True))
+        unique = "UNIQUE " if index.unique else ""
+        if not self.pg:
+            name = f"{self.q(index.name)} " if index.name else ""
+            kind = "UNIQUE INDEX" if index.unique else "INDEX"
+            if index.method in {"fulltext", "spatial"}:
+                kind = f"{index.method.upper()} INDEX"
+            return self.alter(table, f"ADD {kind} {name}({keys})")
+        name = f"{self.q(index.name)} " if index.name else ""
+        using = f" USING {index.method}" if index.method else ""
+        include = f" INCLUDE ({self.cols(index.include)})" if index.include else ""
+        where = f" WHERE {index.where}" if index.where else ""
+        return (
+            f"CREATE {unique}INDEX {name}ON {self.table(table.schema, table.name)}{using} "
+            f"({keys}){include}{where}"
+        )
+
+    def drop_index(self, table: Table, index: Index) -> str:
+        if self.pg:
+            return f"DROP INDEX {self.table(table.schema, index.name or '')}"
+        return self.alter(table, f"DROP INDEX {self.q(index.name or '')}")

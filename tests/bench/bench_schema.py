@@ -1,0 +1,170 @@
+"""Benchmark of the schema engine: 1,000 tables (10 columns, 2 indexes, 1 foreign key each).
+
+Run: `.venv/bin/python tests/bench/bench_schema.py` (starts its own PostgreSQL and MariaDB).
+Prints, per dialect, the time to inspect, to diff against a desired schema with 50 changes,
+and to render the plan file; on PostgreSQL also SQLAlchemy's Inspector and schemainspect (what
+migra uses) on the same database, with the ratios. The peers are optional: point
+PTAH_BENCH_PEERS at a directory holding sqlalchemy<2, psycopg2 and schemainspect
+(`pip install --target DIR 'sqlalchemy<2' psycopg2-binary schemainspect`).
+Targets: inspection under 1 s for 1,000 tables and faster than both peers; diff + render
+under 200 ms.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(REPO), str(REPO / "hack")]
+
+from localstack.mariadb import MariaDBServer  # noqa: E402
+from localstack.postgres import PostgresServer  # noqa: E402
+
+from ptah_operator.engine.schema.ddl import parse_ddl  # noqa: E402
+from ptah_operator.engine.schema.desired import assemble  # noqa: E402
+from ptah_operator.engine.schema.diff import plan_changes  # noqa: E402
+from ptah_operator.engine.schema.model import Dialect  # noqa: E402
+from ptah_operator.engine.schema.operations import inspect_url  # noqa: E402
+from ptah_operator.engine.schema.plan import build_plan  # noqa: E402
+from ptah_operator.engine.schema.scope import Scope  # noqa: E402
+
+TABLES = 1000
+
+
+def generated_ddl(changes: int = 0) -> list[str]:
+    """One CREATE TABLE and two CREATE INDEX per table; `changes` tables get one more column."""
+    statements = []
+    for i in range(TABLES):
+        ref = f"t{i - 1:04d}" if i else None
+        extra = f", added_{i} int" if i < changes else ""
+        fk = f", CONSTRAINT t{i:04d}_fk FOREIGN KEY (ref_id) REFERENCES {ref} (id)" if ref else ""
+        statements.append(
+            f"CREATE TABLE t{i:04d} (id int PRIMARY KEY, ref_id int, name varchar(100) NOT NULL, "
+            "email varchar(200), created timestamp, amount decimal(12,2) DEFAULT 0, "
+            "note text, flag int DEFAULT 1, code varchar(20), score int"
+            f"{extra}{fk})"
+        )
+        statements.append(f"CREATE INDEX t{i:04d}_name ON t{i:04d} (name, email)")
+        statements.append(f"CREATE INDEX t{i:04d}_code ON t{i:04d} (code)")
+    return statements
+
+
+async def best_of(runs: int, work: Callable[[], Awaitable[Any]]) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        start = time.perf_counter()
+        await work()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+async def load_postgresql(url: str) -> None:
+    import asyncpg
+
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute(";\n".join(generated_ddl()))
+    finally:
+        await conn.close()
+
+
+async def load_mariadb(url: str, port: int, database: str) -> None:
+    import aiomysql
+
+    conn = await aiomysql.connect(
+        host="127.0.0.1", port=port, user="root", db=database, autocommit=True
+    )
+    try:
+        async with conn.cursor() as cur:
+            for statement in generated_ddl():
+                await cur.execute(statement)
+    finally:
+        conn.close()
+
+
+def peers(url: str) -> dict[str, float]:
+    path = os.environ.get("PTAH_BENCH_PEERS")
+    if not path:
+        return {}
+    sys.path.insert(0, path)
+    sqlalchemy: Any = importlib.import_module("sqlalchemy")
+    schemainspect: Any = importlib.import_module("schemainspect")
+    engine = sqlalchemy.create_engine(url.replace("postgresql://", "postgresql+psycopg2://"))
+    results: dict[str, float] = {}
+    start = time.perf_counter()
+    inspector = sqlalchemy.inspect(engine)
+    for name in inspector.get_table_names():
+        inspector.get_columns(name)
+        inspector.get_pk_constraint(name)
+        inspector.get_indexes(name)
+        inspector.get_foreign_keys(name)
+        inspector.get_unique_constraints(name)
+    results["sqlalchemy Inspector"] = time.perf_counter() - start
+    with engine.connect() as conn:
+        start = time.perf_counter()
+        schemainspect.get_inspector(conn)
+        results["schemainspect (migra)"] = time.perf_counter() - start
+    return results
+
+
+async def measure(dialect: Dialect, url: str) -> dict[str, float]:
+    scope = Scope()
+    observed = await inspect_url(url, scope)
+    assert len(observed.tables) == TABLES, len(observed.tables)
+    inspect_seconds = await best_of(3, lambda: inspect_url(url, scope))
+    desired = assemble(dialect, [parse_ddl(dialect, ";\n".join(generated_ddl(50)), "b.sql")], scope)
+    start = time.perf_counter()
+    statements = plan_changes(observed, desired)
+    diff_seconds = time.perf_counter() - start
+    assert len(statements) == 50, len(statements)
+    start = time.perf_counter()
+    build_plan(observed, desired, scope, statements)
+    render_seconds = time.perf_counter() - start
+    return {"inspect": inspect_seconds, "diff": diff_seconds, "render": render_seconds}
+
+
+def workdir() -> Path:
+    # Not 0700: PostgreSQL runs as another user.
+    path = Path(tempfile.mkdtemp(prefix="ptah-bench-"))
+    path.chmod(0o755)
+    return path
+
+
+async def main() -> None:
+    work = workdir()
+    with PostgresServer(work) as pg, MariaDBServer(work) as maria:
+        pg_url = pg.url_for("postgres")
+        await load_postgresql(pg_url)
+        port = int(maria.admin_url.rsplit(":", 1)[1].split("/")[0])
+        import aiomysql
+
+        admin = await aiomysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True)
+        async with admin.cursor() as cur:
+            await cur.execute("CREATE DATABASE bench")
+        admin.close()
+        maria_url = maria.url_for("bench")
+        await load_mariadb(maria_url, port, "bench")
+        for dialect, url in ((Dialect.POSTGRESQL, pg_url), (Dialect.MARIADB, maria_url)):
+            numbers = await measure(dialect, url)
+            print(
+                f"{dialect.value}: inspect {numbers['inspect'] * 1000:.0f} ms, "
+                f"diff {numbers['diff'] * 1000:.0f} ms, render {numbers['render'] * 1000:.0f} ms"
+            )
+            if dialect is Dialect.POSTGRESQL:
+                for name, seconds in peers(url).items():
+                    print(
+                        f"  {name}: {seconds * 1000:.0f} ms "
+                        f"({seconds / numbers['inspect']:.1f}x the engine's inspect)"
+                    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,178 @@
+"""Desired schema from SQL DDL and from Ptah HCL: the two formats, merging, refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ptah_operator.engine.schema.ddl import parse_ddl
+from ptah_operator.engine.schema.desired import assemble, load_files
+from ptah_operator.engine.schema.hcl import parse_hcl
+from ptah_operator.engine.schema.model import Dialect, ForeignKey, Index
+from ptah_operator.engine.schema.parts import DesiredSchemaError
+from ptah_operator.engine.schema.scope import Scope
+
+PG = Dialect.POSTGRESQL
+MY = Dialect.MARIADB
+
+PG_DDL = """
+CREATE TYPE status AS ENUM ('a', 'b');
+CREATE TABLE orgs (id serial PRIMARY KEY, name text NOT NULL);
+CREATE TABLE users (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  email varchar(255) NOT NULL,
+  st status DEFAULT 'a',
+  made timestamptz DEFAULT now(),
+  org_id int,
+  CONSTRAINT users_org_fk FOREIGN KEY (org_id) REFERENCES orgs (id) ON DELETE CASCADE,
+  CONSTRAINT positive CHECK (id > 0)
+);
+CREATE UNIQUE INDEX users_email ON users (email) INCLUDE (st) WHERE email <> '';
+COMMENT ON COLUMN users.email IS 'mail';
+"""
+
+PG_HCL = """
+schema "public" {}
+enum "status" {
+  schema = schema.public
+  values = ["a", "b"]
+}
+table "orgs" {
+  schema = schema.public
+  column "id" { type = serial }
+  column "name" {
+    type = text
+    null = false
+  }
+  primary_key { columns = [column.id] }
+}
+table "users" {
+  schema = schema.public
+  column "id" {
+    type = bigint
+    identity { generated = ALWAYS }
+  }
+  column "email" {
+    type    = varchar(255)
+    null    = false
+    comment = "mail"
+  }
+  column "st" {
+    type    = enum.status
+    default = "a"
+  }
+  column "made" {
+    type    = timestamptz
+    default = sql("now()")
+  }
+  column "org_id" { type = int }
+  primary_key { columns = [column.id] }
+  index "users_email" {
+    unique  = true
+    columns = [column.email]
+    include = [column.st]
+    where   = "email <> ''"
+  }
+  foreign_key "users_org_fk" {
+    columns     = [column.org_id]
+    ref_columns = [table.orgs.column.id]
+    on_delete   = CASCADE
+  }
+  check "positive" { expr = "id > 0" }
+}
+"""
+
+
+def test_ddl_and_hcl_describe_the_same_postgresql_schema() -> None:
+    from_ddl = assemble(PG, [parse_ddl(PG, PG_DDL, "schema.sql")], Scope())
+    from_hcl = assemble(PG, [parse_hcl(PG, PG_HCL, "schema.hcl")], Scope())
+    assert from_ddl == from_hcl
+    assert from_ddl.fingerprint() == from_hcl.fingerprint()
+
+
+def test_ddl_reads_every_part_of_a_table() -> None:
+    schema = assemble(PG, [parse_ddl(PG, PG_DDL, "schema.sql")], Scope())
+    users = schema.table("public", "users")
+    assert users is not None
+    assert [c.name for c in users.columns] == ["id", "email", "st", "made", "org_id"]
+    id_column, email, st, made, _ = users.columns
+    assert (id_column.identity, id_column.nullable) == ("always", False)
+    assert (email.type, email.comment) == ("character varying(255)", "mail")
+    assert (st.type, st.default) == ("public.status", "'a'")
+    assert made.default == "CURRENT_TIMESTAMP"
+    assert users.indexes == (
+        Index(
+            name="users_email",
+            columns=("email",),
+            unique=True,
+            where="email <> ''",
+            include=("st",),
+        ),
+    )
+    assert users.foreign_keys == (
+        ForeignKey(
+            columns=("org_id",),
+            ref_schema="public",
+            ref_table="orgs",
+            ref_columns=("id",),
+            on_delete="CASCADE",
+            name="users_org_fk",
+        ),
+    )
+    orgs = schema.table("public", "orgs")
+    assert orgs is not None
+    assert orgs.columns[0].identity == "serial"
+    assert [e.values for e in schema.enums] == [("a", "b")]
+
+
+def test_mysql_uniques_become_unique_indexes_with_prefixes() -> None:
+    ddl = """
+    CREATE TABLE t (
+      id int AUTO_INCREMENT PRIMARY KEY,
+      body text,
+      code varchar(10) UNIQUE,
+      KEY body_prefix (body(20)),
+      kind enum('x','y') NOT NULL DEFAULT 'x'
+    ) COMMENT 'things';
+    """
+    schema = assemble(MY, [parse_ddl(MY, ddl, "t.sql")], Scope())
+    table = schema.tables[0]
+    assert table.schema == ""
+    assert table.comment == "things"
+    assert table.columns[0].identity == "auto_increment"
+    assert table.columns[3].type == "enum('x','y')"
+    assert Index(name=None, columns=("code",), unique=True) in table.indexes
+    assert Index(name="body_prefix", columns=("body",), prefix_lengths=(20,)) in table.indexes
+
+
+def test_files_merge_and_identical_duplicates_are_taken_once(tmp_path: Path) -> None:
+    (tmp_path / "a.sql").write_text("CREATE TABLE t (id int PRIMARY KEY);")
+    (tmp_path / "b.sql").write_text(
+        "CREATE TABLE t (id int PRIMARY KEY);\nCREATE INDEX t_id ON t (id);"
+    )
+    schema = load_files(PG, [tmp_path], Scope())
+    assert len(schema.tables) == 1
+    assert schema.tables[0].indexes[0].name == "t_id"
+
+
+def test_a_conflicting_duplicate_is_refused_naming_file_and_object(tmp_path: Path) -> None:
+    (tmp_path / "a.sql").write_text("CREATE TABLE t (id int PRIMARY KEY);")
+    (tmp_path / "b.hcl").write_text('table "t" {\n  column "id" { type = bigint }\n}\n')
+    with pytest.raises(DesiredSchemaError) as caught:
+        load_files(PG, [tmp_path], Scope())
+    message = str(caught.value)
+    assert "public.t" in message
+    assert "a.sql" in message
+    assert "b.hcl" in message
+
+
+def test_a_statement_that_is_not_schema_is_refused() -> None:
+    with pytest.raises(DesiredSchemaError, match=r"data\.sql"):
+        parse_ddl(PG, "INSERT INTO t VALUES (1);", "data.sql")
+
+
+def test_scope_exclusions_apply_to_the_desired_schema() -> None:
+    parts = parse_ddl(PG, "CREATE TABLE keep (id int); CREATE TABLE skip_me (id int);", "s.sql")
+    schema = assemble(PG, [parts], Scope(exclude=("skip_*",)))
+    assert [t.name for t in schema.tables] == ["keep"]

@@ -1,0 +1,139 @@
+"""Types, defaults and expressions: what a catalog reports equals what a person wrote."""
+
+from __future__ import annotations
+
+import pytest
+
+from ptah_operator.engine.schema.model import Dialect
+from ptah_operator.engine.schema.normalize import (
+    normalize_default,
+    normalize_expression,
+    normalize_index_key,
+    normalize_type,
+)
+from ptah_operator.engine.schema.severity import type_widens
+
+PG = Dialect.POSTGRESQL
+MY = Dialect.MARIADB
+
+
+@pytest.mark.parametrize(
+    ("written", "reported"),
+    [
+        ("INT", "integer"),
+        ("int4", "integer"),
+        ("int8", "bigint"),
+        ("VARCHAR(10)", "character varying(10)"),
+        ("DECIMAL(10, 2)", "numeric(10,2)"),
+        ("TIMESTAMPTZ", "timestamp with time zone"),
+        ("TIMESTAMP(3)", "timestamp(3) without time zone"),
+        ("CHAR", "character(1)"),
+        ("float8", "double precision"),
+        ("bool", "boolean"),
+        ("INT[]", "integer[]"),
+    ],
+)
+def test_postgresql_types_compare_equal(written: str, reported: str) -> None:
+    assert normalize_type(PG, written) == normalize_type(PG, reported)
+
+
+@pytest.mark.parametrize(
+    ("written", "reported"),
+    [
+        ("INT", "int(11)"),
+        ("integer unsigned", "int(10) unsigned"),
+        ("BOOLEAN", "tinyint(1)"),
+        ("DECIMAL", "decimal(10,0)"),
+        ("numeric(5, 2)", "decimal(5,2)"),
+        ("ENUM('a', 'b')", "enum('a','b')"),
+        ("double precision", "double"),
+        ("BIGINT", "bigint(20)"),
+    ],
+)
+def test_mysql_types_compare_equal(written: str, reported: str) -> None:
+    assert normalize_type(MY, written) == normalize_type(MY, reported)
+
+
+def test_tinyint_width_one_is_kept_apart_from_tinyint() -> None:
+    assert normalize_type(MY, "tinyint(4)") != normalize_type(MY, "tinyint(1)")
+
+
+@pytest.mark.parametrize(
+    ("written", "reported", "column_type"),
+    [
+        ("'abc'", "'abc'::character varying", "character varying(10)"),
+        ("now()", "CURRENT_TIMESTAMP", "timestamp with time zone"),
+        ("-1", "'-1'::integer", "integer"),
+        ("0", "(0)::numeric", "numeric"),
+        ("TRUE", "true", "boolean"),
+        ("NULL", None, "integer"),
+    ],
+)
+def test_postgresql_defaults_compare_equal(
+    written: str, reported: str | None, column_type: str
+) -> None:
+    assert normalize_default(PG, written, column_type) == normalize_default(
+        PG, reported, column_type
+    )
+
+
+@pytest.mark.parametrize(
+    ("written", "reported", "column_type"),
+    [
+        ("CURRENT_TIMESTAMP", "current_timestamp()", "timestamp"),
+        ("0", "0.00", "decimal(10,2)"),
+        ("'0'", "0", "int"),
+        ("TRUE", "1", "tinyint(1)"),
+        ("NULL", "NULL", "int"),
+        ("1", "'1'", "varchar(10)"),
+    ],
+)
+def test_mysql_defaults_compare_equal(written: str, reported: str, column_type: str) -> None:
+    assert normalize_default(MY, written, column_type) == normalize_default(
+        MY, reported, column_type
+    )
+
+
+@pytest.mark.parametrize(
+    ("written", "reported"),
+    [
+        ("price > 0", "((price > (0)::numeric))"),
+        ("st IN ('a', 'b')", "(st = ANY (ARRAY['a'::text, 'b'::text]))"),
+        ("a > 0 AND b > 0", "((a > 0) AND (b > 0))"),
+        ("email IS NOT NULL", "(email IS NOT NULL)"),
+    ],
+)
+def test_postgresql_expressions_compare_equal(written: str, reported: str) -> None:
+    assert normalize_expression(PG, written) == normalize_expression(PG, reported)
+
+
+def test_parentheses_that_change_meaning_are_kept() -> None:
+    assert normalize_expression(PG, "(a + b) * c") != normalize_expression(PG, "a + b * c")
+
+
+def test_index_keys_plain_columns_and_expressions() -> None:
+    assert normalize_index_key(PG, '"Email"') == "Email"
+    assert normalize_index_key(PG, "email") == "email"
+    assert normalize_index_key(PG, "lower((email)::text)") == normalize_index_key(
+        PG, "lower(email)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "widens"),
+    [
+        ("integer", "bigint", True),
+        ("bigint", "integer", False),
+        ("character varying(10)", "character varying(20)", True),
+        ("character varying(20)", "character varying(10)", False),
+        ("character varying(20)", "text", True),
+        ("numeric(10,2)", "numeric(12,2)", True),
+        ("numeric(10,2)", "numeric(10,3)", False),
+        ("text", "integer", False),
+        ("enum('a','b')", "enum('a','b','c')", True),
+        ("enum('a','b')", "enum('a')", False),
+        ("int", "int unsigned", False),
+    ],
+)
+def test_type_widening(old: str, new: str, widens: bool) -> None:
+    assert type_widens(old, new) is widens
