@@ -1,0 +1,82 @@
+"""What a reconcile pass decides: data the controller carries out, in a fixed order.
+
+The controller applies a Decision in this order, and stops at the first failure (the next
+pass decides again from what then exists):
+
+1. `lease` actions (take or release the database-realm Lease; a take that loses means the
+   status below is not written and the pass requeues);
+2. `status`, written through the status subresource with the resourceVersion the World was
+   built from (a conflict requeues) — so a claim is on record before its Job exists (JOB-04);
+3. `create`, in order, each idempotent by its deterministic name (AlreadyExists is success);
+   an `OperationCredentials` entry is materialised by the controller as the Secret
+   `ptah-op-<operation id>` with the operation's bearer token and the result endpoint's CA;
+4. `delete`, each tolerant of NotFound;
+5. `events`, best effort (an Event that is lost is only an Event: the journal is the record);
+6. `requeue_after`, or none when the next change will come through a watch.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from ptah_operator.api.constants import EventType
+
+
+class LeaseVerb(StrEnum):
+    ACQUIRE = "Acquire"
+    RELEASE = "Release"
+
+
+@dataclass(frozen=True)
+class LeaseAction:
+    verb: LeaseVerb
+    name: str
+    namespace: str
+    holder: str
+    """The operation id that takes the Lease, or that must hold it for a release to happen."""
+
+
+@dataclass(frozen=True)
+class Event:
+    type: EventType
+    reason: str
+    message: str
+    """Readable, and never SQL, row data or a credential."""
+
+
+@dataclass(frozen=True)
+class OperationCredentials:
+    """Ask the controller for the Secret holding an operation's result token and CA."""
+
+    operation_id: str
+    namespace: str
+    owner: Mapping[str, Any]
+    """The ownerReference (of the resource) the Secret carries, so it goes with the resource."""
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Decision:
+    status: Mapping[str, Any] | None = None
+    """The whole new status (wire form, camelCase), or None when nothing changes."""
+    create: tuple[Mapping[str, Any] | OperationCredentials, ...] = ()
+    """Manifests (wire form) to create: Jobs, plans, snapshot ConfigMaps, operation Secrets."""
+    delete: tuple[ObjectRef, ...] = ()
+    lease: tuple[LeaseAction, ...] = ()
+    events: tuple[Event, ...] = ()
+    requeue_after: dt.timedelta | None = None
+
+    @property
+    def changes_nothing(self) -> bool:
+        return self.status is None and not (self.create or self.delete or self.lease or self.events)

@@ -1,0 +1,144 @@
+"""What a reconcile pass sees: an immutable snapshot of everything a decision may depend on.
+
+The controller builds a World from its informer caches (and nothing else: no API call happens
+inside a decision), then calls the pure function of the family. Time and fresh identifiers come
+in as fields, never from a clock or a random source, so the same World always gives the same
+Decision and every seed transition is a table test.
+
+Only what the decision needs is carried, already reduced: a Job is its state, not its manifest;
+a result is the runner's report as parsed from the durable result record; the source
+ConfigMap is the selected files' content digest (and the files themselves, so a snapshot can
+be written), never the ConfigMap object.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from ptah_operator.api.approvals import PtahMigrationApproval, PtahMigrationRunAcknowledgment
+from ptah_operator.api.common import ExecutionBinding
+from ptah_operator.api.migration import PtahMigration
+from ptah_operator.api.plans import PtahMigrationPlan
+from ptah_operator.api.realm import PtahRealm
+
+
+class JobPhase(StrEnum):
+    """What a Job's status says, reduced to what a decision can use."""
+
+    ACTIVE = "Active"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+
+
+@dataclass(frozen=True)
+class JobState:
+    """A Job the resource owns, found by its deterministic name."""
+
+    name: str
+    uid: str
+    operation_id: str
+    phase: JobPhase
+    reason: str | None = None
+    """Why a Failed Job failed, from its condition (BackoffLimitExceeded, DeadlineExceeded)."""
+    message: str | None = None
+    """The last line the failing container wrote (its termination message), already free of
+    SQL and row data: the runner writes only error classes there."""
+
+
+@dataclass(frozen=True)
+class OperationResult:
+    """The result a runner reported for an operation, read back from its durable record."""
+
+    operation_id: str
+    operation_type: str
+    received_at: dt.datetime
+    payload: Mapping[str, Any]
+    """The runner's report, contract `ptah.run/result/v1` (docs/design/migration-path.md)."""
+
+
+@dataclass(frozen=True)
+class SourceFiles:
+    """The source ConfigMap's selected keys as files, with their content digest."""
+
+    config_map_name: str
+    config_map_uid: str
+    files: Mapping[str, bytes]
+    content_digest: str
+    manifest: bytes
+    refusal: str | None = None
+    """Why these files cannot be a source (a name not allowed, too large); the rule named."""
+
+
+@dataclass(frozen=True)
+class Claimant:
+    """Another resource that names the same coordination key (the realm census)."""
+
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    shared_realm: bool
+    suspended: bool
+
+
+@dataclass(frozen=True)
+class LeaseState:
+    """The database-realm Lease of the coordination key, as the informer cache holds it."""
+
+    name: str
+    namespace: str
+    holder: str | None
+    """The operation id that holds it, or None when free."""
+    epoch: int
+    """Incremented on every change of holder: a result produced across an epoch change is
+    discarded (LCK-10, LCK-11)."""
+    expired: bool
+
+
+@dataclass(frozen=True)
+class RunnerConfig:
+    """How this manager runs operations: fixed at start-up, the same for every pass."""
+
+    image: str
+    result_url: str
+    """Where runners report, e.g. https://ptah-operator.ptah-system.svc:9443/v1/results."""
+    binding: ExecutionBinding
+    service_account_name: str | None = None
+    job_ttl_seconds: int = 300
+    failed_apply_ttl_seconds: int = 86400
+
+
+@dataclass(frozen=True)
+class MigrationWorld:
+    """Everything reconcile_migration may look at for one PtahMigration."""
+
+    migration: PtahMigration
+    now: dt.datetime
+    new_operation_id: str
+    """A fresh id the decision may claim; unused when nothing new starts."""
+    runner: RunnerConfig
+    source: SourceFiles | None = None
+    """The ConfigMap source's files; None when the ConfigMap does not exist (or the source
+    is not a ConfigMap)."""
+    snapshots: frozenset[str] = frozenset()
+    """Names of the snapshot ConfigMaps this resource owns that exist."""
+    jobs: Mapping[str, JobState] = field(default_factory=dict)
+    """The resource's Jobs by name."""
+    results: Mapping[str, OperationResult] = field(default_factory=dict)
+    """Reported results by operation id."""
+    plans: Mapping[str, PtahMigrationPlan] = field(default_factory=dict)
+    """The resource's plans by name."""
+    approvals: tuple[PtahMigrationApproval, ...] = ()
+    """Approvals in the namespace that name this migration."""
+    acknowledgments: tuple[PtahMigrationRunAcknowledgment, ...] = ()
+    claimants: tuple[Claimant, ...] = ()
+    """Every resource (this one included) whose coordination key digest matches."""
+    realm: PtahRealm | None = None
+    """The PtahRealm spec.target.realm names, when it names one and it exists."""
+    realm_missing: bool = False
+    """spec.target.realm names a PtahRealm that does not exist."""
+    lease: LeaseState | None = None

@@ -1,0 +1,144 @@
+"""The Job contract: credential separation, deterministic names, the sequence an Apply carries."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from ptah_operator.api.common import ExecutionBinding
+from ptah_operator.api.constants import OperationType
+from ptah_operator.api.content import digest_of_files
+from ptah_operator.api.kinds import from_manifest
+from ptah_operator.api.migration import PtahMigration
+from ptah_operator.api.plans import PtahMigrationPlan
+from ptah_operator.reconcile.jobs import (
+    apply_job,
+    history_job,
+    job_name,
+    operation_secret_name,
+    realm_lease_name,
+    snapshot_configmap,
+)
+from ptah_operator.reconcile.world import RunnerConfig, SourceFiles
+
+MIGRATION = from_manifest(
+    PtahMigration,
+    {
+        "apiVersion": "operator.ptah.run/v1alpha1",
+        "kind": "PtahMigration",
+        "metadata": {"name": "orders", "namespace": "application", "uid": "u-1", "generation": 1},
+        "spec": {
+            "target": {
+                "engine": "PostgreSQL",
+                "coordinationKey": "prod/orders",
+                "urlFrom": {"name": "orders-database", "key": "url"},
+            },
+            "configMap": {"name": "orders-migrations"},
+        },
+    },
+)
+RUNNER = RunnerConfig(
+    image="localhost/ptah-operator:dev",
+    result_url="https://127.0.0.1:9443/v1/results",
+    binding=ExecutionBinding(image="localhost/ptah-operator:dev", protocol_version=1),
+)
+FILES = {"0000000001_init.up.sql": b"CREATE TABLE orders (id int);\n"}
+DIGEST, MANIFEST = digest_of_files(FILES)
+
+
+def _plan() -> PtahMigrationPlan:
+    return from_manifest(
+        PtahMigrationPlan,
+        {
+            "apiVersion": "operator.ptah.run/v1alpha1",
+            "kind": "PtahMigrationPlan",
+            "metadata": {"name": "orders-abc", "namespace": "application", "uid": "p-1"},
+            "spec": {
+                "migrationRef": {"name": "orders", "uid": "u-1"},
+                "planContractVersion": 2,
+                "source": {"kind": "ConfigMap", "contentDigest": DIGEST, "configMapUID": "c-1"},
+                "engine": "PostgreSQL",
+                "targetIdentityDigest": "sha256:" + "a" * 64,
+                "historyFingerprint": "sha256:" + "b" * 64,
+                "executionBinding": {"image": "localhost/ptah-operator:dev"},
+                "toVersion": "0000000001",
+                "versions": [
+                    {
+                        "version": "0000000001",
+                        "description": "init",
+                        "checksum": "sha256:" + "c" * 64,
+                    }
+                ],
+                "fingerprint": "sha256:" + "d" * 64,
+            },
+        },
+    )
+
+
+def _env(container: dict[str, Any]) -> dict[str, Any]:
+    return {e["name"]: e for e in container.get("env", [])}
+
+
+@pytest.mark.req("JOB-01", "JOB-02", "SRC-CM-07")
+def test_only_the_run_container_holds_the_url_and_it_comes_from_the_named_secret() -> None:
+    job = history_job(MIGRATION, RUNNER, "op-0123456789", "ptah-src-x", DIGEST)
+    pod = job["spec"]["template"]["spec"]
+    (init,) = pod["initContainers"]
+    (run,) = pod["containers"]
+    assert "env" not in init
+    assert {m["name"] for m in init["volumeMounts"]} == {"snapshot", "files"}
+    url = _env(run)["PTAH_DATABASE_URL"]["valueFrom"]["secretKeyRef"]
+    assert url == {"name": "orders-database", "key": "url"}
+    assert "snapshot" not in {m["name"] for m in run["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["snapshot"]["configMap"]["name"] == "ptah-src-x"
+    assert "orders-migrations" not in json.dumps(job)
+
+
+@pytest.mark.req("JOB-03", "SRC-CM-08")
+def test_the_init_container_checks_the_snapshot_against_the_bound_digest() -> None:
+    job = history_job(MIGRATION, RUNNER, "op-0123456789", "ptah-src-x", DIGEST)
+    (init,) = job["spec"]["template"]["spec"]["initContainers"]
+    assert f"--digest={DIGEST}" in init["command"]
+
+
+def test_names_are_deterministic_from_the_operation_id() -> None:
+    job = history_job(MIGRATION, RUNNER, "op-0123456789", "ptah-src-x", DIGEST)
+    assert job["metadata"]["name"] == job_name(OperationType.HISTORY, "op-0123456789")
+    assert job["metadata"]["name"] == "ptah-history-0123456789"
+    assert operation_secret_name("op-0123456789") == "ptah-op-0123456789"
+    assert realm_lease_name("prod/orders") == realm_lease_name("prod/orders")
+    assert realm_lease_name("prod/orders") != realm_lease_name("prod/billing")
+    assert job["metadata"]["ownerReferences"][0]["uid"] == "u-1"
+
+
+@pytest.mark.req("JOB-09", "MIG-49", "PRIV-02")
+def test_an_apply_carries_the_approved_sequence_and_no_sql() -> None:
+    job = apply_job(MIGRATION, RUNNER, "op-0123456789", "ptah-src-x", DIGEST, _plan())
+    (run,) = job["spec"]["template"]["spec"]["containers"]
+    document = json.loads(_env(run)["PTAH_OPERATION"]["value"])
+    assert document["type"] == "Apply"
+    assert document["expected"] == [{"version": "0000000001", "checksum": "sha256:" + "c" * 64}]
+    assert "CREATE" not in json.dumps(job)
+    assert job["spec"]["backoffLimit"] == 0
+
+
+@pytest.mark.req("JOB-07")
+def test_a_failed_apply_keeps_its_job_a_day_and_other_jobs_five_minutes() -> None:
+    apply = apply_job(MIGRATION, RUNNER, "op-0123456789", "ptah-src-x", DIGEST, _plan())
+    history = history_job(MIGRATION, RUNNER, "op-0123456789", "ptah-src-x", DIGEST)
+    assert apply["spec"]["ttlSecondsAfterFinished"] == 86400
+    assert history["spec"]["ttlSecondsAfterFinished"] == 300
+
+
+@pytest.mark.req("SRC-CM-02", "SRC-CM-03")
+def test_the_snapshot_is_immutable_owned_and_carries_its_manifest() -> None:
+    source = SourceFiles("orders-migrations", "c-1", FILES, DIGEST, MANIFEST)
+    snapshot = snapshot_configmap(MIGRATION, source)
+    assert snapshot["immutable"] is True
+    assert snapshot["metadata"]["name"].startswith("ptah-src-")
+    assert snapshot["metadata"]["ownerReferences"][0]["name"] == "orders"
+    assert snapshot["data"]["ptah-manifest.json"] == MANIFEST.decode()
+    assert snapshot["data"]["0000000001_init.up.sql"] == FILES["0000000001_init.up.sql"].decode()
