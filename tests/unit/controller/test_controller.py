@@ -1,0 +1,215 @@
+"""The controller follows what reconcile returns, as controller-runtime does (fake clock)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+from typing import Any
+
+import pytest
+from kubernetes_asyncio.client.exceptions import ApiException
+from prometheus_client import CollectorRegistry
+
+from ptah_operator.controller.clock import FakeClock
+from ptah_operator.controller.controller import Controller, Result, controller_owner
+from ptah_operator.controller.informer import Informer, ListResult, WatchEvent
+from ptah_operator.controller.metrics import RuntimeMetrics
+from tests.unit.controller.scripted import ScriptedListWatch, cm
+
+
+class Script:
+    """A reconcile that answers from a per-key list of results and records each call."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
+        self.answers: dict[str, list[Result | Exception]] = defaultdict(list)
+        self.calls: list[tuple[str, float]] = []
+
+    async def __call__(self, key: str) -> Result:
+        self.calls.append((key, self.clock.now()))
+        answers = self.answers[key]
+        answer = answers.pop(0) if answers else Result.success()
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+async def running(
+    clock: FakeClock, reconcile: Any, objects: list[dict[str, Any]], workers: int = 1
+) -> tuple[Controller, Informer, ScriptedListWatch, RuntimeMetrics, list[asyncio.Task[None]]]:
+    lw = ScriptedListWatch()
+    lw.lists.append(ListResult(objects, "10"))
+    informer = Informer(lw, name="cms", clock=clock)
+    metrics = RuntimeMetrics(CollectorRegistry())
+    controller = Controller("test", reconcile, workers=workers, clock=clock, metrics=metrics)
+    controller.watch(informer)
+    tasks = [asyncio.create_task(informer.run()), asyncio.create_task(controller.run())]
+    await clock.settle()
+    return controller, informer, lw, metrics, tasks
+
+
+async def stop(controller: Controller, informer: Informer, tasks: list[asyncio.Task[None]]) -> None:
+    await controller.shutdown(0)
+    informer.stop()
+    await asyncio.gather(*tasks)
+
+
+def reconciles(metrics: RuntimeMetrics, result: str) -> float:
+    value = metrics.registry.get_sample_value(
+        "ptah_reconcile_total", {"controller": "test", "result": result}
+    )
+    return value or 0.0
+
+
+async def test_success_forgets_and_does_not_come_back() -> None:
+    clock = FakeClock()
+    script = Script(clock)
+    controller, informer, _, metrics, tasks = await running(clock, script, [cm("a", "1")])
+    await clock.advance(3600)
+    assert [key for key, _ in script.calls] == ["ns/a"]
+    assert controller.queue.num_requeues("ns/a") == 0
+    assert reconciles(metrics, "success") == 1
+    await stop(controller, informer, tasks)
+
+
+async def test_errors_retry_with_per_key_backoff_then_success_forgets() -> None:
+    clock = FakeClock()
+    script = Script(clock)
+    script.answers["ns/a"] = [
+        Result.retry("database not reachable"),
+        RuntimeError("bug"),
+        Result.retry("still"),
+        Result.success(),
+    ]
+    controller, informer, _, metrics, tasks = await running(clock, script, [cm("a", "1")])
+    await clock.advance(1)
+    times = [t - script.calls[0][1] for _, t in script.calls]
+    assert times == pytest.approx([0, 0.005, 0.015, 0.035])
+    assert controller.queue.num_requeues("ns/a") == 0
+    assert reconciles(metrics, "error") == 3
+    assert reconciles(metrics, "success") == 1
+    await stop(controller, informer, tasks)
+
+
+async def test_requeue_after_forgets_failures_and_comes_back_on_time() -> None:
+    clock = FakeClock()
+    script = Script(clock)
+    script.answers["ns/a"] = [Result.retry("x"), Result.requeue(after=30)]
+    controller, informer, _, metrics, tasks = await running(clock, script, [cm("a", "1")])
+    await clock.advance(0.005)
+    assert len(script.calls) == 2
+    assert controller.queue.num_requeues("ns/a") == 0
+    await clock.advance(29.99)
+    assert len(script.calls) == 2
+    await clock.advance(0.02)
+    assert len(script.calls) == 3
+    assert reconciles(metrics, "requeue_after") == 1
+    await stop(controller, informer, tasks)
+
+
+async def test_terminal_error_is_not_retried() -> None:
+    clock = FakeClock()
+    script = Script(clock)
+    script.answers["ns/a"] = [Result.terminal_error("spec can never work")]
+    controller, informer, _, metrics, tasks = await running(clock, script, [cm("a", "1")])
+    await clock.advance(3600)
+    assert len(script.calls) == 1
+    assert reconciles(metrics, "terminal_error") == 1
+    await stop(controller, informer, tasks)
+
+
+async def test_a_conflict_requeues_rate_limited() -> None:
+    clock = FakeClock()
+    script = Script(clock)
+    script.answers["ns/a"] = [ApiException(status=409, reason="Conflict")]
+    controller, informer, _, metrics, tasks = await running(clock, script, [cm("a", "1")])
+    await clock.advance(0.005)
+    assert len(script.calls) == 2
+    assert reconciles(metrics, "conflict") == 1
+    await stop(controller, informer, tasks)
+
+
+async def test_events_while_a_key_is_reconciled_bring_it_back_once_never_in_parallel() -> None:
+    clock = FakeClock()
+    active: set[str] = set()
+    overlaps: list[str] = []
+    calls: list[str] = []
+
+    async def slow(key: str) -> Result:
+        if key in active:
+            overlaps.append(key)
+        active.add(key)
+        calls.append(key)
+        await clock.sleep(10)
+        active.discard(key)
+        return Result.success()
+
+    controller, informer, lw, _, tasks = await running(clock, slow, [cm("a", "1")], workers=4)
+    assert calls == ["ns/a"]
+    # Three changes arrive while the first reconcile runs.
+    lw.watches.append([WatchEvent("MODIFIED", cm("a", str(rv))) for rv in (11, 12, 13)])
+    informer.stop()
+    await tasks[0]
+    tasks[0] = asyncio.create_task(informer.run())
+    await clock.advance(1)
+    assert calls == ["ns/a"]
+    await clock.advance(30)
+    assert calls == ["ns/a", "ns/a"]
+    assert overlaps == []
+    await stop(controller, informer, tasks)
+
+
+async def test_owned_objects_enqueue_their_controlling_owner() -> None:
+    owner = controller_owner("PtahSchema", "operator.ptah.run")
+    job = cm(
+        "apply-1",
+        "1",
+        ownerReferences=[
+            {"apiVersion": "v1", "kind": "ConfigMap", "name": "other", "uid": "1"},
+            {
+                "apiVersion": "operator.ptah.run/v1alpha1",
+                "kind": "PtahSchema",
+                "name": "orders",
+                "uid": "2",
+                "controller": True,
+            },
+        ],
+    )
+    assert owner(job) == ["ns/orders"]
+    not_controller = cm(
+        "x",
+        "1",
+        ownerReferences=[
+            {"apiVersion": "operator.ptah.run/v1alpha1", "kind": "PtahSchema", "name": "o"}
+        ],
+    )
+    assert owner(not_controller) == []
+    other_group = cm(
+        "y",
+        "1",
+        ownerReferences=[
+            {"apiVersion": "x.io/v1", "kind": "PtahSchema", "name": "o", "controller": True}
+        ],
+    )
+    assert owner(other_group) == []
+
+
+async def test_shutdown_lets_reconciles_in_flight_finish_within_the_grace_period() -> None:
+    clock = FakeClock()
+    finished: list[str] = []
+
+    async def reconcile(key: str) -> Result:
+        await clock.sleep(5 if key == "ns/quick" else 100)
+        finished.append(key)
+        return Result.success()
+
+    controller, informer, _, _, tasks = await running(
+        clock, reconcile, [cm("quick", "1"), cm("slow", "2"), cm("queued", "3")], workers=2
+    )
+    shutdown = asyncio.create_task(controller.shutdown(grace_period=10))
+    await clock.advance(10)
+    await asyncio.wait_for(shutdown, 1)
+    assert finished == ["ns/quick"], "slow was cancelled at the end of the grace; queued never ran"
+    await asyncio.wait_for(tasks[1], 1)
+    informer.stop()
+    await tasks[0]
