@@ -1,0 +1,486 @@
+"""One database session behind one small interface, for PostgreSQL (asyncpg) and MySQL/MariaDB
+(aiomysql).
+
+Error reporting keeps only the database's error class: the SQLSTATE for PostgreSQL, the error
+number for MySQL and MariaDB. The server's message is never kept, because it can quote the
+statement or the row that failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from ptah_operator.engine.migrations.splitter import Dialect
+
+if TYPE_CHECKING:
+    import aiomysql
+    import asyncpg
+
+# The drivers are imported when a URL of their engine is opened, not before: a command line
+# that opens PostgreSQL never pays for loading the MySQL driver, and the reverse.
+
+#: One advisory lock per database, shared by everything Ptah runs against it (migrations and
+#: the schema engine), so they take turns. A fixed 64-bit key derived from a fixed string.
+ADVISORY_LOCK_KEY = int.from_bytes(
+    hashlib.sha256(b"ptah.run/database-lock").digest()[:8], "big", signed=True
+)
+
+# Client-side MySQL error numbers that mean the session is gone, not that a statement failed.
+_MYSQL_CONNECTION_LOST = frozenset({2006, 2013, 2014, 2045, 2055})
+
+
+class Engine(StrEnum):
+    POSTGRESQL = "PostgreSQL"
+    MYSQL = "MySQL"
+    MARIADB = "MariaDB"
+
+    @property
+    def dialect(self) -> Dialect:
+        return Dialect.POSTGRESQL if self is Engine.POSTGRESQL else Dialect.MYSQL
+
+
+@dataclass(frozen=True)
+class ErrorClass:
+    """What the database answered, as a class only: SQLSTATE or MySQL error number."""
+
+    sqlstate: str | None = None
+    mysql_errno: int | None = None
+
+    @property
+    def code(self) -> str:
+        if self.sqlstate is not None:
+            return self.sqlstate
+        if self.mysql_errno is not None:
+            return str(self.mysql_errno)
+        return "unknown"
+
+    def describe(self) -> str:
+        if self.sqlstate is not None:
+            return f"SQLSTATE {self.sqlstate}"
+        if self.mysql_errno is not None:
+            return f"MySQL error {self.mysql_errno}"
+        return "no error class"
+
+
+class DatabaseError(Exception):
+    """A statement failed at the database. Carries the error class, never the server's text."""
+
+    def __init__(self, error_class: ErrorClass) -> None:
+        super().__init__(error_class.describe())
+        self.error_class = error_class
+
+
+class ConnectionLostError(Exception):
+    """The session ended (or never started): what the last request did is not known."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class BatchError(Exception):
+    """A statement of a batch failed; `position` is its 1-based place in the batch."""
+
+    def __init__(self, position: int, error_class: ErrorClass) -> None:
+        super().__init__(f"batch item {position} failed with {error_class.describe()}")
+        self.position = position
+        self.error_class = error_class
+
+
+class BatchCountError(Exception):
+    """The server answered a batch with another number of results than statements sent."""
+
+    def __init__(self, sent: int, answered: int) -> None:
+        super().__init__(f"{sent} statements sent, {answered} results answered")
+        self.sent = sent
+        self.answered = answered
+
+
+class BadURLError(ValueError):
+    """The URL names no engine Ptah supports, or cannot be parsed. Never carries the URL."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A parsed database URL. `display` names the server and database, never the credentials."""
+
+    dialect: Dialect
+    url: str
+    host: str
+    port: int
+    database: str
+    user: str
+    password: str
+    params: dict[str, str]
+
+    @property
+    def display(self) -> str:
+        return f"{self.host}:{self.port}/{self.database}"
+
+
+def parse_url(url: str) -> Target:
+    try:
+        parts = urlsplit(url)
+        port_value = parts.port
+    except ValueError as exc:
+        raise BadURLError("the database URL cannot be parsed") from exc
+    scheme = parts.scheme.lower()
+    if scheme in {"postgresql", "postgres"}:
+        dialect, default_port = Dialect.POSTGRESQL, 5432
+    elif scheme in {"mysql", "mariadb"}:
+        dialect, default_port = Dialect.MYSQL, 3306
+    else:
+        raise BadURLError(
+            "the database URL must start with postgresql://, postgres://, mysql:// or mariadb://"
+        )
+    database = unquote(parts.path.lstrip("/"))
+    params = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    return Target(
+        dialect=dialect,
+        url=url,
+        host=parts.hostname or "localhost",
+        port=port_value or default_port,
+        database=database,
+        user=unquote(parts.username or ""),
+        password=unquote(parts.password or ""),
+        params=params,
+    )
+
+
+class Database(ABC):
+    """A session on one database. Statements run in autocommit unless `begin` was called."""
+
+    engine: Engine
+    target: Target
+
+    @property
+    def dialect(self) -> Dialect:
+        return self.engine.dialect
+
+    @abstractmethod
+    def param(self, index: int) -> str:
+        """The placeholder for the `index`-th (1-based) query parameter."""
+
+    @abstractmethod
+    async def execute(self, sql: str, params: Sequence[object] | None = None) -> None:
+        """Run one statement; with params, as a parameterised query."""
+
+    @abstractmethod
+    async def fetch(
+        self, sql: str, params: Sequence[object] | None = None
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Run one query; its column names and rows."""
+
+    async def execute_batch(self, items: Sequence[tuple[str, Sequence[object] | None]]) -> None:
+        """Run statements in order, stopping at the first failure (raised as BatchError).
+
+        The base runs them one request each; an engine that can send them in one request and
+        still say which one failed overrides it.
+        """
+        for position, (sql, params) in enumerate(items, start=1):
+            try:
+                await self.execute(sql, params)
+            except DatabaseError as exc:
+                raise BatchError(position, exc.error_class) from None
+
+    async def begin(self) -> None:
+        await self.execute("BEGIN" if self.dialect is Dialect.POSTGRESQL else "START TRANSACTION")
+
+    async def commit(self) -> None:
+        await self.execute("COMMIT")
+
+    async def rollback(self) -> None:
+        await self.execute("ROLLBACK")
+
+    @abstractmethod
+    async def try_lock(self, wait_seconds: float) -> bool:
+        """Take the database's advisory lock for this session, waiting up to `wait_seconds`."""
+
+    @abstractmethod
+    async def unlock(self) -> None: ...
+
+    @abstractmethod
+    async def identity(self) -> dict[str, object]:
+        """A stable description of the database opened, with no credentials."""
+
+    async def identity_digest(self) -> str:
+        encoded = json.dumps(await self.identity(), sort_keys=True, separators=(",", ":"))
+        return "sha256:" + hashlib.sha256(encoded.encode()).hexdigest()
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+    @abstractmethod
+    def terminate(self) -> None:
+        """Drop the session without a goodbye (after it was lost or while it hangs)."""
+
+    @abstractmethod
+    async def session_id(self) -> int:
+        """The server's id for this session (a backend pid or a connection id)."""
+
+
+class PostgresDatabase(Database):
+    engine = Engine.POSTGRESQL
+
+    def __init__(self, target: Target, conn: asyncpg.Connection) -> None:
+        self.target = target
+        self._conn = conn
+
+    def param(self, index: int) -> str:
+        return f"${index}"
+
+    async def execute(self, sql: str, params: Sequence[object] | None = None) -> None:
+        try:
+            if params:
+                await self._conn.execute(sql, *params)
+            else:
+                await self._conn.execute(sql)
+        except Exception as exc:
+            raise _translate_pg(exc) from None
+
+    async def fetch(
+        self, sql: str, params: Sequence[object] | None = None
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
+        try:
+            statement = await self._conn.prepare(sql)
+            records = await statement.fetch(*(params or ()))
+            names = [attr.name for attr in statement.get_attributes()]
+        except Exception as exc:
+            raise _translate_pg(exc) from None
+        return names, [tuple(r) for r in records]
+
+    async def try_lock(self, wait_seconds: float) -> bool:
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            _, rows = await self.fetch("SELECT pg_try_advisory_lock($1)", [ADVISORY_LOCK_KEY])
+            if rows[0][0]:
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            await asyncio.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
+
+    async def unlock(self) -> None:
+        await self.execute(f"SELECT pg_advisory_unlock({ADVISORY_LOCK_KEY})")
+
+    async def identity(self) -> dict[str, object]:
+        _, rows = await self.fetch(
+            "SELECT current_database(), host(inet_server_addr()), inet_server_port()"
+        )
+        dbname, addr, port = rows[0]
+        try:
+            _, ids = await self.fetch("SELECT system_identifier::text FROM pg_control_system()")
+            system_id: str | None = ids[0][0]
+        except DatabaseError:
+            # pg_control_system() is not granted to every role; the address still names it.
+            system_id = None
+        return {
+            "engine": self.engine.value,
+            "systemIdentifier": system_id,
+            "server": addr or self.target.host,
+            "port": port or self.target.port,
+            "database": dbname,
+        }
+
+    async def close(self) -> None:
+        try:
+            await asyncio.wait_for(self._conn.close(), timeout=5)
+        except Exception:
+            self._conn.terminate()
+
+    def terminate(self) -> None:
+        self._conn.terminate()
+
+    async def session_id(self) -> int:
+        return int(self._conn.get_server_pid())
+
+
+def _translate_pg(exc: Exception) -> Exception:
+    import asyncpg
+
+    if isinstance(exc, asyncpg.PostgresError) and not isinstance(
+        exc, asyncpg.exceptions.ConnectionDoesNotExistError
+    ):
+        state = getattr(exc, "sqlstate", None)
+        # Class 57P0x (admin shutdown, crash shutdown, terminated) ends the session.
+        if isinstance(state, str) and state.startswith("57P0"):
+            return ConnectionLostError(f"the server ended the session (SQLSTATE {state})")
+        return DatabaseError(ErrorClass(sqlstate=state if isinstance(state, str) else None))
+    if isinstance(
+        exc,
+        asyncpg.exceptions.ConnectionDoesNotExistError
+        | asyncpg.exceptions.InterfaceError
+        | OSError
+        | ConnectionError
+        | asyncio.TimeoutError,
+    ):
+        return ConnectionLostError(f"the session was lost ({type(exc).__name__})")
+    return exc
+
+
+class MySQLDatabase(Database):
+    def __init__(self, target: Target, conn: aiomysql.Connection, engine: Engine) -> None:
+        self.target = target
+        self._conn = conn
+        self.engine = engine
+        self._lock_name = "ptah.run:" + hashlib.sha256(target.database.encode()).hexdigest()[:32]
+
+    def param(self, index: int) -> str:
+        return "%s"
+
+    async def execute(self, sql: str, params: Sequence[object] | None = None) -> None:
+        try:
+            async with self._conn.cursor() as cur:
+                await cur.execute(sql, tuple(params) if params else None)
+                # A statement that returns rows must be read to the end before the next one.
+                while True:
+                    await cur.fetchall()
+                    if not await cur.nextset():
+                        break
+        except Exception as exc:
+            raise _translate_mysql(exc) from None
+
+    async def fetch(
+        self, sql: str, params: Sequence[object] | None = None
+    ) -> tuple[list[str], list[tuple[Any, ...]]]:
+        try:
+            async with self._conn.cursor() as cur:
+                await cur.execute(sql, tuple(params) if params else None)
+                rows = await cur.fetchall()
+                names = [d[0] for d in cur.description or ()]
+        except Exception as exc:
+            raise _translate_mysql(exc) from None
+        return names, [tuple(r) for r in rows]
+
+    async def execute_batch(self, items: Sequence[tuple[str, Sequence[object] | None]]) -> None:
+        """One multi-statement request (aiomysql always opens sessions with multi-statements
+        on). The server runs the statements in order and stops at the first error, answering
+        one result per statement before it, so the failing position is exact."""
+        if len(items) < 2:
+            await super().execute_batch(items)
+            return
+        answered = 0
+        try:
+            async with self._conn.cursor() as cur:
+                texts = [
+                    cur.mogrify(sql, tuple(params)) if params else sql for sql, params in items
+                ]
+                # A newline before each `;` so a trailing line comment cannot swallow it.
+                await cur.execute("\n;\n".join(texts))
+                answered = 1
+                while await cur.nextset():
+                    answered += 1
+        except Exception as exc:
+            translated = _translate_mysql(exc)
+            if isinstance(translated, DatabaseError):
+                raise BatchError(answered + 1, translated.error_class) from None
+            raise translated from None
+        if answered != len(items):
+            raise BatchCountError(len(items), answered)
+
+    async def try_lock(self, wait_seconds: float) -> bool:
+        _, rows = await self.fetch(
+            "SELECT GET_LOCK(%s, %s)", [self._lock_name, int(wait_seconds + 0.999)]
+        )
+        return bool(rows[0][0] == 1)
+
+    async def unlock(self) -> None:
+        await self.execute("SELECT RELEASE_LOCK(%s)", [self._lock_name])
+
+    async def identity(self) -> dict[str, object]:
+        _, rows = await self.fetch("SELECT @@hostname, @@port, @@server_id, DATABASE()")
+        hostname, port, server_id, database = rows[0]
+        return {
+            "engine": self.engine.value,
+            "server": hostname,
+            "port": int(port),
+            "serverId": int(server_id),
+            "database": database,
+        }
+
+    async def close(self) -> None:
+        try:
+            await asyncio.wait_for(self._conn.ensure_closed(), timeout=5)
+        except Exception:
+            self._conn.close()
+
+    def terminate(self) -> None:
+        self._conn.close()
+
+    async def session_id(self) -> int:
+        _, rows = await self.fetch("SELECT CONNECTION_ID()")
+        return int(rows[0][0])
+
+
+def _translate_mysql(exc: Exception) -> Exception:
+    import pymysql
+
+    if isinstance(exc, pymysql.err.MySQLError):
+        code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else None
+        if code is None or code in _MYSQL_CONNECTION_LOST or 2000 <= code < 3000:
+            return ConnectionLostError(f"the session was lost (MySQL client error {code})")
+        return DatabaseError(ErrorClass(mysql_errno=code))
+    if isinstance(exc, OSError | ConnectionError | asyncio.TimeoutError | RuntimeError):
+        return ConnectionLostError(f"the session was lost ({type(exc).__name__})")
+    return exc
+
+
+async def connect(url: str, *, connect_seconds: float = 30.0) -> Database:
+    """Open a session on the database `url` names. Raises BadURLError or ConnectionLostError."""
+    target = parse_url(url)
+    if target.dialect is Dialect.POSTGRESQL:
+        import asyncpg
+
+        try:
+            conn = await asyncpg.connect(dsn=url, timeout=connect_seconds, statement_cache_size=0)
+        except asyncpg.PostgresError as exc:
+            state = getattr(exc, "sqlstate", None)
+            raise ConnectionLostError(
+                f"the server refused the session (SQLSTATE {state})"
+            ) from None
+        except Exception as exc:
+            raise ConnectionLostError(
+                f"cannot reach {target.display} ({type(exc).__name__})"
+            ) from None
+        return PostgresDatabase(target, conn)
+    import aiomysql
+    import pymysql
+
+    kwargs: dict[str, Any] = {
+        "host": target.host,
+        "port": target.port,
+        "user": target.user or "root",
+        "password": target.password,
+        "db": target.database or None,
+        "autocommit": True,
+        "connect_timeout": connect_seconds,
+        "charset": target.params.get("charset", "utf8mb4"),
+    }
+    if "unix_socket" in target.params:
+        kwargs["unix_socket"] = target.params["unix_socket"]
+    try:
+        myconn = await aiomysql.connect(**kwargs)
+    except pymysql.err.MySQLError as exc:
+        code = exc.args[0] if exc.args else None
+        raise ConnectionLostError(f"the server refused the session (MySQL error {code})") from None
+    except Exception as exc:
+        raise ConnectionLostError(f"cannot reach {target.display} ({type(exc).__name__})") from None
+    db = MySQLDatabase(target, myconn, Engine.MYSQL)
+    try:
+        _, rows = await db.fetch("SELECT VERSION()")
+    except Exception:
+        db.terminate()
+        raise
+    if "mariadb" in str(rows[0][0]).lower():
+        db.engine = Engine.MARIADB
+    # Statements must see the server's strict defaults and UTC, whatever the session had.
+    await db.execute("SET time_zone = '+00:00'")
+    return db

@@ -1,0 +1,336 @@
+"""A migration directory read from disk: its files, their directives and its ptah.sum.
+
+A directory is the checked snapshot or the fetched files of a source, already on disk: it is
+never read from the network. Only the directory's own entries are read (no recursion); a
+symbolic link, or a ptah.sum entry that names anything but a plain file name, is refused, so no
+path can lead outside it. Files are opened with O_NOFOLLOW, so a link swapped in after the
+listing is refused too.
+
+Naming:
+    NNNNNNNNNN_description.up.sql              a migration
+    NNNNNNNNNN_description.down.sql            its optional reverse (never run by the engine)
+    NNNNNNNNNN_description.checkpoint.up.sql   a checkpoint: the whole schema up to its version
+The version is the leading digits (at most 18, so it fits a signed 64-bit column) and must
+be unique across the directory. Any other `.sql` name is refused rather than ignored, because
+a misspelt migration that silently never runs is worse than a refusal.
+
+Directives are comment lines at the top of a file, before its first statement:
+    -- +ptah no_transaction     run this file with transaction mode `none`
+An unknown directive, or a directive line after the first statement, is refused.
+
+ptah.sum (optional; verified whenever present):
+    ptah.sum v1 sha256:<directory hash>
+    <file name> sha256:<file hash>
+    ...
+one line per `.sql` file, sorted by name. The directory hash is the SHA-256 of the lines
+`<file name> sha256:<file hash>\\n` in that order, so it changes when any file, name or entry
+changes. Every `.sql` file must be listed and every listed file must exist.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+SUM_FILE = "ptah.sum"
+SUM_HEADER = "ptah.sum v1"
+
+_NAME = re.compile(
+    r"^(?P<version>[0-9]{1,18})_(?P<description>[A-Za-z0-9][A-Za-z0-9_\-]{0,199})"
+    r"\.(?P<suffix>up|down|checkpoint\.up)\.sql$"
+)
+_DIRECTIVE = re.compile(r"^--\s*\+ptah\b(?P<rest>.*)$")
+_KNOWN_DIRECTIVES = frozenset({"no_transaction"})
+_SUM_LINE = re.compile(r"^(?P<name>[^\s/\\]+) sha256:(?P<hash>[0-9a-f]{64})$")
+
+
+class DirectoryError(ValueError):
+    """The directory cannot be used. `reason` is a stable code; the message names files only."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class FileKind(StrEnum):
+    MIGRATION = "migration"
+    CHECKPOINT = "checkpoint"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on what a directory may hold, so a hostile artifact cannot exhaust the runner."""
+
+    max_files: int = 20_000
+    max_file_bytes: int = 16 * 1024 * 1024
+    max_total_bytes: int = 512 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class MigrationFile:
+    version: int
+    description: str
+    kind: FileKind
+    name: str
+    checksum: str
+    sql: str
+    directives: frozenset[str]
+    down_name: str | None = None
+
+    @property
+    def no_transaction(self) -> bool:
+        return "no_transaction" in self.directives
+
+
+@dataclass(frozen=True)
+class MigrationDirectory:
+    path: Path
+    files: tuple[MigrationFile, ...]
+    directory_hash: str
+    sum_verified: bool
+    sum_entries: tuple[tuple[str, str], ...] = field(compare=False, repr=False)
+    by_version: dict[int, MigrationFile] = field(compare=False, repr=False)
+
+    @property
+    def latest_version(self) -> int | None:
+        return self.files[-1].version if self.files else None
+
+    @property
+    def checkpoints(self) -> tuple[MigrationFile, ...]:
+        return tuple(f for f in self.files if f.kind is FileKind.CHECKPOINT)
+
+
+def file_checksum(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def directory_hash(entries: list[tuple[str, str]]) -> str:
+    """The directory hash over (file name, file hash) pairs, in name order."""
+    digest = hashlib.sha256()
+    for name, checksum in sorted(entries):
+        digest.update(f"{name} sha256:{checksum}\n".encode())
+    return digest.hexdigest()
+
+
+def render_sum(entries: list[tuple[str, str]]) -> str:
+    """The text of a ptah.sum for these (file name, file hash) pairs."""
+    lines = [f"{SUM_HEADER} sha256:{directory_hash(entries)}"]
+    lines += [f"{name} sha256:{checksum}" for name, checksum in sorted(entries)]
+    return "\n".join(lines) + "\n"
+
+
+def _read_regular(dir_fd: int, name: str, limit: int) -> bytes:
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise DirectoryError("SymlinkRefused", f"{name} is a symbolic link") from exc
+        raise DirectoryError("Unreadable", f"{name} cannot be opened") from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise DirectoryError("NotAFile", f"{name} is not a regular file")
+        if info.st_size > limit:
+            raise DirectoryError("FileTooLarge", f"{name} is larger than {limit} bytes")
+        chunks: list[bytes] = []
+        remaining = limit + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        data = b"".join(chunks)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise DirectoryError("FileTooLarge", f"{name} is larger than {limit} bytes")
+    return data
+
+
+def parse_directives(name: str, sql: str) -> frozenset[str]:
+    """The directives in the leading comment lines of a file; refuses unknown or misplaced ones."""
+    found: set[str] = set()
+    in_header = True
+    for number, raw in enumerate(sql.splitlines(), start=1):
+        line = raw.strip()
+        match = _DIRECTIVE.match(line)
+        if match is not None:
+            if not in_header:
+                raise DirectoryError(
+                    "MisplacedDirective",
+                    f"{name} line {number}: a +ptah directive must come before the first statement",
+                )
+            words = match.group("rest").split()
+            if len(words) != 1 or words[0] not in _KNOWN_DIRECTIVES:
+                raise DirectoryError(
+                    "UnknownDirective", f"{name} line {number}: unknown +ptah directive"
+                )
+            found.add(words[0])
+        elif line and not line.startswith("--"):
+            in_header = False
+    return frozenset(found)
+
+
+def read_directory(
+    path: str | Path, limits: Limits | None = None, *, verify_sum: bool = True
+) -> MigrationDirectory:
+    """Read and check a migration directory. Raises DirectoryError on anything it refuses.
+
+    `verify_sum=False` is only for writing a new ptah.sum: the old one is then not consulted.
+    """
+    limits = limits or Limits()
+    root = Path(path)
+    try:
+        dir_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise DirectoryError("NotADirectory", f"{root} is not a readable directory") from exc
+    try:
+        return _read(root, dir_fd, limits, verify_sum)
+    finally:
+        os.close(dir_fd)
+
+
+def _read(root: Path, dir_fd: int, limits: Limits, verify_sum: bool) -> MigrationDirectory:
+    names: list[str] = []
+    with os.scandir(dir_fd) as listing:
+        for entry in listing:
+            if entry.is_symlink():
+                raise DirectoryError("SymlinkRefused", f"{entry.name} is a symbolic link")
+            if entry.name.endswith(".sql") or entry.name == SUM_FILE:
+                if not entry.is_file(follow_symlinks=False):
+                    raise DirectoryError("NotAFile", f"{entry.name} is not a regular file")
+                names.append(entry.name)
+                if len(names) > limits.max_files + 1:
+                    raise DirectoryError(
+                        "TooManyFiles", f"the directory holds more than {limits.max_files} files"
+                    )
+    sql_names = sorted(n for n in names if n.endswith(".sql"))
+    if len(sql_names) > limits.max_files:
+        raise DirectoryError(
+            "TooManyFiles", f"the directory holds more than {limits.max_files} files"
+        )
+
+    total = 0
+    contents: dict[str, bytes] = {}
+    for name in sql_names:
+        if _NAME.match(name) is None:
+            raise DirectoryError(
+                "BadFileName",
+                f"{name} is not NNNN_description.up.sql, .down.sql or .checkpoint.up.sql",
+            )
+        data = _read_regular(dir_fd, name, limits.max_file_bytes)
+        total += len(data)
+        if total > limits.max_total_bytes:
+            raise DirectoryError(
+                "DirectoryTooLarge", f"the files add up to more than {limits.max_total_bytes} bytes"
+            )
+        contents[name] = data
+
+    checksums = {name: file_checksum(data) for name, data in contents.items()}
+    entries = list(checksums.items())
+    sum_verified = False
+    if verify_sum and SUM_FILE in names:
+        _verify_sum(_read_regular(dir_fd, SUM_FILE, limits.max_file_bytes), checksums)
+        sum_verified = True
+
+    ups: dict[int, MigrationFile] = {}
+    downs: dict[int, str] = {}
+    down_descriptions: dict[int, str] = {}
+    for name in sql_names:
+        match = _NAME.match(name)
+        assert match is not None
+        version = int(match.group("version"))
+        description = match.group("description")
+        suffix = match.group("suffix")
+        if suffix == "down":
+            if version in downs:
+                raise DirectoryError("DuplicateVersion", f"two down files for version {version}")
+            downs[version] = name
+            down_descriptions[version] = description
+            continue
+        if version in ups:
+            raise DirectoryError(
+                "DuplicateVersion", f"{ups[version].name} and {name} share version {version}"
+            )
+        try:
+            sql = contents[name].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DirectoryError("NotUTF8", f"{name} is not UTF-8 text") from exc
+        sql = sql.removeprefix("\ufeff")
+        ups[version] = MigrationFile(
+            version=version,
+            description=description,
+            kind=FileKind.CHECKPOINT if suffix == "checkpoint.up" else FileKind.MIGRATION,
+            name=name,
+            checksum=checksums[name],
+            sql=sql,
+            directives=parse_directives(name, sql),
+        )
+    for version, down in downs.items():
+        up = ups.get(version)
+        if up is None or up.description != down_descriptions[version]:
+            raise DirectoryError("OrphanDownFile", f"{down} has no up file of the same name")
+        if up.kind is FileKind.CHECKPOINT:
+            raise DirectoryError("OrphanDownFile", f"{down} pairs with a checkpoint")
+        ups[version] = MigrationFile(
+            version=up.version,
+            description=up.description,
+            kind=up.kind,
+            name=up.name,
+            checksum=up.checksum,
+            sql=up.sql,
+            directives=up.directives,
+            down_name=down,
+        )
+    files = tuple(ups[v] for v in sorted(ups))
+    return MigrationDirectory(
+        path=root,
+        files=files,
+        directory_hash=directory_hash(entries),
+        sum_verified=sum_verified,
+        sum_entries=tuple(sorted(entries)),
+        by_version={f.version: f for f in files},
+    )
+
+
+def _verify_sum(data: bytes, checksums: dict[str, str]) -> None:
+    try:
+        lines = data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise DirectoryError("SumMismatch", "ptah.sum is not UTF-8 text") from exc
+    if not lines:
+        raise DirectoryError("SumMismatch", "ptah.sum is empty")
+    header = lines[0].split(" sha256:")
+    if len(header) != 2 or header[0] != SUM_HEADER:
+        raise DirectoryError("SumMismatch", f"ptah.sum does not start with '{SUM_HEADER}'")
+    listed: dict[str, str] = {}
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        match = _SUM_LINE.match(line)
+        if match is None or match.group("name") in {".", ".."}:
+            raise DirectoryError("SumMismatch", f"ptah.sum line {number} is malformed")
+        name = match.group("name")
+        if name in listed:
+            raise DirectoryError("SumMismatch", f"ptah.sum lists {name} twice")
+        listed[name] = match.group("hash")
+    missing = sorted(set(listed) - set(checksums))
+    if missing:
+        raise DirectoryError("SumMismatch", f"ptah.sum lists files that are absent: {missing[:5]}")
+    unlisted = sorted(set(checksums) - set(listed))
+    if unlisted:
+        raise DirectoryError("SumMismatch", f"files not listed in ptah.sum: {unlisted[:5]}")
+    changed = sorted(name for name, digest in listed.items() if checksums[name] != digest)
+    if changed:
+        raise DirectoryError(
+            "SumMismatch", f"files whose hash differs from ptah.sum: {changed[:5]}"
+        )
+    if header[1] != directory_hash(list(listed.items())):
+        raise DirectoryError("SumMismatch", "the directory hash in ptah.sum does not match")
