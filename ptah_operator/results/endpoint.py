@@ -1,0 +1,250 @@
+"""The result endpoint: where runners report, and where a report becomes a durable record.
+
+`POST /v1/results/{namespace}/{operationID}`, served by the manager over TLS next to the
+webhooks (`add_routes` on its aiohttp application). In order:
+
+  401  no `Authorization: Bearer <token>`, or a token other than
+       hex(HMAC-SHA256(result key, "<namespace>/<operationID>")) (compared in constant time);
+  400  a namespace or operation id that is not well formed;
+  413  a body over 1 MiB (refused from Content-Length before reading, or while reading);
+  400  a body that is not a JSON object, of another contract, with an operationID other than
+       the URL's, another type, or no resource (kind, namespace, name, uid);
+  403  a resource in another namespace than the URL's (the token covers that one only);
+  404  a resource that does not exist with that uid;
+  201  the record ConfigMap `ptah-result-<hex>` was created (only once the create succeeded);
+  200  an identical record already exists (a runner's retry after a lost answer);
+  409  a different record exists for the operation;
+  503  the API server could not be asked: the runner retries.
+
+Every answer is a short JSON object (`{"error": "..."}` or `{"record": name, "result": ...}`)
+that never echoes the body. The record: key `result.json` holding the canonical JSON of the
+body (sorted keys, no whitespace), the labels of every operation object (managed-by, owner
+kind/name/uid, operation id and type), an ownerReference to the resource (controller,
+blockOwnerDeletion), and `immutable: true`. Its arrival wakes the reconcile through the
+ConfigMap watch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import ssl
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+from aiohttp import web
+
+from ptah_operator.api.constants import (
+    API_VERSION,
+    LABEL_MANAGED_BY,
+    LABEL_OPERATION_ID,
+    LABEL_OPERATION_TYPE,
+    LABEL_OWNER_KIND,
+    LABEL_OWNER_NAME,
+    LABEL_OWNER_UID,
+    MANAGED_BY,
+)
+from ptah_operator.reconcile.jobs import result_record_name
+from ptah_operator.results.credentials import token_matches
+from ptah_operator.results.store import RECORD_KEY, ResultStore, StoreUnavailableError
+
+log = structlog.get_logger(__name__)
+
+RESULT_CONTRACT = "ptah.run/result/v1"
+RESULTS_PATH = "/v1/results"
+MAX_BODY_BYTES = 1024 * 1024
+RESOURCE_KINDS = frozenset({"PtahMigration", "PtahSchema"})
+OPERATION_TYPES = frozenset({"Resolve", "Verify", "Observe", "Plan", "Apply", "History"})
+STORE_KEY: web.AppKey[ResultStore] = web.AppKey("ptah_result_store")
+KEY_KEY: web.AppKey[bytes] = web.AppKey("ptah_result_key")
+
+_NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_OPERATION_ID = re.compile(r"^op-[0-9a-f]{10}$")
+_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    body: dict[str, Any]
+
+
+class BodyTooLargeError(Exception):
+    """The body is over MAX_BODY_BYTES."""
+
+
+def _error(status: int, message: str) -> Answer:
+    return Answer(status, {"error": message})
+
+
+def canonical_json(document: Any) -> str:
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    if not authorization:
+        return None
+    scheme, _, token = authorization.partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        return None
+    return token
+
+
+def record_manifest(document: dict[str, Any], operation_id: str) -> dict[str, Any]:
+    """The record ConfigMap of an accepted result, owned by the resource the result names."""
+    resource = document["resource"]
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": result_record_name(operation_id),
+            "namespace": resource["namespace"],
+            "labels": {
+                LABEL_MANAGED_BY: MANAGED_BY,
+                LABEL_OWNER_KIND: resource["kind"],
+                LABEL_OWNER_NAME: resource["name"],
+                LABEL_OWNER_UID: resource["uid"],
+                LABEL_OPERATION_ID: operation_id,
+                LABEL_OPERATION_TYPE: document["type"],
+            },
+            "ownerReferences": [
+                {
+                    "apiVersion": API_VERSION,
+                    "kind": resource["kind"],
+                    "name": resource["name"],
+                    "uid": resource["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "immutable": True,
+        "data": {RECORD_KEY: canonical_json(document)},
+    }
+
+
+def check_document(body: bytes, namespace: str, operation_id: str) -> dict[str, Any] | Answer:
+    """The result document in `body`, or the answer that refuses it."""
+    try:
+        document = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return _error(400, "the body is not JSON")
+    if not isinstance(document, dict):
+        return _error(400, "the body is not a JSON object")
+    if document.get("contract") != RESULT_CONTRACT:
+        return _error(400, f"the contract is not {RESULT_CONTRACT}")
+    if document.get("operationID") != operation_id:
+        return _error(400, "the operationID differs from the URL's")
+    if document.get("type") not in OPERATION_TYPES:
+        return _error(400, "the type is not an operation type")
+    resource = document.get("resource")
+    if not isinstance(resource, dict):
+        return _error(400, "the resource is missing")
+    kind, res_ns = resource.get("kind"), resource.get("namespace")
+    name, uid = resource.get("name"), resource.get("uid")
+    if kind not in RESOURCE_KINDS:
+        return _error(400, "the resource kind is not one results are reported for")
+    if not isinstance(name, str) or not _NAME.match(name) or len(name) > 253:
+        return _error(400, "the resource name is not well formed")
+    if not isinstance(uid, str) or not uid or len(uid) > 128:
+        return _error(400, "the resource uid is not well formed")
+    if res_ns != namespace:
+        return _error(403, "the resource is not in the namespace the token is for")
+    return document
+
+
+async def receive(
+    store: ResultStore,
+    key: bytes,
+    namespace: str,
+    operation_id: str,
+    authorization: str | None,
+    body: bytes,
+) -> Answer:
+    """Check and record one reported result; the answer to give the runner."""
+    token = bearer_token(authorization)
+    if token is None or not token_matches(key, namespace, operation_id, token):
+        return _error(401, "the token is missing or wrong")
+    if not _NAMESPACE.match(namespace) or len(namespace) > 63:
+        return _error(400, "the namespace is not well formed")
+    if not _OPERATION_ID.match(operation_id):
+        return _error(400, "the operation id is not well formed")
+    if len(body) > MAX_BODY_BYTES:
+        return _error(413, f"the body is over {MAX_BODY_BYTES} bytes")
+    checked = check_document(body, namespace, operation_id)
+    if isinstance(checked, Answer):
+        return checked
+    document = checked
+    resource = document["resource"]
+    record = record_manifest(document, operation_id)
+    name = record["metadata"]["name"]
+    try:
+        uid = await store.resource_uid(resource["kind"], namespace, resource["name"])
+        if uid != resource["uid"]:
+            return _error(404, f"the {resource['kind']} does not exist with that uid")
+        if await store.create_record(record):
+            log.info("result recorded", namespace=namespace, operation_id=operation_id)
+            return Answer(201, {"record": name, "result": "created"})
+        existing = await store.read_record(namespace, name)
+    except StoreUnavailableError as exc:
+        log.warning("result not recorded", operation_id=operation_id, error=str(exc))
+        return _error(503, "the record could not be stored; try again")
+    if existing is None:
+        # Deleted between the refused create and the read: let the runner try again.
+        return _error(503, "the record could not be stored; try again")
+    if existing == record["data"][RECORD_KEY]:
+        return Answer(200, {"record": name, "result": "exists"})
+    log.warning("conflicting result", namespace=namespace, operation_id=operation_id)
+    return _error(409, "a different result is recorded for this operation")
+
+
+async def _read_body(request: web.Request) -> bytes:
+    if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+        raise BodyTooLargeError
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.content.iter_chunked(64 * 1024):
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise BodyTooLargeError
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _handle(request: web.Request) -> web.Response:
+    namespace = request.match_info["namespace"]
+    operation_id = request.match_info["operation_id"]
+    store = request.app[STORE_KEY]
+    key = request.app[KEY_KEY]
+    authorization = request.headers.get("Authorization")
+    # The token is checked before the body is read: an unauthenticated caller gets nothing read.
+    token = bearer_token(authorization)
+    if token is None or not token_matches(key, namespace, operation_id, token):
+        answer = _error(401, "the token is missing or wrong")
+    else:
+        try:
+            body = await _read_body(request)
+        except BodyTooLargeError:
+            answer = _error(413, f"the body is over {MAX_BODY_BYTES} bytes")
+        else:
+            answer = await receive(store, key, namespace, operation_id, authorization, body)
+    headers = {"WWW-Authenticate": "Bearer"} if answer.status == 401 else None
+    return web.json_response(answer.body, status=answer.status, headers=headers)
+
+
+def add_routes(app: web.Application, store: ResultStore, key: bytes) -> None:
+    """Serve `POST /v1/results/{namespace}/{operationID}` on `app`, recording into `store`."""
+    app[STORE_KEY] = store
+    app[KEY_KEY] = key
+    app.router.add_post(RESULTS_PATH + "/{namespace}/{operation_id}", _handle)
+
+
+def server_ssl_context(cert_file: Path, key_file: Path) -> ssl.SSLContext:
+    """A TLS server context for the endpoint (TLS 1.2 or later) from a certificate and key."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    context.load_cert_chain(str(cert_file), str(key_file))
+    return context

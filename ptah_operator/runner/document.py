@@ -1,0 +1,276 @@
+"""The result document a runner reports (contract `ptah.run/result/v1`), built from the engine's
+own findings. Pure: no I/O, no clock (times come in as arguments).
+
+What goes in, and what never does (PRIV-01, PRIV-02, PRIV-05, Decision 22): versions,
+descriptions, checksums, counts, statement positions, SQLSTATEs and MySQL error numbers. No
+SQL text, no row, no server message, no URL.
+
+Version spelling. The engine reads versions as integers; the document spells each one as the
+migration file names it (`0000000001_init.up.sql` gives `0000000001`), so a plan, an Apply's
+expected sequence and the revisions in status all show the same string. A version no file
+carries (a database ahead of its files) is zero-padded to the files' common width when they
+share one, else written in plain digits. `int()` reads every spelling back.
+
+History block. `pending` is Ptah's own pending list (MIG-34), all of it up to 1000 entries
+(`pendingCount` stays the true count); `revisions` are the newest 20 rows, newest first, with
+`executionMillis` left out when the table recorded none (PATH-22). An Apply's history block is
+the reading the run made under the lock, before it ran anything.
+
+Run block (Apply only). `outcome`, `selected` and `appliedVersions` are the engine's confirmed
+answer (RUN-02). `failure` is set only when a statement reached the database and failed
+(RUN-17); a failed commit leaves it unset (RUN-18). `message` names the migration version and
+the database's error class, or the rule that refused the run, and nothing else.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ptah_operator.api.fields import format_time
+from ptah_operator.engine.migrations.apply import Outcome, RunResult
+from ptah_operator.engine.migrations.directory import MigrationDirectory
+from ptah_operator.engine.migrations.revision_table import STATE_APPLIED, Revision
+from ptah_operator.engine.migrations.status import Status, Verdict
+from ptah_operator.runner.operation import Operation
+
+RESULT_CONTRACT = "ptah.run/result/v1"
+MAX_PENDING = 1000
+MAX_LISTED = 1000
+MAX_REVISIONS = 20
+
+Json = dict[str, Any]
+
+_VERDICTS = {
+    Verdict.DIRTY: "Dirty",
+    Verdict.MODIFIED: "Modified",
+    Verdict.OUT_OF_ORDER: "OutOfOrder",
+    Verdict.AHEAD: "Ahead",
+    Verdict.NOTHING_PENDING: "NothingPending",
+    Verdict.READY: "ReadyToPlan",
+}
+_ERROR_CLASS = re.compile(r"SQLSTATE [0-9A-Z]{5}|MySQL error [0-9]+")
+
+
+class ErrorReason:
+    """`error.reason` values: why an operation could not do its work."""
+
+    CONNECTION_FAILED = "ConnectionFailed"
+    BAD_URL = "BadURL"
+    ENGINE_MISMATCH = "EngineMismatch"
+    SNAPSHOT_REFUSED = "SnapshotRefused"
+    DIRECTORY_REFUSED = "DirectoryRefused"
+    HISTORY_UNREADABLE = "HistoryUnreadable"
+    LOCK_TIMEOUT = "LockTimeout"
+    INTERRUPTED = "Interrupted"
+    RUNNER_ERROR = "RunnerError"
+
+
+@dataclass(frozen=True)
+class ErrorBlock:
+    """An operation that could not do its work: the `error` block of the result."""
+
+    reason: str
+    message: str
+
+    def as_json(self) -> Json:
+        return {"reason": self.reason, "message": self.message}
+
+
+class VersionSpelling:
+    """Spell engine versions (integers) the way the migration files name them."""
+
+    def __init__(self, directory: MigrationDirectory | None) -> None:
+        self._names: dict[int, str] = {}
+        if directory is not None:
+            self._names = {f.version: f.name.split("_", 1)[0] for f in directory.files}
+        widths = {len(n) for n in self._names.values()}
+        self._width = widths.pop() if len(widths) == 1 else None
+
+    def __call__(self, version: int) -> str:
+        named = self._names.get(version)
+        if named is not None:
+            return named
+        text = str(version)
+        if self._width is not None and len(text) < self._width:
+            return text.zfill(self._width)
+        return text
+
+    def many(self, versions: Sequence[int], limit: int = MAX_LISTED) -> list[str]:
+        return [self(v) for v in versions[:limit]]
+
+
+def checksum(hex_digest: str) -> str:
+    return hex_digest if hex_digest.startswith("sha256:") else "sha256:" + hex_digest
+
+
+def revision_state(row: Revision) -> str:
+    """A row's state as status.history.revisions spells it (api RevisionState)."""
+    if row.state != STATE_APPLIED:
+        return "Dirty"
+    return "Baseline" if row.recorded_by == "baseline" else "Applied"
+
+
+def revision_json(row: Revision, spell: VersionSpelling) -> Json:
+    doc: Json = {"version": spell(row.version), "state": revision_state(row)}
+    if row.description is not None:
+        doc["description"] = row.description
+    if row.checksum:
+        doc["checksum"] = checksum(row.checksum)
+    if row.execution_millis is not None:
+        doc["executionMillis"] = row.execution_millis
+    if row.applied_at is not None:
+        doc["appliedAt"] = format_time(row.applied_at)
+    return doc
+
+
+def history_block(status: Status, spell: VersionSpelling) -> Json:
+    """The `history` block: one reading of the revision table against the files."""
+    dirty = status.dirty[0] if status.dirty else None
+    ahead: Json | None = None
+    if status.verdict is Verdict.AHEAD and status.ahead_versions:
+        ahead = {
+            "databaseVersion": spell(max(status.ahead_versions)),
+            "artifactVersion": None
+            if status.artifact_version is None
+            else spell(status.artifact_version),
+        }
+    return {
+        "verdict": _VERDICTS[status.verdict],
+        "currentVersion": None if status.current_version is None else spell(status.current_version),
+        "checkpointVersion": None
+        if status.checkpoint_version is None
+        else spell(status.checkpoint_version),
+        "appliedCount": status.applied_count,
+        "pendingCount": status.pending_count,
+        "pending": [
+            {
+                "version": spell(f.version),
+                "description": f.description,
+                "checksum": checksum(f.checksum),
+            }
+            for f in status.pending[:MAX_PENDING]
+        ],
+        "dirty": None
+        if dirty is None
+        else {"version": spell(dirty.version), "description": dirty.description},
+        "modifiedVersions": spell.many(status.modified_versions),
+        "outOfOrderVersions": spell.many(status.out_of_order_versions),
+        "ahead": ahead,
+        "fingerprint": status.history_fingerprint,
+        "revisions": [
+            revision_json(row, spell) for row in reversed(status.revisions[-MAX_REVISIONS:])
+        ],
+    }
+
+
+def run_message(result: RunResult, spell: VersionSpelling) -> str:
+    """The run's message: the migration version and the database's error class, or the rule
+    that refused the run (Decision 22). Built from the engine's structured answer; where the
+    engine gives only a message (a refusal, a failed commit), its own message, which the engine
+    builds from versions and error classes alone."""
+    failure = result.failure
+    if failure is not None:
+        version = spell(failure.version)
+        error = _describe(failure.sqlstate, failure.mysql_errno)
+        if result.outcome is Outcome.UNKNOWN:
+            return (
+                f"migration {version} failed at statement {failure.statement_index}: {error};"
+                " it is not recorded whether it committed"
+            )
+        if result.outcome is Outcome.PARTIAL:
+            return (
+                f"migration {version} failed at statement {failure.statement_index}: {error};"
+                " earlier statements of it committed"
+            )
+        return f"migration {version} failed: {error}"
+    if result.reason == "CommitFailed" and result.stopped_at is not None:
+        found = _ERROR_CLASS.search(result.message)
+        error = found.group(0) if found else "an error"
+        return f"migration {spell(result.stopped_at.version)} failed at commit: {error}"
+    if result.outcome is Outcome.APPLIED:
+        return f"applied {len(result.applied_versions)} migration(s)"
+    if result.outcome is Outcome.UP_TO_DATE:
+        return "the database already has every planned migration"
+    return result.message
+
+
+def _describe(sqlstate: str | None, mysql_errno: int | None) -> str:
+    if sqlstate is not None:
+        return f"SQLSTATE {sqlstate}"
+    if mysql_errno is not None:
+        return f"MySQL error {mysql_errno}"
+    return "no error class"
+
+
+def run_block(result: RunResult, spell: VersionSpelling) -> Json:
+    failure = result.failure
+    return {
+        "outcome": result.outcome.value,
+        "selected": result.selected,
+        "appliedVersions": spell.many(result.applied_versions),
+        "failure": None
+        if failure is None
+        else {
+            "version": spell(failure.version),
+            "statementIndex": failure.statement_index,
+            "sqlstate": failure.sqlstate,
+            "mysqlErrno": failure.mysql_errno,
+        },
+        "message": run_message(result, spell),
+    }
+
+
+def not_selected_run(message: str) -> Json:
+    """The run block of an Apply that stopped before it selected anything: nothing ran."""
+    return {
+        "outcome": Outcome.FAILED.value,
+        "selected": False,
+        "appliedVersions": [],
+        "failure": None,
+        "message": message,
+    }
+
+
+def unknown_run(message: str, applied: Sequence[str] = ()) -> Json:
+    """The run block of an Apply that may have started and whose evidence was not read."""
+    return {
+        "outcome": Outcome.UNKNOWN.value,
+        "selected": True,
+        "appliedVersions": list(applied),
+        "failure": None,
+        "message": message,
+    }
+
+
+def result_document(
+    operation: Operation,
+    *,
+    started_at: dt.datetime,
+    finished_at: dt.datetime,
+    target_identity_digest: str | None,
+    history: Json | None = None,
+    run: Json | None = None,
+    error: ErrorBlock | None = None,
+) -> Json:
+    """The whole `ptah.run/result/v1` document. `history`, `run` and `error` are left out when
+    they do not apply (a History has no run; a reading that could not be made no history)."""
+    doc: Json = {
+        "contract": RESULT_CONTRACT,
+        "operationID": operation.operation_id,
+        "type": operation.type,
+        "resource": operation.resource.as_json(),
+        "startedAt": format_time(started_at),
+        "finishedAt": format_time(finished_at),
+        "targetIdentityDigest": target_identity_digest,
+    }
+    if history is not None:
+        doc["history"] = history
+    if run is not None:
+        doc["run"] = run
+    if error is not None:
+        doc["error"] = error.as_json()
+    return doc

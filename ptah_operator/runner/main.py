@@ -1,0 +1,210 @@
+"""`ptah-runner`: what runs inside an operation Job (docs/design/migration-path.md).
+
+    ptah-runner source  --snapshot DIR --digest sha256:... --out DIR   (the init container)
+    ptah-runner history --files DIR                                    (the run container)
+    ptah-runner apply   --files DIR                                    (the run container)
+
+Environment of `history` and `apply`:
+    PTAH_OPERATION          the operation document (contract ptah.run/operation/v1)
+    PTAH_DATABASE_URL       the database (only here; never logged, reported or written)
+    PTAH_RESULT_URL         the result endpoint's base, e.g. https://…:9443/v1/results
+    PTAH_RESULT_TOKEN_FILE  the operation's bearer token
+    PTAH_RESULT_CA_FILE     the only CA trusted for the endpoint
+    PTAH_RESULT_RETRY_SECONDS  how long to keep trying to report (default 120)
+    PTAH_LOCK_TIMEOUT_SECONDS  how long an Apply waits for the migration lock (default 30)
+    PTAH_TERMINATION_LOG    where the termination message goes (default /dev/termination-log)
+
+Exit codes:
+    0  the result was reported, whatever it says (a History reading, any Apply outcome)
+    1  the result was reported, and it says the operation could not do its work (its
+       `error` block: the database unreachable, the history unreadable, the lock not free,
+       the files refused, the runner stopped)
+    2  the command line, the operation document or the result endpoint's configuration
+       cannot be used: nothing was run and nothing reported
+    3  `source`: the snapshot does not match the bound digest (`snapshot refused: …`)
+    4  the result could not be reported (`result not reported`)
+
+The termination message is one short line: never SQL, a row, a URL or a token.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import structlog
+
+from ptah_operator.runner.logs import configure_logging
+from ptah_operator.runner.operation import OperationError, parse_operation
+from ptah_operator.runner.operations import (
+    DEFAULT_LOCK_TIMEOUT_SECONDS,
+    Finished,
+    Progress,
+    describe,
+    interrupted,
+    recorded_after_interruption,
+    run_apply,
+    run_history,
+)
+from ptah_operator.runner.report import (
+    DEFAULT_BUDGET_SECONDS,
+    ReportConfigError,
+    ReportTarget,
+    encode,
+    post_result,
+)
+from ptah_operator.runner.source import SnapshotError, take_snapshot
+
+log = structlog.get_logger("ptah.runner")
+
+EXIT_REPORTED = 0
+EXIT_NOT_DONE = 1
+EXIT_USAGE = 2
+EXIT_SNAPSHOT_REFUSED = 3
+EXIT_NOT_REPORTED = 4
+
+DEFAULT_TERMINATION_LOG = "/dev/termination-log"
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+def write_termination_message(message: str) -> None:
+    """Write the container's termination message. The default path is written only where the
+    kubelet made it, so a runner started by hand never litters /dev."""
+    configured = os.environ.get("PTAH_TERMINATION_LOG")
+    path = Path(configured or DEFAULT_TERMINATION_LOG)
+    if configured is None and not path.exists():
+        return
+    with contextlib.suppress(OSError):
+        path.write_text(message[:4000] + "\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ptah-runner", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    source = commands.add_parser("source", help="check the snapshot and copy its files")
+    source.add_argument("--snapshot", required=True, type=Path)
+    source.add_argument("--digest", required=True)
+    source.add_argument("--out", required=True, type=Path)
+    helps = {
+        "history": "read the revision table against the files (a History operation)",
+        "apply": "run exactly the expected sequence (an Apply operation)",
+    }
+    for name, text in helps.items():
+        command = commands.add_parser(name, help=text)
+        command.add_argument("--files", required=True, type=Path)
+    return parser
+
+
+def _seconds(name: str, default: float) -> float:
+    text = os.environ.get(name)
+    if not text:
+        return default
+    value = float(text)
+    if value < 0:
+        raise ValueError(f"{name} must not be negative")
+    return value
+
+
+def _source(args: argparse.Namespace) -> int:
+    if not _DIGEST.match(args.digest):
+        log.error("bad digest")
+        write_termination_message("bad invocation: --digest is not sha256:<64 hex>")
+        return EXIT_USAGE
+    try:
+        names = take_snapshot(args.snapshot, args.digest, args.out)
+    except SnapshotError as exc:
+        log.error("snapshot refused", reason=str(exc))
+        write_termination_message(f"snapshot refused: {exc}")
+        return EXIT_SNAPSHOT_REFUSED
+    log.info("snapshot checked", files=len(names))
+    return 0
+
+
+async def _operate(args: argparse.Namespace) -> int:
+    try:
+        operation = parse_operation(os.environ.get("PTAH_OPERATION", ""))
+    except OperationError as exc:
+        log.error("bad operation document", reason=str(exc))
+        write_termination_message(f"bad operation document: {exc}")
+        return EXIT_USAGE
+    structlog.contextvars.bind_contextvars(operationID=operation.operation_id)
+    if operation.type.lower() != args.command:
+        log.error("operation type does not match the command", type=operation.type)
+        write_termination_message(f"bad operation document: type is not {args.command}")
+        return EXIT_USAGE
+    try:
+        # Checked before anything runs: an Apply that could not report must not start.
+        target = ReportTarget.from_env(
+            os.environ.get("PTAH_RESULT_URL"),
+            os.environ.get("PTAH_RESULT_TOKEN_FILE"),
+            os.environ.get("PTAH_RESULT_CA_FILE"),
+        )
+        budget = _seconds("PTAH_RESULT_RETRY_SECONDS", DEFAULT_BUDGET_SECONDS)
+        lock_timeout = _seconds("PTAH_LOCK_TIMEOUT_SECONDS", DEFAULT_LOCK_TIMEOUT_SECONDS)
+    except (ReportConfigError, ValueError) as exc:
+        log.error("bad configuration", reason=str(exc))
+        write_termination_message(f"bad configuration: {exc}")
+        return EXIT_USAGE
+    # The URL lives in this process only as long as it must, and no child inherits it.
+    url = os.environ.pop("PTAH_DATABASE_URL", None)
+    progress = Progress()
+    log.info("operation started", type=operation.type)
+    if operation.is_apply:
+        work = run_apply(operation, args.files, url, progress, lock_timeout=lock_timeout)
+    else:
+        work = run_history(operation, args.files, url, progress)
+    task: asyncio.Task[Finished] = asyncio.create_task(work)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, task.cancel)
+    try:
+        finished = await task
+    except asyncio.CancelledError:
+        log.warning("operation interrupted", apply_started=progress.apply_started)
+        recorded = (
+            await recorded_after_interruption(operation, url, progress.spell)
+            if progress.apply_started
+            else []
+        )
+        finished = interrupted(operation, progress, recorded=recorded)
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+    outcome = await post_result(
+        target,
+        operation.resource.namespace,
+        operation.operation_id,
+        encode(finished.document),
+        budget_seconds=budget,
+    )
+    if not outcome.reported:
+        write_termination_message("result not reported")
+        return EXIT_NOT_REPORTED
+    error = finished.document.get("error")
+    if error is not None:
+        write_termination_message(
+            f"{describe(finished.document)}: {error['reason']}: {error['message']}"
+        )
+    else:
+        write_termination_message(describe(finished.document))
+    return finished.exit_code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    configure_logging()
+    args = build_parser().parse_args(argv)
+    structlog.contextvars.bind_contextvars(command=args.command)
+    if args.command == "source":
+        return _source(args)
+    return asyncio.run(_operate(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,427 @@
+"""History and Apply as the run container does them: read, maybe run, and say what happened.
+
+Both begin the same way, and anything that stops them there is an `error` result (exit 1):
+  1. the files the init container copied must still give the bound content digest
+     (SnapshotRefused) and be a usable migration directory (DirectoryRefused);
+  2. the database URL must name the operation's engine (BadURL, EngineMismatch);
+  3. the database must be reachable (ConnectionFailed; the message keeps the error class or
+     the kind of network failure, never the host, the URL or a credential).
+
+History then reads the revision table once (read_status) and reports the reading. A table that
+cannot be read is HistoryUnreadable; the operator retries a History that could not read.
+
+Apply. Whether a run may have started decides between Failed and Unknown, and the engine's
+own answer decides that, not a guess here:
+  - everything that stops before `engine.apply` is called (the steps above, or a database
+    that is not the one the plan was read from, RUN-14) is outcome Failed, selected=false:
+    nothing was selected, so nothing ran (MIG-44);
+  - `engine.apply` itself refuses before selecting (lock not free, history unreadable, the
+    session lost while reading, a blocking verdict, an expected sequence that differs from
+    its own selection under the lock, a transaction-mode refusal) with Failed, selected=false
+    (MIG-50, RUN-20); of these, the lock, the unreadable history and the lost session are
+    also an `error` (the operation could not do its work, exit 1); the others are the run's
+    verdict (exit 0);
+  - once the engine selected, its confirmed outcome is reported as it is (Applied, Failed,
+    Partial, Unknown, UpToDate);
+  - if `engine.apply` raises instead of answering, or the runner is told to stop while it
+    runs, what it committed is not known: outcome Unknown, selected=true (the run may have
+    started), with an `error` (RunnerError, Interrupted).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from ptah_operator.api.content import ContentError, digest_of_files
+from ptah_operator.engine.migrations.apply import RunResult, apply
+from ptah_operator.engine.migrations.connection import (
+    BadURLError,
+    ConnectionLostError,
+    Database,
+    DatabaseError,
+    connect,
+    parse_url,
+)
+from ptah_operator.engine.migrations.directory import (
+    DirectoryError,
+    MigrationDirectory,
+    read_directory,
+)
+from ptah_operator.engine.migrations.revision_table import RevisionTableError, read_revisions
+from ptah_operator.engine.migrations.status import read_status
+from ptah_operator.runner.document import (
+    ErrorBlock,
+    ErrorReason,
+    Json,
+    VersionSpelling,
+    history_block,
+    not_selected_run,
+    result_document,
+    run_block,
+    unknown_run,
+)
+from ptah_operator.runner.operation import Operation
+from ptah_operator.runner.source import SnapshotError, read_files
+
+log = structlog.get_logger("ptah.runner")
+
+DEFAULT_LOCK_TIMEOUT_SECONDS = 30.0
+
+# Engine refusals before selection that mean the run could not do its work (not a verdict).
+_ENGINE_ERRORS = {
+    "ConnectionLostError": ErrorReason.CONNECTION_FAILED,
+    "DatabaseError": ErrorReason.HISTORY_UNREADABLE,
+    "RevisionTableUnreadable": ErrorReason.HISTORY_UNREADABLE,
+    "LockTimeout": ErrorReason.LOCK_TIMEOUT,
+}
+_ERROR_CLASS = re.compile(r"SQLSTATE [0-9A-Z]{5}|MySQL error [0-9]+")
+_FAILURE_KIND = re.compile(r"\(([A-Za-z][A-Za-z0-9_]*)\)\s*$")
+
+Now = Callable[[], dt.datetime]
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+@dataclass
+class Progress:
+    """What an operation got to, so an interrupted one can be reported truthfully."""
+
+    started_at: dt.datetime = field(default_factory=utc_now)
+    spell: VersionSpelling = field(default_factory=lambda: VersionSpelling(None))
+    target_identity_digest: str | None = None
+    apply_started: bool = False
+
+
+@dataclass(frozen=True)
+class Finished:
+    """An operation's result document and the exit code it earns once reported."""
+
+    document: Json
+    exit_code: int
+    summary: str
+
+
+class _StoppedError(Exception):
+    def __init__(self, error: ErrorBlock) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def connection_message(detail: str) -> str:
+    """What a failed connection says, without the host, the URL or a credential."""
+    found = _ERROR_CLASS.search(detail)
+    if found:
+        return f"the database refused the session ({found.group(0)})"
+    kind = _FAILURE_KIND.search(detail)
+    if kind:
+        return f"the database could not be reached ({kind.group(1)})"
+    return "the database could not be reached"
+
+
+def _check_files(operation: Operation, files_dir: Path) -> MigrationDirectory:
+    try:
+        digest, _ = digest_of_files(read_files(files_dir))
+    except (SnapshotError, ContentError, OSError) as exc:
+        message = str(exc) if not isinstance(exc, OSError) else "the files cannot be read"
+        raise _StoppedError(ErrorBlock(ErrorReason.SNAPSHOT_REFUSED, message)) from None
+    if digest != operation.content_digest:
+        raise _StoppedError(
+            ErrorBlock(
+                ErrorReason.SNAPSHOT_REFUSED, "the files do not give the bound content digest"
+            )
+        )
+    try:
+        return read_directory(files_dir)
+    except DirectoryError as exc:
+        raise _StoppedError(
+            ErrorBlock(ErrorReason.DIRECTORY_REFUSED, f"{exc.reason}: {exc}")
+        ) from None
+
+
+def _check_url(operation: Operation, url: str | None) -> str:
+    if not url:
+        raise _StoppedError(ErrorBlock(ErrorReason.BAD_URL, "PTAH_DATABASE_URL is not set"))
+    try:
+        target = parse_url(url)
+    except BadURLError as exc:
+        raise _StoppedError(ErrorBlock(ErrorReason.BAD_URL, str(exc))) from None
+    if target.dialect is not operation.engine.dialect:
+        raise _StoppedError(
+            ErrorBlock(
+                ErrorReason.ENGINE_MISMATCH,
+                f"the database URL does not name a {operation.engine.value} database",
+            )
+        )
+    return url
+
+
+async def _connect(url: str) -> Database:
+    try:
+        return await connect(url)
+    except ConnectionLostError as exc:
+        raise _StoppedError(
+            ErrorBlock(ErrorReason.CONNECTION_FAILED, connection_message(exc.detail))
+        ) from None
+    except BadURLError as exc:
+        raise _StoppedError(ErrorBlock(ErrorReason.BAD_URL, str(exc))) from None
+
+
+async def _close(db: Database) -> None:
+    with contextlib.suppress(Exception):
+        await db.close()
+
+
+def _finish(
+    operation: Operation,
+    progress: Progress,
+    now: Now,
+    *,
+    history: Json | None = None,
+    run: Json | None = None,
+    error: ErrorBlock | None = None,
+    summary: str,
+) -> Finished:
+    document = result_document(
+        operation,
+        started_at=progress.started_at,
+        finished_at=now(),
+        target_identity_digest=progress.target_identity_digest,
+        history=history,
+        run=run,
+        error=error,
+    )
+    return Finished(document, 1 if error is not None else 0, summary)
+
+
+async def run_history(
+    operation: Operation,
+    files_dir: Path,
+    url: str | None,
+    progress: Progress,
+    now: Now = utc_now,
+) -> Finished:
+    """Read the revision table once against the files and report the reading."""
+    try:
+        directory = _check_files(operation, files_dir)
+        progress.spell = VersionSpelling(directory)
+        db = await _connect(_check_url(operation, url))
+        try:
+            progress.target_identity_digest = await db.identity_digest()
+            status, _ = await read_status(db, directory, operation.revision_table)
+        except ConnectionLostError as exc:
+            raise _StoppedError(
+                ErrorBlock(ErrorReason.CONNECTION_FAILED, connection_message(exc.detail))
+            ) from None
+        except DatabaseError as exc:
+            raise _StoppedError(
+                ErrorBlock(
+                    ErrorReason.HISTORY_UNREADABLE,
+                    f"reading the revision table failed with {exc.error_class.describe()}",
+                )
+            ) from None
+        except RevisionTableError as exc:
+            raise _StoppedError(ErrorBlock(ErrorReason.HISTORY_UNREADABLE, str(exc))) from None
+        finally:
+            await _close(db)
+    except _StoppedError as stop:
+        return _finish(operation, progress, now, error=stop.error, summary=f"{stop.error.reason}")
+    history = history_block(status, progress.spell)
+    log.info(
+        "history read",
+        verdict=history["verdict"],
+        pending=history["pendingCount"],
+        applied=history["appliedCount"],
+    )
+    return _finish(operation, progress, now, history=history, summary=str(history["verdict"]))
+
+
+async def run_apply(
+    operation: Operation,
+    files_dir: Path,
+    url: str | None,
+    progress: Progress,
+    now: Now = utc_now,
+    *,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT_SECONDS,
+) -> Finished:
+    """Run exactly the expected sequence under the engine's lock and report its outcome."""
+    try:
+        directory = _check_files(operation, files_dir)
+        progress.spell = VersionSpelling(directory)
+        checked_url = _check_url(operation, url)
+        db = await _connect(checked_url)
+    except _StoppedError as stop:
+        return _finish(
+            operation,
+            progress,
+            now,
+            run=not_selected_run(stop.error.message),
+            error=stop.error,
+            summary=stop.error.reason,
+        )
+    try:
+        try:
+            progress.target_identity_digest = await db.identity_digest()
+        except (ConnectionLostError, DatabaseError) as exc:
+            if isinstance(exc, ConnectionLostError):
+                error = ErrorBlock(ErrorReason.CONNECTION_FAILED, connection_message(exc.detail))
+            else:
+                error = ErrorBlock(
+                    ErrorReason.HISTORY_UNREADABLE,
+                    f"reading the database's identity failed with {exc.error_class.describe()}",
+                )
+            return _finish(
+                operation,
+                progress,
+                now,
+                run=not_selected_run(error.message),
+                error=error,
+                summary=error.reason,
+            )
+        planned = operation.planned_target_digest
+        if planned is not None and progress.target_identity_digest != planned:
+            # The URL Secret now names another database than the plan was read from: refuse
+            # before the engine touches it, and name the database it held (RUN-14).
+            log.warning("target identity changed")
+            return _finish(
+                operation,
+                progress,
+                now,
+                run=not_selected_run(
+                    "the database is not the one the plan was read from; nothing ran"
+                ),
+                summary="TargetIdentityChanged",
+            )
+        progress.apply_started = True
+        result = await apply(
+            db,
+            directory,
+            table=operation.revision_table,
+            expected=operation.expected_migrations(),
+            mode=operation.transaction_mode,
+            lock_timeout=lock_timeout,
+            reconnect=lambda: connect(checked_url),
+        )
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        # The engine answers every database failure itself; reaching here is a fault whose
+        # effect on the database is not known.
+        log.error("the run ended unexpectedly", error=type(exc).__name__)
+        error = ErrorBlock(
+            ErrorReason.RUNNER_ERROR, f"the run ended unexpectedly ({type(exc).__name__})"
+        )
+        return _finish(
+            operation,
+            progress,
+            now,
+            run=unknown_run("the run ended unexpectedly; what it committed is not known"),
+            error=error,
+            summary=error.reason,
+        )
+    finally:
+        await _close(db)
+    return apply_finished(operation, progress, now, result)
+
+
+def apply_finished(
+    operation: Operation, progress: Progress, now: Now, result: RunResult
+) -> Finished:
+    spell = progress.spell
+    if result.target_identity_digest is not None:
+        progress.target_identity_digest = result.target_identity_digest
+    run = run_block(result, spell)
+    error: ErrorBlock | None = None
+    if not result.selected and result.reason in _ENGINE_ERRORS:
+        message = run["message"]
+        if result.reason == "ConnectionLostError":
+            message = connection_message(result.message)
+        error = ErrorBlock(_ENGINE_ERRORS[result.reason], message)
+        run["message"] = message
+    history = None if result.status_before is None else history_block(result.status_before, spell)
+    log.info(
+        "run finished",
+        outcome=run["outcome"],
+        selected=run["selected"],
+        reason=result.reason,
+        applied=len(run["appliedVersions"]),
+    )
+    return _finish(
+        operation,
+        progress,
+        now,
+        history=history,
+        run=run,
+        error=error,
+        summary=f"{run['outcome']}",
+    )
+
+
+async def recorded_after_interruption(
+    operation: Operation, url: str | None, spell: VersionSpelling, limit: float = 10.0
+) -> list[str]:
+    """The expected versions the revision table records applied (same checksum), read on a
+    fresh session after an interrupted Apply: how far it is known to have got. Best effort:
+    anything that stops the read gives an empty list, never a guess."""
+    expected = operation.expected_migrations() or []
+    if not url or not expected:
+        return []
+    try:
+        async with asyncio.timeout(limit):
+            db = await connect(url)
+            try:
+                read = await read_revisions(db, operation.revision_table)
+            finally:
+                await _close(db)
+    except (ConnectionLostError, DatabaseError, RevisionTableError, BadURLError, TimeoutError):
+        return []
+    rows = {row.version: row for row in read.rows}
+    return [
+        spell(e.version)
+        for e in expected
+        if e.version in rows
+        and not rows[e.version].dirty
+        and rows[e.version].checksum == e.checksum
+    ]
+
+
+def interrupted(
+    operation: Operation,
+    progress: Progress,
+    now: Now = utc_now,
+    *,
+    recorded: list[str] | None = None,
+) -> Finished:
+    """The result of an operation the runner was told to stop (SIGTERM) before it ended.
+    `recorded`: the expected versions the table was found to record applied afterwards."""
+    error = ErrorBlock(ErrorReason.INTERRUPTED, "the runner was stopped before it finished")
+    run: Json | None = None
+    if operation.is_apply:
+        run = (
+            unknown_run("the run was interrupted; what it committed is not known", recorded or [])
+            if progress.apply_started
+            else not_selected_run(error.message)
+        )
+    return _finish(operation, progress, now, run=run, error=error, summary=error.reason)
+
+
+def describe(document: dict[str, Any]) -> str:
+    """A one-line summary for the termination message: no text from the database."""
+    run = document.get("run")
+    if isinstance(run, dict):
+        return f"{document['type']} {run['outcome']}"
+    history = document.get("history")
+    if isinstance(history, dict):
+        return f"{document['type']} {history['verdict']}"
+    return str(document["type"])

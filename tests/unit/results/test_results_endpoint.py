@@ -1,0 +1,241 @@
+"""The result endpoint's rules: the token, the body, the contract, the resource, and a record
+that is created once and answered idempotently after. A store in memory stands in for the
+API server (the integration tests use the real one)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from ptah_operator.results.credentials import operation_token, token_matches
+from ptah_operator.results.endpoint import (
+    MAX_BODY_BYTES,
+    add_routes,
+    canonical_json,
+    receive,
+    record_manifest,
+)
+from ptah_operator.results.store import StoreUnavailableError
+
+KEY = b"k" * 32
+NS = "application"
+OP = "op-3f9a2c7d1e"
+TOKEN = operation_token(KEY, NS, OP)
+BEARER = f"Bearer {TOKEN}"
+RESOURCE = {"kind": "PtahMigration", "namespace": NS, "name": "orders", "uid": "u-1"}
+
+
+def _document(**changes: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "contract": "ptah.run/result/v1",
+        "operationID": OP,
+        "type": "History",
+        "resource": dict(RESOURCE),
+        "startedAt": "2026-08-30T12:00:00Z",
+        "finishedAt": "2026-08-30T12:00:01Z",
+        "targetIdentityDigest": "sha256:" + "a" * 64,
+        "history": {"verdict": "NothingPending", "pendingCount": 0},
+    }
+    doc.update(changes)
+    return doc
+
+
+def _body(doc: dict[str, Any] | None = None) -> bytes:
+    return json.dumps(doc or _document()).encode()
+
+
+class MemoryStore:
+    """ResultStore over dicts: resources by (kind, namespace, name), records by name."""
+
+    def __init__(self) -> None:
+        self.resources: dict[tuple[str, str, str], str] = {("PtahMigration", NS, "orders"): "u-1"}
+        self.records: dict[tuple[str, str], Mapping[str, Any]] = {}
+        self.unavailable = False
+
+    async def resource_uid(self, kind: str, namespace: str, name: str) -> str | None:
+        if self.unavailable:
+            raise StoreUnavailableError("HTTP 500")
+        return self.resources.get((kind, namespace, name))
+
+    async def create_record(self, manifest: Mapping[str, Any]) -> bool:
+        key = (manifest["metadata"]["namespace"], manifest["metadata"]["name"])
+        if key in self.records:
+            return False
+        self.records[key] = manifest
+        return True
+
+    async def read_record(self, namespace: str, name: str) -> str | None:
+        record = self.records.get((namespace, name))
+        return None if record is None else str(record["data"]["result.json"])
+
+
+def test_the_token_is_the_hmac_of_namespace_and_operation() -> None:
+    expected = hmac.new(KEY, b"application/op-3f9a2c7d1e", hashlib.sha256).hexdigest()
+    assert operation_token(KEY, NS, OP) == expected
+    assert token_matches(KEY, NS, OP, expected)
+    assert not token_matches(KEY, NS, "op-0000000000", expected)
+    assert not token_matches(KEY, "other", OP, expected)
+    assert not token_matches(b"x" * 32, NS, OP, expected)
+
+
+async def test_a_result_is_recorded_once_then_answered_idempotently() -> None:
+    store = MemoryStore()
+    first = await receive(store, KEY, NS, OP, BEARER, _body())
+    assert (first.status, first.body) == (
+        201,
+        {"record": "ptah-result-3f9a2c7d1e", "result": "created"},
+    )
+    # The same document with its keys in another order is the same record.
+    again = await receive(
+        store, KEY, NS, OP, BEARER, json.dumps(_document(), sort_keys=True, indent=2).encode()
+    )
+    assert (again.status, again.body["result"]) == (200, "exists")
+    different = await receive(
+        store, KEY, NS, OP, BEARER, _body(_document(history={"verdict": "Dirty"}))
+    )
+    assert different.status == 409
+    assert len(store.records) == 1
+    record = store.records[(NS, "ptah-result-3f9a2c7d1e")]
+    assert record["data"]["result.json"] == canonical_json(_document())
+
+
+def test_the_record_is_owned_by_the_resource_and_labelled_as_an_operation_object() -> None:
+    record = record_manifest(_document(), OP)
+    assert record["metadata"]["name"] == "ptah-result-3f9a2c7d1e"
+    assert record["metadata"]["namespace"] == NS
+    assert record["immutable"] is True
+    assert record["metadata"]["labels"] == {
+        "app.kubernetes.io/managed-by": "ptah-operator",
+        "operator.ptah.run/owner-kind": "PtahMigration",
+        "operator.ptah.run/owner-name": "orders",
+        "operator.ptah.run/owner-uid": "u-1",
+        "operator.ptah.run/operation-id": OP,
+        "operator.ptah.run/operation": "History",
+    }
+    assert record["metadata"]["ownerReferences"] == [
+        {
+            "apiVersion": "operator.ptah.run/v1alpha1",
+            "kind": "PtahMigration",
+            "name": "orders",
+            "uid": "u-1",
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    assert json.loads(record["data"]["result.json"]) == _document()
+
+
+@pytest.mark.parametrize(
+    ("authorization", "namespace", "operation_id"),
+    [
+        (None, NS, OP),
+        ("Basic " + TOKEN, NS, OP),
+        ("Bearer ", NS, OP),
+        ("Bearer " + "0" * 64, NS, OP),
+        (BEARER, "other", OP),  # this operation's token, another namespace's URL
+        (BEARER, NS, "op-0000000000"),  # another operation's URL
+    ],
+)
+async def test_a_wrong_token_is_401_and_nothing_is_stored(
+    authorization: str | None, namespace: str, operation_id: str
+) -> None:
+    store = MemoryStore()
+    answer = await receive(store, KEY, namespace, operation_id, authorization, _body())
+    assert answer.status == 401
+    assert set(answer.body) == {"error"}
+    assert store.records == {}
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "says"),
+    [
+        (b"{", 400, "not JSON"),
+        (b"[]", 400, "not a JSON object"),
+        (_body(_document(contract="ptah.run/result/v2")), 400, "contract"),
+        (_body(_document(operationID="op-0000000000")), 400, "operationID"),
+        (_body(_document(type="Reboot")), 400, "type"),
+        (_body(_document(resource=None)), 400, "resource"),
+        (_body(_document(resource={**RESOURCE, "kind": "Secret"})), 400, "kind"),
+        (_body(_document(resource={**RESOURCE, "name": "Not A Name"})), 400, "name"),
+        (_body(_document(resource={**RESOURCE, "uid": ""})), 400, "uid"),
+        (_body(_document(resource={**RESOURCE, "namespace": "kube-system"})), 403, "namespace"),
+        (_body(_document(resource={**RESOURCE, "uid": "u-2"})), 404, "uid"),
+        (_body(_document(resource={**RESOURCE, "name": "gone"})), 404, "uid"),
+        (b" " * (MAX_BODY_BYTES + 1), 413, "over"),
+    ],
+)
+async def test_a_bad_body_is_refused_with_a_short_error(
+    body: bytes, status: int, says: str
+) -> None:
+    store = MemoryStore()
+    answer = await receive(store, KEY, NS, OP, BEARER, body)
+    assert answer.status == status
+    assert says in answer.body["error"]
+    assert store.records == {}
+
+
+async def test_an_api_server_that_cannot_be_asked_is_503_so_the_runner_retries() -> None:
+    store = MemoryStore()
+    store.unavailable = True
+    answer = await receive(store, KEY, NS, OP, BEARER, _body())
+    assert answer.status == 503
+
+
+async def test_a_malformed_url_is_400_once_the_token_matches() -> None:
+    key_op = "op-NOT-HEX"
+    answer = await receive(
+        MemoryStore(), KEY, NS, key_op, f"Bearer {operation_token(KEY, NS, key_op)}", _body()
+    )
+    assert answer.status == 400
+
+
+@pytest.fixture
+async def http() -> AsyncIterator[tuple[TestClient[web.Request, web.Application], MemoryStore]]:
+    store = MemoryStore()
+    app = web.Application()
+    add_routes(app, store, KEY)
+    async with TestClient(TestServer(app)) as client:
+        yield client, store
+
+
+async def test_the_route_serves_the_rules_over_http(
+    http: tuple[TestClient[web.Request, web.Application], MemoryStore],
+) -> None:
+    client, store = http
+    path = f"/v1/results/{NS}/{OP}"
+    response = await client.post(path, data=_body(), headers={"Authorization": BEARER})
+    assert response.status == 201
+    assert await response.json() == {"record": "ptah-result-3f9a2c7d1e", "result": "created"}
+    response = await client.post(path, data=_body(), headers={"Authorization": BEARER})
+    assert response.status == 200
+    response = await client.post(path, data=_body())
+    assert response.status == 401
+    assert response.headers["WWW-Authenticate"] == "Bearer"
+    response = await client.post(
+        path, data=b"x" * (MAX_BODY_BYTES + 10), headers={"Authorization": BEARER}
+    )
+    assert response.status == 413
+    assert len(store.records) == 1
+
+
+async def test_a_body_over_the_limit_is_refused_while_it_streams(
+    http: tuple[TestClient[web.Request, web.Application], MemoryStore],
+) -> None:
+    client, store = http
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for _ in range(20):
+            yield b"x" * 65536
+
+    response = await client.post(
+        f"/v1/results/{NS}/{OP}", data=chunks(), headers={"Authorization": BEARER}
+    )
+    assert response.status == 413
+    assert store.records == {}
