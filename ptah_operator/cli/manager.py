@@ -2,9 +2,13 @@
 
 Contract: loads the client configuration (`--kubeconfig`, else in-cluster when
 KUBERNETES_SERVICE_HOST is set, else $KUBECONFIG / ~/.kube/config), configures JSON logging,
-builds the controllers of `default_registry()`, and runs the `Manager` until SIGTERM or
-SIGINT. Exits 0 after a graceful shutdown (Lease released), 1 when leadership is lost or the
-runtime fails, 2 on bad flags or configuration.
+builds the controllers (the PtahMigration controller; the PtahSchema observer until its
+lifecycle lands), serves the admission webhooks and the result endpoint over TLS on every
+replica (standbys too: any replica answers admission and stores results), and runs the
+`Manager` until SIGTERM or SIGINT. With `--register-webhooks-url` (the local stack) it
+registers the webhooks itself at that URL with `--tls-ca-file` as their caBundle; in a cluster
+deploy/webhooks.yaml does. Exits 0 after a graceful shutdown (Lease released), 1 when
+leadership is lost or the runtime fails, 2 on bad flags or configuration.
 """
 
 from __future__ import annotations
@@ -16,10 +20,17 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import structlog
+from aiohttp import web
 from kubernetes_asyncio import client, config
+from kubernetes_asyncio.client.exceptions import ApiException
 
+from ptah_operator import __version__
+from ptah_operator.api.common import ExecutionBinding
+from ptah_operator.api.constants import Kind
+from ptah_operator.controller import observe
 from ptah_operator.controller.leaderelection import (
     DEFAULT_LEASE_DURATION,
     DEFAULT_RENEW_DEADLINE,
@@ -34,11 +45,30 @@ from ptah_operator.controller.manager import (
     ManagerOptions,
     parse_bind_address,
 )
-from ptah_operator.controller.registry import default_registry
+from ptah_operator.controller.migration import MigrationControllerConfig, MigrationReconciler
+from ptah_operator.controller.registry import ControllerRegistry
+from ptah_operator.reconcile.world import RunnerConfig
+from ptah_operator.results.credentials import operation_secret_factory
+from ptah_operator.results.endpoint import add_routes as add_result_routes
+from ptah_operator.results.store import KubernetesResultStore, load_result_key
+from ptah_operator.webhook.app import add_routes as add_webhook_routes
+from ptah_operator.webhook.lookup import ApiObjectLookup, CachedLookup
+from ptah_operator.webhook.registration import (
+    DEPLOY_SERVICE,
+    DEPLOY_SERVICE_PORT,
+    UrlEndpoint,
+    mutating_webhook_configuration,
+    validating_webhook_configuration,
+)
+from ptah_operator.webhook.tls import HttpsServer, start_https_server
 
 log = structlog.get_logger(__name__)
 
 DEFAULT_LEADER_ELECTION_ID = "ptah-operator-leader"
+DEFAULT_RUNNER_IMAGE = f"ghcr.io/ptah-operator/ptah-operator:{__version__}"
+DEFAULT_OPERATOR_NAMESPACE = "ptah-system"
+ALL_ADDRESSES = "0.0.0.0"  # noqa: S104 (":9443" means every address of the Pod, as kubectl expects)
+RUNNER_PROTOCOL_VERSION = 1
 EXIT_USAGE = 2
 _SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
@@ -84,6 +114,43 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--log-level", default="info", choices=["debug", "info", "warning", "error"]
     )
+    parser.add_argument(
+        "--operator-namespace",
+        help="namespace of realm Leases and the result key (default: the leader election "
+        "namespace, the pod's namespace, or ptah-system)",
+    )
+    parser.add_argument(
+        "--webhook-bind-address",
+        default=":9443",
+        help='address of the admission webhooks and the result endpoint (TLS; "0" = off)',
+    )
+    parser.add_argument("--tls-cert-file", type=Path, help="serving certificate (PEM)")
+    parser.add_argument("--tls-key-file", type=Path, help="serving key (PEM)")
+    parser.add_argument(
+        "--tls-ca-file",
+        type=Path,
+        help="the CA that signed the serving certificate: runners trust it, webhooks name it",
+    )
+    parser.add_argument(
+        "--result-key-file",
+        type=Path,
+        help="the key result tokens are derived from (default: Secret ptah-operator-result-key)",
+    )
+    parser.add_argument(
+        "--result-url",
+        help="where runners report (default: the webhook Service's /v1/results)",
+    )
+    parser.add_argument(
+        "--register-webhooks-url",
+        help="register the admission webhooks at this base URL (local stack), e.g. "
+        "https://127.0.0.1:9443",
+    )
+    parser.add_argument(
+        "--runner-image",
+        default=os.environ.get("PTAH_RUNNER_IMAGE", DEFAULT_RUNNER_IMAGE),
+        help="the image operation Jobs run (default: this release's image)",
+    )
+    parser.add_argument("--workers", type=int, default=4, help="concurrent reconciles")
     return parser
 
 
@@ -127,15 +194,127 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
     )
 
 
+def operator_namespace(args: argparse.Namespace) -> str:
+    if args.operator_namespace:
+        return str(args.operator_namespace)
+    if args.leader_election_namespace:
+        return str(args.leader_election_namespace)
+    if _SERVICE_ACCOUNT_NAMESPACE.exists():
+        return _SERVICE_ACCOUNT_NAMESPACE.read_text().strip()
+    return DEFAULT_OPERATOR_NAMESPACE
+
+
+def check_serving_flags(args: argparse.Namespace) -> None:
+    if parse_bind_address(args.webhook_bind_address) is None:
+        return
+    missing = [
+        flag
+        for flag, value in (
+            ("--tls-cert-file", args.tls_cert_file),
+            ("--tls-key-file", args.tls_key_file),
+            ("--tls-ca-file", args.tls_ca_file),
+        )
+        if value is None
+    ]
+    if missing:
+        raise ValueError(
+            f"{', '.join(missing)} required to serve the webhooks and results "
+            "(or --webhook-bind-address=0)"
+        )
+    for path in (args.tls_cert_file, args.tls_key_file, args.tls_ca_file):
+        if not path.is_file():
+            raise ValueError(f"{path} is not a readable file")
+
+
+async def register_webhooks(api_client: client.ApiClient, base_url: str, ca_pem: bytes) -> None:
+    """Create or replace the webhook configurations that point at `base_url` (local stack)."""
+    api: Any = client.AdmissionregistrationV1Api(api_client)
+    endpoint = UrlEndpoint(base_url)
+    for manifest, read, create, replace in (
+        (
+            mutating_webhook_configuration(endpoint, ca_pem),
+            api.read_mutating_webhook_configuration,
+            api.create_mutating_webhook_configuration,
+            api.replace_mutating_webhook_configuration,
+        ),
+        (
+            validating_webhook_configuration(endpoint, ca_pem),
+            api.read_validating_webhook_configuration,
+            api.create_validating_webhook_configuration,
+            api.replace_validating_webhook_configuration,
+        ),
+    ):
+        name = manifest["metadata"]["name"]
+        try:
+            current = await read(name)
+        except ApiException as error:
+            if error.status != 404:
+                raise
+            await create(manifest)
+            continue
+        manifest["metadata"]["resourceVersion"] = current.metadata.resource_version
+        await replace(name, manifest)
+    log.info("webhooks registered", url=base_url)
+
+
 async def _serve(args: argparse.Namespace, options: ManagerOptions) -> int:
     configuration = await load_client_configuration(args.kubeconfig)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    namespace = operator_namespace(args)
     async with client.ApiClient(configuration) as api_client:
         manager = Manager(api_client, options)
-        default_registry().build(manager)
+        serving = parse_bind_address(args.webhook_bind_address)
+        registry = ControllerRegistry()
+        server: HttpsServer | None = None
+        if serving is not None:
+            ca_pem = args.tls_ca_file.read_bytes()
+            result_key = await load_result_key(api_client, namespace, key_file=args.result_key_file)
+            host, port = serving
+            result_url = args.result_url or (
+                f"https://{DEPLOY_SERVICE}.{namespace}.svc:{DEPLOY_SERVICE_PORT}/v1/results"
+            )
+            runner = RunnerConfig(
+                image=args.runner_image,
+                result_url=result_url,
+                binding=ExecutionBinding(
+                    image=args.runner_image,
+                    runner_version=__version__,
+                    protocol_version=RUNNER_PROTOCOL_VERSION,
+                ),
+            )
+            migration_config = MigrationControllerConfig(
+                runner=runner,
+                lease_namespace=namespace,
+                operation_secret=operation_secret_factory(result_key, ca_pem),
+                workers=args.workers,
+            )
+            reconciler = MigrationReconciler(manager, migration_config)
+            registry.register("ptahmigration", lambda _m: reconciler.controller)
+            app = web.Application(client_max_size=2 * 1024 * 1024)
+            lookup = CachedLookup(
+                {Kind.PTAH_MIGRATION: reconciler.migrations.store.get},
+                ApiObjectLookup(api_client),
+            )
+            add_webhook_routes(app, lookup)
+            add_result_routes(app, KubernetesResultStore(api_client), result_key)
+            server = await start_https_server(
+                app,
+                args.tls_cert_file,
+                args.tls_key_file,
+                host=host or ALL_ADDRESSES,
+                port=port,
+            )
+            log.info("serving webhooks and results", url=server.url)
+            if args.register_webhooks_url:
+                await register_webhooks(api_client, args.register_webhooks_url, ca_pem)
+        else:
+            log.warning("no webhook server: migrations are observed only, nothing runs")
+            registry.register("ptahmigration", observe.migration_observer)
+        registry.register("ptahschema", observe.schema_observer)
+        registry.build(manager)
         le = options.leader_election
         log.info(
             "starting",
@@ -143,7 +322,11 @@ async def _serve(args: argparse.Namespace, options: ManagerOptions) -> int:
             leader_election=le.name if le else None,
             identity=le.identity if le else None,
         )
-        return await manager.run(stop)
+        try:
+            return await manager.run(stop)
+        finally:
+            if server is not None:
+                await server.close()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -151,6 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.log_level)
     try:
         options = options_from(args)
+        check_serving_flags(args)
     except ValueError as error:
         log.error("bad configuration", error=str(error))
         return EXIT_USAGE

@@ -53,6 +53,7 @@ class ManagerProcess:
             f"--leader-election-renew-deadline={renew}s",
             f"--leader-election-retry-period={retry}s",
             f"--metrics-bind-address=127.0.0.1:{self.port}",
+            "--webhook-bind-address=0",
         ]
         with self.log_path.open("wb") as log:
             self.popen = subprocess.Popen(

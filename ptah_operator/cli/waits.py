@@ -1,0 +1,136 @@
+"""When a wait is over, as pure functions of the status the plugin observes.
+
+- `run_progress`: `approve --wait` waits for the run of the plan it approved to reach its
+  verdict: `status.lastRun` names that plan and the phase has left Applying and
+  VerifyingHistory (and the one Reading pass after it, unless the run is verified already). A
+  plan retired before it ran ends the wait too: the approval authorizes nothing else
+  (APR-11, APR-12).
+- `phase_reached`: `wait --for=PHASE` waits for the phase, in a status that describes the
+  current generation.
+- `next_read_request`: the value `refresh` writes, later than any the resource holds and than
+  the last one `status.lastReadRequest` answered (RRQ-20).
+- `ReadTracker`: `refresh --wait` waits until the value is answered and the read it started has
+  finished (RRQ-21). A read that was running when the request arrived does not answer it
+  (RRQ-12), so the read that counts is an operation that was not there before the request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import Enum
+
+from ptah_operator.api.common import StatusCommon
+from ptah_operator.api.constants import MigrationPhase, OperationType, RunOutcome
+from ptah_operator.api.fields import format_time
+from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
+from ptah_operator.api.read_requests import parse_read_request, recorded_read_request
+
+RUNNING_PHASES = frozenset({MigrationPhase.APPLYING, MigrationPhase.VERIFYING_HISTORY})
+# Where a migration rests without a plan: a plan gone in one of these will not run.
+RESTING_PHASES = frozenset(
+    {
+        MigrationPhase.IN_SYNC,
+        MigrationPhase.BLOCKED,
+        MigrationPhase.FAILED,
+        MigrationPhase.SUSPENDED,
+    }
+)
+SUCCESSFUL_OUTCOMES = frozenset({RunOutcome.APPLIED, RunOutcome.UP_TO_DATE})
+
+
+class RunProgress(Enum):
+    WAITING = "waiting"
+    FINISHED = "finished"
+    RETIRED = "retired"
+
+
+def run_progress(status: PtahMigrationStatus, plan_name: str, plan_uid: str | None) -> RunProgress:
+    """Where the run of one approved plan stands."""
+    run = status.last_run
+    ran = (
+        run is not None
+        and run.plan.name == plan_name
+        and (plan_uid is None or run.plan.uid is None or run.plan.uid == plan_uid)
+    )
+    if ran and run is not None:
+        if status.phase in RUNNING_PHASES:
+            return RunProgress.WAITING
+        if status.phase == MigrationPhase.READING and run.verification is None:
+            return RunProgress.WAITING
+        return RunProgress.FINISHED
+    if status.phase in RUNNING_PHASES:
+        return RunProgress.WAITING
+    current = status.plan
+    if current is not None and (
+        current.name != plan_name or (current.uid is not None and current.uid != plan_uid)
+    ):
+        return RunProgress.RETIRED
+    if current is None and status.phase in RESTING_PHASES:
+        return RunProgress.RETIRED
+    return RunProgress.WAITING
+
+
+def phase_reached(migration: PtahMigration, phase: MigrationPhase) -> bool:
+    """The status says `phase`, and it describes the current spec."""
+    status = migration.status
+    if status is None or status.phase != phase:
+        return False
+    generation = migration.metadata.generation
+    observed = status.observed_generation
+    return generation is None or observed is None or observed >= generation
+
+
+def next_read_request(now: datetime, held: Iterable[str | None]) -> str:
+    """An RFC 3339 instant (whole seconds, Z) later than every instant in `held`, and not
+    earlier than `now`. Values that are not instants (invalid, or a sha256: record) count for
+    nothing: they name no time."""
+    instants = [t for t in (parse_read_request(v) for v in held if v) if t is not None]
+    value = now.replace(microsecond=0)
+    if instants:
+        latest = max(instants)
+        if value <= latest:
+            value = latest.replace(microsecond=0) + timedelta(seconds=1)
+    return format_time(value)
+
+
+@dataclass
+class ReadTracker:
+    """Follows one read request from its answer to the end of the read it started."""
+
+    value: str
+    before: frozenset[str]
+    """Operation ids the resource knew before the request: its claim and its last reading."""
+    read_operation: str | None = field(default=None)
+
+    @property
+    def recorded(self) -> str:
+        return recorded_read_request(self.value)
+
+    def answered(self, status: StatusCommon) -> bool:
+        return status.last_read_request == self.recorded
+
+    def finished(self, status: StatusCommon, reading_operation: str | None = None) -> bool:
+        """Whether the read the request started has finished, given one observed status.
+
+        `reading_operation` is the operation id of the latest reading the status records
+        (status.history.operationID for a migration): a new one means a read finished even
+        if its claim came and went unseen.
+        """
+        if not self.answered(status):
+            return False
+        active = status.active_operation
+        if active is not None and active.type != OperationType.APPLY:
+            # A claim that says it answers this request is the read, whatever its id (a retry
+            # may keep its claim); otherwise the first claim the resource did not have before.
+            says_so = active.read_request == self.recorded
+            if says_so or (self.read_operation is None and active.operation_id not in self.before):
+                self.read_operation = active.operation_id
+            if active.operation_id == self.read_operation:
+                return False
+        if self.read_operation is not None and (
+            active is None or active.operation_id != self.read_operation
+        ):
+            return True
+        return reading_operation is not None and reading_operation not in self.before

@@ -1,0 +1,296 @@
+"""The admission webhooks as aiohttp routes, speaking AdmissionReview v1.
+
+Contract:
+- `POST /mutate/approvals`: on CREATE of PtahMigrationApproval and PtahSchemaApproval, a
+  JSONPatch that sets `spec.approvedBy` {username, uid, groups} from `request.userInfo` and
+  `spec.approvedAt` (now, RFC 3339 Z), replacing whatever the client sent (APR-04); for
+  PtahMigrationRunAcknowledgment the same with `acknowledgedBy` / `acknowledgedAt`. A replaced
+  value earns a warning kubectl prints. A request without a user is refused.
+- `POST /validate/approvals`: on CREATE of the same kinds, allowed when `checks` finds nothing;
+  otherwise refused (code 403) with one message naming every reason. A finding made on a cached
+  read is checked again on a fresh one before refusing. An object that cannot be read is a
+  refusal with code 500: the configuration's failurePolicy is Fail either way.
+- Anything else (another operation or kind) is allowed unchanged. A body that is not an
+  AdmissionReview v1 answers 400.
+
+`add_routes(app, lookup)` puts both routes on an existing application (the manager's HTTPS
+server); `build_app(lookup)` makes an application with nothing else.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final, Literal, TypeVar
+
+import structlog
+from aiohttp import web
+from pydantic import ValidationError
+
+from ptah_operator.api.approvals import (
+    PtahMigrationApproval,
+    PtahMigrationRunAcknowledgment,
+    PtahSchemaApproval,
+)
+from ptah_operator.api.constants import Kind
+from ptah_operator.api.kinds import from_manifest
+from ptah_operator.api.migration import PtahMigration
+from ptah_operator.api.objectmeta import Resource
+from ptah_operator.api.plans import PtahMigrationPlan, PtahSchemaPlan
+from ptah_operator.api.schema import PtahSchema
+from ptah_operator.webhook.checks import (
+    STAMPED_KINDS,
+    Finding,
+    UnauthenticatedError,
+    check_migration_approval,
+    check_run_acknowledgment,
+    check_schema_approval,
+    refusal_message,
+    stamp,
+    user_from_request,
+)
+from ptah_operator.webhook.lookup import ObjectLookup, ObjectReadError
+
+log = structlog.get_logger(__name__)
+
+MUTATE_PATH: Final = "/mutate/approvals"
+VALIDATE_PATH: Final = "/validate/approvals"
+ADMISSION_API_VERSION: Final = "admission.k8s.io/v1"
+
+R = TypeVar("R", bound=Resource)
+
+
+@dataclass(frozen=True)
+class Review:
+    """What one admission review decided, for whoever counts them (metrics)."""
+
+    webhook: Literal["mutate", "validate"]
+    kind: str
+    namespace: str
+    allowed: bool
+    codes: tuple[str, ...] = ()
+
+
+ReviewObserver = Callable[[Review], None]
+
+
+class BadReviewError(ValueError):
+    """The body is not an AdmissionReview v1 request."""
+
+
+@dataclass(frozen=True)
+class AdmissionRequest:
+    """The parts of `request` the webhooks read."""
+
+    uid: str
+    kind: str
+    operation: str
+    namespace: str
+    object: Mapping[str, Any]
+    user_info: Mapping[str, Any]
+
+
+def parse_review(body: Any) -> AdmissionRequest:
+    """Read an AdmissionReview v1 body; raise `BadReviewError` for anything else."""
+    if not isinstance(body, Mapping) or body.get("apiVersion") != ADMISSION_API_VERSION:
+        raise BadReviewError("expected an AdmissionReview of admission.k8s.io/v1")
+    request = body.get("request")
+    if not isinstance(request, Mapping) or not isinstance(request.get("uid"), str):
+        raise BadReviewError("the AdmissionReview has no request with a uid")
+    kind = request.get("kind") or {}
+    obj = request.get("object") or {}
+    namespace = request.get("namespace") or (obj.get("metadata") or {}).get("namespace") or ""
+    return AdmissionRequest(
+        uid=request["uid"],
+        kind=str(kind.get("kind") or "") if isinstance(kind, Mapping) else "",
+        operation=str(request.get("operation") or ""),
+        namespace=str(namespace),
+        object=obj if isinstance(obj, Mapping) else {},
+        user_info=request.get("userInfo") or {},
+    )
+
+
+def review_response(
+    uid: str,
+    allowed: bool,
+    *,
+    message: str | None = None,
+    code: int = 403,
+    patch: list[dict[str, Any]] | None = None,
+    warnings: list[str] | None = None,
+) -> dict[str, Any]:
+    """The AdmissionReview v1 answer."""
+    response: dict[str, Any] = {"uid": uid, "allowed": allowed}
+    if not allowed:
+        response["status"] = {
+            "status": "Failure",
+            "code": code,
+            "reason": "Forbidden" if code == 403 else "InternalError",
+            "message": message or "refused",
+        }
+    if patch:
+        response["patchType"] = "JSONPatch"
+        response["patch"] = base64.b64encode(json.dumps(patch).encode("utf-8")).decode("ascii")
+    if warnings:
+        response["warnings"] = warnings
+    return {"apiVersion": ADMISSION_API_VERSION, "kind": "AdmissionReview", "response": response}
+
+
+def _validation_summary(error: ValidationError) -> str:
+    """Where a manifest does not fit its model, by field path; never the values."""
+    places = [".".join(str(part) for part in e["loc"]) or "(root)" for e in error.errors()]
+    shown = ", ".join(places[:5])
+    more = f" and {len(places) - 5} more" if len(places) > 5 else ""
+    return f"fields that do not fit the API: {shown}{more}"
+
+
+class ApprovalWebhooks:
+    """The two handlers, sharing one lookup, one clock and one observer."""
+
+    def __init__(
+        self,
+        lookup: ObjectLookup,
+        *,
+        now: Callable[[], datetime] | None = None,
+        observer: ReviewObserver | None = None,
+    ) -> None:
+        self._lookup = lookup
+        self._now = now or (lambda: datetime.now(UTC))
+        self._observer = observer
+
+    def _observe(self, review: Review) -> None:
+        log.info(
+            "admission review",
+            webhook=review.webhook,
+            kind=review.kind,
+            namespace=review.namespace,
+            allowed=review.allowed,
+            codes=list(review.codes),
+        )
+        if self._observer is not None:
+            self._observer(review)
+
+    async def _body(self, request: web.Request) -> AdmissionRequest:
+        try:
+            body = await request.json()
+        except ValueError as exc:
+            raise BadReviewError("the body is not JSON") from exc
+        return parse_review(body)
+
+    async def mutate(self, request: web.Request) -> web.Response:
+        try:
+            req = await self._body(request)
+        except BadReviewError as exc:
+            return web.Response(status=400, text=str(exc))
+        if req.operation != "CREATE" or req.kind not in STAMPED_KINDS:
+            return web.json_response(review_response(req.uid, True))
+        try:
+            user = user_from_request(req.user_info)
+        except (UnauthenticatedError, ValidationError):
+            self._observe(Review("mutate", req.kind, req.namespace, False, ("Unauthenticated",)))
+            message = f"{req.kind} refused: the request carries no authenticated user to record"
+            return web.json_response(review_response(req.uid, False, message=message))
+        result = stamp(req.kind, req.object, user, self._now())
+        self._observe(Review("mutate", req.kind, req.namespace, True))
+        return web.json_response(
+            review_response(req.uid, True, patch=result.patch, warnings=result.warnings)
+        )
+
+    async def validate(self, request: web.Request) -> web.Response:
+        try:
+            req = await self._body(request)
+        except BadReviewError as exc:
+            return web.Response(status=400, text=str(exc))
+        if req.operation != "CREATE" or req.kind not in STAMPED_KINDS:
+            return web.json_response(review_response(req.uid, True))
+        try:
+            findings = await self.check(req.kind, req.namespace, req.object, fresh=False)
+            if findings:
+                findings = await self.check(req.kind, req.namespace, req.object, fresh=True)
+        except ValidationError as exc:
+            self._observe(Review("validate", req.kind, req.namespace, False, ("Invalid",)))
+            message = f"{req.kind} refused: {_validation_summary(exc)}"
+            return web.json_response(review_response(req.uid, False, message=message, code=400))
+        except ObjectReadError as exc:
+            self._observe(Review("validate", req.kind, req.namespace, False, ("ReadFailed",)))
+            message = f"{req.kind} could not be checked: {exc}"
+            return web.json_response(review_response(req.uid, False, message=message, code=500))
+        codes = tuple(f.code for f in findings)
+        self._observe(Review("validate", req.kind, req.namespace, not findings, codes))
+        if findings:
+            message = refusal_message(req.kind, findings)
+            return web.json_response(review_response(req.uid, False, message=message))
+        return web.json_response(review_response(req.uid, True))
+
+    async def _read(
+        self, kind: Kind, model: type[R], namespace: str, name: str, fresh: bool
+    ) -> R | None:
+        raw = await self._lookup.get(kind, namespace, name, fresh=fresh)
+        if raw is None:
+            return None
+        try:
+            return from_manifest(model, raw)
+        except (ValidationError, ValueError) as exc:
+            detail = _validation_summary(exc) if isinstance(exc, ValidationError) else "wrong kind"
+            raise ObjectReadError(f"{kind} {name} could not be read: {detail}") from exc
+
+    async def check(
+        self, kind: str, namespace: str, obj: Mapping[str, Any], *, fresh: bool
+    ) -> list[Finding]:
+        """The findings against one object of a stamped kind (raises ValidationError when the
+        object itself does not fit its model)."""
+        if kind == Kind.PTAH_MIGRATION_APPROVAL:
+            approval = from_manifest(PtahMigrationApproval, obj)
+            spec = approval.spec
+            migration = await self._read(
+                Kind.PTAH_MIGRATION, PtahMigration, namespace, spec.migration_ref.name, fresh
+            )
+            plan = await self._read(
+                Kind.PTAH_MIGRATION_PLAN, PtahMigrationPlan, namespace, spec.plan_ref.name, fresh
+            )
+            return check_migration_approval(spec, namespace, migration, plan)
+        if kind == Kind.PTAH_SCHEMA_APPROVAL:
+            schema_approval = from_manifest(PtahSchemaApproval, obj)
+            schema_spec = schema_approval.spec
+            schema = await self._read(
+                Kind.PTAH_SCHEMA, PtahSchema, namespace, schema_spec.schema_ref.name, fresh
+            )
+            schema_plan = await self._read(
+                Kind.PTAH_SCHEMA_PLAN, PtahSchemaPlan, namespace, schema_spec.plan_ref.name, fresh
+            )
+            return check_schema_approval(schema_spec, namespace, schema, schema_plan)
+        acknowledgment = from_manifest(PtahMigrationRunAcknowledgment, obj)
+        ack_spec = acknowledgment.spec
+        migration = await self._read(
+            Kind.PTAH_MIGRATION, PtahMigration, namespace, ack_spec.migration_ref.name, fresh
+        )
+        return check_run_acknowledgment(ack_spec, namespace, migration)
+
+
+def add_routes(
+    app: web.Application,
+    lookup: ObjectLookup,
+    *,
+    now: Callable[[], datetime] | None = None,
+    observer: ReviewObserver | None = None,
+) -> ApprovalWebhooks:
+    """Serve `MUTATE_PATH` and `VALIDATE_PATH` on `app` (before it starts)."""
+    hooks = ApprovalWebhooks(lookup, now=now, observer=observer)
+    app.router.add_post(MUTATE_PATH, hooks.mutate)
+    app.router.add_post(VALIDATE_PATH, hooks.validate)
+    return hooks
+
+
+def build_app(
+    lookup: ObjectLookup,
+    *,
+    now: Callable[[], datetime] | None = None,
+    observer: ReviewObserver | None = None,
+) -> web.Application:
+    """An application serving only the webhooks."""
+    app = web.Application()
+    add_routes(app, lookup, now=now, observer=observer)
+    return app

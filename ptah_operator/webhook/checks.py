@@ -1,0 +1,522 @@
+"""What admission decides, as pure functions: the approver stamp and the evidence checks.
+
+The mutating webhook replaces whatever a client wrote in the approver fields with the user the
+API server authenticated (APR-04), so an approval can never claim to come from somebody else.
+The validating webhook refuses a decision the evidence no longer supports (APR-05..APR-10): an
+approval names one exact plan, and that plan is approvable only while it is the migration's
+current plan, the migration waits for a decision, and what the plan was computed from (the
+history reading, the database, the source, the executor) is still what the migration's status
+records. An acknowledgment must name the run `status.unresolvedRun` holds.
+
+Each refusal is a `Finding`: a stable code (for logs, metrics and tests) and a message a person
+reads in kubectl's output, naming what moved. Messages name objects, versions and digests only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from ptah_operator.api.approvals import (
+    PtahMigrationApprovalSpec,
+    PtahMigrationRunAcknowledgmentSpec,
+    PtahSchemaApprovalSpec,
+)
+from ptah_operator.api.common import (
+    ExecutionBinding,
+    ObjectReference,
+    PlanReference,
+    PlanSourceBinding,
+    SourceRecord,
+    UserInfo,
+)
+from ptah_operator.api.constants import Kind, MigrationPhase, SourceKind
+from ptah_operator.api.fields import format_time
+from ptah_operator.api.fingerprints import repository_path_digest
+from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
+from ptah_operator.api.plans import PtahMigrationPlan, PtahMigrationPlanSpec, PtahSchemaPlan
+from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus
+
+# --- the stamp ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StampFields:
+    """Where a kind records who decided and when."""
+
+    by: str
+    at: str
+
+
+STAMPED_KINDS: Final[Mapping[str, StampFields]] = {
+    Kind.PTAH_MIGRATION_APPROVAL.value: StampFields("approvedBy", "approvedAt"),
+    Kind.PTAH_SCHEMA_APPROVAL.value: StampFields("approvedBy", "approvedAt"),
+    Kind.PTAH_MIGRATION_RUN_ACKNOWLEDGMENT.value: StampFields("acknowledgedBy", "acknowledgedAt"),
+}
+
+
+class UnauthenticatedError(ValueError):
+    """The admission request names no user to record."""
+
+
+def user_from_request(user_info: Mapping[str, Any] | None) -> UserInfo:
+    """The authenticated user of an AdmissionReview request (`request.userInfo`)."""
+    info = user_info or {}
+    username = info.get("username")
+    if not isinstance(username, str) or not username:
+        raise UnauthenticatedError("the request carries no authenticated user to record")
+    uid = info.get("uid")
+    groups = info.get("groups") or []
+    return UserInfo(
+        username=username,
+        uid=uid if isinstance(uid, str) and uid else None,
+        groups=[g for g in groups if isinstance(g, str) and g],
+    )
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """The JSONPatch that records the decider, and warnings about what it overwrote."""
+
+    patch: list[dict[str, Any]]
+    warnings: list[str]
+
+
+def stamp(kind: str, obj: Mapping[str, Any], user: UserInfo, now: datetime) -> Stamp:
+    """Set `spec.<by>` to `user` and `spec.<at>` to `now`, replacing anything the client sent.
+
+    JSONPatch `add` on an existing member replaces it, so one op covers both cases. An object
+    without a spec gets no patch: the CRD's schema refuses it right after.
+    """
+    fields = STAMPED_KINDS.get(kind)
+    spec = obj.get("spec")
+    if fields is None or not isinstance(spec, Mapping):
+        return Stamp([], [])
+    user_value = user.model_dump(mode="json", by_alias=True, exclude_none=True)
+    warnings: list[str] = []
+    supplied = spec.get(fields.by)
+    if supplied is not None and supplied != user_value:
+        warnings.append(
+            f"spec.{fields.by} was replaced: admission records the authenticated user "
+            f"{user.username}"
+        )
+    if spec.get(fields.at) is not None:
+        warnings.append(f"spec.{fields.at} was replaced with the time of admission")
+    patch: list[dict[str, Any]] = [
+        {"op": "add", "path": f"/spec/{fields.by}", "value": user_value},
+        {"op": "add", "path": f"/spec/{fields.at}", "value": format_time(now)},
+    ]
+    return Stamp(patch, warnings)
+
+
+# --- findings ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reason to refuse: a stable code and a readable message."""
+
+    code: str
+    message: str
+
+
+OBJECT_NOT_FOUND: Final = "ObjectNotFound"
+OBJECT_REPLACED: Final = "ObjectReplaced"
+NOT_AWAITING_APPROVAL: Final = "NotAwaitingApproval"
+NO_PLAN: Final = "NoPlan"
+PLAN_REPLACED: Final = "PlanReplaced"
+PLAN_OF_ANOTHER_RESOURCE: Final = "PlanOfAnotherResource"
+FINGERPRINT_MISMATCH: Final = "FingerprintMismatch"
+HISTORY_MOVED: Final = "HistoryMoved"
+TARGET_CHANGED: Final = "TargetChanged"
+SOURCE_CHANGED: Final = "SourceChanged"
+EXECUTOR_CHANGED: Final = "ExecutorChanged"
+NO_UNRESOLVED_RUN: Final = "NoUnresolvedRun"
+RUN_MISMATCH: Final = "RunMismatch"
+
+
+_FULL_DIGEST = re.compile(r"sha256:([0-9a-f]{12})[0-9a-f]{52}")
+
+
+def short_digest(value: str | None) -> str:
+    """A value with each digest in it as people compare them: sha256: and 12 hex digits."""
+    if value is None:
+        return "none"
+    return _FULL_DIGEST.sub(r"sha256:\1", value)
+
+
+def _resource_findings(
+    kind: str,
+    ref: ObjectReference,
+    obj: PtahMigration | PtahSchema | None,
+    namespace: str,
+) -> list[Finding]:
+    """The resource the decision names exists, and is the same object (not a re-created one)."""
+    if obj is None:
+        return [Finding(OBJECT_NOT_FOUND, f"{kind} {ref.name} does not exist in {namespace}")]
+    if obj.metadata.uid != ref.uid:
+        return [
+            Finding(
+                OBJECT_REPLACED,
+                f"{kind} {ref.name} is not the one named: it was re-created "
+                f"(its UID is {obj.metadata.uid}, the request names {ref.uid})",
+            )
+        ]
+    return []
+
+
+def _current_plan_findings(
+    resource: str, ref: ObjectReference, current: PlanReference | None
+) -> list[Finding]:
+    """The approved plan is the resource's current status.plan (APR-05, APR-12)."""
+    if current is None:
+        return [Finding(NO_PLAN, f"{resource} has no plan; there is nothing to approve")]
+    if current.name != ref.name:
+        return [
+            Finding(
+                PLAN_REPLACED,
+                f"plan {ref.name} was replaced: the current plan of {resource} is {current.name}",
+            )
+        ]
+    if current.uid is not None and current.uid != ref.uid:
+        return [
+            Finding(
+                PLAN_REPLACED,
+                f"plan {ref.name} was replaced by a new plan of the same name "
+                f"(UID {current.uid}, the approval names {ref.uid})",
+            )
+        ]
+    return []
+
+
+def _plan_object_findings(
+    kind: str,
+    ref: ObjectReference,
+    plan: PtahMigrationPlan | PtahSchemaPlan | None,
+    namespace: str,
+) -> list[Finding]:
+    if plan is None:
+        return [Finding(OBJECT_NOT_FOUND, f"{kind} {ref.name} does not exist in {namespace}")]
+    if plan.metadata.uid != ref.uid:
+        return [
+            Finding(
+                PLAN_REPLACED,
+                f"{kind} {ref.name} was re-created (its UID is {plan.metadata.uid}, "
+                f"the approval names {ref.uid})",
+            )
+        ]
+    return []
+
+
+def _owner_findings(
+    plan_name: str, owner_kind: str, plan_owner: ObjectReference, named: ObjectReference
+) -> list[Finding]:
+    """The plan belongs to the resource the approval names (APR-03: no conflicting value)."""
+    if plan_owner.name == named.name and plan_owner.uid == named.uid:
+        return []
+    return [
+        Finding(
+            PLAN_OF_ANOTHER_RESOURCE,
+            f"plan {plan_name} belongs to {owner_kind} {plan_owner.name} "
+            f"(UID {plan_owner.uid}), not to {named.name} (UID {named.uid})",
+        )
+    ]
+
+
+def _fingerprint_findings(plan_name: str, named: str, actual: str) -> list[Finding]:
+    if named == actual:
+        return []
+    return [
+        Finding(
+            FINGERPRINT_MISMATCH,
+            f"planFingerprint {short_digest(named)} is not the fingerprint of plan {plan_name} "
+            f"({short_digest(actual)})",
+        )
+    ]
+
+
+# --- bindings ----------------------------------------------------------------------------------
+
+
+def plan_source_binding(record: SourceRecord) -> PlanSourceBinding:
+    """What a plan made now from this resolution would bind (plan contract 1 or 2).
+
+    Contract 1 (OCI): the verified digest and the verification policy. Contract 2 (ConfigMap,
+    Git): the content digest, the source ConfigMap's UID or the repository and path, and the
+    source policy.
+    """
+    if record.kind == SourceKind.ARTIFACT:
+        return PlanSourceBinding(
+            kind=record.kind,
+            oci_digest=record.oci_digest,
+            verification_policy_digest=record.verification_policy_digest,
+        )
+    if record.kind == SourceKind.CONFIG_MAP:
+        return PlanSourceBinding(
+            kind=record.kind,
+            content_digest=record.content_digest,
+            config_map_uid=record.config_map_uid,
+            source_policy_digest=record.source_policy_digest,
+        )
+    return PlanSourceBinding(
+        kind=record.kind,
+        content_digest=record.content_digest,
+        repository_path_digest=(
+            repository_path_digest(record.repository, record.path)
+            if record.repository is not None
+            else None
+        ),
+        source_policy_digest=record.source_policy_digest,
+    )
+
+
+# What each bound source field means to the person reading the refusal (APR-07, APR-08).
+_SOURCE_FIELDS: Final[tuple[tuple[str, str], ...]] = (
+    ("kind", "source kind"),
+    ("ociDigest", "artifact digest (re-resolved)"),
+    ("verificationPolicyDigest", "verification policy"),
+    ("contentDigest", "content of the selected files"),
+    ("configMapUID", "source ConfigMap (re-created)"),
+    ("repositoryPathDigest", "repository or path"),
+    ("sourcePolicyDigest", "source policy"),
+)
+
+_EXECUTION_FIELDS: Final[tuple[tuple[str, str], ...]] = (
+    ("image", "runner image"),
+    ("runnerVersion", "runner version"),
+    ("protocolVersion", "runner protocol version"),
+    ("engineVersion", "engine version"),
+    ("digest", "execution binding digest"),
+)
+
+
+def _changes(
+    planned: Mapping[str, Any], current: Mapping[str, Any], labels: tuple[tuple[str, str], ...]
+) -> list[str]:
+    changed: list[str] = []
+    for key, label in labels:
+        before, after = planned.get(key), current.get(key)
+        if before != after:
+            changed.append(f"{label} {short_digest(_text(before))} -> {short_digest(_text(after))}")
+    return changed
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _dump(model: PlanSourceBinding | ExecutionBinding) -> dict[str, Any]:
+    return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def execution_changes(planned: ExecutionBinding, current: ExecutionBinding) -> list[str]:
+    """How the executor differs from the one a plan was made for; empty when it is the same.
+
+    Two bindings that carry a digest are the same exactly when the digests are: the digest is
+    the binding's identity, taken over every other field.
+    """
+    if planned.digest is not None and planned.digest == current.digest:
+        return []
+    return _changes(_dump(planned), _dump(current), _EXECUTION_FIELDS)
+
+
+def source_changes(planned: PlanSourceBinding, current: SourceRecord) -> list[str]:
+    """How the source the status records differs from what a plan bound; empty when it does not."""
+    return _changes(_dump(planned), _dump(plan_source_binding(current)), _SOURCE_FIELDS)
+
+
+def _evidence_findings(
+    plan_name: str, plan: PtahMigrationPlanSpec, status: PtahMigrationStatus
+) -> list[Finding]:
+    """What the plan was computed from is still what the migration's status records."""
+    findings: list[Finding] = []
+    history = status.history
+    if history is None or history.fingerprint is None:
+        findings.append(
+            Finding(
+                HISTORY_MOVED,
+                f"the migration records no reading of the history; plan {plan_name} continues "
+                f"reading {short_digest(plan.history_fingerprint)}",
+            )
+        )
+    elif history.fingerprint != plan.history_fingerprint:
+        findings.append(
+            Finding(
+                HISTORY_MOVED,
+                f"the history moved since plan {plan_name} was made: the plan continues "
+                f"reading {short_digest(plan.history_fingerprint)}, the latest reading is "
+                f"{short_digest(history.fingerprint)} (current version "
+                f"{history.current_version or 'none'})",
+            )
+        )
+    if (
+        history is not None
+        and history.target_identity_digest is not None
+        and history.target_identity_digest != plan.target_identity_digest
+    ):
+        findings.append(
+            Finding(
+                TARGET_CHANGED,
+                f"the database changed since plan {plan_name} was made: "
+                f"{short_digest(plan.target_identity_digest)} -> "
+                f"{short_digest(history.target_identity_digest)}",
+            )
+        )
+    if status.source is None:
+        findings.append(
+            Finding(SOURCE_CHANGED, "the migration records no resolved source to compare with")
+        )
+    else:
+        changed = source_changes(plan.source, status.source)
+        if changed:
+            findings.append(
+                Finding(
+                    SOURCE_CHANGED,
+                    f"the source changed since plan {plan_name} was made: " + ", ".join(changed),
+                )
+            )
+    if status.execution_binding is None:
+        findings.append(
+            Finding(EXECUTOR_CHANGED, "the migration records no executor to compare with")
+        )
+    else:
+        changed = execution_changes(plan.execution_binding, status.execution_binding)
+        if changed:
+            findings.append(
+                Finding(
+                    EXECUTOR_CHANGED,
+                    f"the executor was rolled out since plan {plan_name} was made: "
+                    + ", ".join(changed),
+                )
+            )
+    return findings
+
+
+# --- the three decisions -----------------------------------------------------------------------
+
+
+def check_migration_approval(
+    spec: PtahMigrationApprovalSpec,
+    namespace: str,
+    migration: PtahMigration | None,
+    plan: PtahMigrationPlan | None,
+) -> list[Finding]:
+    """Why a PtahMigrationApproval may not be admitted; empty when it may (APR-02..APR-10)."""
+    found = _resource_findings(Kind.PTAH_MIGRATION, spec.migration_ref, migration, namespace)
+    if found or migration is None:
+        return found
+    status = migration.status or PtahMigrationStatus()
+    resource = f"migration {spec.migration_ref.name}"
+    findings: list[Finding] = []
+    if status.phase != MigrationPhase.AWAITING_APPROVAL:
+        findings.append(
+            Finding(
+                NOT_AWAITING_APPROVAL,
+                f"{resource} is not waiting for a decision: its phase is "
+                f"{status.phase or 'not set yet'}, not AwaitingApproval",
+            )
+        )
+    replaced = _current_plan_findings(resource, spec.plan_ref, status.plan)
+    if replaced:
+        # Whatever else differs follows from the replacement; naming it is enough.
+        return findings + replaced
+    plan_name = spec.plan_ref.name
+    missing = _plan_object_findings(Kind.PTAH_MIGRATION_PLAN, spec.plan_ref, plan, namespace)
+    if missing or plan is None:
+        return findings + missing
+    findings += _owner_findings(
+        plan_name, Kind.PTAH_MIGRATION, plan.spec.migration_ref, spec.migration_ref
+    )
+    findings += _fingerprint_findings(plan_name, spec.plan_fingerprint, plan.spec.fingerprint)
+    findings += _evidence_findings(plan_name, plan.spec, status)
+    return findings
+
+
+def check_schema_approval(
+    spec: PtahSchemaApprovalSpec,
+    namespace: str,
+    schema: PtahSchema | None,
+    plan: PtahSchemaPlan | None,
+) -> list[Finding]:
+    """Why a PtahSchemaApproval may not be admitted: the plan reference and fingerprint only.
+
+    The schema lifecycle's own evidence checks come with that lifecycle.
+    """
+    found = _resource_findings(Kind.PTAH_SCHEMA, spec.schema_ref, schema, namespace)
+    if found or schema is None:
+        return found
+    status = schema.status or PtahSchemaStatus()
+    resource = f"schema {spec.schema_ref.name}"
+    replaced = _current_plan_findings(resource, spec.plan_ref, status.plan)
+    if replaced:
+        return replaced
+    missing = _plan_object_findings(Kind.PTAH_SCHEMA_PLAN, spec.plan_ref, plan, namespace)
+    if missing or plan is None:
+        return missing
+    plan_name = spec.plan_ref.name
+    return _owner_findings(
+        plan_name, Kind.PTAH_SCHEMA, plan.spec.schema_ref, spec.schema_ref
+    ) + _fingerprint_findings(plan_name, spec.plan_fingerprint, plan.spec.fingerprint)
+
+
+def check_run_acknowledgment(
+    spec: PtahMigrationRunAcknowledgmentSpec, namespace: str, migration: PtahMigration | None
+) -> list[Finding]:
+    """Why a PtahMigrationRunAcknowledgment may not be admitted (RUN-06).
+
+    It must name the run status.unresolvedRun holds: its operation, its plan, its Job and its
+    outcome. A UID the status does not record (a run that left no Job UID) is not compared.
+    """
+    found = _resource_findings(Kind.PTAH_MIGRATION, spec.migration_ref, migration, namespace)
+    if found or migration is None:
+        return found
+    status = migration.status or PtahMigrationStatus()
+    resource = f"migration {spec.migration_ref.name}"
+    run = status.unresolved_run
+    if run is None:
+        return [
+            Finding(
+                NO_UNRESOLVED_RUN,
+                f"{resource} holds no unresolved run: it was settled, or never held one",
+            )
+        ]
+    differences: list[str] = []
+    if run.operation_id != spec.operation_id:
+        differences.append(f"operation {run.operation_id}, not {spec.operation_id}")
+    if run.plan.name != spec.plan_ref.name or (
+        run.plan.uid is not None and run.plan.uid != spec.plan_ref.uid
+    ):
+        differences.append(
+            f"plan {run.plan.name} (UID {run.plan.uid or 'unrecorded'}), not "
+            f"{spec.plan_ref.name} (UID {spec.plan_ref.uid})"
+        )
+    if run.job is not None and (
+        run.job.name != spec.job_ref.name
+        or (run.job.uid is not None and run.job.uid != spec.job_ref.uid)
+    ):
+        differences.append(
+            f"Job {run.job.name} (UID {run.job.uid or 'unrecorded'}), not "
+            f"{spec.job_ref.name} (UID {spec.job_ref.uid})"
+        )
+    if run.outcome != spec.outcome:
+        differences.append(f"outcome {run.outcome}, not {spec.outcome}")
+    if not differences:
+        return []
+    return [
+        Finding(
+            RUN_MISMATCH,
+            f"the unresolved run of {resource} is not the one named: it has "
+            + "; ".join(differences),
+        )
+    ]
+
+
+def refusal_message(kind: str, findings: list[Finding]) -> str:
+    """The one message kubectl prints after `denied the request:`.
+
+    It names the kind rather than the object: a generated name may not exist yet at admission.
+    """
+    return f"{kind} refused: " + "; ".join(f.message for f in findings)

@@ -1,0 +1,80 @@
+"""The webhook configurations: what they match, how they fail, and deploy/webhooks.yaml."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import yaml
+
+from ptah_operator.webhook.registration import (
+    ServiceEndpoint,
+    UrlEndpoint,
+    deploy_manifests,
+    mutating_webhook_configuration,
+    render_deploy_yaml,
+    validating_webhook_configuration,
+)
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def test_deploy_webhooks_yaml_is_generated_from_the_module() -> None:
+    on_disk = (REPO / "deploy" / "webhooks.yaml").read_text()
+    assert on_disk == render_deploy_yaml(), (
+        "deploy/webhooks.yaml is out of date: "
+        "python -m ptah_operator.webhook.registration > deploy/webhooks.yaml"
+    )
+    kinds = [doc["kind"] for doc in yaml.safe_load_all(on_disk)]
+    assert kinds == ["Service", "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"]
+
+
+def test_the_webhooks_act_on_create_of_the_three_kinds_and_fail_closed() -> None:
+    for configuration in deploy_manifests()[1:]:
+        (webhook,) = configuration["webhooks"]
+        assert webhook["rules"] == [
+            {
+                "apiGroups": ["operator.ptah.run"],
+                "apiVersions": ["v1alpha1"],
+                "operations": ["CREATE"],
+                "resources": [
+                    "ptahmigrationapprovals",
+                    "ptahschemaapprovals",
+                    "ptahmigrationrunacknowledgments",
+                ],
+                "scope": "Namespaced",
+            }
+        ]
+        assert webhook["sideEffects"] == "None"
+        assert webhook["failurePolicy"] == "Fail"
+        assert webhook["admissionReviewVersions"] == ["v1"]
+        assert webhook["timeoutSeconds"] == 10
+        assert "caBundle" not in webhook["clientConfig"]
+        assert webhook["clientConfig"]["service"]["namespace"] == "ptah-system"
+
+
+def test_url_endpoints_carry_the_ca_bundle() -> None:
+    pem = b"-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----\n"
+    selector = {"matchLabels": {"kubernetes.io/metadata.name": "t"}}
+    mutating = mutating_webhook_configuration(
+        UrlEndpoint("https://127.0.0.1:9443/"),
+        pem,
+        name="t",
+        timeout_seconds=5,
+        namespace_selector=selector,
+    )
+    (webhook,) = mutating["webhooks"]
+    assert webhook["clientConfig"] == {
+        "url": "https://127.0.0.1:9443/mutate/approvals",
+        "caBundle": base64.b64encode(pem).decode(),
+    }
+    assert webhook["namespaceSelector"] == selector
+    assert webhook["timeoutSeconds"] == 5
+    assert webhook["reinvocationPolicy"] == "Never"
+    validating = validating_webhook_configuration(ServiceEndpoint("ns", "svc", 8443), pem)
+    assert validating["webhooks"][0]["clientConfig"]["service"] == {
+        "namespace": "ns",
+        "name": "svc",
+        "path": "/validate/approvals",
+        "port": 8443,
+    }
