@@ -3,14 +3,19 @@
 The controller applies a Decision in this order, and stops at the first failure (the next
 pass decides again from what then exists):
 
+0. `annotations`, a merge patch of the resource's metadata.annotations (a None value removes
+   the key), sent with the World's resourceVersion as a precondition; the status write then
+   uses the resourceVersion this patch returned. The hold of an unresolved run is kept here
+   as well as in status, so a restore that loses status brings it back (MIG-24, RUN-21);
 1. `lease` actions (take or release the database-realm Lease; a take that loses means the
    status below is not written and the pass requeues);
 2. `status`, written through the status subresource with the resourceVersion the World was
-   built from (a conflict requeues) — so a claim is on record before its Job exists (JOB-04);
+   built from, or the one step 0 returned (a conflict requeues) — so a claim is on record before its Job exists (JOB-04);
 3. `create`, in order, each idempotent by its deterministic name (AlreadyExists is success);
    an `OperationCredentials` entry is materialised by the controller as the Secret
    `ptah-op-<operation id>` with the operation's bearer token and the result endpoint's CA;
-4. `delete`, each tolerant of NotFound;
+4. `delete`, each tolerant of NotFound (a Job with propagationPolicy Background, so its Pod
+   goes with it: a failed read's Job is deleted before the retry reuses its name);
 5. `events`, best effort (an Event that is lost is only an Event: the journal is the record);
 6. `requeue_after`, or none when the next change will come through a watch.
 """
@@ -19,7 +24,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -76,7 +81,11 @@ class Decision:
     lease: tuple[LeaseAction, ...] = ()
     events: tuple[Event, ...] = ()
     requeue_after: dt.timedelta | None = None
+    annotations: Mapping[str, str | None] = field(default_factory=dict)
+    """metadata.annotations to set on the resource (None removes one)."""
 
     @property
     def changes_nothing(self) -> bool:
-        return self.status is None and not (self.create or self.delete or self.lease or self.events)
+        return self.status is None and not (
+            self.create or self.delete or self.lease or self.events or self.annotations
+        )

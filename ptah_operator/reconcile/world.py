@@ -21,6 +21,7 @@ from typing import Any
 
 from ptah_operator.api.approvals import PtahMigrationApproval, PtahMigrationRunAcknowledgment
 from ptah_operator.api.common import ExecutionBinding
+from ptah_operator.api.constants import Engine
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.api.realm import PtahRealm
@@ -47,6 +48,13 @@ class JobState:
     message: str | None = None
     """The last line the failing container wrote (its termination message), already free of
     SQL and row data: the runner writes only error classes there."""
+    finished_at: dt.datetime | None = None
+    """When the Job ended (its Complete or Failed condition), for a Job that ended. A result
+    the runner reported may reach the informer cache a moment after the Job's end does, so a
+    Job that ended with no result is judged only after a grace period from this instant."""
+    snapshot_refused: bool = False
+    """The init container refused the snapshot (SRC-CM-08): the container that holds the
+    database URL never started, so the operation did nothing at all."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,9 @@ class SourceFiles:
     manifest: bytes
     refusal: str | None = None
     """Why these files cannot be a source (a name not allowed, too large); the rule named."""
+    source_policy_digest: str | None = None
+    """SHA-256 of the source policy the files were checked against, when the source names one;
+    recorded beside the resolution and bound into every plan made from it (SRC-POL-06)."""
 
 
 @dataclass(frozen=True)
@@ -127,7 +138,10 @@ class MigrationWorld:
     snapshots: frozenset[str] = frozenset()
     """Names of the snapshot ConfigMaps this resource owns that exist."""
     jobs: Mapping[str, JobState] = field(default_factory=dict)
-    """The resource's Jobs by name."""
+    """The resource's Jobs by name. A Job the controller created must be here from then on:
+    the controller waits for its cache to hold its own creates (as controller-runtime's
+    expectations do), because an Apply claim with no Job is withdrawn when what it rests on
+    moved, and only an absent Job makes that safe."""
     results: Mapping[str, OperationResult] = field(default_factory=dict)
     """Reported results by operation id."""
     plans: Mapping[str, PtahMigrationPlan] = field(default_factory=dict)
@@ -142,3 +156,7 @@ class MigrationWorld:
     realm_missing: bool = False
     """spec.target.realm names a PtahRealm that does not exist."""
     lease: LeaseState | None = None
+    supported_engines: frozenset[Engine] = frozenset(Engine)
+    """Engines this manager's runner can operate; any other is Blocked UnsupportedEngine."""
+    manager_namespace: str = "ptah-system"
+    """Where the database-realm Leases live (the manager's namespace)."""

@@ -1,0 +1,198 @@
+"""`make demo`: a PtahMigration taken from nothing to InSync through a person's approval.
+
+On the local stack (a real kube-apiserver, etcd and controller manager; PostgreSQL; the Job
+executor running real containers with podman; the operator as a process with its admission
+webhooks registered), this applies a ConfigMap of migration files and a PtahMigration, waits
+for the plan, shows it, approves it as a person (alice, through `kubectl ptah approve`), waits
+for the run and its verification, and shows the resource and the tables the run created.
+
+`--keep` leaves the stack running and prints how to reach it; Ctrl-C stops it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from localstack.controlplane import REPO
+from localstack.stack import LocalStack, wait_for
+
+NAMESPACE = "application"
+MIGRATIONS = {
+    "0000000001_create_customers.up.sql": (
+        "CREATE TABLE customers (\n  id bigint PRIMARY KEY,\n  email text NOT NULL UNIQUE\n);\n"
+    ),
+    "0000000002_create_orders.up.sql": (
+        "CREATE TABLE orders (\n  id bigint PRIMARY KEY,\n"
+        "  customer_id bigint NOT NULL REFERENCES customers (id),\n"
+        "  total_cents bigint NOT NULL CHECK (total_cents >= 0)\n);\n"
+        "CREATE INDEX orders_customer ON orders (customer_id);\n"
+    ),
+}
+
+
+def say(text: str) -> None:
+    print(f"\n\033[1m==> {text}\033[0m", flush=True)
+
+
+def show(command: list[str], env: dict[str, str] | None = None) -> str:
+    print("$ " + " ".join(command), flush=True)
+    result = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+    output = (result.stdout + result.stderr).rstrip()
+    if output:
+        print(output, flush=True)
+    if result.returncode != 0:
+        raise SystemExit(f"demo: {' '.join(command[:3])} failed ({result.returncode})")
+    return result.stdout
+
+
+def migration(stack: LocalStack) -> dict[str, Any]:
+    out = stack.cp.kubectl("get", "ptahmigration", "orders", "-n", NAMESPACE, "-o", "json")
+    document: dict[str, Any] = json.loads(out.stdout)
+    return document
+
+
+def phase(stack: LocalStack) -> str:
+    return str(migration(stack).get("status", {}).get("phase", ""))
+
+
+def manifests(postgres_url: str) -> str:
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "orders-migrations", "namespace": NAMESPACE},
+        "data": MIGRATIONS,
+    }
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "orders-database", "namespace": NAMESPACE},
+        "stringData": {"url": postgres_url},
+    }
+    resource = {
+        "apiVersion": "operator.ptah.run/v1alpha1",
+        "kind": "PtahMigration",
+        "metadata": {"name": "orders", "namespace": NAMESPACE},
+        "spec": {
+            "target": {
+                "engine": "PostgreSQL",
+                "coordinationKey": "demo/orders-primary",
+                "urlFrom": {"name": "orders-database", "key": "url"},
+            },
+            "configMap": {"name": "orders-migrations"},
+            "policy": {"apply": "OnApproval"},
+        },
+    }
+    return "\n---\n".join(json.dumps(d) for d in (configmap, secret, resource))
+
+
+def run(keep: bool, workdir: Path) -> None:
+    started = time.monotonic()
+    say("Starting the local stack: etcd, kube-apiserver, kube-controller-manager, PostgreSQL,")
+    print("    the Job executor (podman) and the operator (this takes a minute the first time)")
+    with LocalStack(workdir) as stack:
+        assert stack.postgres is not None
+        kubeconfig = str(stack.cp.kubeconfig)
+        kubectl = [str(stack.cp.bindir / "kubectl"), f"--kubeconfig={kubeconfig}"]
+        plugin = [str(Path(sys.executable).parent / "kubectl-ptah"), f"--kubeconfig={kubeconfig}"]
+        print(f"    ready in {time.monotonic() - started:.0f}s")
+
+        say("A person with the approver role: alice")
+        alice = stack.cp.user_kubeconfig("alice@example.com", ["db-approvers"])
+        stack.cp.kubectl("create", "namespace", NAMESPACE)
+        stack.cp.kubectl(
+            "create",
+            "rolebinding",
+            "alice-approves",
+            "-n",
+            NAMESPACE,
+            "--clusterrole=ptah-approver",
+            "--user=alice@example.com",
+        )
+
+        say("Applying the migration files (a ConfigMap), the database Secret and a PtahMigration")
+        stack.cp.kubectl("apply", "-f", "-", input=manifests(stack.postgres.url_for("postgres")))
+        for name in sorted(MIGRATIONS):
+            print(f"    {name}")
+
+        say("The operator snapshots the files, reads the revision table in a Job, and plans")
+        wait_for(lambda: phase(stack) in ("AwaitingApproval", "Blocked", "Failed"), 180, "a plan")
+        show([*kubectl, "get", "ptahmigrations", "-n", NAMESPACE])
+        show([*plugin, "migration", "orders", "-n", NAMESPACE])
+        if phase(stack) != "AwaitingApproval":
+            raise SystemExit("demo: the migration did not reach AwaitingApproval")
+
+        say("alice approves exactly the plan she was shown, and waits for the run")
+        show(
+            [
+                str(Path(sys.executable).parent / "kubectl-ptah"),
+                f"--kubeconfig={alice}",
+                "approve",
+                "migration/orders",
+                "-n",
+                NAMESPACE,
+                "--wait",
+            ]
+        )
+        wait_for(lambda: phase(stack) in ("InSync", "Blocked", "Failed"), 180, "the verdict")
+
+        say("The verdict: read from the revision table again, not from the Job's exit")
+        show([*kubectl, "get", "ptahmigrations", "-n", NAMESPACE])
+        show([*plugin, "migration", "orders", "-n", NAMESPACE])
+        show([*kubectl, "get", "ptahmigrationapprovals,ptahmigrationplans,jobs", "-n", NAMESPACE])
+        psql = shutil.which("psql")
+        if psql:
+            show([psql, stack.postgres.url_for("postgres"), "-c", r"\dt"])
+            show(
+                [
+                    psql,
+                    stack.postgres.url_for("postgres"),
+                    "-c",
+                    "SELECT version, description, execution_millis FROM schema_migrations ORDER BY version",
+                ]
+            )
+        final = phase(stack)
+        if final != "InSync":
+            raise SystemExit(f"demo: the migration ended {final}, not InSync")
+        say(f"InSync, through an approval of the exact plan, in {time.monotonic() - started:.0f}s")
+        if keep:
+            print(f"\n    KUBECONFIG={kubeconfig}\n    Ctrl-C stops the stack.")
+            try:
+                while True:
+                    time.sleep(3600)
+            except KeyboardInterrupt:
+                pass
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", action="store_true", help="leave the stack running")
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="ptah-demo-"))
+    os.chdir(REPO)
+    try:
+        run(args.keep, workdir)
+    except BaseException:
+        for log in ("operator.log", "executor.log"):
+            path = workdir / log
+            if path.exists():
+                lines = path.read_text(errors="replace").splitlines()[-40:]
+                print(f"\n--- last lines of {log} ---\n" + "\n".join(lines), file=sys.stderr)
+        raise
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,195 @@
+"""The whole local stack in one place: what `make demo` and the end-to-end tests run.
+
+`LocalStack` starts, in order: the control plane (etcd, kube-apiserver, kube-controller-manager),
+the CRDs, PostgreSQL (and MariaDB when asked), the Job executor (podman mode when the image can
+be built, else process mode), and the operator itself as a normal process against that API
+server, serving its admission webhooks and result endpoint over TLS on 127.0.0.1 with a
+certificate from the control plane's CA, and registering the webhooks with that CA as their
+caBundle. Everything is real; stopping the stack stops every process and removes its data.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from types import TracebackType
+
+from localstack.controlplane import REPO, ControlPlane
+from localstack.mariadb import MariaDBServer
+from localstack.postgres import PostgresServer
+from localstack.process import Process, StackError, free_port
+
+OPERATOR_NAMESPACE = "ptah-system"
+
+
+def build_image() -> str:
+    result = subprocess.run(
+        ["bash", str(REPO / "hack" / "container-image.sh")],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=REPO,
+        env={**os.environ, "PYTHON": sys.executable},
+    )
+    if result.returncode != 0:
+        raise StackError(f"building the operator image failed:\n{result.stderr[-3000:]}")
+    return result.stdout.strip().splitlines()[-1]
+
+
+class LocalStack:
+    def __init__(
+        self,
+        workdir: Path,
+        *,
+        mariadb: bool = False,
+        executor_mode: str = "podman",
+        operator: bool = True,
+        operator_args: tuple[str, ...] = (),
+    ) -> None:
+        self.workdir = workdir
+        self.want_mariadb = mariadb
+        self.executor_mode = executor_mode
+        self.want_operator = operator
+        self.operator_args = operator_args
+        self.control_plane: ControlPlane | None = None
+        self.postgres: PostgresServer | None = None
+        self.mariadb: MariaDBServer | None = None
+        self.executor: Process | None = None
+        self.operator: Process | None = None
+        self.image = "localhost/ptah-operator:dev"
+        self.webhook_port = free_port()
+        self.metrics_port = free_port()
+        self._exit = ExitStack()
+
+    @property
+    def cp(self) -> ControlPlane:
+        assert self.control_plane is not None
+        return self.control_plane
+
+    def start(self) -> LocalStack:
+        try:
+            self._start()
+        except BaseException:
+            self._exit.close()
+            raise
+        return self
+
+    def _start(self) -> None:
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.workdir.chmod(0o755)
+        self.control_plane = self._exit.enter_context(ControlPlane(self.workdir))
+        self.cp.kubectl("apply", "-f", str(REPO / "crds"))
+        self.cp.kubectl(
+            "wait", "--for=condition=established", "--timeout=60s", "-f", str(REPO / "crds")
+        )
+        self.cp.kubectl("create", "namespace", OPERATOR_NAMESPACE)
+        # The roles people are given (ptah-approver, ptah-viewer) as an installation has them.
+        self.cp.kubectl("apply", "-n", OPERATOR_NAMESPACE, "-f", str(REPO / "deploy" / "rbac.yaml"))
+        self.postgres = self._exit.enter_context(PostgresServer(self.workdir))
+        if self.want_mariadb:
+            self.mariadb = self._exit.enter_context(MariaDBServer(self.workdir))
+        if self.executor_mode == "podman":
+            self.image = build_image()
+        self.executor = self._start_executor()
+        if self.want_operator:
+            self.operator = self.start_operator()
+
+    def _start_executor(self) -> Process:
+        proc = Process(
+            "job-executor",
+            [
+                sys.executable,
+                "-m",
+                "localstack.executor",
+                f"--kubeconfig={self.cp.kubeconfig}",
+                f"--workdir={self.workdir / 'executor'}",
+                f"--mode={self.executor_mode}",
+            ],
+            self.workdir / "executor.log",
+            env={**os.environ, "PYTHONPATH": str(REPO / "hack")},
+        )
+        proc.start()
+        self._exit.callback(proc.stop)
+        proc.wait_until(
+            lambda: "Ready" in self.cp.kubectl("get", "node", "ptah-local", check=False).stdout,
+            30,
+            "the local node Ready",
+        )
+        return proc
+
+    def operator_argv(self) -> list[str]:
+        assert self.cp.ca is not None
+        pki = self.workdir / "operator-pki"
+        pki.mkdir(parents=True, exist_ok=True)
+        serving = self.cp.ca.issue(
+            "operator-serving",
+            "ptah-operator",
+            server=True,
+            ips=["127.0.0.1"],
+            dns_names=["localhost"],
+        )
+        key_file = pki / "result.key"
+        if not key_file.exists():
+            key_file.write_text(secrets.token_hex(32))
+            key_file.chmod(0o600)
+        bindir = Path(sys.executable).parent
+        return [
+            str(bindir / "ptah-operator"),
+            f"--kubeconfig={self.cp.kubeconfig}",
+            f"--metrics-bind-address=127.0.0.1:{self.metrics_port}",
+            f"--webhook-bind-address=127.0.0.1:{self.webhook_port}",
+            f"--tls-cert-file={serving.cert_path}",
+            f"--tls-key-file={serving.key_path}",
+            f"--tls-ca-file={self.cp.ca.cert_path}",
+            f"--result-key-file={key_file}",
+            f"--result-url=https://127.0.0.1:{self.webhook_port}/v1/results",
+            f"--register-webhooks-url=https://127.0.0.1:{self.webhook_port}",
+            f"--runner-image={self.image}",
+            f"--operator-namespace={OPERATOR_NAMESPACE}",
+            *self.operator_args,
+        ]
+
+    def start_operator(self, name: str = "operator") -> Process:
+        proc = Process(name, self.operator_argv(), self.workdir / f"{name}.log")
+        proc.start()
+        self._exit.callback(proc.stop)
+        proc.wait_until(self._operator_ready, 60, "the operator ready")
+        return proc
+
+    def _operator_ready(self) -> bool:
+        import urllib.request
+
+        with urllib.request.urlopen(
+            f"http://127.0.0.1:{self.metrics_port}/readyz", timeout=2
+        ) as resp:
+            return bool(resp.status == 200)
+
+    def stop(self) -> None:
+        self._exit.close()
+
+    def __enter__(self) -> LocalStack:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+
+def wait_for(predicate: object, timeout: float, what: str, interval: float = 0.5) -> None:
+    """Poll a zero-argument callable until it returns true."""
+    assert callable(predicate)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(interval)
+    raise StackError(f"timed out after {timeout:.0f}s waiting for {what}")

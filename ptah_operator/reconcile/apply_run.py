@@ -1,0 +1,467 @@
+"""The Apply operation: a run of exactly the approved sequence, and what its end decides.
+
+Starting one (PATH-09, JOB-05): every gate holds (no suspend, the realm admits it, the plan
+fits, an exact approval under OnApproval or the policy under Always, the snapshot exists, no
+unresolved run), and the database-realm Lease is free. The Decision takes the Lease
+(LeaseAction Acquire, holder = the operation id) before it writes the claim, and the claim
+before the Job (JOB-04); the claim carries the plan, the approval, the approver, the
+authorization, the source, the planned database and the execution binding, so the run's
+record never depends on any of them still existing (RUN-10). The Job carries the plan's
+sequence, which the runner compares with Ptah's own selection under the lock (MIG-49).
+
+While it runs:
+- The Job appearing is the dispatch: the claim records the Job's UID, and the approval is
+  consumed then, with an ApprovalAccepted entry (JNL-05). Until then, a claim whose inputs
+  moved (source, spec, execution binding, plan, approval, realm, suspend) is withdrawn:
+  Pending, the Lease released, and the approval left to the next claim (MIG-20, APR-13).
+  Choice: a deleted approval withdraws an undispatched claim, since it was a person's consent.
+- Once dispatched it never gives way (RETRY-08), not to suspend either (SUS-02): it is
+  observed to its end.
+- The Lease epoch the claim first held is remembered; if the Lease changes hands while the run
+  holds it, leaseContinuityLost is set before any result is read, and the result is discarded
+  (LCK-10, LCK-11): the run's outcome is then unknown.
+
+Its end (the Lease released, lastRun written, one RunFinished entry):
+- UpToDate, Applied, or Failed after it selected: VerifyingHistory for one pass, then the
+  read that confirms it (MIG-17, MIG-22, RUN-04).
+- Failed before it selected anything (including a refused expected sequence, RUN-20, and a
+  snapshot refused before the run container started): Failed, retried from resolution after
+  failureRetryInterval; a later plan needs a new approval (MIG-18, MIG-44, MIG-45).
+- Partial or Unknown, or a dispatched Job that left no readable result: Blocked with reason
+  ApplyOutcomeUnknown and the run held in status.unresolvedRun (MIG-19, MIG-46, RUN-03).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from ptah_operator.api.approvals import PtahMigrationApproval
+from ptah_operator.api.common import ActiveOperation, JobReference, ObjectReference
+from ptah_operator.api.constants import (
+    ANNOTATION_UNRESOLVED_RUN,
+    Authorization,
+    EventReason,
+    JournalEntryType,
+    MigrationPhase,
+    OperationType,
+    Reason,
+    RunOutcome,
+)
+from ptah_operator.api.journal import JournalEntry
+from ptah_operator.api.migration import LastRun
+from ptah_operator.api.plans import PtahMigrationPlan
+from ptah_operator.reconcile import approvals, conditions, planning, run_records, snapshots
+from ptah_operator.reconcile.conditions import Standing
+from ptah_operator.reconcile.decision import LeaseAction, LeaseVerb, OperationCredentials
+from ptah_operator.reconcile.draft import Draft, binding_digest, current_binding
+from ptah_operator.reconcile.jobs import apply_job, job_name, owner_reference, realm_lease_name
+from ptah_operator.reconcile.realm import Refusal
+from ptah_operator.reconcile.reports import OperationReport, Unreadable, read_report, run_failure
+from ptah_operator.reconcile.schedule import (
+    CLEANUP_CHECK,
+    JOB_RECREATE_CHECK,
+    LEASE_WAIT,
+    RESULT_GRACE,
+    interval,
+)
+from ptah_operator.reconcile.world import JobPhase, JobState
+
+
+def start(draft: Draft, plan: PtahMigrationPlan, approval: PtahMigrationApproval | None) -> None:
+    """Take the Lease, claim the Apply and create its Job, or say what it waits for."""
+    status = draft.status
+    ref = status.plan
+    assert ref is not None
+    record = status.source
+    if record is None or not snapshots.ensure(draft, record):
+        draft.fail(Reason.SNAPSHOT_MISSING, "the snapshot the plan was made from is gone")
+        return
+    if record.snapshot_name not in draft.world.snapshots:
+        _wait(draft, approval, "its snapshot is being put back", CLEANUP_CHECK)
+        return
+    operation_id = draft.world.new_operation_id
+    lease = draft.world.lease
+    if (
+        lease is not None
+        and lease.holder is not None
+        and lease.holder != operation_id
+        and not lease.expired
+    ):
+        _wait(draft, approval, "the database-realm Lease is held by another operation", LEASE_WAIT)
+        return
+    try:
+        job = apply_job(
+            draft.migration,
+            draft.world.runner,
+            operation_id,
+            record.snapshot_name or "",
+            record.content_digest or "",
+            plan,
+        )
+    except ValueError as exc:
+        draft.journal(
+            JournalEntry(
+                type=JournalEntryType.OPERATION_FAILED,
+                time=draft.now,
+                operation=OperationType.APPLY,
+                reason=Reason.JOB_NOT_BUILT,
+            )
+        )
+        draft.warning(EventReason.OPERATION_FAILED, f"the Apply Job could not be built: {exc}")
+        # The plan comes back from the next reading, and an approval of it is still unused.
+        status.plan = None
+        draft.fail(Reason.JOB_NOT_BUILT, f"the Apply Job could not be built: {exc}")
+        return
+    lease_name = realm_lease_name(draft.spec.target.coordination_key)
+    claim = ActiveOperation(
+        operation_id=operation_id,
+        type=OperationType.APPLY,
+        job_name=job_name(OperationType.APPLY, operation_id),
+        started_at=draft.now,
+        generation=draft.generation,
+        source=record,
+        plan=ref,
+        approval=(
+            ObjectReference(name=approval.metadata.name or "", uid=approval.metadata.uid or "")
+            if approval is not None
+            else None
+        ),
+        approver=approval.spec.approved_by if approval is not None else None,
+        authorization=Authorization.APPROVAL if approval is not None else Authorization.POLICY,
+        target_identity_digest=plan.spec.target_identity_digest,
+        execution_binding=current_binding(draft.world),
+        lease_name=lease_name,
+    )
+    draft.leases.append(
+        LeaseAction(LeaseVerb.ACQUIRE, lease_name, _lease_namespace(draft), operation_id)
+    )
+    status.active_operation = claim
+    draft.create(
+        OperationCredentials(operation_id, draft.namespace, owner_reference(draft.migration))
+    )
+    draft.create(job)
+    draft.stand(conditions.applying(ref.name))
+
+
+def observe(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> None:
+    """Follow an Apply claim to its end."""
+    world = draft.world
+    name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
+    job = world.jobs.get(name)
+    result = world.results.get(claim.operation_id)
+    status = draft.status
+
+    if claim.job_uid is None and (job is not None or result is not None):
+        _accept(draft, claim)
+        if job is not None:
+            claim = claim.model_copy(update={"job_uid": job.uid})
+    lease = world.lease
+    if claim.lease_epoch is None and lease is not None and lease.holder == claim.operation_id:
+        claim = claim.model_copy(
+            update={"lease_epoch": lease.epoch, "lease_name": claim.lease_name or lease.name}
+        )
+    elif (
+        claim.lease_epoch is not None
+        and not claim.lease_continuity_lost
+        and (
+            lease is None or lease.holder != claim.operation_id or lease.epoch != claim.lease_epoch
+        )
+    ):
+        claim = claim.model_copy(update={"lease_continuity_lost": True})
+        draft.warning(
+            EventReason.LEASE_CONTINUITY_LOST,
+            f"the database-realm Lease changed hands while Apply {claim.operation_id} held it",
+        )
+    status.active_operation = claim
+
+    if claim.job_uid is None and result is None:
+        why = _withdrawal(draft, claim, refusal)
+        if why is not None:
+            _withdraw(draft, claim, why, refusal)
+        else:
+            _recreate(draft, claim)
+        return
+    if claim.lease_continuity_lost:
+        _end_unknown(
+            draft,
+            claim,
+            job,
+            "the database-realm Lease changed hands during the run: its result is discarded",
+        )
+        return
+    if result is not None:
+        report = read_report(result, claim.operation_id, OperationType.APPLY, draft.uid)
+        if isinstance(report, Unreadable):
+            _end_unknown(draft, claim, job, f"the run's result cannot be read: {report.why}")
+        elif report.run is None:
+            _end_unknown(draft, claim, job, "the run's result holds no outcome")
+        else:
+            _end(draft, claim, job, report)
+        return
+    if job is None:
+        _end_unknown(draft, claim, None, f"Job {name} is gone and left no result")
+        return
+    if job.phase == JobPhase.ACTIVE:
+        draft.stand(conditions.applying(claim.plan.name if claim.plan else "?"))
+        return
+    if job.snapshot_refused:
+        _end_refused(draft, claim, job)
+        return
+    if job.finished_at is not None and draft.now < job.finished_at + RESULT_GRACE:
+        draft.stand(conditions.applying(claim.plan.name if claim.plan else "?"))
+        draft.wake_at(job.finished_at + RESULT_GRACE)
+        return
+    _end_unknown(draft, claim, job, f"Job {name} ended without a readable result")
+
+
+# --- before dispatch ---------------------------------------------------------------------------
+
+
+def _withdrawal(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> str | None:
+    """What moved under an Apply claim whose Job does not exist yet, or None."""
+    world = draft.world
+    if refusal is not None:
+        return refusal.message
+    if draft.spec.suspend:
+        return "spec.suspend is set"
+    if snapshots.record_moved(draft, claim.source):
+        return "the source changed"
+    if claim.generation != draft.generation:
+        return f"the spec changed (generation {draft.generation})"
+    if binding_digest(claim.execution_binding) != binding_digest(current_binding(world)):
+        return "the execution binding changed"
+    ref = claim.plan
+    plan = world.plans.get(ref.name) if ref is not None else None
+    if ref is None or plan is None or plan.metadata.uid != ref.uid:
+        return "the plan is gone"
+    current = draft.status.plan
+    if current is None or current.uid != ref.uid:
+        return "the plan was retired"
+    if claim.approval is not None and not approvals.still_there(
+        world.approvals, claim.approval.uid
+    ):
+        return f"approval {claim.approval.name} was deleted"
+    if claim.lease_continuity_lost:
+        return "the database-realm Lease changed hands"
+    return None
+
+
+def _withdraw(draft: Draft, claim: ActiveOperation, why: str, refusal: Refusal | None) -> None:
+    """The Apply is withdrawn before any Job existed: nothing ran, nothing is consumed."""
+    draft.status.active_operation = None
+    _release(draft, claim)
+    reason: str = Reason.OPERATION_IN_PROGRESS
+    if refusal is not None:
+        reason = refusal.reason
+    elif draft.spec.suspend:
+        reason = Reason.SUSPENDED
+    elif snapshots.record_moved(draft, claim.source) or why.startswith("the plan"):
+        reason = Reason.PLAN_STALE
+        planning.retire(draft, why)
+    draft.stand(
+        conditions.pending(reason, f"the Apply was withdrawn before its Job existed: {why}")
+    )
+    draft.wake_now()
+
+
+def _recreate(draft: Draft, claim: ActiveOperation) -> None:
+    """Nothing moved and the Job is not there (yet): ask for it again, idempotently."""
+    ref = claim.plan
+    plan = draft.world.plans.get(ref.name) if ref is not None else None
+    record = claim.source
+    assert plan is not None
+    assert record is not None
+    if not snapshots.ensure(draft, record):
+        _withdraw(draft, claim, "the snapshot is gone", None)
+        return
+    job = apply_job(
+        draft.migration,
+        draft.world.runner,
+        claim.operation_id,
+        record.snapshot_name or "",
+        record.content_digest or "",
+        plan,
+    )
+    draft.create(
+        OperationCredentials(claim.operation_id, draft.namespace, owner_reference(draft.migration))
+    )
+    draft.create(job)
+    draft.stand(conditions.applying(plan.metadata.name or ""))
+    draft.wake_in(JOB_RECREATE_CHECK)
+
+
+def _accept(draft: Draft, claim: ActiveOperation) -> None:
+    """The Apply consumed its approval: the Job exists (JNL-05, APR-11)."""
+    if claim.authorization != Authorization.APPROVAL or claim.approval is None:
+        return
+    plan = claim.plan
+    draft.journal(
+        JournalEntry(
+            type=JournalEntryType.APPROVAL_ACCEPTED,
+            time=draft.now,
+            plan_name=plan.name if plan else None,
+            plan_uid=plan.uid if plan else None,
+            plan_fingerprint=plan.fingerprint if plan else None,
+            approval_name=claim.approval.name,
+            approval_uid=claim.approval.uid,
+            approver=claim.approver,
+        )
+    )
+    who = claim.approver.username if claim.approver else "an unknown person"
+    draft.normal(
+        EventReason.APPROVAL_ACCEPTED,
+        f"approval {claim.approval.name} by {who} is consumed by Apply {claim.operation_id}",
+    )
+
+
+# --- the end -----------------------------------------------------------------------------------
+
+
+def _end(
+    draft: Draft, claim: ActiveOperation, job: JobState | None, report: OperationReport
+) -> None:
+    run = report.run
+    assert run is not None
+    record = run_records.last_run(
+        claim,
+        _job_ref(claim, job),
+        run.outcome,
+        applied=list(run.applied_versions),
+        started_at=report.started_at,
+        finished_at=report.finished_at or draft.now,
+        failure=run_failure(run.failure) if run.failure is not None else None,
+        target_identity_digest=report.target_identity_digest,
+        message=run.message,
+    )
+    _close(draft, claim, record)
+    outcome = run.outcome
+    if outcome in (RunOutcome.PARTIAL, RunOutcome.UNKNOWN):
+        _hold(draft, claim, record)
+    elif outcome == RunOutcome.FAILED and not run.selected:
+        draft.fail(
+            Reason.RUN_FAILED,
+            f"run {claim.operation_id} stopped before it selected a migration and ran none; "
+            "it starts again from resolution, and a plan needs a new approval",
+        )
+    else:
+        if outcome == RunOutcome.FAILED:
+            conditions.record_failure(
+                draft.status,
+                Reason.RUN_FAILED,
+                record.message or f"run {claim.operation_id} failed",
+                draft.now,
+                draft.generation,
+            )
+        else:
+            conditions.clear_failure(draft.status)
+        draft.stand(conditions.verifying_history(claim.operation_id))
+        draft.wake_now()
+
+
+def _end_unknown(draft: Draft, claim: ActiveOperation, job: JobState | None, why: str) -> None:
+    """A dispatched run nobody can account for: Unknown, held (MIG-19)."""
+    record = run_records.last_run(
+        claim,
+        _job_ref(claim, job),
+        RunOutcome.UNKNOWN,
+        applied=[],
+        started_at=None,
+        finished_at=(job.finished_at if job is not None and job.finished_at else draft.now),
+        failure=None,
+        target_identity_digest=None,
+        message=why,
+    )
+    _close(draft, claim, record)
+    _hold(draft, claim, record)
+
+
+def _end_refused(draft: Draft, claim: ActiveOperation, job: JobState) -> None:
+    """The init container refused the snapshot: the run container never started, so the run
+    stopped before it selected anything (MIG-21)."""
+    record = run_records.last_run(
+        claim,
+        _job_ref(claim, job),
+        RunOutcome.FAILED,
+        applied=[],
+        started_at=None,
+        finished_at=job.finished_at or draft.now,
+        failure=None,
+        target_identity_digest=None,
+        message="the snapshot was refused before the run started; nothing ran",
+    )
+    _close(draft, claim, record)
+    draft.fail(
+        Reason.SNAPSHOT_MISSING,
+        f"Apply {claim.operation_id} was refused its snapshot before it started; "
+        "it starts again from resolution, and a plan needs a new approval",
+    )
+
+
+def _close(draft: Draft, claim: ActiveOperation, record: LastRun) -> None:
+    status = draft.status
+    status.last_run = record
+    status.active_operation = None
+    status.plan = None
+    _release(draft, claim)
+    draft.journal(run_records.run_finished(record, record.finished_at or draft.now))
+    applied = len(record.applied_versions)
+    message = (
+        f"run {claim.operation_id} of plan {record.plan.name} ended {record.outcome.value}: "
+        f"{applied} migration(s) applied"
+    )
+    if record.failure is not None:
+        message += f", stopped at version {record.failure.version}"
+    if record.outcome in (RunOutcome.APPLIED, RunOutcome.UP_TO_DATE):
+        draft.normal(EventReason.RUN_FINISHED, message)
+    else:
+        draft.warning(EventReason.RUN_FINISHED, message)
+
+
+def _hold(draft: Draft, claim: ActiveOperation, record: LastRun) -> None:
+    status = draft.status
+    hold = run_records.hold_of(record, claim)
+    status.unresolved_run = hold
+    draft.annotations[ANNOTATION_UNRESOLVED_RUN] = run_records.hold_annotation(hold)
+    message = run_records.hold_message(hold)
+    conditions.record_failure(
+        status, Reason.APPLY_OUTCOME_UNKNOWN, record.message or message, draft.now, draft.generation
+    )
+    status.next_reconciliation_time = draft.now + interval(draft.migration)
+    draft.wake_at(status.next_reconciliation_time)
+    draft.stand(conditions.blocked(Reason.APPLY_OUTCOME_UNKNOWN, message))
+
+
+def _release(draft: Draft, claim: ActiveOperation) -> None:
+    lease_name = claim.lease_name or realm_lease_name(draft.spec.target.coordination_key)
+    draft.leases.append(
+        LeaseAction(LeaseVerb.RELEASE, lease_name, _lease_namespace(draft), claim.operation_id)
+    )
+
+
+def _job_ref(claim: ActiveOperation, job: JobState | None) -> JobReference:
+    name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
+    return JobReference(name=name, uid=job.uid if job is not None else claim.job_uid)
+
+
+def _lease_namespace(draft: Draft) -> str:
+    lease = draft.world.lease
+    return lease.namespace if lease is not None else draft.world.manager_namespace
+
+
+def _wait(
+    draft: Draft, approval: PtahMigrationApproval | None, why: str, delay: dt.timedelta
+) -> None:
+    ref = draft.status.plan
+    assert ref is not None
+    standing: Standing
+    if approval is not None:
+        standing = Standing(
+            MigrationPhase.AWAITING_APPROVAL,
+            Reason.READY_TO_APPLY,
+            f"plan {ref.name} is approved; the Apply waits: {why}",
+            True,
+        )
+    else:
+        standing = conditions.ready_to_apply(ref.name, f"it waits: {why}")
+    draft.stand(standing)
+    draft.wake_in(delay)

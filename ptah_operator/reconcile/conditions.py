@@ -1,0 +1,293 @@
+"""status.phase, status.message and the conditions that go with them (Decision 15, Decision 17).
+
+A pass ends with one *standing*: the phase, the reason and a short message, and whether
+something is coming on its own. From it come the two kstatus conditions every resource
+carries, so generic tools read them:
+
+- `Ready`: True only in InSync (reason HistoryMatched); otherwise False with the standing's
+  reason.
+- `Progressing`: True only while something is coming on its own: an operation runs, a read
+  that failed will run again, a plan is being published, an Apply is next under Always, a
+  finished run is being confirmed, or a dropped claim is about to be replaced (Pending).
+  False wherever the resource has stopped or waits for a person, with the reason that says
+  which (MIG-52, MIG-53).
+
+Beside them, `ReconciliationFailed` is True while the latest operation failed, with the reason
+naming the failure and the message the last line the failing step wrote; it is removed when a
+later operation replaces the failure (RETRY-06), and `ArtifactResolved` says how the source was
+pinned (SnapshotTaken for a ConfigMap source, SRC-CM-05). A condition's lastTransitionTime
+moves only when its status does, so a pass that changes nothing writes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+
+from ptah_operator.api.common import Condition, StatusCommon
+from ptah_operator.api.constants import (
+    MAX_MESSAGE_LENGTH,
+    ConditionStatus,
+    ConditionType,
+    MigrationPhase,
+    Reason,
+)
+from ptah_operator.api.fields import REASON_PATTERN
+from ptah_operator.api.migration import PtahMigrationStatus
+
+_GATE_REASONS = frozenset(
+    {Reason.REALM_CONFLICT, Reason.REALM_NOT_AUTHORIZED, Reason.UNSUPPORTED_ENGINE}
+)
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where a pass leaves the resource."""
+
+    phase: MigrationPhase
+    reason: str
+    message: str
+    progressing: bool
+    ready: bool = False
+
+
+def bounded(message: str) -> str:
+    """A message cut to what status holds."""
+    if len(message) <= MAX_MESSAGE_LENGTH:
+        return message
+    return message[: MAX_MESSAGE_LENGTH - 1] + "…"
+
+
+def reason_or(value: str | None, fallback: str) -> str:
+    """A reason from outside (a runner, a Job) when it is a condition reason, else fallback."""
+    if value and len(value) <= 128 and re.fullmatch(REASON_PATTERN, value):
+        return value
+    return fallback
+
+
+def set_condition(
+    status: StatusCommon,
+    condition_type: ConditionType,
+    value: ConditionStatus,
+    reason: str,
+    message: str,
+    now: dt.datetime,
+    generation: int | None,
+) -> None:
+    """Set one condition; its transition time moves only when its status does."""
+    old = status.condition(condition_type)
+    changed_at = now if old is None or old.status != value else old.last_transition_time
+    new = Condition(
+        type=condition_type,
+        status=value,
+        observed_generation=generation,
+        last_transition_time=changed_at,
+        reason=reason,
+        message=bounded(message),
+    )
+    others = [c for c in status.conditions if c.type != condition_type]
+    status.conditions = sorted([*others, new], key=lambda c: _ORDER.get(c.type, 99))
+
+
+_ORDER: dict[str, int] = {
+    ConditionType.READY: 0,
+    ConditionType.PROGRESSING: 1,
+    ConditionType.RECONCILIATION_FAILED: 2,
+    ConditionType.ARTIFACT_RESOLVED: 3,
+}
+
+
+def remove_condition(status: StatusCommon, condition_type: ConditionType) -> None:
+    status.conditions = [c for c in status.conditions if c.type != condition_type]
+
+
+def stand(
+    status: PtahMigrationStatus, standing: Standing, now: dt.datetime, generation: int | None
+) -> None:
+    """Put the resource where the standing says: phase, message, Ready and Progressing."""
+    status.phase = standing.phase
+    status.message = bounded(standing.message)
+    set_condition(
+        status,
+        ConditionType.READY,
+        ConditionStatus.TRUE if standing.ready else ConditionStatus.FALSE,
+        standing.reason,
+        standing.message,
+        now,
+        generation,
+    )
+    set_condition(
+        status,
+        ConditionType.PROGRESSING,
+        ConditionStatus.TRUE if standing.progressing else ConditionStatus.FALSE,
+        standing.reason,
+        standing.message,
+        now,
+        generation,
+    )
+
+
+def record_failure(
+    status: StatusCommon, reason: str, message: str, now: dt.datetime, generation: int | None
+) -> None:
+    """ReconciliationFailed=True: the latest operation failed, and why."""
+    set_condition(
+        status,
+        ConditionType.RECONCILIATION_FAILED,
+        ConditionStatus.TRUE,
+        reason,
+        message,
+        now,
+        generation,
+    )
+
+
+def clear_failure(status: StatusCommon) -> None:
+    """A later operation replaced the failure (RETRY-06)."""
+    remove_condition(status, ConditionType.RECONCILIATION_FAILED)
+
+
+def artifact_resolved(
+    status: StatusCommon,
+    resolved: bool,
+    reason: str,
+    message: str,
+    now: dt.datetime,
+    generation: int | None,
+) -> None:
+    set_condition(
+        status,
+        ConditionType.ARTIFACT_RESOLVED,
+        ConditionStatus.TRUE if resolved else ConditionStatus.FALSE,
+        reason,
+        message,
+        now,
+        generation,
+    )
+
+
+def ready_reason(status: StatusCommon) -> str | None:
+    """The reason on Ready: why the resource is where it is."""
+    ready = status.condition(ConditionType.READY)
+    return None if ready is None else ready.reason
+
+
+def blocked_by_gate(status: PtahMigrationStatus) -> bool:
+    """Blocked by a realm or engine check rather than by a verdict about the database."""
+    return status.phase == MigrationPhase.BLOCKED and ready_reason(status) in _GATE_REASONS
+
+
+def refresh_generation(status: StatusCommon, generation: int | None) -> None:
+    """Every condition describes the generation the status describes."""
+    status.conditions = [
+        c.model_copy(update={"observed_generation": generation}) for c in status.conditions
+    ]
+
+
+# --- the standings of a migration --------------------------------------------------------------
+
+
+def reading(proof: bool, attempt: int = 1) -> Standing:
+    what = (
+        "reading the revision table again to confirm the run"
+        if proof
+        else "reading the revision table"
+    )
+    if attempt > 1:
+        what += f" (attempt {attempt})"
+    return Standing(MigrationPhase.READING, Reason.OPERATION_IN_PROGRESS, what, True)
+
+
+def read_retrying(reason: str, attempt: int, retry_at: dt.datetime) -> Standing:
+    return Standing(
+        MigrationPhase.READING,
+        Reason.OPERATION_FAILED,
+        f"the history read failed ({reason}) on attempt {attempt}; "
+        f"it runs again at {retry_at.isoformat()}",
+        True,
+    )
+
+
+def in_sync(current_version: str | None) -> Standing:
+    where = f"at version {current_version}" if current_version else "with an empty history"
+    return Standing(
+        MigrationPhase.IN_SYNC,
+        Reason.HISTORY_MATCHED,
+        f"the history matches the source {where}: nothing pending",
+        False,
+        ready=True,
+    )
+
+
+def publishing(plan_name: str, count: int) -> Standing:
+    return Standing(
+        MigrationPhase.PLANNING,
+        Reason.PLAN_PUBLISHED,
+        f"publishing plan {plan_name} of {count} pending migration(s)",
+        True,
+    )
+
+
+def apply_disabled(plan_name: str) -> Standing:
+    return Standing(
+        MigrationPhase.PLANNING,
+        Reason.APPLY_DISABLED,
+        f"plan {plan_name} is published; spec.policy.apply is Never, so it runs nothing",
+        False,
+    )
+
+
+def ready_to_apply(plan_name: str, why: str) -> Standing:
+    return Standing(
+        MigrationPhase.PLANNING,
+        Reason.READY_TO_APPLY,
+        f"plan {plan_name} is next to apply: {why}",
+        True,
+    )
+
+
+def awaiting_approval(plan_name: str, why: str = "") -> Standing:
+    message = f"plan {plan_name} waits for a PtahMigrationApproval naming it"
+    if why:
+        message += f" ({why})"
+    return Standing(MigrationPhase.AWAITING_APPROVAL, Reason.AWAITING_APPROVAL, message, False)
+
+
+def applying(plan_name: str) -> Standing:
+    return Standing(
+        MigrationPhase.APPLYING,
+        Reason.OPERATION_IN_PROGRESS,
+        f"applying plan {plan_name}",
+        True,
+    )
+
+
+def verifying_history(operation_id: str) -> Standing:
+    return Standing(
+        MigrationPhase.VERIFYING_HISTORY,
+        Reason.VERIFYING_HISTORY,
+        f"run {operation_id} ended; the history is read next to confirm it",
+        True,
+    )
+
+
+def blocked(reason: str, message: str) -> Standing:
+    return Standing(MigrationPhase.BLOCKED, reason, message, False)
+
+
+def failed(reason: str, message: str) -> Standing:
+    return Standing(MigrationPhase.FAILED, reason, message, False)
+
+
+def suspended() -> Standing:
+    return Standing(
+        MigrationPhase.SUSPENDED,
+        Reason.SUSPENDED,
+        "spec.suspend is set: no new Job starts",
+        False,
+    )
+
+
+def pending(reason: str, message: str) -> Standing:
+    return Standing(MigrationPhase.PENDING, reason, message, True)

@@ -1,0 +1,304 @@
+"""The History operation: a read of the revision table, claimed, watched, retried, given up.
+
+A read is claimed in `status.activeOperation` in the same Decision that creates its Job
+(JOB-04), takes no Lease (LCK-07) and shows phase Reading until its result is the verdict.
+
+- Its result comes from the runner's report, never from the Job's exit (PATH-10). A Job that
+  ended without a readable result is waited for a short grace (the record may be a moment
+  behind), then counts as a failed attempt.
+- A failed attempt keeps the phase and the claim: Progressing=True with reason
+  OperationFailed, ReconciliationFailed=True naming the failure, an OperationFailed journal
+  entry (folded with the ones before it) and a Warning; the same read runs again under the
+  same claim, on the same snapshot, after failureRetryInterval (MIG-27, RETRY-01). Its Job and
+  result record share the operation's name, so the retry first removes the failed attempt's
+  and only then creates the next one.
+- A read refused by its snapshot (the init container, or the runner's own check) was not held
+  to its admission snapshot: Failed, and the resource starts over from resolution (MIG-29).
+- Between attempts, a read gives way (RETRY-02..RETRY-05): at once when its inputs moved, when
+  its retry delay ends if a person asked for a read. Giving way retires the claim, writes a
+  ReadRestarted Event and leaves the resource Pending for the pass that starts the next read;
+  the failure stays on the conditions (RETRY-06). The read that proves an Apply never gives
+  way (RETRY-09). A ConfigMap source has no "interval since the source was read" to give way
+  to (RETRY-04 is for Git and OCI), and there is no Resolve Job to retry (RETRY-07).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from ptah_operator.api.common import ActiveOperation, SourceRecord
+from ptah_operator.api.constants import (
+    EventReason,
+    JournalEntryType,
+    OperationType,
+    Reason,
+)
+from ptah_operator.api.journal import JournalEntry
+from ptah_operator.reconcile import conditions, planning, snapshots, verdicts
+from ptah_operator.reconcile.decision import ObjectRef, OperationCredentials
+from ptah_operator.reconcile.draft import Draft, binding_digest, current_binding
+from ptah_operator.reconcile.jobs import history_job, job_name, owner_reference, result_record_name
+from ptah_operator.reconcile.read_request import ReadRequest, answer, answer_invalid, unanswered
+from ptah_operator.reconcile.reports import Unreadable, read_report
+from ptah_operator.reconcile.schedule import (
+    CLEANUP_CHECK,
+    JOB_RECREATE_CHECK,
+    RESULT_GRACE,
+    failure_retry_interval,
+)
+from ptah_operator.reconcile.world import JobPhase
+
+SNAPSHOT_REFUSED = "SnapshotRefused"
+"""The runner's error reason when the files it was handed do not give the bound digest."""
+
+
+def start(draft: Draft, *, proof: bool, request: ReadRequest | None = None) -> None:
+    """Claim a History read and create its Job, taking the snapshot first for a plain read.
+
+    The read that proves an Apply is bound to what that Apply ran from (RETRY-09) and answers
+    no read request (RRQ-15)."""
+    status = draft.status
+    record: SourceRecord | None
+    if proof and status.last_run is not None and status.last_run.source is not None:
+        record = status.last_run.source
+        request = None
+        if not snapshots.ensure(draft, record):
+            _refused(draft, None, f"snapshot {record.snapshot_name} the run read is gone")
+            return
+    else:
+        proof = False
+        record = snapshots.resolve(draft)
+    operation_id = draft.world.new_operation_id
+    try:
+        job = history_job(
+            draft.migration,
+            draft.world.runner,
+            operation_id,
+            record.snapshot_name or "",
+            record.content_digest or "",
+        )
+    except ValueError as exc:
+        _not_built(draft, str(exc))
+        return
+    claim = ActiveOperation(
+        operation_id=operation_id,
+        type=OperationType.HISTORY,
+        job_name=job_name(OperationType.HISTORY, operation_id),
+        started_at=draft.now,
+        generation=draft.generation,
+        source=record,
+        execution_binding=current_binding(draft.world),
+        serves_proof=True if proof else None,
+        read_request=request.recorded if request is not None else None,
+    )
+    if request is not None:
+        answer(draft, request)
+    status.active_operation = claim
+    draft.create(
+        OperationCredentials(operation_id, draft.namespace, owner_reference(draft.migration))
+    )
+    draft.create(job)
+    draft.stand(conditions.reading(proof))
+
+
+def observe(draft: Draft, claim: ActiveOperation) -> None:
+    """Follow a read under way: its result, its Job, its failure and its retry."""
+    name = claim.job_name or job_name(OperationType.HISTORY, claim.operation_id)
+    job = draft.world.jobs.get(name)
+    if claim.retry_at is not None:
+        _between_attempts(draft, claim)
+        return
+    result = draft.world.results.get(claim.operation_id)
+    if result is not None:
+        report = read_report(result, claim.operation_id, OperationType.HISTORY, draft.uid)
+        if isinstance(report, Unreadable):
+            _failed_attempt(draft, claim, Reason.OPERATION_FAILED, report.why, result.received_at)
+        elif report.error is not None and report.error.reason == SNAPSHOT_REFUSED:
+            _refused(draft, claim, report.error.message or "the snapshot was refused")
+        elif report.error is not None:
+            _failed_attempt(
+                draft,
+                claim,
+                conditions.reason_or(report.error.reason, Reason.OPERATION_FAILED),
+                report.error.message or f"the read failed: {report.error.reason}",
+                report.finished_at or draft.now,
+            )
+        elif report.history is None:
+            _failed_attempt(
+                draft, claim, Reason.OPERATION_FAILED, "the result holds no reading", draft.now
+            )
+        else:
+            verdicts.adopt_reading(draft, claim, report, report.history)
+        return
+    if job is None:
+        _create_job(draft, claim)
+        draft.wake_in(JOB_RECREATE_CHECK)
+        return
+    if job.phase == JobPhase.ACTIVE:
+        draft.stand(conditions.reading(bool(claim.serves_proof), claim.attempt))
+        return
+    if job.snapshot_refused:
+        _refused(draft, claim, job.message or f"the snapshot was refused by Job {name}")
+        return
+    if job.finished_at is not None and draft.now < job.finished_at + RESULT_GRACE:
+        draft.stand(conditions.reading(bool(claim.serves_proof), claim.attempt))
+        draft.wake_at(job.finished_at + RESULT_GRACE)
+        return
+    _failed_attempt(
+        draft,
+        claim,
+        conditions.reason_or(job.reason, Reason.OPERATION_FAILED),
+        job.message or f"Job {name} ended without a readable result",
+        job.finished_at or draft.now,
+    )
+
+
+def inputs_moved(draft: Draft, claim: ActiveOperation) -> str | None:
+    """What moved under a plain read since it was claimed (MIG-28), or None."""
+    if snapshots.record_moved(draft, claim.source):
+        return "the source changed"
+    if claim.generation != draft.generation:
+        return f"the spec changed (generation {draft.generation})"
+    if binding_digest(claim.execution_binding) != binding_digest(current_binding(draft.world)):
+        return "the execution binding changed"
+    return None
+
+
+def drop(draft: Draft, claim: ActiveOperation) -> None:
+    """Retire the claim; whatever its Job reports later is not read."""
+    if draft.status.active_operation is not None:
+        draft.status.active_operation = None
+
+
+def give_way(draft: Draft, claim: ActiveOperation, why: str) -> None:
+    """The read gives way to a new one (RETRY-05): Pending for the pass that starts it."""
+    drop(draft, claim)
+    if snapshots.record_moved(draft, claim.source):
+        planning.retire(draft, why)
+    draft.normal(
+        EventReason.READ_RESTARTED,
+        f"history read {claim.operation_id} gave way to a new read: {why}",
+    )
+    draft.stand(conditions.pending(Reason.OPERATION_IN_PROGRESS, f"{why}: a new read starts"))
+    draft.wake_now()
+
+
+# --- attempts ----------------------------------------------------------------------------------
+
+
+def _between_attempts(draft: Draft, claim: ActiveOperation) -> None:
+    retry_at = claim.retry_at
+    assert retry_at is not None
+    proof = bool(claim.serves_proof)
+    request = unanswered(draft.migration)
+    if request is not None and not request.valid and not proof:
+        answer_invalid(draft, request)
+        request = None
+    reason = claim.last_failure_reason or Reason.OPERATION_FAILED
+    if draft.now < retry_at:
+        draft.stand(conditions.read_retrying(reason, claim.attempt, retry_at))
+        draft.wake_at(retry_at)
+        return
+    if request is not None and not proof:
+        give_way(draft, claim, f"a read was requested at {request.value}")
+        return
+    name = claim.job_name or job_name(OperationType.HISTORY, claim.operation_id)
+    leftovers = False
+    if name in draft.world.jobs:
+        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+        leftovers = True
+    if claim.operation_id in draft.world.results:
+        draft.delete(
+            ObjectRef("v1", "ConfigMap", draft.namespace, result_record_name(claim.operation_id))
+        )
+        leftovers = True
+    if leftovers:
+        draft.stand(conditions.read_retrying(reason, claim.attempt, retry_at))
+        draft.wake_in(CLEANUP_CHECK)
+        return
+    claim = claim.model_copy(update={"attempt": claim.attempt + 1, "retry_at": None})
+    draft.status.active_operation = claim
+    if _create_job(draft, claim):
+        draft.stand(conditions.reading(proof, claim.attempt))
+
+
+def _create_job(draft: Draft, claim: ActiveOperation) -> bool:
+    record = claim.source
+    if record is None or not snapshots.ensure(draft, record):
+        name = record.snapshot_name if record is not None else None
+        _refused(draft, claim, f"snapshot {name} the read is bound to is gone")
+        return False
+    try:
+        job = history_job(
+            draft.migration,
+            draft.world.runner,
+            claim.operation_id,
+            record.snapshot_name or "",
+            record.content_digest or "",
+        )
+    except ValueError as exc:
+        drop(draft, claim)
+        _not_built(draft, str(exc))
+        return False
+    draft.create(
+        OperationCredentials(claim.operation_id, draft.namespace, owner_reference(draft.migration))
+    )
+    draft.create(job)
+    return True
+
+
+def _failed_attempt(
+    draft: Draft, claim: ActiveOperation, reason: str, message: str, when: dt.datetime
+) -> None:
+    retry_at = draft.now + failure_retry_interval(draft.migration)
+    claim = claim.model_copy(update={"retry_at": retry_at, "last_failure_reason": reason})
+    draft.status.active_operation = claim
+    conditions.record_failure(draft.status, reason, message, draft.now, draft.generation)
+    draft.journal(
+        JournalEntry(
+            type=JournalEntryType.OPERATION_FAILED,
+            time=when,
+            operation=OperationType.HISTORY,
+            reason=reason,
+        )
+    )
+    draft.warning(
+        EventReason.OPERATION_FAILED,
+        f"history read {claim.operation_id} failed ({reason}) on attempt {claim.attempt}; "
+        f"it runs again after {draft.spec.execution.failure_retry_interval}",
+    )
+    draft.stand(conditions.read_retrying(reason, claim.attempt, retry_at))
+    draft.wake_at(retry_at)
+    request = unanswered(draft.migration)
+    if request is not None and not request.valid and not claim.serves_proof:
+        answer_invalid(draft, request)
+
+
+def _refused(draft: Draft, claim: ActiveOperation | None, message: str) -> None:
+    """The read could not be held to its snapshot: Failed, and start over (MIG-29)."""
+    if claim is not None:
+        drop(draft, claim)
+    draft.journal(
+        JournalEntry(
+            type=JournalEntryType.OPERATION_FAILED,
+            time=draft.now,
+            operation=OperationType.HISTORY,
+            reason=Reason.SNAPSHOT_MISSING,
+        )
+    )
+    draft.warning(EventReason.OPERATION_FAILED, f"history read refused: {message}")
+    draft.fail(Reason.SNAPSHOT_MISSING, f"the history read was refused: {message}")
+
+
+def _not_built(draft: Draft, why: str) -> None:
+    """The Job could not be built: none exists, Failed (MIG-29)."""
+    draft.journal(
+        JournalEntry(
+            type=JournalEntryType.OPERATION_FAILED,
+            time=draft.now,
+            operation=OperationType.HISTORY,
+            reason=Reason.JOB_NOT_BUILT,
+        )
+    )
+    draft.warning(EventReason.OPERATION_FAILED, f"the History Job could not be built: {why}")
+    draft.fail(Reason.JOB_NOT_BUILT, f"the History Job could not be built: {why}")

@@ -1,0 +1,343 @@
+"""reconcile_migration(world) -> Decision: one pass of a PtahMigration's lifecycle, pure.
+
+The phases and the moves between them are the seeds' (000 first, then the Decisions section
+of REQUIREMENTS.md). A pass does, in order:
+
+1. The engine and realm checks (LCK-06; realm.py). They never interrupt an Apply that was
+   dispatched or the read that proves one; an undispatched Apply is withdrawn and a plain read
+   dropped, and a resource with no claim is Blocked with no Job.
+2. With a claim in flight, it follows that claim: an Apply (apply_run.py) to its end, a read
+   (history_read.py) to its verdict (verdicts.py), retry or give-way. A plain read is dropped
+   to Pending when spec.suspend is set or its inputs moved (MIG-28, SUS-06).
+3. With none: a hold put back from metadata (MIG-24), a person's acknowledgment of a held run
+   (RUN-06), an invalid read request (RRQ-16), spec.suspend (MIG-25), the source kind and the
+   source itself (MIG-26), the proof owed after a run (MIG-22), a plan that no longer fits
+   (MIG-16), a read that is due (new, Pending, resumed, an edit, a moved source, a request,
+   the interval, a retry), and otherwise the published plan's policy (planning.py).
+
+One pass ends at most one operation or starts one, so every verdict is visible in status
+before what it allows begins. A ConfigMap source's "Resolving" never shows: the snapshot is
+taken in the write that claims the read (SRC-CM-06), and a new resource has no phase until
+that write.
+
+Choices where the seeds are silent (each module's docstring has its own):
+
+- Git and OCI sources: Failed, reason ConfigurationError, waiting for an edit (their Resolve
+  and Verify Jobs come with a later version).
+- A read dropped by a realm or engine refusal goes to Blocked directly, in the write that
+  drops it; a read dropped by spec.suspend goes to Pending for one pass, then Suspended
+  (Decision 14).
+- Progressing reasons beyond the seeds': Pending uses the cause (PlanStale, Suspended,
+  OperationInProgress), Failed is Progressing=False with the failure's reason, Suspended uses
+  Suspended; ReconciliationFailed is removed, not set False, once a later operation succeeds.
+- When the interval or a read request comes due while an exact approval (or apply: Always)
+  lets an Apply start, the Apply goes first: the runner compares the approved sequence with
+  its own selection under the lock (MIG-50), so a history that moved is refused there, and the
+  request is answered by the read after the run.
+- A plan that does not appear in the cache within failureRetryInterval "could not be
+  published": Failed, ConfigurationError (MIG-26).
+- The approval is consumed when the Apply's Job first shows (its dispatch), not when the claim
+  is written, so an Apply withdrawn before its Job existed leaves it usable (APR-13).
+- A dispatched Apply's result is awaited RESULT_GRACE after its Job ended before the run is
+  declared unknown; a History's likewise before the attempt counts as failed.
+- Events name operations, plans, versions and reasons; they carry no runner or database text.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from ptah_operator.api.common import ActiveOperation
+from ptah_operator.api.constants import (
+    ANNOTATION_UNRESOLVED_RUN,
+    ApplyPolicy,
+    EventReason,
+    MigrationPhase,
+    OperationType,
+    Reason,
+)
+from ptah_operator.reconcile import (
+    apply_run,
+    approvals,
+    conditions,
+    history_read,
+    planning,
+    realm,
+    run_records,
+    snapshots,
+)
+from ptah_operator.reconcile.decision import Decision
+from ptah_operator.reconcile.draft import Draft, current_binding
+from ptah_operator.reconcile.migration_plan import misfit
+from ptah_operator.reconcile.read_request import ReadRequest, answer_invalid, unanswered
+from ptah_operator.reconcile.realm import Refusal
+from ptah_operator.reconcile.schedule import PLAN_PUBLISH_CHECK, interval
+from ptah_operator.reconcile.world import MigrationWorld
+
+
+class Due(Enum):
+    """Why a read is due now, if it is."""
+
+    NO = "No"
+    STRUCTURAL = "Structural"
+    """New, Pending, resumed, after a block lifted, an edit, a moved source."""
+    REQUESTED = "Requested"
+    INTERVAL = "Interval"
+
+
+_STARTING_PHASES = frozenset(
+    {
+        MigrationPhase.PENDING,
+        MigrationPhase.SUSPENDED,
+        MigrationPhase.READING,
+        MigrationPhase.APPLYING,
+        MigrationPhase.RESOLVING,
+        MigrationPhase.VERIFYING,
+    }
+)
+_ANSWERING_PHASES = frozenset(
+    {
+        MigrationPhase.IN_SYNC,
+        MigrationPhase.BLOCKED,
+        MigrationPhase.AWAITING_APPROVAL,
+        MigrationPhase.PLANNING,
+    }
+)
+
+
+def reconcile_migration(world: MigrationWorld) -> Decision:
+    """Decide one pass for one PtahMigration."""
+    draft = Draft.begin(world)
+    refusal = realm.refusal(world)
+    claim = draft.status.active_operation
+    if claim is not None:
+        _claimed(draft, claim, refusal)
+    else:
+        _idle(draft, refusal)
+    return draft.finish()
+
+
+# --- a claim in flight -------------------------------------------------------------------------
+
+
+def _claimed(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> None:
+    if claim.type == OperationType.APPLY:
+        apply_run.observe(draft, claim, refusal)
+        return
+    if claim.type != OperationType.HISTORY:
+        history_read.drop(draft, claim)
+        draft.stand(
+            conditions.pending(
+                Reason.OPERATION_IN_PROGRESS,
+                f"a {claim.type.value} operation is not one a ConfigMap-sourced migration runs",
+            )
+        )
+        draft.wake_now()
+        return
+    if not claim.serves_proof:
+        if refusal is not None:
+            history_read.drop(draft, claim)
+            _refuse(draft, refusal)
+            return
+        if draft.spec.suspend:
+            history_read.drop(draft, claim)
+            draft.stand(conditions.pending(Reason.SUSPENDED, "spec.suspend dropped the read"))
+            draft.wake_now()
+            return
+        moved = history_read.inputs_moved(draft, claim)
+        if moved is not None:
+            history_read.give_way(draft, claim, moved)
+            return
+    history_read.observe(draft, claim)
+
+
+# --- no claim ----------------------------------------------------------------------------------
+
+
+def _idle(draft: Draft, refusal: Refusal | None) -> None:
+    status = draft.status
+    if _restore_hold(draft):
+        return
+    if refusal is not None:
+        _refuse(draft, refusal)
+        return
+    settled = _acknowledged(draft)
+    request = unanswered(draft.migration)
+    if request is not None and not request.valid:
+        answer_invalid(draft, request)
+        request = None
+    if draft.spec.suspend:
+        draft.stand(conditions.suspended())
+        return
+    unsupported = snapshots.unsupported_kind(draft)
+    if unsupported is not None:
+        planning.retire(draft, unsupported)
+        draft.fail(Reason.CONFIGURATION_ERROR, unsupported, retry=False)
+        return
+    if status.phase == MigrationPhase.VERIFYING_HISTORY and status.unresolved_run is None:
+        history_read.start(draft, proof=True)
+        return
+    problem = snapshots.problem(draft)
+    if problem is not None:
+        reason, message = problem
+        planning.retire(draft, message)
+        snapshots.unresolved(draft, reason, message)
+        draft.fail(reason, message)
+        return
+    ref = status.plan
+    if ref is not None:
+        assert draft.world.source is not None
+        why = misfit(
+            draft.world.plans.get(ref.name),
+            ref,
+            draft.migration,
+            draft.world.source,
+            current_binding(draft.world),
+        )
+        if why is not None:
+            planning.retire(draft, why)
+            draft.stand(
+                conditions.pending(
+                    Reason.PLAN_STALE,
+                    f"plan {ref.name} no longer fits: {why}; the history is read again",
+                )
+            )
+            draft.wake_now()
+            return
+    due = Due.STRUCTURAL if settled else _read_due(draft, request)
+    if due == Due.STRUCTURAL or (due != Due.NO and not _apply_ready(draft)):
+        history_read.start(draft, proof=False, request=request if request else None)
+        return
+    if status.plan is not None:
+        _plan_step(draft)
+    if status.active_operation is None and status.next_reconciliation_time is not None:
+        draft.wake_at(status.next_reconciliation_time)
+
+
+def _read_due(draft: Draft, request: ReadRequest | None) -> Due:
+    status = draft.status
+    phase = status.phase
+    if phase is None or phase in _STARTING_PHASES or conditions.blocked_by_gate(status):
+        return Due.STRUCTURAL
+    if status.observed_generation != draft.generation or snapshots.source_moved(draft):
+        return Due.STRUCTURAL
+    if request is not None and request.valid and phase in _ANSWERING_PHASES:
+        return Due.REQUESTED
+    due_at = status.next_reconciliation_time
+    if phase == MigrationPhase.FAILED:
+        return Due.INTERVAL if due_at is not None and draft.now >= due_at else Due.NO
+    if due_at is None or draft.now >= due_at:
+        return Due.INTERVAL
+    return Due.NO
+
+
+def _apply_ready(draft: Draft) -> bool:
+    """A published plan that an Apply may start on now (its policy or an exact approval)."""
+    status = draft.status
+    ref = status.plan
+    if ref is None or ref.uid is None:
+        return False
+    if status.phase not in (MigrationPhase.AWAITING_APPROVAL, MigrationPhase.PLANNING):
+        return False
+    policy = draft.spec.policy.apply
+    if policy == ApplyPolicy.ALWAYS:
+        return True
+    if policy == ApplyPolicy.NEVER:
+        return False
+    used = approvals.consumed(status)
+    return approvals.exact_approval(draft.world.approvals, draft.migration, ref, used) is not None
+
+
+def _plan_step(draft: Draft) -> None:
+    """A published plan, no read due: its policy decides (MIG-11..MIG-14)."""
+    status = draft.status
+    ref = status.plan
+    assert ref is not None
+    if not planning.published(draft):
+        if planning.publication_overdue(draft):
+            planning.retire(draft, "its object never appeared")
+            draft.fail(Reason.CONFIGURATION_ERROR, f"plan {ref.name} could not be published")
+            return
+        count = status.history.pending_count if status.history is not None else 0
+        draft.stand(conditions.publishing(ref.name, count))
+        draft.wake_in(PLAN_PUBLISH_CHECK)
+        return
+    ref = status.plan
+    assert ref is not None
+    plan = draft.world.plans.get(ref.name)
+    if plan is None:
+        return
+    policy = draft.spec.policy.apply
+    if policy == ApplyPolicy.NEVER:
+        draft.stand(conditions.apply_disabled(ref.name))
+        return
+    if policy == ApplyPolicy.ALWAYS:
+        apply_run.start(draft, plan, None)
+        return
+    used = approvals.consumed(status)
+    approval = approvals.exact_approval(draft.world.approvals, draft.migration, ref, used)
+    if approval is None:
+        draft.stand(conditions.awaiting_approval(ref.name))
+        return
+    apply_run.start(draft, plan, approval)
+
+
+def _refuse(draft: Draft, refusal: Refusal) -> None:
+    """Blocked by the engine or the realm; the time of the next read is unknown until it ends."""
+    status = draft.status
+    if not (
+        status.phase == MigrationPhase.BLOCKED and conditions.ready_reason(status) == refusal.reason
+    ):
+        status.next_reconciliation_time = None
+    draft.stand(conditions.blocked(refusal.reason, refusal.message))
+    if refusal.recheck is not None:
+        draft.wake_in(refusal.recheck)
+
+
+def _restore_hold(draft: Draft) -> bool:
+    """A hold the annotation keeps and status lost: put it back, Blocked (MIG-24, RUN-21)."""
+    status = draft.status
+    hold = run_records.annotated_hold(draft.migration)
+    if hold is None or status.unresolved_run is not None:
+        return False
+    if status.last_run is not None and status.last_run.operation_id == hold.operation_id:
+        return False
+    restored = hold.model_copy(update={"restored": True})
+    status.unresolved_run = restored
+    run = run_records.restored_run(hold)
+    status.last_run = run
+    draft.journal(run_records.run_finished(run, hold.finished_at or draft.now))
+    draft.warning(
+        EventReason.RUN_FINISHED,
+        f"run {hold.operation_id} ended {hold.outcome.value}; its hold was restored from "
+        "metadata after status was lost",
+    )
+    message = run_records.hold_message(restored)
+    conditions.record_failure(
+        status, Reason.APPLY_OUTCOME_UNKNOWN, message, draft.now, draft.generation
+    )
+    status.next_reconciliation_time = draft.now + interval(draft.migration)
+    draft.wake_at(status.next_reconciliation_time)
+    draft.stand(conditions.blocked(Reason.APPLY_OUTCOME_UNKNOWN, message))
+    return True
+
+
+def _acknowledged(draft: Draft) -> bool:
+    """A person's acknowledgment of the held run settles it (RUN-06, JNL-11)."""
+    status = draft.status
+    hold = status.unresolved_run
+    if hold is None:
+        return False
+    ack = approvals.acknowledgment_of(draft.world.acknowledgments, draft.migration, hold)
+    if ack is None:
+        return False
+    status.unresolved_run = None
+    draft.annotations[ANNOTATION_UNRESOLVED_RUN] = None
+    draft.journal(run_records.acknowledged(ack, hold, ack.spec.acknowledged_at or draft.now))
+    who = ack.spec.acknowledged_by.username if ack.spec.acknowledged_by else "a person"
+    draft.normal(
+        EventReason.RUN_ACKNOWLEDGED,
+        f"run {hold.operation_id} ({hold.outcome.value}) acknowledged by {who} in {ack.metadata.name}",
+    )
+    conditions.clear_failure(status)
+    return True

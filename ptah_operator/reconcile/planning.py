@@ -1,0 +1,157 @@
+"""status.plan through its life: published from a reading, kept, retired (MIG-09..MIG-16).
+
+- A ReadyToPlan reading publishes the plan its pending list gives (migration_plan). The same
+  reading of the same source under the same spec is the same plan: it is kept and writes
+  nothing (JNL-03, RRQ-06, RETRY-12); a different one replaces it.
+- A plan is published once its object exists: its UID comes from the API server and an
+  approval names it, so until then the resource rests in Planning with Progressing=True. The
+  pass that sees the object fills status.plan.uid and writes the PlanPublished entry, timed by
+  the plan's creation (JNL-25). A plan that does not appear within failureRetryInterval
+  "could not be published": Failed (MIG-26).
+- Under apply: Never the plan rests in Planning, Ready=False ApplyDisabled (MIG-13); under
+  OnApproval it waits in AwaitingApproval (MIG-11); under Always the Apply is next (MIG-12).
+  The pass that reads a history never also starts the Apply it allows: one pass ends at most
+  one operation or starts one, so the verdict is visible before the run.
+- Retiring a plan a person could approve (OnApproval) or had approved (an unconsumed exact
+  approval) writes a PlanStale Warning (SCH-66, MIG-16); its approval never carries over,
+  because an approval names the plan by UID and fingerprint (APR-12).
+"""
+
+from __future__ import annotations
+
+from ptah_operator.api.common import ActiveOperation, PlanReference
+from ptah_operator.api.constants import (
+    ApplyPolicy,
+    EventReason,
+    JournalEntryType,
+    Reason,
+)
+from ptah_operator.api.journal import JournalEntry
+from ptah_operator.reconcile import approvals, conditions, journal
+from ptah_operator.reconcile.draft import Draft, current_binding
+from ptah_operator.reconcile.migration_plan import plan_manifest, plan_name, plan_spec, same_spec
+from ptah_operator.reconcile.reports import HistoryReport
+from ptah_operator.reconcile.schedule import PLAN_PUBLISH_CHECK, failure_retry_interval
+
+
+def approvable(draft: Draft, ref: PlanReference) -> bool:
+    """A person could approve the plan, or had approved it and it never ran."""
+    if ref.uid is None:
+        return False
+    if draft.spec.policy.apply == ApplyPolicy.ON_APPROVAL:
+        return True
+    used = approvals.consumed(draft.status)
+    return approvals.exact_approval(draft.world.approvals, draft.migration, ref, used) is not None
+
+
+def retire(draft: Draft, why: str) -> None:
+    """Take status.plan away; a PlanStale Warning when it was approvable or approved."""
+    ref = draft.status.plan
+    if ref is None:
+        return
+    if approvable(draft, ref):
+        draft.warning(
+            EventReason.PLAN_STALE,
+            f"plan {ref.name} is retired before it ran: {why}; an approval must name the "
+            "plan that replaces it",
+        )
+    draft.status.plan = None
+
+
+def adopt(draft: Draft, claim: ActiveOperation, history: HistoryReport, target: str | None) -> None:
+    """Publish (or keep) the plan a ReadyToPlan reading gives, and stand where it leaves the
+    resource (MIG-09)."""
+    status = draft.status
+    record = claim.source or status.source
+    if record is None:
+        retire(draft, "the reading is bound to no source")
+        draft.fail(Reason.CONFIGURATION_ERROR, "the plan could not be published: no source")
+        return
+    spec = plan_spec(draft.migration, history, target, record, current_binding(draft.world))
+    if isinstance(spec, str):
+        retire(draft, spec)
+        draft.fail(Reason.CONFIGURATION_ERROR, f"the plan could not be published: {spec}")
+        return
+    name = plan_name(draft.name, spec.fingerprint)
+    ref = status.plan
+    if ref is None or ref.name != name or ref.fingerprint != spec.fingerprint:
+        existing = draft.world.plans.get(name)
+        if existing is not None and not same_spec(existing, spec):
+            retire(draft, "its name is taken")
+            draft.fail(
+                Reason.CONFIGURATION_ERROR,
+                f"the plan could not be published: {name} already holds another plan",
+            )
+            return
+        retire(draft, "a new reading of the history gives another plan")
+        status.plan = PlanReference(
+            name=name,
+            uid=existing.metadata.uid if existing is not None else None,
+            fingerprint=spec.fingerprint,
+        )
+        if existing is None:
+            draft.create(plan_manifest(draft.migration, name, spec))
+    if not published(draft):
+        draft.stand(conditions.publishing(name, len(spec.versions)))
+        draft.wake_in(PLAN_PUBLISH_CHECK)
+        return
+    stand_after_reading(draft)
+
+
+def published(draft: Draft) -> bool:
+    """Whether status.plan's object exists; fills its UID and writes PlanPublished the first
+    time it is seen (JNL-03)."""
+    ref = draft.status.plan
+    if ref is None:
+        return False
+    plan = draft.world.plans.get(ref.name)
+    if plan is None:
+        return ref.uid is not None
+    if ref.uid is None:
+        ref = ref.model_copy(update={"uid": plan.metadata.uid})
+        draft.status.plan = ref
+    noted = any(
+        e.type == JournalEntryType.PLAN_PUBLISHED and e.plan_uid == ref.uid for e in draft.entries
+    )
+    if not noted and not journal.holds_plan(draft.status.journal, ref):
+        draft.journal(
+            JournalEntry(
+                type=JournalEntryType.PLAN_PUBLISHED,
+                time=plan.metadata.creation_timestamp or draft.now,
+                plan_name=ref.name,
+                plan_uid=ref.uid,
+                plan_fingerprint=ref.fingerprint,
+            )
+        )
+        draft.normal(
+            EventReason.PLAN_PUBLISHED,
+            f"plan {ref.name} published: {len(plan.spec.versions)} migration(s) up to "
+            f"version {plan.spec.to_version}",
+        )
+    return True
+
+
+def publication_overdue(draft: Draft) -> bool:
+    """A plan decided but not in the cache after failureRetryInterval could not be published."""
+    history = draft.status.history
+    since = history.read_at if history is not None else None
+    return since is not None and draft.now - since > failure_retry_interval(draft.migration)
+
+
+def stand_after_reading(draft: Draft) -> None:
+    """Where a published plan leaves the resource in the pass that read the history."""
+    ref = draft.status.plan
+    assert ref is not None
+    policy = draft.spec.policy.apply
+    if policy == ApplyPolicy.NEVER:
+        draft.stand(conditions.apply_disabled(ref.name))
+    elif policy == ApplyPolicy.ALWAYS:
+        draft.stand(conditions.ready_to_apply(ref.name, "the Apply starts on the next pass"))
+        draft.wake_now()
+    else:
+        used = approvals.consumed(draft.status)
+        if approvals.exact_approval(draft.world.approvals, draft.migration, ref, used):
+            draft.stand(conditions.awaiting_approval(ref.name, "approved: the Apply starts next"))
+            draft.wake_now()
+        else:
+            draft.stand(conditions.awaiting_approval(ref.name))
