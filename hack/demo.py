@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -174,10 +175,16 @@ def run(keep: bool, workdir: Path) -> None:
                 pass
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", action="store_true", help="leave the stack running")
     args = parser.parse_args()
+    # A SIGTERM (a CI timeout, `kill`) unwinds like Ctrl-C, so the stack is stopped and removed.
+    signal.signal(signal.SIGTERM, _interrupt)
     workdir = Path(tempfile.mkdtemp(prefix="ptah-demo-"))
     os.chdir(REPO)
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import socket
@@ -14,6 +15,19 @@ from pathlib import Path
 
 class StackError(RuntimeError):
     """A local server could not be started or reached."""
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Ask the kernel to send SIGTERM to this child when the process that started it dies, so
+    a test run or demo that is killed does not leave servers behind."""
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass
 
 
 def free_port() -> int:
@@ -72,6 +86,7 @@ class Process:
                     env=self._env,
                     cwd=self._cwd,
                     start_new_session=True,
+                    preexec_fn=_die_with_parent,
                 )
             except OSError as exc:
                 raise StackError(f"{self.name}: cannot run {self.argv[0]}: {exc}") from exc

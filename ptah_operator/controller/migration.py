@@ -571,14 +571,14 @@ class MigrationReconciler:
         generated models write when the microseconds are zero.
         """
         stamp = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        try:
-            response = await self.coordination.read_namespaced_lease(
-                action.name, action.namespace, _preload_content=False
-            )
-            lease: dict[str, Any] = await response.json()
-        except ApiException as error:
-            if error.status != 404:
-                raise
+        # Without preloading, a non-2xx answer raises nothing: the status is ours to check.
+        response = await self.coordination.read_namespaced_lease(
+            action.name, action.namespace, _preload_content=False
+        )
+        if response.status not in (200, 404):
+            raise ApiException(status=response.status, reason="reading the realm Lease failed")
+        lease: dict[str, Any] = await response.json()
+        if response.status == 404:
             if action.verb is LeaseVerb.RELEASE:
                 return True
             body = {
