@@ -44,6 +44,7 @@ from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.api.realm import PtahRealm
 from ptah_operator.controller.controller import Controller, Result
 from ptah_operator.controller.informer import Informer
+from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
 from ptah_operator.controller.manager import Manager
 from ptah_operator.controller.resources import CONFIG_MAPS, JOBS, LEASES, PODS, Resource
 from ptah_operator.controller.store import KubeObject, metadata, object_key
@@ -70,6 +71,7 @@ from ptah_operator.reconcile.world import (
 
 log = structlog.get_logger(__name__)
 
+FAMILY = "PtahMigration"
 RESULT_KEY = "result.json"
 RESULT_PREFIX = "ptah-result-"
 LEASE_DURATION_SECONDS = 3900
@@ -98,6 +100,8 @@ class MigrationControllerConfig:
     lease_namespace: str
     operation_secret: OperationSecretFactory
     workers: int = 4
+    lifecycle_metrics: LifecycleMetrics | None = None
+    """Shared with the other families' controllers; made here when not given."""
 
 
 # --- indexes ----------------------------------------------------------------------------------
@@ -298,6 +302,7 @@ class MigrationReconciler:
     def __init__(self, manager: Manager, config: MigrationControllerConfig) -> None:
         self.config = config
         self.api = manager.api_client
+        self.metrics = config.lifecycle_metrics or LifecycleMetrics(manager.metrics.registry)
         self.migrations = manager.informer(
             MIGRATIONS,
             indexers={
@@ -487,6 +492,7 @@ class MigrationReconciler:
     async def reconcile(self, key: str) -> Result:
         obj = self.migrations.store.get(key)
         if obj is None:
+            self.metrics.forget(FAMILY, key)
             return Result.success()
         if metadata(obj).get("deletionTimestamp"):
             return Result.success()
@@ -541,11 +547,18 @@ class MigrationReconciler:
                 await self.custom.replace_namespaced_custom_object_status(
                     GROUP, VERSION, namespace, MIGRATIONS.plural, name, body
                 )
+                self.metrics.observe(
+                    FAMILY, f"{namespace}/{name}", obj.get("status"), decision.status, world.now
+                )
             except ApiException:
                 # The claim that would hold the Lease is not on record: give the Lease back
                 # rather than leave it to an operation id no status names.
                 await self._release_taken(taken, world.now)
                 raise
+        else:
+            self.metrics.set_phase(
+                FAMILY, f"{namespace}/{name}", (obj.get("status") or {}).get("phase")
+            )
         for item in decision.create:
             await self._create(item)
         for ref in decision.delete:
