@@ -45,8 +45,11 @@ test: deps venv control-plane lint
 demo: deps venv control-plane
 	$(PY) hack/demo.py
 
-bench: deps venv
-	$(PY) tests/bench/run_all.py
+# Benchmarks print figures and their baselines side by side; they are not part of `make test`.
+bench: deps venv control-plane
+	$(PY) tests/bench/bench_migrations.py
+	$(PY) tests/bench/bench_schema.py
+	$(PY) tests/bench/bench_cluster.py
 
 clean:
 	rm -rf .venv .mypy_cache .ruff_cache .pytest_cache .coverage

@@ -31,6 +31,7 @@ from ptah_operator import __version__
 from ptah_operator.api.common import ExecutionBinding
 from ptah_operator.api.constants import Kind
 from ptah_operator.controller import observe
+from ptah_operator.controller.api_metrics import instrument as instrument_api_client
 from ptah_operator.controller.leaderelection import (
     DEFAULT_LEASE_DURATION,
     DEFAULT_RENEW_DEADLINE,
@@ -266,6 +267,7 @@ async def _serve(args: argparse.Namespace, options: ManagerOptions) -> int:
     namespace = operator_namespace(args)
     async with client.ApiClient(configuration) as api_client:
         manager = Manager(api_client, options)
+        instrument_api_client(api_client, manager.metrics.registry)
         serving = parse_bind_address(args.webhook_bind_address)
         registry = ControllerRegistry()
         server: HttpsServer | None = None
