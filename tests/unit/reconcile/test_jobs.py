@@ -142,3 +142,28 @@ def test_the_snapshot_is_immutable_owned_and_carries_its_manifest() -> None:
     assert snapshot["metadata"]["ownerReferences"][0]["name"] == "orders"
     assert snapshot["data"]["ptah-manifest.json"] == MANIFEST.decode()
     assert snapshot["data"]["0000000001_init.up.sql"] == FILES["0000000001_init.up.sql"].decode()
+
+
+@pytest.mark.req("JOB-10", "MIG-63")
+def test_no_operation_ever_carries_a_shadow_database_credential() -> None:
+    """Adoption (baseline against a shadow) is a person's job: nothing the operator builds,
+    and nothing its API accepts, names a shadow database."""
+    from ptah_operator.api.kinds import KINDS
+    from ptah_operator.cli.manager import build_parser
+
+    for job in (
+        history_job(MIGRATION, RUNNER, "op-0123456789", "ptah-src-x", DIGEST),
+        apply_job(MIGRATION, RUNNER, "op-0123456789", "ptah-src-x", DIGEST, _plan()),
+    ):
+        text = json.dumps(job).lower()
+        assert "shadow" not in text
+        (run,) = job["spec"]["template"]["spec"]["containers"]
+        secrets = [
+            e["valueFrom"]["secretKeyRef"]
+            for e in run["env"]
+            if "secretKeyRef" in e.get("valueFrom", {})
+        ]
+        assert secrets == [{"name": "orders-database", "key": "url"}]
+    for info in KINDS:
+        assert "shadow" not in json.dumps(info.model.model_json_schema()).lower(), info.kind
+    assert "shadow" not in build_parser().format_help().lower()
