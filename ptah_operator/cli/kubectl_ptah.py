@@ -55,6 +55,7 @@ from ptah_operator.cli.migration_view import (
     person,
     render_approval_summary,
     render_migration,
+    render_plan,
 )
 from ptah_operator.cli.observe import observe
 from ptah_operator.cli.waits import (
@@ -113,6 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
     show = verbs.add_parser("migration", help="show a PtahMigration's status")
     show.add_argument("name", metavar="NAME", help="NAME or migration/NAME")
     _common(show, argparse.SUPPRESS)
+
+    plan = verbs.add_parser("plan", help="show the plan a migration published (no SQL)")
+    plan.add_argument("target", metavar="migration/NAME")
+    _common(plan, argparse.SUPPRESS)
 
     approve = verbs.add_parser("approve", help="approve the plan a migration waits on")
     approve.add_argument("target", metavar="migration/NAME")
@@ -274,6 +279,23 @@ async def show_migration(session: Session, name: str) -> int:
         if plan is not None and status.plan.uid and plan.metadata.uid != status.plan.uid:
             plan = None
     session.say(render_migration(migration, plan))
+    return EXIT_OK
+
+
+async def show_plan(session: Session, name: str) -> int:
+    """The plan the migration published: identity, what it binds, and its versions."""
+    migration = await session.migration(name)
+    status = migration.status or PtahMigrationStatus()
+    if status.plan is None:
+        phase = status.phase or "none yet"
+        ran = status.last_run.plan.name if status.last_run is not None else None
+        tail = f"; the last run carried plan {ran}" if ran else ""
+        session.say(f"migration {name} has no plan published (phase {phase}){tail}")
+        return EXIT_OK
+    plan = await session.migration_plan(status.plan.name)
+    if plan is not None and status.plan.uid and plan.metadata.uid != status.plan.uid:
+        plan = None
+    session.say(render_plan(migration, status.plan, plan))
     return EXIT_OK
 
 
@@ -567,7 +589,9 @@ def parse_command(argv: Sequence[str]) -> tuple[Command, argparse.Namespace]:
         kind, name = parse_target(args.target, Kind.PTAH_MIGRATION)
         if kind != Kind.PTAH_MIGRATION:
             raise UsageError(f"{args.verb} takes migration/NAME")
-        if args.verb == "approve":
+        if args.verb == "plan":
+            command = Command("plan", kind, name)
+        elif args.verb == "approve":
             command = Command("approve", kind, name, args.wait, _seconds(args.timeout))
         else:
             command = Command("wait", kind, name, True, _seconds(args.timeout), _phase(args.phase))
@@ -579,6 +603,8 @@ def parse_command(argv: Sequence[str]) -> tuple[Command, argparse.Namespace]:
 async def execute(command: Command, session: Session) -> int:
     if command.verb == "migration":
         return await show_migration(session, command.name)
+    if command.verb == "plan":
+        return await show_plan(session, command.name)
     if command.verb == "approve":
         return await approve(session, command.name, command.wait, command.wait_seconds)
     if command.verb == "wait":

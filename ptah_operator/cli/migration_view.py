@@ -254,6 +254,37 @@ def plan_lines(reference: PlanReference, plan: PtahMigrationPlan | None) -> list
     return lines
 
 
+def render_plan(
+    migration: PtahMigration, reference: PlanReference, plan: PtahMigrationPlan | None
+) -> str:
+    """`kubectl ptah plan`: the plan, what it is bound to, and whether it waits for a person.
+
+    A migration plan holds versions, descriptions and checksums; the SQL stays in the source.
+    """
+    policy = migration.spec.policy.apply
+    lines = plan_lines(reference, plan)
+    if plan is not None:
+        spec = plan.spec
+        lines += [
+            "",
+            "Bound to (a change to any of these retires the plan):",
+            _field("Source", f"{spec.source.kind}, content {short(spec.source.content_digest)}"),
+            _field("History", short(spec.history_fingerprint)),
+            _field("Database", short(spec.target_identity_digest)),
+            _field(
+                "Executor",
+                short(spec.execution_binding.digest) if spec.execution_binding.digest else "-",
+            ),
+        ]
+    decision = {
+        "OnApproval": "waits for a PtahMigrationApproval naming this plan (kubectl ptah approve)",
+        "Always": "runs as soon as it is published (policy Always)",
+        "Never": "is published and never runs (policy Never)",
+    }[str(policy)]
+    lines += ["", f"Decision: the plan {decision}."]
+    return "\n".join(lines)
+
+
 def _last_run(run: LastRun | None) -> list[str]:
     if run is None:
         return ["", "Last run: none (no Apply has happened)"]

@@ -96,3 +96,23 @@ def test_helpers() -> None:
     assert one_line(None) == "-"
     assert table(["A", "BB"], [["1", ""], ["333", "4"]]) == ["  A    BB", "  1", "  333  4"]
     assert PlanReference(name="p").fingerprint is None
+
+
+@pytest.mark.req("PLUGIN-02", "PRIV-02")
+def test_kubectl_ptah_plan_shows_identity_contents_and_what_the_plan_waits_for() -> None:
+    from ptah_operator.cli.kubectl_ptah import parse_command
+    from ptah_operator.cli.migration_view import render_plan
+
+    command, _ = parse_command(["plan", "migration/orders", "-n", "application"])
+    assert (command.verb, command.name) == ("plan", "orders")
+    migration, plan = waiting()
+    assert migration.status is not None
+    assert migration.status.plan is not None
+    text = render_plan(migration, migration.status.plan, plan)
+    assert plan.spec.fingerprint in text
+    for version in plan.spec.versions:
+        assert version.version in text
+        assert version.checksum in text
+    assert "Bound to" in text
+    assert "waits for a PtahMigrationApproval" in text
+    assert "CREATE" not in text.upper().replace("CREATE_", "")
