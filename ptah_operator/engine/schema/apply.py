@@ -211,8 +211,9 @@ async def _locked(
             if conn.dialect.family == "postgresql":
                 await conn.raw.execute(statement.sql)
             else:
-                async with conn.raw.cursor() as cur:
-                    await cur.execute(statement.sql)
+                # The connection's own call, not a cursor's: a cursor turns each server note
+                # into a Python warning, which would print server text on stderr (PRIV-05).
+                await conn.raw.query(statement.sql)
         except Exception as error:  # every execution error is an unknown outcome (SCH-59)
             return ApplyResult(
                 "unknown",

@@ -2,14 +2,20 @@
 
 Understood: CREATE SCHEMA, CREATE TYPE ... AS ENUM, CREATE TABLE (columns with their
 constraints, table constraints, MySQL KEY/INDEX clauses and COMMENT), CREATE [UNIQUE] INDEX,
-ALTER TABLE ... ADD CONSTRAINT, COMMENT ON TABLE/COLUMN. Anything else is refused with the
-file and the statement's position: a desired schema states structure, not data.
+ALTER TABLE ... ADD CONSTRAINT, COMMENT ON TABLE/COLUMN, CREATE [OR REPLACE] VIEW, CREATE
+SEQUENCE and ALTER SEQUENCE ... OWNED BY (PostgreSQL), GRANT ... ON table TO .... Anything
+else is refused with the file and the statement's position: a desired schema states
+structure, not data.
+
+The file is split into statements with sqlglot's tokenizer. Sequences and grants are read
+from those tokens rather than from sqlglot's tree: its tree of CREATE SEQUENCE loses a
+leading `NO CYCLE` (it reads `CYCLE`), and MySQL's `'user'@'host'` grantees fall outside it.
 """
 
 from __future__ import annotations
 
 import sqlglot
-from sqlglot import exp
+from sqlglot import Token, TokenType, exp
 
 from ptah_operator.engine.schema.model import (
     Check,
@@ -17,8 +23,10 @@ from ptah_operator.engine.schema.model import (
     Dialect,
     EnumType,
     ForeignKey,
+    Grant,
     Index,
     PrimaryKey,
+    Sequence,
     Table,
     UniqueConstraint,
 )
@@ -27,10 +35,15 @@ from ptah_operator.engine.schema.normalize import (
     canonical_expression,
     normalize_action,
     normalize_default,
+    normalize_grantee,
+    normalize_privileges,
     normalize_type,
+    sequence_options,
+    sequence_type,
     serial_base,
 )
 from ptah_operator.engine.schema.parts import Attachment, DesiredSchemaError, Parts
+from ptah_operator.engine.schema.views import ViewError, desired_view
 
 
 def ident(dialect: Dialect, node: exp.Expr | str | None) -> str:
@@ -214,27 +227,302 @@ class _TableReader:
         )
 
 
+class _UnreadableError(ValueError):
+    """A statement read token by token that says something the engine does not take."""
+
+
+def _split(dialect: Dialect, text: str, source: str) -> list[list[Token]]:
+    """The file's statements, each as its tokens (without the `;`)."""
+    try:
+        tokens = sqlglot.Dialect.get_or_raise(dialect.sqlglot).tokenize(text)
+    except sqlglot.errors.TokenError as error:
+        raise DesiredSchemaError(f"{source}: not valid {dialect.family} DDL") from error
+    statements: list[list[Token]] = []
+    current: list[Token] = []
+    for token in tokens:
+        if token.token_type is TokenType.SEMICOLON:
+            if current:
+                statements.append(current)
+            current = []
+        else:
+            current.append(token)
+    if current:
+        statements.append(current)
+    return statements
+
+
 def parse_ddl(dialect: Dialect, text: str, source: str) -> Parts:
     parts = Parts(source=source)
     reader = _TableReader(dialect, source)
-    try:
-        statements = sqlglot.parse(text, read=dialect.sqlglot)
-    except sqlglot.errors.ParseError as error:
-        raise DesiredSchemaError(f"{source}: not valid {dialect.family} DDL") from error
-    for position, statement in enumerate(statements, start=1):
-        if statement is None:
-            continue
+    parser = sqlglot.Dialect.get_or_raise(dialect.sqlglot)
+    for position, tokens in enumerate(_split(dialect, text, source), start=1):
         try:
-            _statement(dialect, reader, parts, statement)
-        except NormalizationError as error:
+            words = _Words(dialect, tokens)
+            if words.starts("CREATE", "SEQUENCE") or words.starts("ALTER", "SEQUENCE"):
+                _sequence_statement(dialect, words, parts)
+                continue
+            if words.starts("GRANT"):
+                _grant_statement(dialect, words, parts)
+                continue
+            if words.starts("REVOKE"):
+                raise DesiredSchemaError(
+                    f"{source}: statement {position}: state the grants a table has, not revokes"
+                )
+            try:
+                statement = parser.parser().parse(tokens, text)[0]
+            except sqlglot.errors.ParseError as error:
+                raise DesiredSchemaError(
+                    f"{source}: statement {position} is not valid {dialect.family} DDL"
+                ) from error
+            if statement is not None:
+                _statement(dialect, reader, parts, statement)
+        except (NormalizationError, ViewError, _UnreadableError) as error:
             raise DesiredSchemaError(f"{source}: statement {position}: {error}") from error
         except DesiredSchemaError:
             raise
-        except (KeyError, AttributeError, TypeError, ValueError) as error:
+        except (KeyError, AttributeError, TypeError, ValueError, IndexError) as error:
             raise DesiredSchemaError(
                 f"{source}: statement {position} is not understood as schema DDL"
             ) from error
     return parts
+
+
+class _Words:
+    """A statement's tokens read one at a time, for the statements sqlglot's tree misreads."""
+
+    # Tokens that are values or punctuation, never a keyword.
+    _NOT_WORDS = frozenset(
+        {
+            TokenType.STRING,
+            TokenType.IDENTIFIER,
+            TokenType.NUMBER,
+            TokenType.DOT,
+            TokenType.COMMA,
+            TokenType.L_PAREN,
+            TokenType.R_PAREN,
+            TokenType.DASH,
+            TokenType.PLUS,
+            TokenType.PARAMETER,
+        }
+    )
+
+    def __init__(self, dialect: Dialect, tokens: list[Token]) -> None:
+        self.dialect = dialect
+        self.tokens = tokens
+        self.at = 0
+
+    def _word(self, offset: int = 0) -> str | None:
+        index = self.at + offset
+        if index >= len(self.tokens):
+            return None
+        token = self.tokens[index]
+        if token.token_type in self._NOT_WORDS:
+            return None
+        return token.text.upper()
+
+    def starts(self, *words: str) -> bool:
+        return all(self._word(i) == w for i, w in enumerate(words))
+
+    def take(self, *words: str) -> bool:
+        """Consume `words` if they come next."""
+        if not self.starts(*words):
+            return False
+        self.at += len(words)
+        return True
+
+    def expect(self, *words: str) -> None:
+        if not self.take(*words):
+            raise _UnreadableError(f"expected {' '.join(words)}")
+
+    def done(self) -> bool:
+        return self.at >= len(self.tokens)
+
+    def peek_type(self) -> TokenType | None:
+        return self.tokens[self.at].token_type if not self.done() else None
+
+    def next(self) -> Token:
+        if self.done():
+            raise _UnreadableError("the statement ends too early")
+        token = self.tokens[self.at]
+        self.at += 1
+        return token
+
+    def name(self) -> str:
+        """One identifier, as the catalog stores it."""
+        token = self.next()
+        if token.token_type is TokenType.IDENTIFIER:
+            return token.text
+        if token.token_type in self._NOT_WORDS or not token.text.replace("_", "").isalnum():
+            raise _UnreadableError("expected a name")
+        return token.text.lower() if self.dialect.family == "postgresql" else token.text
+
+    def dotted(self) -> list[str]:
+        names = [self.name()]
+        while self.peek_type() is TokenType.DOT:
+            self.at += 1
+            names.append(self.name())
+        return names
+
+    def number(self) -> int:
+        sign = 1
+        if self.peek_type() in {TokenType.DASH, TokenType.PLUS}:
+            sign = -1 if self.next().token_type is TokenType.DASH else 1
+        token = self.next()
+        if token.token_type is not TokenType.NUMBER:
+            raise _UnreadableError("expected a number")
+        return sign * int(token.text)
+
+
+def _relation(dialect: Dialect, names: list[str]) -> tuple[str, str]:
+    if len(names) == 1:
+        return ("" if dialect.family == "mysql" else "public"), names[0]
+    if len(names) == 2:
+        return ("" if dialect.family == "mysql" else names[0]), names[1]
+    raise _UnreadableError("expected [schema.]name")
+
+
+def _owner(words: _Words, sequence_schema: str) -> tuple[str | None, str | None]:
+    """`OWNED BY NONE` or `OWNED BY [schema.]table.column` (the sequence's schema)."""
+    words.expect("OWNED", "BY")
+    if words.take("NONE"):
+        return None, None
+    names = words.dotted()
+    if len(names) == 3 and names[0] != sequence_schema:
+        raise _UnreadableError("a sequence is owned by a column of a table in its own schema")
+    if len(names) not in {2, 3}:
+        raise _UnreadableError("OWNED BY names a table and a column")
+    return names[-2], names[-1]
+
+
+def _sequence_statement(dialect: Dialect, words: _Words, parts: Parts) -> None:
+    if dialect.family != "postgresql":
+        raise _UnreadableError("sequences are planned on PostgreSQL only")
+    if words.take("ALTER", "SEQUENCE"):
+        words.take("IF", "EXISTS")
+        schema, name = _relation(dialect, words.dotted())
+        table, column = _owner(words, schema)
+        if not words.done():
+            raise _UnreadableError("only ALTER SEQUENCE ... OWNED BY is supported")
+        parts.sequence_owners.append((schema, name, table, column))
+        return
+    words.expect("CREATE", "SEQUENCE")
+    words.take("IF", "NOT", "EXISTS")
+    schema, name = _relation(dialect, words.dotted())
+    values: dict[str, int] = {}
+    type_text: str | None = None
+    cycle = False
+    owner: tuple[str | None, str | None] = (None, None)
+    while not words.done():
+        if words.take("AS"):
+            type_text = words.next().text
+        elif words.take("INCREMENT"):
+            words.take("BY")
+            values["increment"] = words.number()
+        elif words.take("NO", "MINVALUE") or words.take("NO", "MAXVALUE"):
+            continue
+        elif words.take("NO", "CYCLE"):
+            cycle = False
+        elif words.take("MINVALUE"):
+            values["min_value"] = words.number()
+        elif words.take("MAXVALUE"):
+            values["max_value"] = words.number()
+        elif words.take("START"):
+            words.take("WITH")
+            values["start"] = words.number()
+        elif words.take("CACHE"):
+            values["cache"] = words.number()
+        elif words.take("CYCLE"):
+            cycle = True
+        elif words.starts("OWNED", "BY"):
+            owner = _owner(words, schema)
+        else:
+            raise _UnreadableError(f"sequence {name}: unsupported option")
+    kind = sequence_type(type_text)
+    increment, low, high, start = sequence_options(
+        kind,
+        increment=values.get("increment"),
+        min_value=values.get("min_value"),
+        max_value=values.get("max_value"),
+        start=values.get("start"),
+    )
+    parts.sequences.append(
+        Sequence(
+            schema=schema,
+            name=name,
+            type=kind,
+            start=start,
+            increment=increment,
+            min_value=low,
+            max_value=high,
+            cache=values.get("cache", 1),
+            cycle=cycle,
+            owner_table=owner[0],
+            owner_column=owner[1],
+        )
+    )
+
+
+def _privilege_words(words: _Words) -> list[str]:
+    privileges: list[str] = []
+    current: list[str] = []
+    while not words.starts("ON"):
+        token = words.next()
+        if token.token_type is TokenType.COMMA:
+            privileges.append(" ".join(current))
+            current = []
+        elif token.token_type is TokenType.L_PAREN:
+            raise _UnreadableError("column privileges are not supported; grant on the table")
+        else:
+            current.append(token.text)
+    privileges.append(" ".join(current))
+    if not all(privileges):
+        raise _UnreadableError("a GRANT names no privilege")
+    return privileges
+
+
+def _grantee(dialect: Dialect, words: _Words) -> str:
+    if dialect.family == "postgresql":
+        words.take("GROUP")
+    token = words.next()
+    quoted = token.token_type in {TokenType.IDENTIFIER, TokenType.STRING}
+    if not quoted and (
+        token.token_type in _Words._NOT_WORDS or not token.text.replace("_", "").isalnum()
+    ):
+        raise _UnreadableError("expected a grantee")
+    if not quoted and token.text.upper() in {"CURRENT_USER", "SESSION_USER", "CURRENT_ROLE"}:
+        raise _UnreadableError("name the grantee; CURRENT_USER and the like are not compared")
+    if dialect.family == "postgresql":
+        return normalize_grantee(dialect, token.text, None, quoted=quoted)
+    host: str | None = None
+    if words.peek_type() is TokenType.PARAMETER and words.tokens[words.at].text == "@":
+        words.at += 1
+        host = words.next().text
+    return normalize_grantee(dialect, token.text, host, quoted=True)
+
+
+def _grant_statement(dialect: Dialect, words: _Words, parts: Parts) -> None:
+    words.expect("GRANT")
+    privileges = normalize_privileges(dialect, _privilege_words(words))
+    words.expect("ON")
+    if words.starts("ALL"):
+        raise _UnreadableError("grant on each table, not on ALL TABLES")
+    words.take("TABLE")
+    tables = [_relation(dialect, words.dotted())]
+    while words.peek_type() is TokenType.COMMA:
+        words.at += 1
+        tables.append(_relation(dialect, words.dotted()))
+    words.expect("TO")
+    grantees = [_grantee(dialect, words)]
+    while words.peek_type() is TokenType.COMMA:
+        words.at += 1
+        grantees.append(_grantee(dialect, words))
+    grantable = words.take("WITH", "GRANT", "OPTION")
+    if not words.done():
+        raise _UnreadableError("unsupported GRANT clause")
+    for schema, table in tables:
+        for grantee in grantees:
+            for privilege in privileges:
+                parts.grants.append((schema, table, Grant(grantee, privilege, grantable)))
 
 
 def _statement(dialect: Dialect, reader: _TableReader, parts: Parts, node: exp.Expr) -> None:
@@ -256,6 +544,9 @@ def _statement(dialect: Dialect, reader: _TableReader, parts: Parts, node: exp.E
             return
         if kind == "TABLE":
             _create_table(d, reader, parts, node)
+            return
+        if kind == "VIEW":
+            _create_view(d, parts, node)
             return
         if kind == "INDEX":
             index_node = node.this
@@ -346,3 +637,18 @@ def _create_table(d: Dialect, reader: _TableReader, parts: Parts, node: exp.Crea
         comment=table.comment,
     )
     parts.tables.append(table)
+
+
+def _create_view(d: Dialect, parts: Parts, node: exp.Create) -> None:
+    target = node.this
+    columns: list[str] = []
+    if isinstance(target, exp.Schema):
+        columns = [ident(d, c) for c in target.expressions]
+        target = target.this
+    schema, name = _table_name(d, target)
+    properties = node.args.get("properties")
+    if properties is not None and properties.expressions:
+        raise DesiredSchemaError(
+            f"{parts.source}: view {name}: only a plain CREATE [OR REPLACE] VIEW is supported"
+        )
+    parts.views.append(desired_view(d, schema, name, node.expression, columns))

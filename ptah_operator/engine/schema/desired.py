@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import TypeVar
 
 from ptah_operator.engine.schema.ddl import parse_ddl
 from ptah_operator.engine.schema.hcl import parse_hcl
@@ -19,15 +20,20 @@ from ptah_operator.engine.schema.model import (
     Dialect,
     EnumType,
     ForeignKey,
+    Grant,
     Index,
     PrimaryKey,
     Schema,
+    Sequence,
     Table,
     UniqueConstraint,
+    View,
     canonical_schema,
 )
 from ptah_operator.engine.schema.parts import Attachment, DesiredSchemaError, Parts
 from ptah_operator.engine.schema.scope import Scope
+
+T = TypeVar("T", Table, EnumType, Sequence, View)
 
 
 def finish_table(dialect: Dialect, table: Table) -> Table:
@@ -42,11 +48,20 @@ def finish_table(dialect: Dialect, table: Table) -> Table:
     )
     indexes = list(table.indexes)
     uniques = list(table.uniques)
+    # A privilege granted twice (in two files, or with and without the grant option) is one
+    # grant, with the option if either has it.
+    optioned = {(g.grantee, g.privilege) for g in table.grants if g.grantable}
+    grants = tuple(
+        {Grant(g.grantee, g.privilege, (g.grantee, g.privilege) in optioned) for g in table.grants}
+    )
     if dialect.family == "mysql":
         indexes += [Index(name=u.name, columns=u.columns, unique=True) for u in uniques]
         uniques = []
+        # MySQL keeps the grant option per table and grantee, not per privilege.
+        holders = {g.grantee for g in grants if g.grantable}
+        grants = tuple(dataclasses.replace(g, grantable=g.grantee in holders) for g in grants)
     return dataclasses.replace(
-        table, columns=columns, indexes=tuple(indexes), uniques=tuple(uniques)
+        table, columns=columns, indexes=tuple(indexes), uniques=tuple(uniques), grants=grants
     )
 
 
@@ -69,28 +84,36 @@ def _qualified(schema: str, name: str) -> str:
     return f"{schema}.{name}" if schema else name
 
 
+def _merge(
+    found: dict[tuple[str, str], tuple[T, str]],
+    kind: str,
+    key: tuple[str, str],
+    item: T,
+    source: str,
+) -> None:
+    if key in found and found[key][0] != item:
+        raise DesiredSchemaError(
+            f"{kind} {_qualified(*key)} is defined differently in {found[key][1]} and {source}"
+        )
+    found.setdefault(key, (item, source))
+
+
 def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
     tables: dict[tuple[str, str], tuple[Table, str]] = {}
     enums: dict[tuple[str, str], tuple[EnumType, str]] = {}
+    sequences: dict[tuple[str, str], tuple[Sequence, str]] = {}
+    views: dict[tuple[str, str], tuple[View, str]] = {}
     schemas: set[str] = set()
     for part in parts:
         schemas.update(part.schemas)
+        for sequence in part.sequences:
+            _merge(sequences, "sequence", (sequence.schema, sequence.name), sequence, part.source)
+        for view in part.views:
+            _merge(views, "view", (view.schema, view.name), view, part.source)
         for table in part.tables:
-            key = (table.schema, table.name)
-            if key in tables and tables[key][0] != table:
-                raise DesiredSchemaError(
-                    f"table {_qualified(*key)} is defined differently in {tables[key][1]} "
-                    f"and {part.source}"
-                )
-            tables.setdefault(key, (table, part.source))
+            _merge(tables, "table", (table.schema, table.name), table, part.source)
         for enum in part.enums:
-            key = (enum.schema, enum.name)
-            if key in enums and enums[key][0] != enum:
-                raise DesiredSchemaError(
-                    f"enum {_qualified(*key)} is defined differently in {enums[key][1]} "
-                    f"and {part.source}"
-                )
-            enums.setdefault(key, (enum, part.source))
+            _merge(enums, "enum", (enum.schema, enum.name), enum, part.source)
     named: dict[tuple[str, str, str], tuple[Attachment, str]] = {}
     for part in parts:
         for schema, name, item in part.attachments:
@@ -133,21 +156,78 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
                     ),
                 )
             tables[(schema, name)] = (table, source)
+        for schema, name, grant in part.grants:
+            if (schema, name) not in tables:
+                raise DesiredSchemaError(
+                    f"{part.source}: grant on unknown table {_qualified(schema, name)}"
+                )
+            table, source = tables[(schema, name)]
+            tables[(schema, name)] = (
+                dataclasses.replace(table, grants=(*table.grants, grant)),
+                source,
+            )
+    _own_sequences(parts, sequences, tables)
+    clash = sorted(set(views) & (set(tables) | set(sequences)))
+    if clash:
+        raise DesiredSchemaError(
+            f"view {_qualified(*clash[0])} has the name of a table or sequence in "
+            f"{views[clash[0]][1]}"
+        )
     enum_names = {f"{s}.{n}" for s, n in enums}
     finished = []
     for (schema, name), (table, source) in tables.items():
         _check_columns(table, source)
+        if any(g.grantee == "PUBLIC" and g.grantable for g in table.grants):
+            raise DesiredSchemaError(
+                f"{source}: PUBLIC cannot hold the grant option (table {table.qualified})"
+            )
         table = _resolve_enum_types(dialect, table, enum_names)
         table = finish_table(dialect, table)
         if scope.admits_table(dialect, schema, name):
             finished.append(table)
+    kept_views = [v for v, _ in views.values() if scope.admits_table(dialect, v.schema, v.name)]
+    kept_sequences = [
+        s for s, _ in sequences.values() if scope.admits_table(dialect, s.schema, s.name)
+    ]
     if dialect.family == "postgresql":
         schemas.update(t.schema for t in finished)
+        schemas.update(v.schema for v in kept_views)
+        schemas.update(s.schema for s in kept_sequences)
         schemas = {s for s in schemas if scope.admits_schema(dialect, s)}
         kept_enums = [e for e, _ in enums.values() if scope.admits_schema(dialect, e.schema)]
     else:
         schemas, kept_enums = set(), []
-    return canonical_schema(dialect, sorted(schemas), finished, kept_enums)
+    return canonical_schema(
+        dialect, sorted(schemas), finished, kept_enums, kept_sequences, kept_views
+    )
+
+
+def _own_sequences(
+    parts: list[Parts],
+    sequences: dict[tuple[str, str], tuple[Sequence, str]],
+    tables: dict[tuple[str, str], tuple[Table, str]],
+) -> None:
+    """Apply `ALTER SEQUENCE ... OWNED BY`, then check that every owner column exists."""
+    for part in parts:
+        for schema, name, table, column in part.sequence_owners:
+            if (schema, name) not in sequences:
+                raise DesiredSchemaError(
+                    f"{part.source}: OWNED BY for unknown sequence {_qualified(schema, name)}"
+                )
+            sequence, source = sequences[(schema, name)]
+            sequences[(schema, name)] = (
+                dataclasses.replace(sequence, owner_table=table, owner_column=column),
+                source,
+            )
+    for (schema, name), (sequence, source) in sequences.items():
+        if sequence.owner_table is None:
+            continue
+        owner = tables.get((schema, sequence.owner_table))
+        if owner is None or owner[0].column(sequence.owner_column or "") is None:
+            raise DesiredSchemaError(
+                f"{source}: sequence {_qualified(schema, name)} is owned by an unknown column "
+                f"{sequence.owner_table}.{sequence.owner_column}"
+            )
 
 
 def _check_columns(table: Table, source: str) -> None:

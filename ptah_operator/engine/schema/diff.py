@@ -1,10 +1,12 @@
 """Compare an observed and a desired schema; the ordered statements that close the gap.
 
 Order (each phase needs only what the earlier ones made or left):
-schemas and enum types -> drop foreign keys -> drop other constraints and indexes -> drop
-tables -> create tables -> add, change and drop columns -> add keys, checks and indexes ->
-add foreign keys -> drop enum types. Within a phase, objects go by name, so the same inputs
-always give the same list.
+schemas and enum types -> create and alter sequences, release the owner of a sequence that
+changes hands or goes -> drop views -> drop foreign keys -> drop other constraints and
+indexes -> drop tables -> create tables -> add, change and drop columns -> add keys, checks
+and indexes -> add foreign keys -> sequence owners -> create or replace views -> revoke,
+then grant -> drop sequences -> drop enum types. Within a phase, objects go by name (views by
+what they read, then by name), so the same inputs always give the same list.
 
 Each statement carries a severity (see `severity`), a category out of `CATEGORIES` (the
 bounded vocabulary of the drift report), a reason naming the object but never its data, and
@@ -13,6 +15,7 @@ the tables it touches (for the protected-tables policy).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -23,8 +26,10 @@ from ptah_operator.engine.schema.model import (
     ForeignKey,
     Index,
     Schema,
+    Sequence,
     Table,
     UniqueConstraint,
+    View,
 )
 from ptah_operator.engine.schema.render import Renderer
 from ptah_operator.engine.schema.severity import Severity, type_widens
@@ -46,6 +51,14 @@ CATEGORIES = (
     "constraints_removed",
     "foreign_keys_added",
     "foreign_keys_removed",
+    "sequences_added",
+    "sequences_changed",
+    "sequences_removed",
+    "views_added",
+    "views_changed",
+    "views_removed",
+    "grants_added",
+    "grants_removed",
 )
 
 
@@ -83,6 +96,8 @@ def _match(desired: list[T], observed: list[T]) -> tuple[list[T], list[T]]:
     Items are twins when their content (`key()`) is equal and, where the desired side names
     the item, their names are equal too.
     """
+    if desired == observed:
+        return [], []
     remaining = list(observed)
     missing: list[T] = []
     for item in desired:
@@ -141,6 +156,11 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
         p.emit(r.create_enum(enum), Severity.SAFE, "enums_added", f"create enum {enum.qualified}")
     for key in sorted(desired_enums.keys() & observed_enums.keys()):
         _enum_values(p, observed_enums[key].values, desired_enums[key])
+    late_owners = _sequences_early(p, observed, desired)
+    affected, touched = _reshaped(observed_tables, desired_tables, kept, added, removed)
+    view_drops, view_creates = _views(p, observed, desired, affected, touched)
+    for view, category, reason in view_drops:
+        p.emit(r.drop_view(view), Severity.WARNING, category, reason)
 
     # Foreign keys go first: a table or a key they reference may be dropped next.
     fk_drops: list[tuple[Table, ForeignKey, bool]] = []
@@ -213,12 +233,305 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
                 f"add foreign key on {new.qualified}; existing rows must satisfy it",
                 (new.qualified,),
             )
+    for sequence, severity, category in late_owners:
+        p.emit(
+            r.sequence_owner(sequence),
+            severity,
+            category,
+            f"sequence {sequence.qualified} owned by {sequence.owner_table}.{sequence.owner_column}",
+            (f"{sequence.schema}.{sequence.owner_table}",),
+        )
+    for view, replace, severity, category, reason in view_creates:
+        p.emit(r.create_view(view, replace=replace), severity, category, reason)
+    _grants(p, observed_tables, desired_tables, kept + added)
+    gone_sequences = {(s.schema, s.name) for s in observed.sequences} - {
+        (s.schema, s.name) for s in desired.sequences
+    }
+    for sequence in observed.sequences:
+        if (sequence.schema, sequence.name) in gone_sequences:
+            p.emit(
+                r.drop_sequence(sequence),
+                Severity.DESTRUCTIVE,
+                "sequences_removed",
+                f"drop sequence {sequence.qualified}; its current value is lost",
+            )
     for key in sorted(observed_enums.keys() - desired_enums.keys()):
         enum = observed_enums[key]
         p.emit(
             r.drop_enum(enum), Severity.DESTRUCTIVE, "enums_removed", f"drop enum {enum.qualified}"
         )
     return p.out
+
+
+def _sequences_early(
+    p: _Planner, observed: Schema, desired: Schema
+) -> list[tuple[Sequence, Severity, str]]:
+    """Create and alter sequences; release the owner of one that changes hands or goes (a
+    dropped owner column would take it along). Returns the owners to set once the tables and
+    columns exist."""
+    r = p.r
+    old = {(s.schema, s.name): s for s in observed.sequences}
+    new = {(s.schema, s.name): s for s in desired.sequences}
+    late: list[tuple[Sequence, Severity, str]] = []
+    for key in sorted(new.keys() - old.keys()):
+        sequence = new[key]
+        p.emit(
+            r.create_sequence(sequence),
+            Severity.SAFE,
+            "sequences_added",
+            f"create sequence {sequence.qualified}",
+        )
+        if sequence.owner_table is not None:
+            late.append((sequence, Severity.SAFE, "sequences_added"))
+    for key in sorted(new.keys() & old.keys()):
+        before, after = old[key], new[key]
+        if r.sequence_options(after, before):
+            p.emit(
+                r.alter_sequence(after, before),
+                Severity.WARNING,
+                "sequences_changed",
+                f"alter sequence {after.qualified}; the values it hands out change",
+            )
+        owner_before = (before.owner_table, before.owner_column)
+        owner_after = (after.owner_table, after.owner_column)
+        if owner_before != owner_after:
+            if before.owner_table is not None:
+                p.emit(
+                    r.sequence_owner(dataclasses.replace(after, owner_table=None)),
+                    Severity.WARNING,
+                    "sequences_changed",
+                    f"sequence {after.qualified} no longer owned by "
+                    f"{before.owner_table}.{before.owner_column}",
+                    (f"{before.schema}.{before.owner_table}",),
+                )
+            if after.owner_table is not None:
+                late.append((after, Severity.WARNING, "sequences_changed"))
+    for key in sorted(old.keys() - new.keys()):
+        sequence = old[key]
+        if sequence.owner_table is not None:
+            p.emit(
+                r.sequence_owner(dataclasses.replace(sequence, owner_table=None)),
+                Severity.WARNING,
+                "sequences_changed",
+                f"sequence {sequence.qualified} released by its owner before it is dropped",
+                (f"{sequence.schema}.{sequence.owner_table}",),
+            )
+    return late
+
+
+def _reshaped(
+    observed_tables: dict[tuple[str, str], Table],
+    desired_tables: dict[tuple[str, str], Table],
+    kept: list[tuple[str, str]],
+    added: list[tuple[str, str]],
+    removed: list[tuple[str, str]],
+) -> tuple[set[str], set[str]]:
+    """(tables a view may not stay on while they change: dropped, or a column dropped or
+    retyped — PostgreSQL refuses both under a view; tables whose columns change at all)."""
+    affected = {observed_tables[key].qualified for key in removed}
+    touched = set(affected) | {desired_tables[key].qualified for key in added}
+    for key in kept:
+        old, new = observed_tables[key], desired_tables[key]
+        if old.columns == new.columns:
+            continue
+        touched.add(old.qualified)
+        new_columns = {c.name: c for c in new.columns}
+        for column in old.columns:
+            after = new_columns.get(column.name)
+            if after is None or (column.type, column.collation, column.generated) != (
+                after.type,
+                after.collation,
+                after.generated,
+            ):
+                affected.add(old.qualified)
+                break
+    return affected, touched
+
+
+def _in_dependency_order(views: dict[str, View]) -> list[View]:
+    """Views each after the views it reads, ties by name (a cycle, which no server allows,
+    by name)."""
+    remaining = dict(views)
+    ordered: list[View] = []
+    while remaining:
+        ready = sorted(
+            name
+            for name, view in remaining.items()
+            if not (set(view.depends_on) - {name}) & remaining.keys()
+        ) or [min(remaining)]
+        for name in ready:
+            ordered.append(remaining.pop(name))
+    return ordered
+
+
+ViewCreate = tuple[View, bool, Severity, str, str]
+
+
+def _views(
+    p: _Planner, observed: Schema, desired: Schema, affected: set[str], touched: set[str]
+) -> tuple[list[tuple[View, str, str]], list[ViewCreate]]:
+    """(views to drop, dependents first; views to create or replace, dependencies first).
+
+    A changed view is replaced in place where the server allows it (MySQL always;
+    PostgreSQL when its columns stay as they are, new ones after them). Otherwise, and on
+    PostgreSQL for a view over a table that is dropped or has a column dropped or retyped,
+    it is dropped first and made again last, with every view that reads it. A view that
+    selects `*` from a table whose columns change is made again too: the server expanded
+    the `*` when it made the view."""
+    old = {v.qualified: v for v in observed.views}
+    new = {v.qualified: v for v in desired.views}
+    remake: dict[str, str] = {}
+    replace: dict[str, str] = {}
+    for name in sorted(old.keys() & new.keys()):
+        before, after = old[name], new[name]
+        star_moved = after.reads_star and bool(set(after.depends_on) & touched)
+        if p.pg and set(before.depends_on) & affected:
+            remake[name] = "a table it reads changes"
+        elif before != after or star_moved:
+            why = "its query changes" if before != after else "the columns `*` stands for change"
+            compatible = (
+                bool(before.columns)
+                and after.columns[: len(before.columns)] == before.columns
+                and not star_moved
+            )
+            if p.pg and not compatible:
+                remake[name] = why
+            else:
+                replace[name] = why
+    gone = set(old.keys() - new.keys())
+    if p.pg:
+        # A view that reads a dropped view goes with it, and comes back if it is kept.
+        while True:
+            dropped = gone | remake.keys()
+            more = {
+                name
+                for name, view in old.items()
+                if name not in dropped and set(view.depends_on) & dropped
+            }
+            if not more:
+                break
+            for name in sorted(more):
+                if name in new:
+                    remake[name] = "a view it reads is made again"
+                    replace.pop(name, None)
+                else:
+                    gone.add(name)
+    drops = [
+        (
+            view,
+            "views_removed" if view.qualified in gone else "views_changed",
+            f"drop view {view.qualified}"
+            if view.qualified in gone
+            else f"drop view {view.qualified} to make it again: {remake[view.qualified]}",
+        )
+        for view in reversed(_in_dependency_order({n: old[n] for n in gone | remake.keys()}))
+    ]
+    creates: list[ViewCreate] = []
+    wanted = {n: new[n] for n in (new.keys() - old.keys()) | remake.keys() | replace.keys()}
+    for view in _in_dependency_order(wanted):
+        name = view.qualified
+        if name in replace:
+            creates.append(
+                (
+                    view,
+                    True,
+                    Severity.WARNING,
+                    "views_changed",
+                    f"replace view {name}: {replace[name]}",
+                )
+            )
+        elif name in remake:
+            creates.append(
+                (
+                    view,
+                    False,
+                    Severity.WARNING,
+                    "views_changed",
+                    f"make view {name} again: {remake[name]}",
+                )
+            )
+        else:
+            creates.append((view, False, Severity.SAFE, "views_added", f"create view {name}"))
+    return drops, creates
+
+
+def _grants(
+    p: _Planner,
+    observed_tables: dict[tuple[str, str], Table],
+    desired_tables: dict[tuple[str, str], Table],
+    keys: list[tuple[str, str]],
+) -> None:
+    """Revokes, then grants, per table and grantee. Only grantees the desired schema names
+    in some grant are compared: privileges of anyone else are left alone."""
+    r = p.r
+    managed = {g.grantee for t in desired_tables.values() for g in t.grants}
+    for key in sorted(keys):
+        new = desired_tables[key]
+        old_grants = observed_tables[key].grants if key in observed_tables else ()
+        if old_grants == new.grants:
+            continue
+        before: dict[str, dict[str, bool]] = {}
+        after: dict[str, dict[str, bool]] = {}
+        for grants, into in ((old_grants, before), (new.grants, after)):
+            for grant in grants:
+                if grant.grantee in managed:
+                    into.setdefault(grant.grantee, {})[grant.privilege] = grant.grantable
+        where = (new.qualified,)
+        for grantee in sorted(before.keys() | after.keys()):
+            had, wants = before.get(grantee, {}), after.get(grantee, {})
+            gone = sorted(had.keys() - wants.keys())
+            if gone:
+                p.emit(
+                    r.revoke(new, grantee, gone),
+                    Severity.PRIVILEGE,
+                    "grants_removed",
+                    f"revoke {', '.join(gone)} on {new.qualified} from {grantee}",
+                    where,
+                )
+            _grant_changes(p, new, grantee, had, wants)
+
+
+def _grant_changes(
+    p: _Planner, table: Table, grantee: str, had: dict[str, bool], wants: dict[str, bool]
+) -> None:
+    r = p.r
+    where = (table.qualified,)
+    option_lost = sorted(k for k, v in wants.items() if had.get(k) and not v)
+    if p.pg:
+        plain = sorted(k for k, v in wants.items() if k not in had and not v)
+        optioned = sorted(k for k, v in wants.items() if v and not had.get(k))
+    else:
+        # MySQL: the grant option is the table's; granting it re-grants every privilege.
+        option_lost = sorted(had) if option_lost else []
+        gains_option = any(wants.values()) and not any(had.values())
+        missing = sorted(k for k in wants if k not in had)
+        plain = [] if gains_option else missing
+        optioned = sorted(wants) if gains_option else []
+    if option_lost:
+        p.emit(
+            r.revoke_grant_option(table, grantee, option_lost),
+            Severity.PRIVILEGE,
+            "grants_removed",
+            f"revoke the grant option for {', '.join(option_lost)} on {table.qualified} "
+            f"from {grantee}",
+            where,
+        )
+    if plain:
+        p.emit(
+            r.grant(table, grantee, plain),
+            Severity.PRIVILEGE,
+            "grants_added",
+            f"grant {', '.join(plain)} on {table.qualified} to {grantee}",
+            where,
+        )
+    if optioned:
+        p.emit(
+            r.grant(table, grantee, optioned, grantable=True),
+            Severity.PRIVILEGE,
+            "grants_added",
+            f"grant {', '.join(optioned)} with grant option on {table.qualified} to {grantee}",
+            where,
+        )
 
 
 def _enum_values(p: _Planner, old: tuple[str, ...], enum: Any) -> None:
@@ -367,6 +680,8 @@ def _add_constraints(p: _Planner, old: Table, new: Table) -> None:
 
 
 def _columns(p: _Planner, old: Table, new: Table) -> None:
+    if old.columns == new.columns and old.comment == new.comment:
+        return
     r = p.r
     where = (new.qualified,)
     old_columns = {c.name: c for c in old.columns}

@@ -27,6 +27,24 @@
       check "positive" { expr = "n > 0" }
     }
 
+    sequence "order_no" {                 # PostgreSQL
+      schema    = schema.public
+      type      = bigint                   # smallint, integer or bigint (default bigint)
+      start     = 1000                     # also increment, min_value, max_value, cache, cycle
+      owner     = table.orders.column.no   # OWNED BY
+    }
+    view "active_users" {
+      schema = schema.public
+      as     = "SELECT id, email FROM users WHERE active"   # or a <<-SQL heredoc
+    }
+    table "users" {
+      grant {
+        to         = "reader"              # MySQL/MariaDB: "'app'@'%'" (a user), "reader" (a role)
+        privileges = [SELECT, INSERT]      # or [ALL]
+        grantable  = false
+      }
+    }
+
 On MySQL/MariaDB the `schema` attributes are ignored (the scope is the URL's database) and an
 enum column is written `type = enum("a", "b")`.
 """
@@ -34,9 +52,11 @@ enum column is written `type = enum("a", "b")`.
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import Any
 
 import hcl2
+import sqlglot
 
 from ptah_operator.engine.schema.model import (
     Check,
@@ -44,9 +64,12 @@ from ptah_operator.engine.schema.model import (
     Dialect,
     EnumType,
     ForeignKey,
+    Grant,
     Index,
     PrimaryKey,
+    Sequence,
     Table,
+    View,
 )
 from ptah_operator.engine.schema.normalize import (
     NormalizationError,
@@ -54,10 +77,15 @@ from ptah_operator.engine.schema.normalize import (
     normalize_default,
     normalize_expression,
     normalize_index_key,
+    normalize_privileges,
     normalize_type,
+    parse_grantee,
+    sequence_options,
+    sequence_type,
     serial_base,
 )
 from ptah_operator.engine.schema.parts import DesiredSchemaError, Parts
+from ptah_operator.engine.schema.views import ViewError, desired_view
 
 
 def _string(value: Any) -> str:
@@ -70,6 +98,15 @@ def _string(value: Any) -> str:
         decoded: str = json.loads(value)
         return decoded
     return value
+
+
+def _text(value: Any) -> str:
+    """A string that may be a heredoc (`<<-SQL ... SQL`), which python-hcl2 hands over whole."""
+    if isinstance(value, str) and value.startswith('"<<') and value.endswith('"'):
+        header, _, rest = value[1:-1].partition("\n")
+        body = rest.rpartition("\n")[0]
+        return textwrap.dedent(body) if header.startswith("<<-") else body
+    return _string(value)
 
 
 def _is_quoted(value: Any) -> bool:
@@ -181,6 +218,69 @@ class _Reader:
             method=None if method in {None, "btree"} else method,
         )
 
+    def sequence(self, name: str, body: dict[str, Any]) -> Sequence:
+        if self.dialect.family != "postgresql":
+            raise self.error(f"sequence {name}: sequences are planned on PostgreSQL only")
+        schema = self.schema_of(body)
+        kind = sequence_type(_string(body["type"]) if "type" in body else None)
+
+        def number(key: str) -> int | None:
+            return int(body[key]) if key in body else None
+
+        increment, low, high, start = sequence_options(
+            kind,
+            increment=number("increment"),
+            min_value=number("min_value"),
+            max_value=number("max_value"),
+            start=number("start"),
+        )
+        owner_table = owner_column = None
+        if "owner" in body:
+            owner = _string(body["owner"]).split(".")
+            # table.<name>.column.<col>, or table.<schema>.<name>.column.<col>
+            if len(owner) not in {4, 5} or owner[0] != "table" or owner[-2] != "column":
+                raise self.error(f"sequence {name}: owner must be table.NAME.column.NAME")
+            if len(owner) == 5 and owner[1] != schema:
+                raise self.error(f"sequence {name}: its owner is a table in its own schema")
+            owner_table, owner_column = owner[-3], owner[-1]
+        return Sequence(
+            schema=schema,
+            name=name,
+            type=kind,
+            start=start,
+            increment=increment,
+            min_value=low,
+            max_value=high,
+            cache=number("cache") or 1,
+            cycle=body.get("cycle") is True,
+            owner_table=owner_table,
+            owner_column=owner_column,
+        )
+
+    def view(self, name: str, body: dict[str, Any]) -> View:
+        if "as" not in body:
+            raise self.error(f"view {name} has no `as` query")
+        try:
+            query = sqlglot.parse_one(_text(body["as"]), read=self.dialect.sqlglot)
+        except sqlglot.errors.ParseError as error:
+            raise self.error(f"view {name}: its query is not valid SQL") from error
+        return desired_view(self.dialect, self.schema_of(body), name, query, [])
+
+    def grants(self, table: str, body: dict[str, Any]) -> list[Grant]:
+        found: list[Grant] = []
+        for _, block in _blocks(body, "grant"):
+            if "to" not in block:
+                raise self.error(f"a grant on table {table} names no grantee (`to`)")
+            grantee = parse_grantee(self.dialect, _string(block["to"]))
+            privileges = normalize_privileges(
+                self.dialect, [_string(p).replace("_", " ") for p in block.get("privileges", [])]
+            )
+            if not privileges:
+                raise self.error(f"a grant on table {table} names no privilege")
+            grantable = block.get("grantable") is True
+            found += [Grant(grantee, privilege, grantable) for privilege in privileges]
+        return found
+
     def foreign_key(
         self, name: str | None, body: dict[str, Any], table_schemas: dict[str, str]
     ) -> ForeignKey:
@@ -221,7 +321,7 @@ def parse_hcl(dialect: Dialect, text: str, source: str) -> Parts:
     parts = Parts(source=source)
     try:
         _document(dialect, reader, parts, document)
-    except NormalizationError as error:
+    except (NormalizationError, ViewError) as error:
         raise DesiredSchemaError(f"{source}: {error}") from error
     except (KeyError, TypeError, ValueError) as error:
         if isinstance(error, DesiredSchemaError):
@@ -268,5 +368,10 @@ def _document(dialect: Dialect, reader: _Reader, parts: Parts, document: dict[st
                     for n, b in _blocks(body, "check")
                 ),
                 comment=_string(body["comment"]) if "comment" in body else None,
+                grants=tuple(reader.grants(name, body)),
             )
         )
+    for name, body in _blocks(document, "sequence"):
+        parts.sequences.append(reader.sequence(name or "", body))
+    for name, body in _blocks(document, "view"):
+        parts.views.append(reader.view(name or "", body))

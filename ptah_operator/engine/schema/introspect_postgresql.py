@@ -1,8 +1,12 @@
-"""Read a PostgreSQL database into the model: six set-based catalog queries, read-only.
+"""Read a PostgreSQL database into the model: ten set-based catalog queries, read-only.
 
 Everything runs in one READ ONLY, REPEATABLE READ transaction so the queries see one snapshot.
 Only relations the login can use (any table privilege, or membership of the owner role) in
-schemas it may use are reported: "what the login can see".
+schemas it may use are reported: "what the login can see". Objects that belong to an
+extension are the extension's, and left out.
+
+A sequence owned by a column whose default draws from it, named as `serial` names it
+(`table_column_seq`), is that column's `serial`; any other sequence is a sequence of its own.
 """
 
 from __future__ import annotations
@@ -16,11 +20,14 @@ from ptah_operator.engine.schema.model import (
     Dialect,
     EnumType,
     ForeignKey,
+    Grant,
     Index,
     PrimaryKey,
     Schema,
+    Sequence,
     Table,
     UniqueConstraint,
+    View,
     canonical_schema,
 )
 from ptah_operator.engine.schema.normalize import (
@@ -28,8 +35,10 @@ from ptah_operator.engine.schema.normalize import (
     normalize_expression,
     normalize_index_key,
     normalize_type,
+    table_privileges,
 )
 from ptah_operator.engine.schema.scope import Scope
+from ptah_operator.engine.schema.views import server_definition
 
 _D = Dialect.POSTGRESQL
 
@@ -39,8 +48,10 @@ WHERE n.nspname = ANY($1::text[]) AND has_schema_privilege(n.oid, 'USAGE')
 """
 
 _TABLES = """
-SELECT c.oid, n.nspname, c.relname, obj_description(c.oid, 'pg_class')
+SELECT c.oid, n.nspname, c.relname, ds.description
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_description ds
+       ON ds.objoid = c.oid AND ds.classoid = 'pg_class'::regclass AND ds.objsubid = 0
 WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
   AND n.nspname = ANY($1::text[])
   AND has_schema_privilege(n.oid, 'USAGE')
@@ -49,9 +60,11 @@ WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
 """
 
 # A user-defined type is named schema-qualified whatever the search_path, so that both sides
-# of a comparison spell it the same way.
+# of a comparison spell it the same way. Comments and owned sequences come from joins, never
+# from a function or subquery per row: `col_description()` and a correlated `pg_depend`
+# lookup per column cost more than everything else together on a thousand tables.
 _COLUMNS = """
-SELECT a.attrelid, a.attname,
+SELECT a.attrelid, a.attnum, a.attname,
        CASE WHEN t.typtype = 'e'
             THEN quote_ident(tn.nspname) || '.' || quote_ident(t.typname)
             ELSE format_type(a.atttypid, a.atttypmod) END,
@@ -60,28 +73,34 @@ SELECT a.attrelid, a.attname,
        a.attidentity::text,
        CASE WHEN a.attgenerated <> '' THEN pg_get_expr(d.adbin, d.adrelid) END,
        CASE WHEN a.attcollation <> t.typcollation THEN co.collname END,
-       col_description(a.attrelid, a.attnum),
-       EXISTS (SELECT 1 FROM pg_depend dep JOIN pg_class s ON s.oid = dep.objid
-               WHERE dep.refobjid = a.attrelid AND dep.refobjsubid = a.attnum
-                 AND dep.classid = 'pg_class'::regclass AND s.relkind = 'S'
-                 AND dep.deptype = 'a') AS owns_sequence
+       ds.description,
+       owned.relname,
+       d.adbin IS NOT NULL AND owned.seq IS NOT NULL
+         AND pg_get_expr(d.adbin, d.adrelid) = format('nextval(%L::regclass)', owned.seq::regclass)
 FROM pg_attribute a
 JOIN pg_type t ON t.oid = a.atttypid
 JOIN pg_namespace tn ON tn.oid = t.typnamespace
 LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
 LEFT JOIN pg_collation co ON co.oid = a.attcollation
+LEFT JOIN pg_description ds
+       ON ds.objoid = a.attrelid AND ds.classoid = 'pg_class'::regclass
+      AND ds.objsubid = a.attnum
+LEFT JOIN (SELECT DISTINCT ON (dep.refobjid, dep.refobjsubid)
+                  dep.refobjid, dep.refobjsubid, s.oid AS seq, s.relname
+           FROM pg_depend dep JOIN pg_class s ON s.oid = dep.objid AND s.relkind = 'S'
+           WHERE dep.classid = 'pg_class'::regclass AND dep.refclassid = 'pg_class'::regclass
+             AND dep.deptype = 'a'
+           ORDER BY dep.refobjid, dep.refobjsubid, s.oid) owned
+       ON owned.refobjid = a.attrelid AND owned.refobjsubid = a.attnum
 WHERE a.attrelid = ANY($1::oid[]) AND a.attnum > 0 AND NOT a.attisdropped
 ORDER BY a.attrelid, a.attnum
 """
 
+# Key columns come back as attribute numbers, named from the column rows already read: an
+# ARRAY subquery per constraint or index costs several times the rest of the query.
 _CONSTRAINTS = """
-SELECT c.conrelid, c.conname, c.contype::text,
-       ARRAY(SELECT a.attname FROM unnest(c.conkey) WITH ORDINALITY k(n, o)
-             JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.n ORDER BY k.o),
-       fn.nspname, fc.relname,
-       ARRAY(SELECT a.attname FROM unnest(c.confkey) WITH ORDINALITY k(n, o)
-             JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.n ORDER BY k.o),
-       c.confupdtype::text, c.confdeltype::text,
+SELECT c.conrelid, c.conname, c.contype::text, c.conkey, fn.nspname, fc.relname,
+       c.confrelid, c.confkey, c.confupdtype::text, c.confdeltype::text,
        CASE WHEN c.contype = 'c' THEN pg_get_expr(c.conbin, c.conrelid) END
 FROM pg_constraint c
 LEFT JOIN pg_class fc ON fc.oid = c.confrelid
@@ -89,10 +108,13 @@ LEFT JOIN pg_namespace fn ON fn.oid = fc.relnamespace
 WHERE c.conrelid = ANY($1::oid[]) AND c.contype IN ('p', 'u', 'f', 'c')
 """
 
+# Indexes that back a primary key, unique or exclusion constraint are those constraints.
+# `pg_get_indexdef` runs only for an index with an expression key (attribute number 0).
 _INDEXES = """
-SELECT i.indrelid, ic.relname, i.indisunique, i.indnkeyatts,
-       ARRAY(SELECT pg_get_indexdef(i.indexrelid, k, true)
-             FROM generate_series(1, i.indnatts) k ORDER BY k),
+SELECT i.indrelid, ic.relname, i.indisunique, i.indnkeyatts, i.indkey::int2[],
+       CASE WHEN 0 = ANY (i.indkey::int2[])
+            THEN ARRAY(SELECT pg_get_indexdef(i.indexrelid, k, true)
+                       FROM generate_series(1, i.indnatts) k ORDER BY k) END,
        pg_get_expr(i.indpred, i.indrelid), am.amname
 FROM pg_index i
 JOIN pg_class ic ON ic.oid = i.indexrelid
@@ -102,12 +124,74 @@ WHERE i.indrelid = ANY($1::oid[])
                   WHERE c.conindid = i.indexrelid AND c.contype IN ('p', 'u', 'x'))
 """
 
+# Column names of tables a foreign key references outside the tables read (another schema,
+# or a table the scope leaves out).
+_REFERENCED_COLUMNS = """
+SELECT a.attrelid, a.attnum, a.attname FROM pg_attribute a
+WHERE a.attrelid = ANY($1::oid[]) AND a.attnum > 0
+"""
+
 _ENUMS = """
 SELECT n.nspname, t.typname, array_agg(e.enumlabel ORDER BY e.enumsortorder)
 FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
 JOIN pg_enum e ON e.enumtypid = t.oid
 WHERE n.nspname = ANY($1::text[])
 GROUP BY n.nspname, t.typname
+"""
+
+# Sequences of their own: not an identity column's (dependency `i`); a serial's are told
+# apart in Python by their name (see `is_serial_sequence`).
+_SEQUENCES = """
+SELECT n.nspname, c.relname, format_type(s.seqtypid, NULL), s.seqstart, s.seqincrement,
+       s.seqmin, s.seqmax, s.seqcache, s.seqcycle, oc.relname, oa.attname,
+       od.adbin IS NOT NULL
+         AND pg_get_expr(od.adbin, od.adrelid) = format('nextval(%L::regclass)', c.oid::regclass)
+FROM pg_sequence s
+JOIN pg_class c ON c.oid = s.seqrelid
+JOIN pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_depend dep
+       ON dep.classid = 'pg_class'::regclass AND dep.objid = c.oid
+      AND dep.refclassid = 'pg_class'::regclass AND dep.refobjsubid > 0
+      AND dep.deptype IN ('a', 'i')
+LEFT JOIN pg_class oc ON oc.oid = dep.refobjid
+LEFT JOIN pg_attribute oa ON oa.attrelid = dep.refobjid AND oa.attnum = dep.refobjsubid
+LEFT JOIN pg_attrdef od ON od.adrelid = dep.refobjid AND od.adnum = dep.refobjsubid
+WHERE n.nspname = ANY($1::text[]) AND has_schema_privilege(n.oid, 'USAGE')
+  AND dep.deptype IS DISTINCT FROM 'i'
+  AND (pg_has_role(c.relowner, 'USAGE') OR has_sequence_privilege(c.oid, 'SELECT,UPDATE,USAGE'))
+  AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_class'::regclass
+                  AND e.objid = c.oid AND e.deptype = 'e')
+"""
+
+# What a view reads comes from its rewrite rule's dependencies: the relations PostgreSQL will
+# not let change under it.
+_VIEWS = """
+SELECT n.nspname, c.relname, pg_get_viewdef(c.oid, true),
+       ARRAY(SELECT ARRAY[a.attname::text, format_type(a.atttypid, a.atttypmod)]
+             FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attnum > 0
+             ORDER BY a.attnum),
+       ARRAY(SELECT DISTINCT dn.nspname || '.' || d.relname
+             FROM pg_rewrite r
+             JOIN pg_depend dep ON dep.classid = 'pg_rewrite'::regclass AND dep.objid = r.oid
+                               AND dep.refclassid = 'pg_class'::regclass
+             JOIN pg_class d ON d.oid = dep.refobjid
+             JOIN pg_namespace dn ON dn.oid = d.relnamespace
+             WHERE r.ev_class = c.oid AND d.oid <> c.oid)
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind = 'v' AND n.nspname = ANY($1::text[]) AND has_schema_privilege(n.oid, 'USAGE')
+  AND (pg_has_role(c.relowner, 'USAGE')
+       OR has_table_privilege(c.oid, 'SELECT,INSERT,UPDATE,DELETE,TRUNCATE,REFERENCES,TRIGGER'))
+  AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_class'::regclass
+                  AND e.objid = c.oid AND e.deptype = 'e')
+"""
+
+# Table privileges held by anyone but the owner (who holds them all without a grant).
+_GRANTS = """
+SELECT c.oid, CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE r.rolname END,
+       a.privilege_type, a.is_grantable
+FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
+LEFT JOIN pg_roles r ON r.oid = a.grantee
+WHERE c.oid = ANY($1::oid[]) AND a.grantee <> c.relowner
 """
 
 _ACTIONS = {"a": "NO ACTION", "r": "RESTRICT", "c": "CASCADE", "n": "SET NULL", "d": "SET DEFAULT"}
@@ -133,79 +217,195 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
         r for r in await conn.fetch(_TABLES, schema_names) if scope.admits_table(_D, r[1], r[2])
     ]
     oids = [r[0] for r in table_rows]
+    table_names = {r[0]: r[2] for r in table_rows}
     columns: dict[int, list[Column]] = defaultdict(list)
-    for r in await conn.fetch(_COLUMNS, oids):
-        type_text = normalize_type(_D, r[2])
-        default_text = r[4]
-        identity = _IDENTITY.get(r[5] or "")
-        if identity is None and r[9] and default_text and default_text.startswith("nextval("):
+    names: dict[int, dict[int, str]] = defaultdict(dict)
+    for (
+        relid,
+        attnum,
+        name,
+        raw_type,
+        not_null,
+        default_text,
+        identity_code,
+        generated,
+        collation,
+        comment,
+        sequence_name,
+        draws_from_it,
+    ) in await conn.fetch(_COLUMNS, oids):
+        names[relid][attnum] = name
+        type_text = normalize_type(_D, raw_type)
+        identity = _IDENTITY.get(identity_code)
+        if (
+            identity is None
+            and draws_from_it
+            and is_serial_sequence(table_names[relid], name, sequence_name)
+        ):
             identity, default_text = "serial", None
-        columns[r[0]].append(
+        columns[relid].append(
             Column(
-                name=r[1],
+                name=name,
                 type=type_text,
-                nullable=not r[3],
-                default=normalize_default(_D, default_text, type_text),
+                nullable=not not_null,
+                default=normalize_default(_D, default_text, type_text) if default_text else None,
                 identity=identity,
-                generated=normalize_expression(_D, r[6]) if r[6] else None,
-                collation=r[7],
-                comment=r[8],
+                generated=normalize_expression(_D, generated) if generated else None,
+                collation=collation,
+                comment=comment,
             )
         )
+    constraint_rows = await conn.fetch(_CONSTRAINTS, oids)
+    outside = sorted({r[6] for r in constraint_rows if r[2] == "f" and r[6] not in names})
+    if outside:
+        for relid, attnum, name in await conn.fetch(_REFERENCED_COLUMNS, outside):
+            names[relid][attnum] = name
     pks: dict[int, PrimaryKey] = {}
     uniques: dict[int, list[UniqueConstraint]] = defaultdict(list)
     fks: dict[int, list[ForeignKey]] = defaultdict(list)
     checks: dict[int, list[Check]] = defaultdict(list)
-    for r in await conn.fetch(_CONSTRAINTS, oids):
-        oid, name, kind, cols = r[0], r[1], r[2], tuple(r[3])
+    for (
+        relid,
+        name,
+        kind,
+        conkey,
+        ref_schema,
+        ref_table,
+        ref_relid,
+        confkey,
+        on_update,
+        on_delete,
+        check,
+    ) in constraint_rows:
+        own = names[relid]
+        cols = tuple(own[n] for n in conkey)
         if kind == "p":
-            pks[oid] = PrimaryKey(columns=cols, name=name)
+            pks[relid] = PrimaryKey(columns=cols, name=name)
         elif kind == "u":
-            uniques[oid].append(UniqueConstraint(columns=cols, name=name))
+            uniques[relid].append(UniqueConstraint(columns=cols, name=name))
         elif kind == "f":
-            fks[oid].append(
+            referenced = names[ref_relid]
+            fks[relid].append(
                 ForeignKey(
                     columns=cols,
-                    ref_schema=r[4],
-                    ref_table=r[5],
-                    ref_columns=tuple(r[6]),
-                    on_update=_ACTIONS[r[7]],
-                    on_delete=_ACTIONS[r[8]],
+                    ref_schema=ref_schema,
+                    ref_table=ref_table,
+                    ref_columns=tuple(referenced[n] for n in confkey),
+                    on_update=_ACTIONS[on_update],
+                    on_delete=_ACTIONS[on_delete],
                     name=name,
                 )
             )
         else:
-            checks[oid].append(Check(expr=normalize_expression(_D, r[9]), name=name))
+            checks[relid].append(Check(expr=normalize_expression(_D, check), name=name))
     indexes: dict[int, list[Index]] = defaultdict(list)
-    for r in await conn.fetch(_INDEXES, oids):
-        keys = list(r[4])
-        nkey = r[3]
-        indexes[r[0]].append(
+    for relid, name, unique, nkey, indkey, definitions, where, method in await conn.fetch(
+        _INDEXES, oids
+    ):
+        own = names[relid]
+        keys = [
+            own[n] if n else normalize_index_key(_D, definitions[position])
+            for position, n in enumerate(indkey)
+        ]
+        indexes[relid].append(
             Index(
-                name=r[1],
-                columns=tuple(normalize_index_key(_D, k) for k in keys[:nkey]),
-                unique=r[2],
-                where=normalize_expression(_D, r[5]) if r[5] else None,
-                include=tuple(normalize_index_key(_D, k) for k in keys[nkey:]),
-                method=None if r[6] == "btree" else r[6],
+                name=name,
+                columns=tuple(keys[:nkey]),
+                unique=unique,
+                where=normalize_expression(_D, where) if where else None,
+                include=tuple(keys[nkey:]),
+                method=None if method == "btree" else method,
             )
         )
+    grants: dict[int, list[Grant]] = defaultdict(list)
+    known = set(table_privileges(_D))
+    for relid, grantee, privilege, grantable in await conn.fetch(_GRANTS, oids):
+        # A privilege `ALL` does not name (MAINTAIN, PostgreSQL 17) is not compared.
+        if privilege in known:
+            grants[relid].append(Grant(grantee, privilege, grantable))
     tables = [
         Table(
-            schema=r[1],
-            name=r[2],
-            columns=tuple(columns[r[0]]),
-            primary_key=pks.get(r[0]),
-            uniques=tuple(uniques[r[0]]),
-            indexes=tuple(indexes[r[0]]),
-            foreign_keys=tuple(fks[r[0]]),
-            checks=tuple(checks[r[0]]),
-            comment=r[3],
+            schema=schema,
+            name=name,
+            columns=tuple(columns[oid]),
+            primary_key=pks.get(oid),
+            uniques=tuple(uniques[oid]),
+            indexes=tuple(indexes[oid]),
+            foreign_keys=tuple(fks[oid]),
+            checks=tuple(checks[oid]),
+            comment=comment,
+            grants=tuple(grants[oid]),
         )
-        for r in table_rows
+        for oid, schema, name, comment in table_rows
     ]
     enums = [
         EnumType(schema=r[0], name=r[1], values=tuple(r[2]))
         for r in await conn.fetch(_ENUMS, schema_names)
     ]
-    return canonical_schema(_D, schemas, tables, enums)
+    sequences = [
+        Sequence(
+            schema=schema,
+            name=name,
+            type=kind,
+            start=start,
+            increment=increment,
+            min_value=low,
+            max_value=high,
+            cache=cache,
+            cycle=cycle,
+            owner_table=owner_table,
+            owner_column=owner_column,
+        )
+        for (
+            schema,
+            name,
+            kind,
+            start,
+            increment,
+            low,
+            high,
+            cache,
+            cycle,
+            owner_table,
+            owner_column,
+            drawn_from,
+        ) in await conn.fetch(_SEQUENCES, schema_names)
+        if scope.admits_table(_D, schema, name)
+        and not (drawn_from and is_serial_sequence(owner_table, owner_column, name))
+    ]
+    views = [
+        View(
+            schema=schema,
+            name=name,
+            definition=server_definition(definition),
+            columns=tuple((str(c[0]), str(c[1])) for c in columns_read),
+            depends_on=tuple(sorted(reads)),
+        )
+        for schema, name, definition, columns_read, reads in await conn.fetch(_VIEWS, schema_names)
+        if scope.admits_table(_D, schema, name)
+    ]
+    return canonical_schema(_D, schemas, tables, enums, sequences, views)
+
+
+_NAME_BYTES = 63
+
+
+def is_serial_sequence(table: str, column: str, sequence: str) -> bool:
+    """Whether `sequence` has the name `serial` gives the sequence of `table.column`:
+    `table_column_seq`, the two names shortened in turn (the longer first) to fit 63 bytes,
+    with a number after it when that name was taken."""
+    first, second = table.encode(), column.encode()
+    room = _NAME_BYTES - len("_seq") - 1
+    keep_first, keep_second = len(first), len(second)
+    while keep_first + keep_second > room:
+        if keep_first > keep_second:
+            keep_first -= 1
+        else:
+            keep_second -= 1
+    base = (
+        first[:keep_first].decode(errors="ignore")
+        + "_"
+        + second[:keep_second].decode(errors="ignore")
+        + "_seq"
+    )
+    return sequence == base or (sequence.startswith(base) and sequence[len(base) :].isdigit())

@@ -16,9 +16,11 @@ import dataclasses
 import functools
 import hashlib
 import json
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 
 class Dialect(StrEnum):
@@ -122,6 +124,19 @@ class Check:
 
 
 @dataclass(frozen=True)
+class Grant:
+    """One privilege on a table held by one grantee.
+
+    PostgreSQL: a role name, or `PUBLIC`. MySQL/MariaDB: a user as the server spells it
+    (`'app'@'%'`), or a role by its bare name (`reader`). A table's owner is never a grantee
+    here (PostgreSQL gives the owner everything without a grant)."""
+
+    grantee: str
+    privilege: str
+    grantable: bool = False
+
+
+@dataclass(frozen=True)
 class Table:
     schema: str
     name: str
@@ -132,6 +147,8 @@ class Table:
     foreign_keys: tuple[ForeignKey, ...] = ()
     checks: tuple[Check, ...] = ()
     comment: str | None = None
+    # Sorted by grantee, then privilege.
+    grants: tuple[Grant, ...] = ()
 
     @property
     def qualified(self) -> str:
@@ -158,11 +175,68 @@ class EnumType:
 
 
 @dataclass(frozen=True)
+class Sequence:
+    """A PostgreSQL sequence of its own: not the one behind a `serial` column (that is the
+    column's `identity`) nor an identity column's. Every option is explicit: the desired side
+    fills in PostgreSQL's defaults, so that both sides spell the same sequence alike."""
+
+    schema: str
+    name: str
+    type: str
+    start: int
+    increment: int
+    min_value: int
+    max_value: int
+    cache: int = 1
+    cycle: bool = False
+    # OWNED BY: a column of a table in the sequence's own schema (PostgreSQL requires it).
+    owner_table: str | None = None
+    owner_column: str | None = None
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.name}"
+
+
+@dataclass(frozen=True)
+class View:
+    """A view; `definition` is its query as the server reports it once the view exists.
+
+    A desired view starts as the query a person wrote (re-spelled by sqlglot). Before diffing,
+    `views.settle_views` asks the server whether it reads the same as the existing view; if
+    so, the desired view takes the server's text, so a converged view compares equal. The
+    person's text stays in `source`: it is what CREATE VIEW is given."""
+
+    schema: str
+    name: str
+    definition: str
+    source: str | None = field(default=None, compare=False)
+    # (name, type) of each output column, where known (the server's view, or a probe of the
+    # desired one on PostgreSQL): decides whether CREATE OR REPLACE VIEW can keep the view.
+    columns: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    # Relations the query reads, qualified: the order views are made and dropped in.
+    depends_on: tuple[str, ...] = field(default=(), compare=False)
+    # Whether the query selects `*`, which the server expands when it makes the view.
+    reads_star: bool = field(default=False, compare=False)
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.name}" if self.schema else self.name
+
+    @property
+    def text(self) -> str:
+        """The query CREATE VIEW is given."""
+        return self.source if self.source is not None else self.definition
+
+
+@dataclass(frozen=True)
 class Schema:
     dialect: Dialect
     schemas: tuple[str, ...] = ()
     tables: tuple[Table, ...] = ()
     enums: tuple[EnumType, ...] = ()
+    sequences: tuple[Sequence, ...] = ()
+    views: tuple[View, ...] = ()
 
     def table(self, schema: str, name: str) -> Table | None:
         for table in self.tables:
@@ -171,21 +245,20 @@ class Schema:
         return None
 
     def to_json(self) -> dict[str, Any]:
-        plain: dict[str, Any] = _plain(self)
+        plain: dict[str, Any] = json.loads(canonical_json(self))
         return plain
 
     @functools.cached_property
     def fingerprint_value(self) -> str:
-        return "sha256:" + hashlib.sha256(canonical_json(self.to_json())).hexdigest()
+        return "sha256:" + hashlib.sha256(_FINGERPRINT_FORMAT + compact_json(self)).hexdigest()
 
     def fingerprint(self) -> str:
-        """SHA-256 of the canonical JSON of the model: equal models, equal fingerprints."""
+        """SHA-256 of the compact encoding of the model: equal models, equal fingerprints."""
         return self.fingerprint_value
 
 
-def canonical_json(value: Any) -> bytes:
-    """The one JSON encoding the engine hashes and writes: sorted keys, no spaces, UTF-8."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+# Names the compact encoding, so that a change of it can never pass for an equal model.
+_FINGERPRINT_FORMAT = b"ptah.schema.model/compact-v1\n"
 
 
 @functools.cache
@@ -193,30 +266,94 @@ def _compared_fields(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls) if f.compare)
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, StrEnum):
-        return value.value
-    if isinstance(value, str | int | bool) or value is None:
-        return value
-    if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {name: _plain(getattr(value, name)) for name in _compared_fields(type(value))}
-    return value
+@functools.cache
+def _field_values(cls: type) -> Callable[[Any], Any]:
+    names = _compared_fields(cls)
+    read = operator.attrgetter(*names)
+    if len(names) == 1:
+        return lambda value: (read(value),)
+    return read
 
 
-def _by_name(item: Any) -> tuple[str, str]:
-    return (item.name or "", json.dumps(_plain(item), sort_keys=True))
+def _model_class(value: Any) -> type:
+    cls = type(value)
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"not part of the schema model: {cls.__name__}")
+    return cls
+
+
+def _as_mapping(value: Any) -> dict[str, Any]:
+    """Encoder hook: a model object as the mapping of its compared fields."""
+    names = _compared_fields(_model_class(value))
+    return {name: getattr(value, name) for name in names}
+
+
+def _as_values(value: Any) -> Any:
+    """Encoder hook: a model object as the values of its compared fields, in declaration
+    order. The C encoder does the rest (tuples as lists, a `StrEnum` as its string)."""
+    return _field_values(_model_class(value))(value)
+
+
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_as_mapping
+)
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=_as_values)
+
+
+def canonical_json(value: Any) -> bytes:
+    """The one JSON encoding the engine writes: sorted keys, no spaces, UTF-8. A model object
+    encodes as the mapping of its compared fields."""
+    return _CANONICAL.encode(value).encode()
+
+
+def compact_json(value: Any) -> bytes:
+    """What fingerprints hash: like `canonical_json`, but a model object is the list of its
+    compared fields' values in declaration order. Each field has one place, so the encoding
+    is as unambiguous as the keyed one, at half the size and a third of the time (no key to
+    write or sort), which keeps fingerprinting a thousand tables to a few milliseconds."""
+    return _COMPACT.encode(value).encode()
+
+
+T = TypeVar("T", UniqueConstraint, Index, ForeignKey, Check)
+
+
+def _by_name(item: Any) -> tuple[str, bytes]:
+    return (item.name or "", compact_json(item))
+
+
+def _in_order(items: tuple[T, ...]) -> tuple[T, ...]:
+    """Items by name; by content as well where names are missing or repeated (the desired
+    side may leave names to the database). Encoding only when it decides something."""
+    if len(items) < 2:
+        return items
+    names = [item.name for item in items]
+    if None not in names and len(set(names)) == len(names):
+        return tuple(sorted(items, key=lambda item: item.name or ""))
+    return tuple(sorted(items, key=_by_name))
 
 
 def canonical_table(table: Table) -> Table:
     """The same table with every collection but the columns in canonical order."""
+    uniques = _in_order(table.uniques)
+    indexes = _in_order(table.indexes)
+    foreign_keys = _in_order(table.foreign_keys)
+    checks = _in_order(table.checks)
+    grants = tuple(sorted(set(table.grants), key=lambda g: (g.grantee, g.privilege, g.grantable)))
+    if (uniques, indexes, foreign_keys, checks, grants) == (
+        table.uniques,
+        table.indexes,
+        table.foreign_keys,
+        table.checks,
+        table.grants,
+    ):
+        return table
     return dataclasses.replace(
         table,
-        uniques=tuple(sorted(table.uniques, key=_by_name)),
-        indexes=tuple(sorted(table.indexes, key=_by_name)),
-        foreign_keys=tuple(sorted(table.foreign_keys, key=_by_name)),
-        checks=tuple(sorted(table.checks, key=_by_name)),
+        uniques=uniques,
+        indexes=indexes,
+        foreign_keys=foreign_keys,
+        checks=checks,
+        grants=grants,
     )
 
 
@@ -225,6 +362,8 @@ def canonical_schema(
     schemas: list[str] | tuple[str, ...],
     tables: list[Table] | tuple[Table, ...],
     enums: list[EnumType] | tuple[EnumType, ...],
+    sequences: list[Sequence] | tuple[Sequence, ...] = (),
+    views: list[View] | tuple[View, ...] = (),
 ) -> Schema:
     return Schema(
         dialect=dialect,
@@ -233,4 +372,6 @@ def canonical_schema(
             sorted((canonical_table(t) for t in tables), key=lambda t: (t.schema, t.name))
         ),
         enums=tuple(sorted(enums, key=lambda e: (e.schema, e.name))),
+        sequences=tuple(sorted(sequences, key=lambda s: (s.schema, s.name))),
+        views=tuple(sorted(views, key=lambda v: (v.schema, v.name))),
     )

@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import decimal
 import functools
+import logging
 import re
 
 import sqlglot
 from sqlglot import exp
 
 from ptah_operator.engine.schema.model import Dialect
+
+# sqlglot warns, quoting the statement, when it falls back to an opaque command (`ALTER
+# SEQUENCE ... OWNED BY`, MySQL's `GRANT ... TO 'u'@'h'`): SQL text never goes to a log.
+logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 
 class NormalizationError(ValueError):
@@ -413,3 +418,115 @@ def normalize_index_key(dialect: Dialect, text: str) -> str:
 def is_plain_column(key: str) -> bool:
     """Whether an index key (as stored in the model) names a column rather than an expression."""
     return "(" not in key and " " not in key
+
+
+_SEQUENCE_BOUNDS = {
+    "smallint": (-32768, 32767),
+    "integer": (-2147483648, 2147483647),
+    "bigint": (-9223372036854775808, 9223372036854775807),
+}
+
+
+def sequence_type(text: str | None) -> str:
+    """The canonical name of a sequence's type (`AS ...`, default bigint)."""
+    if text is None:
+        return "bigint"
+    name = _normalize_pg_type(text)
+    if name not in _SEQUENCE_BOUNDS:
+        raise NormalizationError("a sequence is smallint, integer or bigint")
+    return name
+
+
+def sequence_options(
+    type_name: str,
+    *,
+    increment: int | None = None,
+    min_value: int | None = None,
+    max_value: int | None = None,
+    start: int | None = None,
+) -> tuple[int, int, int, int]:
+    """(increment, min, max, start) with PostgreSQL's defaults filled in: an ascending
+    sequence runs from 1 to its type's maximum, a descending one from its type's minimum to
+    -1, and starts at its minimum (ascending) or maximum (descending)."""
+    low, high = _SEQUENCE_BOUNDS[type_name]
+    step = 1 if increment is None else increment
+    if step == 0:
+        raise NormalizationError("a sequence's increment cannot be zero")
+    lowest = min_value if min_value is not None else (1 if step > 0 else low)
+    highest = max_value if max_value is not None else (high if step > 0 else -1)
+    first = start if start is not None else (lowest if step > 0 else highest)
+    return step, lowest, highest, first
+
+
+_TABLE_PRIVILEGES = {
+    "postgresql": ("SELECT", "INSERT", "UPDATE", "DELETE", "TRUNCATE", "REFERENCES", "TRIGGER"),
+    "mysql": (
+        "SELECT",
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "CREATE",
+        "DROP",
+        "REFERENCES",
+        "INDEX",
+        "ALTER",
+        "CREATE VIEW",
+        "SHOW VIEW",
+        "TRIGGER",
+    ),
+}
+
+
+def table_privileges(dialect: Dialect) -> tuple[str, ...]:
+    """What `ALL` on a table means (PostgreSQL 15; MariaDB adds DELETE HISTORY to MySQL's)."""
+    privileges = _TABLE_PRIVILEGES[dialect.family]
+    if dialect is Dialect.MARIADB:
+        return (*privileges, "DELETE HISTORY")
+    return privileges
+
+
+def normalize_privileges(dialect: Dialect, privileges: list[str]) -> tuple[str, ...]:
+    """Table privileges in upper case, `ALL [PRIVILEGES]` spelled out, sorted."""
+    known = table_privileges(dialect)
+    result: set[str] = set()
+    for privilege in privileges:
+        word = _squash(privilege).upper()
+        if word in {"ALL", "ALL PRIVILEGES"}:
+            result.update(known)
+        elif word in known:
+            result.add(word)
+        else:
+            raise NormalizationError(f"{word} is not a table privilege on {dialect.value}")
+    return tuple(sorted(result))
+
+
+def normalize_grantee(dialect: Dialect, user: str, host: str | None, *, quoted: bool) -> str:
+    """A grantee as introspection reports it.
+
+    PostgreSQL: a role name (unquoted names fold to lower case) or PUBLIC. MySQL/MariaDB: a
+    user with its host, `'app'@'%'`; a name without a host is a role, kept bare (the server
+    lists a role with an empty host, `'reader'@''`, which introspection reads the same way).
+    """
+    if "'" in user or "'" in (host or ""):
+        raise NormalizationError("a grantee name cannot hold a quote")
+    if dialect.family == "postgresql":
+        if host is not None:
+            raise NormalizationError("a PostgreSQL grantee is a role, without a host")
+        if not quoted and user.upper() == "PUBLIC":
+            return "PUBLIC"
+        return user if quoted else user.lower()
+    if not host:
+        return user
+    return f"'{user}'@'{host}'"
+
+
+def parse_grantee(dialect: Dialect, text: str) -> str:
+    """A grantee written as text (HCL `to`, or as MySQL lists it): `reader`, `PUBLIC`,
+    `app@%` or `'app'@'%'`."""
+    if dialect.family == "postgresql":
+        quoted = len(text) >= 2 and text[0] == text[-1] == '"'
+        return normalize_grantee(dialect, text.strip('"') if quoted else text, None, quoted=quoted)
+    user, at, host = text.rpartition("@")
+    if not at:
+        user, host = text, ""
+    return normalize_grantee(dialect, user.strip("'`\""), host.strip("'`\""), quoted=True)

@@ -1,6 +1,8 @@
 """The engine's operations over a database URL: inspect, plan, drift.
 
-Each opens its own connection and reads inside a read-only transaction; none writes.
+Each opens its own connection and reads inside a read-only transaction; none writes. Planning
+also asks the server how it reads the desired views (`views.settle_views`): on PostgreSQL in
+temporary views inside a transaction that is always rolled back.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ptah_operator.engine.schema.introspect_postgresql import inspect_postgresql
 from ptah_operator.engine.schema.model import Dialect, Schema
 from ptah_operator.engine.schema.plan import build_plan
 from ptah_operator.engine.schema.scope import Scope
+from ptah_operator.engine.schema.views import settle_views
 
 
 async def observe(conn: Connection, scope: Scope, *, own_transaction: bool = True) -> Schema:
@@ -43,6 +46,7 @@ async def plan_url(url: str, desired_paths: list[Path], scope: Scope) -> PlanRes
     async with await Connection.open(url) as conn:
         desired = load_files(conn.dialect, desired_paths, scope)
         observed = await observe(conn, scope)
+        desired = await settle_views(conn.raw, observed, desired)
     statements = plan_changes(observed, desired)
     return PlanResult(
         observed, desired, statements, build_plan(observed, desired, scope, statements)

@@ -8,10 +8,13 @@ from ptah_operator.engine.schema.model import (
     Check,
     EnumType,
     ForeignKey,
+    Grant,
     Index,
     PrimaryKey,
+    Sequence,
     Table,
     UniqueConstraint,
+    View,
 )
 
 
@@ -34,3 +37,9 @@ class Parts:
     attachments: list[tuple[str, str, Attachment]] = field(default_factory=list)
     # (schema, table, column or None for the table, comment)
     comments: list[tuple[str, str, str | None, str | None]] = field(default_factory=list)
+    sequences: list[Sequence] = field(default_factory=list)
+    # (schema, sequence, table, column) from `ALTER SEQUENCE ... OWNED BY`; None for NONE.
+    sequence_owners: list[tuple[str, str, str | None, str | None]] = field(default_factory=list)
+    views: list[View] = field(default_factory=list)
+    # (schema, table, grant) from `GRANT ... ON table TO ...`.
+    grants: list[tuple[str, str, Grant]] = field(default_factory=list)

@@ -16,8 +16,10 @@ from ptah_operator.engine.schema.model import (
     ForeignKey,
     Index,
     PrimaryKey,
+    Sequence,
     Table,
     UniqueConstraint,
+    View,
 )
 from ptah_operator.engine.schema.normalize import is_plain_column
 
@@ -206,3 +208,79 @@ class Renderer:
         if self.pg:
             return f"DROP INDEX {self.table(table.schema, index.name or '')}"
         return self.alter(table, f"DROP INDEX {self.q(index.name or '')}")
+
+    # Sequences (PostgreSQL).
+
+    def sequence_options(self, sequence: Sequence, before: Sequence | None = None) -> str:
+        """The options of `sequence`; with `before`, only those that differ from it."""
+        options = [
+            ("type", f"AS {sequence.type}"),
+            ("increment", f"INCREMENT BY {sequence.increment}"),
+            ("min_value", f"MINVALUE {sequence.min_value}"),
+            ("max_value", f"MAXVALUE {sequence.max_value}"),
+            ("start", f"START WITH {sequence.start}"),
+            ("cache", f"CACHE {sequence.cache}"),
+            ("cycle", "CYCLE" if sequence.cycle else "NO CYCLE"),
+        ]
+        return " ".join(
+            text
+            for name, text in options
+            if before is None or getattr(before, name) != getattr(sequence, name)
+        )
+
+    def create_sequence(self, sequence: Sequence) -> str:
+        name = self.table(sequence.schema, sequence.name)
+        return f"CREATE SEQUENCE {name} {self.sequence_options(sequence)}"
+
+    def alter_sequence(self, sequence: Sequence, before: Sequence) -> str:
+        name = self.table(sequence.schema, sequence.name)
+        return f"ALTER SEQUENCE {name} {self.sequence_options(sequence, before)}"
+
+    def sequence_owner(self, sequence: Sequence) -> str:
+        name = self.table(sequence.schema, sequence.name)
+        if sequence.owner_table is None:
+            return f"ALTER SEQUENCE {name} OWNED BY NONE"
+        owner = f"{self.table(sequence.schema, sequence.owner_table)}.{self.q(sequence.owner_column or '')}"
+        return f"ALTER SEQUENCE {name} OWNED BY {owner}"
+
+    def drop_sequence(self, sequence: Sequence) -> str:
+        return f"DROP SEQUENCE {self.table(sequence.schema, sequence.name)}"
+
+    # Views.
+
+    def create_view(self, view: View, *, replace: bool = False) -> str:
+        verb = "CREATE OR REPLACE VIEW" if replace else "CREATE VIEW"
+        return f"{verb} {self.table(view.schema, view.name)} AS {view.text}"
+
+    def drop_view(self, view: View) -> str:
+        return f"DROP VIEW {self.table(view.schema, view.name)}"
+
+    # Grants on tables.
+
+    def grantee(self, grantee: str) -> str:
+        if self.pg:
+            return grantee if grantee == "PUBLIC" else self.q(grantee)
+        # A MySQL user is kept as the server spells it ('app'@'%'); a role is a bare name.
+        return grantee if grantee.startswith("'") else _literal(grantee)
+
+    def grant(
+        self, table: Table, grantee: str, privileges: list[str], *, grantable: bool = False
+    ) -> str:
+        option = " WITH GRANT OPTION" if grantable else ""
+        return (
+            f"GRANT {', '.join(privileges)} ON {self.table(table.schema, table.name)} "
+            f"TO {self.grantee(grantee)}{option}"
+        )
+
+    def revoke(self, table: Table, grantee: str, privileges: list[str]) -> str:
+        return (
+            f"REVOKE {', '.join(privileges)} ON {self.table(table.schema, table.name)} "
+            f"FROM {self.grantee(grantee)}"
+        )
+
+    def revoke_grant_option(self, table: Table, grantee: str, privileges: list[str]) -> str:
+        on = self.table(table.schema, table.name)
+        if self.pg:
+            return f"REVOKE GRANT OPTION FOR {', '.join(privileges)} ON {on} FROM {self.grantee(grantee)}"
+        # MySQL holds the grant option per table, for every privilege at once.
+        return f"REVOKE GRANT OPTION ON {on} FROM {self.grantee(grantee)}"

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import asyncpg
 import pytest
 
 from ptah_operator.engine.schema.scope import Scope
 
-from .schema_roundtrip import converge, plan_for, write_desired
+from .schema_roundtrip import converge, execute, plan_for, write_desired
 
 PG_CASES: dict[str, tuple[str, str]] = {
     "tables": (
@@ -75,6 +76,52 @@ PG_CASES: dict[str, tuple[str, str]] = {
         "CREATE SCHEMA app; CREATE TABLE app.t (id bigint PRIMARY KEY); "
         "CREATE TABLE u (id int PRIMARY KEY, t_id bigint REFERENCES app.t (id));",
     ),
+    "sequences": (
+        "CREATE SEQUENCE order_no START 1000; CREATE SEQUENCE gone_seq; "
+        "CREATE SEQUENCE app.down INCREMENT BY -1; "
+        "CREATE TABLE orders (id serial PRIMARY KEY, no bigint DEFAULT nextval('order_no'), "
+        "other int); ALTER SEQUENCE order_no OWNED BY orders.no;",
+        "CREATE SEQUENCE order_no AS integer START WITH 1000 INCREMENT BY 10 MAXVALUE 100000 "
+        "CACHE 5 CYCLE OWNED BY orders.other; "
+        "CREATE SEQUENCE app.down NO CYCLE INCREMENT BY -2 MINVALUE -500; "
+        "CREATE SEQUENCE fresh AS smallint; "
+        "CREATE TABLE orders (id serial PRIMARY KEY, no bigint DEFAULT nextval('order_no'), "
+        "other int DEFAULT nextval('fresh'));",
+    ),
+    "views": (
+        "CREATE TABLE users (id int PRIMARY KEY, email varchar(100), active boolean, n int); "
+        "CREATE VIEW active_users AS SELECT id, email FROM users WHERE active AND email != 'x'; "
+        "CREATE VIEW counts (total) AS SELECT count(*) FROM users; "
+        "CREATE VIEW on_active AS SELECT id FROM active_users; "
+        "CREATE VIEW everything AS SELECT * FROM users; "
+        "CREATE VIEW app.gone AS SELECT 1 AS one;",
+        "CREATE TABLE users (id bigint PRIMARY KEY, email varchar(100), active boolean, n int, "
+        "added text); "
+        "CREATE VIEW active_users AS SELECT id, email, n FROM users WHERE active AND email != 'x'; "
+        "CREATE VIEW counts (total) AS SELECT max(email) FROM users; "
+        "CREATE VIEW on_active AS SELECT id FROM active_users; "
+        "CREATE VIEW everything AS SELECT * FROM users; "
+        "CREATE VIEW app.fresh AS SELECT u.id, lower(u.email) AS mail FROM users u "
+        "JOIN active_users a ON a.id = u.id WHERE u.n IN (1, 2);",
+    ),
+    "grants": (
+        "CREATE TABLE t (id int PRIMARY KEY); CREATE TABLE u (id int PRIMARY KEY); "
+        "GRANT SELECT ON t TO ptah_reader; "
+        "GRANT SELECT, INSERT ON t TO ptah_writer WITH GRANT OPTION;",
+        "CREATE TABLE t (id int PRIMARY KEY); CREATE TABLE u (id int PRIMARY KEY); "
+        "CREATE TABLE w (id int PRIMARY KEY); "
+        "GRANT SELECT, UPDATE ON t TO ptah_reader WITH GRANT OPTION; "
+        "GRANT INSERT ON t TO ptah_writer; GRANT SELECT ON u, w TO PUBLIC; "
+        "GRANT ALL ON w TO ptah_writer;",
+    ),
+}
+
+# Run before a case: roles are the cluster's, not the database's.
+PG_SETUP: dict[str, tuple[str, ...]] = {
+    "grants": tuple(
+        f"DO $$BEGIN CREATE ROLE {role}; EXCEPTION WHEN duplicate_object THEN NULL; END$$"
+        for role in ("ptah_reader", "ptah_writer")
+    ),
 }
 
 MARIA_CASES: dict[str, tuple[str, str]] = {
@@ -121,6 +168,36 @@ MARIA_CASES: dict[str, tuple[str, str]] = {
         "CREATE TABLE t (a int CHECK (a > 0), b text, CONSTRAINT t_b CHECK (b IN ('x', 'y')));",
         "CREATE TABLE t (a int CHECK (a > 0 AND a < 100), b text);",
     ),
+    "views": (
+        "CREATE TABLE users (id int PRIMARY KEY, email varchar(100), active bool, n int); "
+        "CREATE VIEW active_users AS SELECT id, email FROM users WHERE active AND email != 'x'; "
+        "CREATE VIEW counts (total) AS SELECT count(*) FROM users; "
+        "CREATE VIEW on_active AS SELECT id FROM active_users; "
+        "CREATE VIEW everything AS SELECT * FROM users; "
+        "CREATE VIEW gone AS SELECT 1 AS one;",
+        "CREATE TABLE users (id bigint PRIMARY KEY, email varchar(100), active bool, n int, "
+        "added text); "
+        "CREATE VIEW active_users AS SELECT id, email, n FROM users WHERE active AND email != 'x'; "
+        "CREATE VIEW counts (total) AS SELECT max(email) FROM users; "
+        "CREATE VIEW on_active AS SELECT id FROM active_users; "
+        "CREATE VIEW everything AS SELECT * FROM users; "
+        "CREATE VIEW fresh AS SELECT u.id, lower(u.email) AS mail FROM users u "
+        "JOIN active_users a ON a.id = u.id WHERE u.n IN (1, 2);",
+    ),
+    "grants": (
+        "CREATE TABLE t (id int PRIMARY KEY); CREATE TABLE u (id int PRIMARY KEY); "
+        "GRANT SELECT ON t TO ptah_reader; "
+        "GRANT SELECT, INSERT ON t TO 'ptah_app'@'%' WITH GRANT OPTION;",
+        "CREATE TABLE t (id int PRIMARY KEY); CREATE TABLE u (id int PRIMARY KEY); "
+        "CREATE TABLE w (id int PRIMARY KEY); "
+        "GRANT SELECT, UPDATE ON t TO ptah_reader; "
+        "GRANT INSERT ON t TO 'ptah_app'@'%'; GRANT SELECT ON u, w TO ptah_reader; "
+        "GRANT ALL ON w TO 'ptah_app'@'%' WITH GRANT OPTION;",
+    ),
+}
+
+MARIA_SETUP: dict[str, tuple[str, ...]] = {
+    "grants": ("CREATE USER IF NOT EXISTS 'ptah_app'@'%'", "CREATE ROLE IF NOT EXISTS ptah_reader"),
 }
 
 
@@ -138,6 +215,7 @@ async def _round_trip(url: str, tmp_path: Path, first: str, second: str, scope: 
 @pytest.mark.parametrize("kind", sorted(PG_CASES))
 async def test_postgresql_round_trip(pg_url: str, tmp_path: Path, kind: str) -> None:
     first, second = PG_CASES[kind]
+    await execute(pg_url, *PG_SETUP.get(kind, ()))
     await _round_trip(pg_url, tmp_path, first, second, Scope(schemas=("public", "app")))
 
 
@@ -145,11 +223,28 @@ async def test_postgresql_round_trip(pg_url: str, tmp_path: Path, kind: str) -> 
 @pytest.mark.parametrize("kind", sorted(MARIA_CASES))
 async def test_mariadb_round_trip(maria_url: str, tmp_path: Path, kind: str) -> None:
     first, second = MARIA_CASES[kind]
+    await execute(maria_url, *MARIA_SETUP.get(kind, ()))
     await _round_trip(maria_url, tmp_path, first, second, Scope())
 
 
 PG_HCL = """
 schema "public" {}
+sequence "p_code" {
+  schema    = schema.public
+  type      = integer
+  start     = 100
+  increment = 5
+  cycle     = true
+  owner     = table.p.column.code
+}
+view "p_names" {
+  schema = schema.public
+  as     = <<-SQL
+    SELECT p.id, p.name, c.id AS c_id
+    FROM p JOIN c ON c.p_id = p.id
+    WHERE p.name <> ''
+  SQL
+}
 enum "mood" {
   schema = schema.public
   values = ["sad", "happy"]
@@ -169,7 +264,24 @@ table "p" {
     type    = enum.mood
     default = "sad"
   }
+  column "code" {
+    type    = int
+    default = sql("nextval('p_code')")
+  }
   primary_key { columns = [column.id] }
+  grant {
+    to         = "ptah_reader"
+    privileges = [SELECT]
+  }
+  grant {
+    to         = "PUBLIC"
+    privileges = [SELECT]
+  }
+  grant {
+    to         = "ptah_writer"
+    privileges = [SELECT, UPDATE]
+    grantable  = true
+  }
   index "p_name" {
     unique  = true
     columns = [column.name]
@@ -191,6 +303,9 @@ table "c" {
 """
 
 MARIA_HCL = """
+view "p_names" {
+  as = "SELECT p.id, p.name, c.id AS c_id FROM p JOIN c ON c.p_id = p.id WHERE p.name <> ''"
+}
 table "p" {
   column "id" {
     type           = bigint
@@ -206,6 +321,15 @@ table "p" {
     default = "sad"
   }
   primary_key { columns = [column.id] }
+  grant {
+    to         = "ptah_reader"
+    privileges = [SELECT, SHOW_VIEW]
+  }
+  grant {
+    to         = "ptah_app@%"
+    privileges = [ALL]
+    grantable  = true
+  }
   index "p_name" {
     on {
       column = column.name
@@ -228,8 +352,69 @@ table "c" {
 
 
 async def test_postgresql_round_trip_from_hcl(pg_url: str, tmp_path: Path) -> None:
-    await converge(pg_url, tmp_path, PG_HCL, suffix=".hcl")
+    await execute(pg_url, *PG_SETUP["grants"])
+    applied = await converge(pg_url, tmp_path, PG_HCL, suffix=".hcl")
+    categories = {s.category for s in applied.statements}
+    assert {"sequences_added", "views_added", "grants_added"} <= categories
+    again = await plan_for(pg_url, write_desired(tmp_path, PG_HCL, ".hcl"))
+    assert again.statements == []
 
 
 async def test_mariadb_round_trip_from_hcl(maria_url: str, tmp_path: Path) -> None:
-    await converge(maria_url, tmp_path, MARIA_HCL, suffix=".hcl")
+    await execute(maria_url, *MARIA_SETUP["grants"])
+    applied = await converge(maria_url, tmp_path, MARIA_HCL, suffix=".hcl")
+    assert {"views_added", "grants_added"} <= {s.category for s in applied.statements}
+    again = await plan_for(maria_url, write_desired(tmp_path, MARIA_HCL, ".hcl"))
+    assert again.statements == []
+
+
+async def test_postgresql_replaces_a_view_in_place_when_its_columns_stay(
+    pg_url: str, tmp_path: Path
+) -> None:
+    base = "CREATE TABLE t (id int PRIMARY KEY, email text, n int);"
+    await converge(
+        pg_url,
+        tmp_path,
+        base + "CREATE VIEW v AS SELECT id FROM t; CREATE VIEW w AS SELECT id FROM v;",
+    )
+    wider = base + (
+        "CREATE VIEW v AS SELECT id, email FROM t WHERE n > 0; CREATE VIEW w AS SELECT id FROM v;"
+    )
+    applied = await converge(pg_url, tmp_path, wider)
+    assert [(s.category, s.sql.split(" AS ")[0]) for s in applied.statements] == [
+        ("views_changed", 'CREATE OR REPLACE VIEW "public"."v"')
+    ]
+    # A column changes type: the view is made again, with the view that reads it.
+    narrower = base + (
+        "CREATE VIEW v AS SELECT email AS id, n FROM t; CREATE VIEW w AS SELECT id FROM v;"
+    )
+    remade = await converge(pg_url, tmp_path, narrower)
+    assert [s.sql.split(" AS ")[0] for s in remade.statements] == [
+        'DROP VIEW "public"."w"',
+        'DROP VIEW "public"."v"',
+        'CREATE VIEW "public"."v"',
+        'CREATE VIEW "public"."w"',
+    ]
+
+
+async def test_reading_desired_views_on_the_server_leaves_nothing_behind(
+    pg_url: str, tmp_path: Path
+) -> None:
+    base = "CREATE TABLE t (id int PRIMARY KEY, n int);"
+    await converge(pg_url, tmp_path, base + "CREATE VIEW v AS SELECT id FROM t WHERE n != 0;")
+    conn = await asyncpg.connect(pg_url)
+    try:
+        relations = await conn.fetchval("SELECT count(*) FROM pg_class")
+        # Written differently, read alike by the server: nothing to do.
+        same = await plan_for(
+            pg_url,
+            write_desired(tmp_path, base + "CREATE VIEW v AS SELECT t.id FROM t WHERE (n <> 0)"),
+        )
+        assert same.statements == []
+        changed = await plan_for(
+            pg_url, write_desired(tmp_path, base + "CREATE VIEW v AS SELECT id FROM t WHERE n > 0")
+        )
+        assert [s.category for s in changed.statements] == ["views_changed"]
+        assert await conn.fetchval("SELECT count(*) FROM pg_class") == relations
+    finally:
+        await conn.close()

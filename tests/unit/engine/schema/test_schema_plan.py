@@ -203,12 +203,40 @@ CREATE INDEX teams_org ON teams (org_id);
 """
 
 
+OBJECTS_BEFORE = """
+CREATE TABLE orgs (id int PRIMARY KEY, name varchar(20));
+CREATE VIEW a AS SELECT id FROM orgs;
+CREATE VIEW b AS SELECT id FROM a;
+GRANT SELECT ON orgs TO reader;
+"""
+
+OBJECTS_AFTER = """
+CREATE TABLE orgs (id bigint PRIMARY KEY, name varchar(40));
+CREATE VIEW a AS SELECT id, name FROM orgs;
+CREATE VIEW b AS SELECT id FROM a;
+CREATE VIEW c AS SELECT name FROM a WHERE id > 0;
+GRANT SELECT, UPDATE ON orgs TO reader, writer;
+"""
+
+PG_SEQUENCES = "CREATE SEQUENCE s START 10; CREATE SEQUENCE t INCREMENT -1 CYCLE;"
+
+
 @pytest.mark.req("SCH-55")
-@pytest.mark.parametrize("dialect", [PG, MY])
-def test_plan_bytes_are_identical_across_processes(dialect: Dialect) -> None:
+@pytest.mark.parametrize(
+    ("dialect", "before", "after"),
+    [
+        (PG, BASE, AFTER),
+        (MY, BASE, AFTER),
+        (PG, OBJECTS_BEFORE, OBJECTS_AFTER + PG_SEQUENCES),
+        (MY, OBJECTS_BEFORE, OBJECTS_AFTER),
+    ],
+)
+def test_plan_bytes_are_identical_across_processes(
+    dialect: Dialect, before: str, after: str
+) -> None:
     runs = [
         subprocess.run(
-            [sys.executable, "-c", PLAN_SCRIPT, dialect.value, BASE, AFTER],
+            [sys.executable, "-c", PLAN_SCRIPT, dialect.value, before, after],
             check=True,
             capture_output=True,
             env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"},
@@ -216,9 +244,10 @@ def test_plan_bytes_are_identical_across_processes(dialect: Dialect) -> None:
         for seed in ("1", "2", "random")
     ]
     assert runs[0] == runs[1] == runs[2]
-    before, after = schema(dialect, BASE), schema(dialect, AFTER)
-    in_process = build_plan(before, after, Scope(), plan_changes(before, after))
-    assert in_process == runs[0]
+    observed, desired = schema(dialect, before), schema(dialect, after)
+    statements = plan_changes(observed, desired)
+    assert build_plan(observed, desired, Scope(), statements) == runs[0]
+    assert statements, "the plan should not be empty"
 
 
 @pytest.mark.req("SCH-57")
