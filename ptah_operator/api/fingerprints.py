@@ -12,7 +12,8 @@ import hashlib
 import json
 from typing import Any
 
-from ptah_operator.api.common import ExecutionBinding
+from ptah_operator.api.common import ExecutionBinding, PlanSourceBinding, SourceRecord
+from ptah_operator.api.constants import SourceKind
 from ptah_operator.api.fields import ApiModel
 from ptah_operator.api.plans import PtahMigrationPlanSpec, PtahSchemaPlanSpec
 
@@ -63,3 +64,35 @@ def execution_binding_digest(binding: ExecutionBinding) -> str:
 def repository_path_digest(repository: str, path: str | None) -> str:
     """What a contract-2 plan binds for a Git source: the repository URL and the path."""
     return sha256_digest(canonical_json({"path": path or "", "repository": repository}))
+
+
+def plan_source_binding(record: SourceRecord) -> PlanSourceBinding:
+    """What a plan made now from this resolution would bind (plan contract 1 or 2).
+
+    Contract 1 (OCI): the verified digest and the verification policy. Contract 2 (ConfigMap,
+    Git): the content digest, the source ConfigMap's UID or the repository and path, and the
+    source policy.
+    """
+    if record.kind == SourceKind.ARTIFACT:
+        return PlanSourceBinding(
+            kind=record.kind,
+            oci_digest=record.oci_digest,
+            verification_policy_digest=record.verification_policy_digest,
+        )
+    if record.kind == SourceKind.CONFIG_MAP:
+        return PlanSourceBinding(
+            kind=record.kind,
+            content_digest=record.content_digest,
+            config_map_uid=record.config_map_uid,
+            source_policy_digest=record.source_policy_digest,
+        )
+    return PlanSourceBinding(
+        kind=record.kind,
+        content_digest=record.content_digest,
+        repository_path_digest=(
+            repository_path_digest(record.repository, record.path)
+            if record.repository is not None
+            else None
+        ),
+        source_policy_digest=record.source_policy_digest,
+    )

@@ -28,7 +28,11 @@ from ptah_operator.api.common import (
     SourceRecord,
 )
 from ptah_operator.api.constants import API_VERSION, PLAN_CONTRACT_CONFIGMAP_GIT, SourceKind
-from ptah_operator.api.fingerprints import migration_plan_fingerprint, plan_fingerprint_matches
+from ptah_operator.api.fingerprints import (
+    migration_plan_fingerprint,
+    plan_fingerprint_matches,
+    plan_source_binding,
+)
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.plans import PlannedVersion, PtahMigrationPlan, PtahMigrationPlanSpec
 from ptah_operator.reconcile.draft import binding_digest
@@ -42,13 +46,8 @@ FINGERPRINT_CHARS = 10
 
 
 def source_binding(record: SourceRecord) -> PlanSourceBinding:
-    """What a contract-2 plan binds of a ConfigMap resolution."""
-    return PlanSourceBinding(
-        kind=SourceKind.CONFIG_MAP,
-        content_digest=record.content_digest,
-        config_map_uid=record.config_map_uid,
-        source_policy_digest=record.source_policy_digest,
-    )
+    """What a plan binds of a resolution: the one rule admission checks approvals by too."""
+    return plan_source_binding(record)
 
 
 def files_binding(source: SourceFiles) -> PlanSourceBinding:

@@ -33,9 +33,9 @@ from ptah_operator.api.common import (
     SourceRecord,
     UserInfo,
 )
-from ptah_operator.api.constants import Kind, MigrationPhase, SourceKind
+from ptah_operator.api.constants import Kind, MigrationPhase
 from ptah_operator.api.fields import format_time
-from ptah_operator.api.fingerprints import repository_path_digest
+from ptah_operator.api.fingerprints import plan_source_binding
 from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
 from ptah_operator.api.plans import PtahMigrationPlan, PtahMigrationPlanSpec, PtahSchemaPlan
 from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus
@@ -239,38 +239,6 @@ def _fingerprint_findings(plan_name: str, named: str, actual: str) -> list[Findi
 
 
 # --- bindings ----------------------------------------------------------------------------------
-
-
-def plan_source_binding(record: SourceRecord) -> PlanSourceBinding:
-    """What a plan made now from this resolution would bind (plan contract 1 or 2).
-
-    Contract 1 (OCI): the verified digest and the verification policy. Contract 2 (ConfigMap,
-    Git): the content digest, the source ConfigMap's UID or the repository and path, and the
-    source policy.
-    """
-    if record.kind == SourceKind.ARTIFACT:
-        return PlanSourceBinding(
-            kind=record.kind,
-            oci_digest=record.oci_digest,
-            verification_policy_digest=record.verification_policy_digest,
-        )
-    if record.kind == SourceKind.CONFIG_MAP:
-        return PlanSourceBinding(
-            kind=record.kind,
-            content_digest=record.content_digest,
-            config_map_uid=record.config_map_uid,
-            source_policy_digest=record.source_policy_digest,
-        )
-    return PlanSourceBinding(
-        kind=record.kind,
-        content_digest=record.content_digest,
-        repository_path_digest=(
-            repository_path_digest(record.repository, record.path)
-            if record.repository is not None
-            else None
-        ),
-        source_policy_digest=record.source_policy_digest,
-    )
 
 
 # What each bound source field means to the person reading the refusal (APR-07, APR-08).

@@ -23,7 +23,7 @@ from localstack.controlplane import ControlPlane
 from ptah_operator.api.approvals import PtahMigrationRunAcknowledgment, PtahSchemaApproval
 from ptah_operator.api.common import ConfigMapSource, KeyReference, Target
 from ptah_operator.api.constants import GROUP, VERSION, Engine, MigrationPhase
-from ptah_operator.api.fingerprints import schema_plan_fingerprint
+from ptah_operator.api.fingerprints import plan_source_binding, schema_plan_fingerprint
 from ptah_operator.api.kinds import from_manifest, to_manifest
 from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
 from ptah_operator.api.objectmeta import ObjectMeta
@@ -34,7 +34,6 @@ from ptah_operator.api.plans import (
     PtahSchemaPlanSpec,
 )
 from ptah_operator.api.schema import PtahSchema, PtahSchemaSpec, PtahSchemaStatus, SchemaPlanStatus
-from ptah_operator.webhook.checks import plan_source_binding
 from ptah_operator.webhook.registration import VALIDATING_WEBHOOK_NAME
 from ptah_operator.webhook.tls import HttpsServer
 from tests.support.migration_objects import (

@@ -22,7 +22,11 @@ from ptah_operator.api.common import (
     UserInfo,
 )
 from ptah_operator.api.constants import Engine, MigrationPhase, RunOutcome, SourceKind
-from ptah_operator.api.fingerprints import repository_path_digest, schema_plan_fingerprint
+from ptah_operator.api.fingerprints import (
+    plan_source_binding,
+    repository_path_digest,
+    schema_plan_fingerprint,
+)
 from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
 from ptah_operator.api.objectmeta import ObjectMeta
 from ptah_operator.api.plans import (
@@ -38,7 +42,6 @@ from ptah_operator.webhook.checks import (
     check_migration_approval,
     check_run_acknowledgment,
     check_schema_approval,
-    plan_source_binding,
     refusal_message,
     short_digest,
     stamp,
