@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: all deps venv control-plane lint types imports crds check-crds unit integration test demo bench clean
+.PHONY: all deps venv control-plane image lint types imports crds check-crds unit integration test demo bench clean
 
 all: test
 
@@ -20,6 +20,10 @@ venv: $(VENV_STAMP)
 
 control-plane:
 	hack/control-plane-binaries.sh
+
+# The operator image the Job executor runs (podman; the first build makes a Debian base).
+image: venv
+	PYTHON=$(PY) hack/container-image.sh
 
 lint: venv
 	.venv/bin/ruff check .
@@ -39,10 +43,10 @@ integration: deps venv control-plane
 
 # The README's test command: lint, types, import contracts, CRD drift, then every test
 # (unit and integration against a real kube-apiserver, PostgreSQL and MariaDB).
-test: deps venv control-plane lint
+test: deps venv control-plane image lint
 	.venv/bin/pytest --cov --cov-report=term:skip-covered tests
 
-demo: deps venv control-plane
+demo: deps venv control-plane image
 	$(PY) hack/demo.py
 
 # Benchmarks print figures and their baselines side by side; they are not part of `make test`.

@@ -3,8 +3,9 @@
 
 Contract:
 - A pass reads only caches to build the World; the API calls it makes are the Decision's,
-  in the order `reconcile/decision.py` fixes (Lease, status, creates, deletes, Events), and it
-  stops at the first that fails: the next pass decides again from what then exists.
+  in the order `reconcile/decision.py` fixes (Lease taken, status, Lease released, creates,
+  deletes, Events), and it stops at the first that fails: the next pass decides again from
+  what then exists.
 - The status is written with the resourceVersion the World was built from, so a pass that
   raced another writer is refused (409) and simply requeued.
 - Objects are created with deterministic names; AlreadyExists counts as created.
@@ -526,11 +527,12 @@ class MigrationReconciler:
             resource_version = str(patched["metadata"]["resourceVersion"])
         taken: list[LeaseAction] = []
         for action in decision.lease:
+            if action.verb is not LeaseVerb.ACQUIRE:
+                continue
             if not await self._lease(action, world.now):
                 await self._release_taken(taken, world.now)
                 return Result.requeue(2.0)
-            if action.verb is LeaseVerb.ACQUIRE:
-                taken.append(action)
+            taken.append(action)
         if decision.status is not None:
             body = {
                 "apiVersion": obj.get("apiVersion"),
@@ -559,12 +561,20 @@ class MigrationReconciler:
             self.metrics.set_phase(
                 FAMILY, f"{namespace}/{name}", (obj.get("status") or {}).get("phase")
             )
+        # Releases follow the status write that ends their claim: a refused write leaves the
+        # Lease with the claim still on record, never a claim whose Lease is gone.
+        released = True
+        for action in decision.lease:
+            if action.verb is LeaseVerb.RELEASE and not await self._lease(action, world.now):
+                released = False
         for item in decision.create:
             await self._create(item)
         for ref in decision.delete:
             await self._delete(ref)
         for event in decision.events:
             await self._event(obj, event, world.now)
+        if not released:
+            return Result.requeue(2.0)
         if decision.requeue_after is not None and decision.requeue_after.total_seconds() > 0:
             return Result.requeue(decision.requeue_after.total_seconds())
         return Result.success()

@@ -21,7 +21,8 @@ While it runs:
   holds it, leaseContinuityLost is set before any result is read, and the result is discarded
   (LCK-10, LCK-11): the run's outcome is then unknown.
 
-Its end (the Lease released, lastRun written, one RunFinished entry):
+Its end (lastRun written, one RunFinished entry, and the Lease released once that write is on
+record; a release the manager did not get to is done by a later pass, `release_ended`):
 - UpToDate, Applied, or Failed after it selected: VerifyingHistory for one pass, then the
   read that confirms it (MIG-17, MIG-22, RUN-04).
 - Failed before it selected anything (including a refused expected sequence, RUN-20, and a
@@ -429,6 +430,26 @@ def _hold(draft: Draft, claim: ActiveOperation, record: LastRun) -> None:
     status.next_reconciliation_time = draft.now + interval(draft.migration)
     draft.wake_at(status.next_reconciliation_time)
     draft.stand(conditions.blocked(Reason.APPLY_OUTCOME_UNKNOWN, message))
+
+
+def release_ended(draft: Draft) -> None:
+    """Give back the Lease this resource's ended run still holds.
+
+    A run's Lease is released after the status write that records its end (decision.py), so
+    when the manager stopped between the two, or the release itself failed, the Lease is
+    still held by a run that status.lastRun says has ended; no claim will release it, and
+    every Apply on the database would wait for it to expire. This pass releases it again.
+    """
+    lease = draft.world.lease
+    run = draft.status.last_run
+    if lease is None or lease.holder is None or run is None or lease.holder != run.operation_id:
+        return
+    claim = draft.status.active_operation
+    if claim is not None and claim.operation_id == lease.holder:
+        return
+    if any(a.verb is LeaseVerb.RELEASE and a.holder == lease.holder for a in draft.leases):
+        return
+    draft.leases.append(LeaseAction(LeaseVerb.RELEASE, lease.name, lease.namespace, lease.holder))
 
 
 def _release(draft: Draft, claim: ActiveOperation) -> None:

@@ -7,17 +7,26 @@ pass decides again from what then exists):
    the key), sent with the World's resourceVersion as a precondition; the status write then
    uses the resourceVersion this patch returned. The hold of an unresolved run is kept here
    as well as in status, so a restore that loses status brings it back (MIG-24, RUN-21);
-1. `lease` actions (take or release the database-realm Lease; a take that loses means the
-   status below is not written and the pass requeues);
+1. the `lease` actions that take the database-realm Lease (a take that loses means the
+   status below is not written and the pass requeues), so the Lease is held before the claim
+   that names it is on record;
 2. `status`, written through the status subresource with the resourceVersion the World was
-   built from, or the one step 0 returned (a conflict requeues) — so a claim is on record before its Job exists (JOB-04);
-3. `create`, in order, each idempotent by its deterministic name (AlreadyExists is success);
+   built from, or the one step 0 returned (a conflict requeues, and gives back what step 1
+   took) — so a claim is on record before its Job exists (JOB-04);
+3. the `lease` actions that release it, only once the status write succeeded (the status write
+   stages the release, SUS-04): a claim is never on record without its Lease, so a refused
+   write or a manager that stops between the two can never make a run's own release look
+   like the Lease changing hands under it (LCK-10). The release of a run's Lease left undone
+   (the manager stopped after the write) is done by a later pass, which finds the run in
+   status.lastRun (`apply_run.release_ended`); that of a claim withdrawn before its Job
+   existed waits for the Lease to expire, as a take whose claim was never written does;
+4. `create`, in order, each idempotent by its deterministic name (AlreadyExists is success);
    an `OperationCredentials` entry is materialised by the controller as the Secret
    `ptah-op-<operation id>` with the operation's bearer token and the result endpoint's CA;
-4. `delete`, each tolerant of NotFound (a Job with propagationPolicy Background, so its Pod
+5. `delete`, each tolerant of NotFound (a Job with propagationPolicy Background, so its Pod
    goes with it: a failed read's Job is deleted before the retry reuses its name);
-5. `events`, best effort (an Event that is lost is only an Event: the journal is the record);
-6. `requeue_after`, or none when the next change will come through a watch.
+6. `events`, best effort (an Event that is lost is only an Event: the journal is the record);
+7. `requeue_after`, or none when the next change will come through a watch.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ of REQUIREMENTS.md). A pass does, in order:
    source itself (MIG-26), the proof owed after a run (MIG-22), a plan that no longer fits
    (MIG-16), a read that is due (new, Pending, resumed, an edit, a moved source, a request,
    the interval, a retry), and otherwise the published plan's policy (planning.py).
+4. Whatever the pass decided: a Lease still held by the resource's own ended run is given
+   back (apply_run.release_ended).
 
 One pass ends at most one operation or starts one, so every verdict is visible in status
 before what it allows begins. A ConfigMap source's "Resolving" never shows: the snapshot is
@@ -114,6 +116,7 @@ def reconcile_migration(world: MigrationWorld) -> Decision:
         _claimed(draft, claim, refusal)
     else:
         _idle(draft, refusal)
+    apply_run.release_ended(draft)
     return draft.finish()
 
 

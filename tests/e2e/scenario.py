@@ -9,10 +9,12 @@ what the API server says.
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -24,13 +26,18 @@ PLUGIN = str(Path(sys.executable).parent / "kubectl-ptah")
 
 
 class Scenario:
-    def __init__(self, stack: LocalStack, engine: str = "PostgreSQL") -> None:
+    def __init__(
+        self, stack: LocalStack, engine: str = "PostgreSQL", database: str | None = None
+    ) -> None:
+        """`database`: share another scenario's database (one physical database addressed
+        from two namespaces) instead of creating a fresh one."""
         self.stack = stack
         self.engine = engine
         self.namespace = "s-" + secrets.token_hex(4)
-        self.database = "d_" + secrets.token_hex(4)
+        self.database = database or "d_" + secrets.token_hex(4)
         stack.cp.kubectl("create", "namespace", self.namespace)
-        self.sql(f"CREATE DATABASE {self.database}", admin=True)
+        if database is None:
+            self.sql(f"CREATE DATABASE {self.database}", admin=True)
         self.approver = stack.cp.user_kubeconfig("alice@example.com", ["db-approvers"])
         stack.cp.kubectl(
             "create",
@@ -131,14 +138,19 @@ class Scenario:
             }
         )
 
-    def migration(self, name: str = "orders", apply: str = "OnApproval", **spec: Any) -> None:
+    def migration(
+        self,
+        name: str = "orders",
+        apply: str = "OnApproval",
+        *,
+        url: str | None = None,
+        target: Mapping[str, Any] | None = None,
+        **spec: Any,
+    ) -> None:
+        """The resource and the Secret holding its database URL (`url`, default this
+        scenario's database); `target` adds to or overrides spec.target."""
         self.apply(
-            {
-                "apiVersion": "v1",
-                "kind": "Secret",
-                "metadata": {"name": f"{name}-database"},
-                "stringData": {"url": self.url},
-            },
+            self.database_secret(name, url or self.url),
             {
                 "apiVersion": "operator.ptah.run/v1alpha1",
                 "kind": "PtahMigration",
@@ -148,6 +160,7 @@ class Scenario:
                         "engine": self.engine,
                         "coordinationKey": f"{self.namespace}/{self.database}",
                         "urlFrom": {"name": f"{name}-database", "key": "url"},
+                        **(target or {}),
                     },
                     "configMap": {"name": "migrations"},
                     "policy": {"apply": apply},
@@ -155,6 +168,14 @@ class Scenario:
                 },
             },
         )
+
+    def database_secret(self, name: str, url: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": f"{name}-database"},
+            "stringData": {"url": url},
+        }
 
     def get(self, name: str = "orders") -> dict[str, Any]:
         document: dict[str, Any] = json.loads(
@@ -210,3 +231,80 @@ class Scenario:
             self.kubectl("get", "events", "-o", "json").stdout
         )["items"]
         return items
+
+    # -- what ran, and what a person does after a run nobody could account for -------------
+
+    def jobs(self, operation: str | None = None, name: str | None = None) -> list[dict[str, Any]]:
+        """The operation Jobs in this namespace now, oldest first: of one operation type
+        (Apply, History) and one resource when given."""
+        selector = ["app.kubernetes.io/managed-by=ptah-operator"]
+        if operation is not None:
+            selector.append(f"operator.ptah.run/operation={operation}")
+        if name is not None:
+            selector.append(f"operator.ptah.run/owner-name={name}")
+        items: list[dict[str, Any]] = json.loads(
+            self.kubectl("get", "jobs", "-l", ",".join(selector), "-o", "json").stdout
+        )["items"]
+        return sorted(items, key=lambda j: str(j["metadata"]["creationTimestamp"]))
+
+    def pods_ever_run(self, job_prefix: str) -> list[str]:
+        """Every Pod the local executor ever ran in this namespace for Jobs whose name starts
+        with `job_prefix`, deleted ones included: the executor keeps a directory per Pod."""
+        pods = self.stack.workdir / "executor" / "pods"
+        start = f"{self.namespace}_{job_prefix}"
+        return sorted(p.name for p in pods.iterdir() if p.name.startswith(start))
+
+    def acknowledge(
+        self, run: Mapping[str, Any], name: str = "orders", ack_name: str = "accounted-for"
+    ) -> subprocess.CompletedProcess[str]:
+        """A person's PtahMigrationRunAcknowledgment of `run` (status.unresolvedRun), created
+        as alice; admission stamps who and when."""
+        document = {
+            "apiVersion": "operator.ptah.run/v1alpha1",
+            "kind": "PtahMigrationRunAcknowledgment",
+            "metadata": {"name": ack_name},
+            "spec": {
+                "migrationRef": {"name": name, "uid": self.get(name)["metadata"]["uid"]},
+                "operationID": run["operationID"],
+                "planRef": {"name": run["plan"]["name"], "uid": run["plan"]["uid"]},
+                "jobRef": {"name": run["job"]["name"], "uid": run["job"]["uid"]},
+                "outcome": run["outcome"],
+            },
+        }
+        return self.stack.cp.kubectl(
+            "create",
+            "-n",
+            self.namespace,
+            "-f",
+            "-",
+            input=json.dumps(document),
+            kubeconfig=self.approver,
+            check=False,
+        )
+
+    def ptah(self, files: Mapping[str, str], *args: str, table: str | None = None) -> str:
+        """`ptah migrations ARGS` as a person runs it against this database, on a directory
+        holding `files`; the URL goes through the environment, never the command line."""
+        with tempfile.TemporaryDirectory() as tmp:
+            for file_name, text in files.items():
+                (Path(tmp) / file_name).write_text(text)
+            argv = [
+                str(Path(sys.executable).parent / "ptah"),
+                "migrations",
+                *args,
+                f"--migrations-dir={tmp}",
+                *([f"--revision-table={table}"] if table else []),
+            ]
+            result = subprocess.run(
+                argv,
+                capture_output=True,
+                text=True,
+                check=False,
+                env={**os.environ, "PTAH_DB_URL": self.url},
+                timeout=120,
+            )
+        if result.returncode != 0:
+            raise AssertionError(
+                f"ptah migrations {' '.join(args)}: {result.stderr}{result.stdout}"
+            )
+        return result.stdout
