@@ -33,6 +33,8 @@ from ptah_operator.engine.schema.model import (
 from ptah_operator.engine.schema.normalize import (
     NormalizationError,
     canonical_expression,
+    index_key_options,
+    index_key_options_tuple,
     normalize_action,
     normalize_default,
     normalize_grantee,
@@ -204,9 +206,18 @@ class _TableReader:
         d = self.dialect
         columns: list[str] = []
         prefixes: list[int | None] = []
+        options: list[str] = []
         for key in keys:
+            desc, nulls_first, opclass = False, None, ""
             if isinstance(key, exp.Ordered):
+                desc, nulls_first = bool(key.args.get("desc")), key.args.get("nulls_first")
                 key = key.this
+            if isinstance(key, exp.Opclass):
+                opclass = key.expression.name
+                key = key.this
+            options.append(
+                index_key_options(d, desc=desc, nulls_first=nulls_first, opclass=opclass)
+            )
             if isinstance(key, exp.ColumnPrefix):
                 columns.append(ident(d, key.this))
                 prefixes.append(int(key.expression.name))
@@ -224,6 +235,7 @@ class _TableReader:
             include=tuple(ident(d, c) for c in include or []),
             prefix_lengths=tuple(prefixes) if any(p is not None for p in prefixes) else (),
             method=None if method in {None, "btree"} else method,
+            key_options=index_key_options_tuple(options),
         )
 
 

@@ -73,6 +73,8 @@ from ptah_operator.engine.schema.model import (
 )
 from ptah_operator.engine.schema.normalize import (
     NormalizationError,
+    index_key_options,
+    index_key_options_tuple,
     normalize_action,
     normalize_default,
     normalize_expression,
@@ -199,6 +201,7 @@ class _Reader:
         d = self.dialect
         columns: list[str] = [_reference_tail(c) for c in body.get("columns", [])]
         prefixes: list[int | None] = [None] * len(columns)
+        options: list[str] = [""] * len(columns)
         for _, part in _blocks(body, "on"):
             if "column" in part:
                 columns.append(_reference_tail(part["column"]))
@@ -207,6 +210,7 @@ class _Reader:
             else:
                 raise self.error(f"index {name}: an `on` block names no column or expr")
             prefixes.append(int(part["prefix"]) if "prefix" in part else None)
+            options.append(self.key_options(name, part))
         method = _string(body["type"]).lower() if "type" in body else None
         return Index(
             name=name,
@@ -216,6 +220,24 @@ class _Reader:
             include=tuple(_reference_tail(c) for c in body.get("include", [])),
             prefix_lengths=tuple(prefixes) if any(p is not None for p in prefixes) else (),
             method=None if method in {None, "btree"} else method,
+            key_options=index_key_options_tuple(options),
+        )
+
+    def key_options(self, name: str | None, part: dict[str, Any]) -> str:
+        """`desc = true`, `nulls = "first"` / `"last"` and `ops = "text_pattern_ops"`."""
+        if self.dialect.family != "postgresql" and ("nulls" in part or "ops" in part):
+            raise self.error(f"index {name}: `nulls` and `ops` are PostgreSQL only")
+        nulls: bool | None = None
+        if "nulls" in part:
+            spelt = _string(part["nulls"]).lower()
+            if spelt not in {"first", "last"}:
+                raise self.error(f'index {name}: `nulls` is "first" or "last"')
+            nulls = spelt == "first"
+        return index_key_options(
+            self.dialect,
+            desc=part.get("desc") is True,
+            nulls_first=nulls,
+            opclass=_string(part["ops"]) if "ops" in part else "",
         )
 
     def sequence(self, name: str, body: dict[str, Any]) -> Sequence:

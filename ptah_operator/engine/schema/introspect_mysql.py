@@ -26,6 +26,8 @@ from ptah_operator.engine.schema.model import (
     canonical_schema,
 )
 from ptah_operator.engine.schema.normalize import (
+    index_key_options,
+    index_key_options_tuple,
     normalize_action,
     normalize_default,
     normalize_expression,
@@ -49,7 +51,7 @@ ORDER BY TABLE_NAME, ORDINAL_POSITION
 """
 
 _STATISTICS = """
-SELECT TABLE_NAME, INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART, INDEX_TYPE
+SELECT TABLE_NAME, INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART, INDEX_TYPE, COLLATION
 FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE()
 ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX
 """
@@ -117,11 +119,14 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
     names = {r[0] for r in table_rows}
     table_collation = {r[0]: r[2] for r in table_rows}
     columns: dict[str, list[Column]] = defaultdict(list)
+    binary: set[tuple[str, str]] = set()
     for r in await _rows(conn, _COLUMNS):
         table = r[0]
         if table not in names:
             continue
         type_text = normalize_type(dialect, r[2])
+        if type_text == "longtext" and r[7] == _JSON_COLLATION:
+            binary.add((table, r[1]))
         extra = (_text(r[5]) or "").lower()
         generated = _text(r[6]) if "generated" in extra else None
         collation = r[7] if r[7] and r[7] != table_collation[table] else None
@@ -162,6 +167,10 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
                 unique=not parts[0][2],
                 prefix_lengths=prefixes if any(p is not None for p in prefixes) else (),
                 method=None if kind == "BTREE" else kind.lower(),
+                # COLLATION is "D" for a descending key part (MariaDB 10.8+, MySQL 8).
+                key_options=index_key_options_tuple(
+                    [index_key_options(dialect, desc=p[6] == "D") for p in parts]
+                ),
             )
         )
     fks: dict[str, list[ForeignKey]] = defaultdict(list)
@@ -191,6 +200,7 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
             checks[r[0]].append(
                 Check(expr=normalize_expression(dialect, _text(r[2]) or ""), name=r[1])
             )
+    _fold_json_columns(dialect, columns, checks, binary)
     grants: dict[str, list[Grant]] = defaultdict(list)
     known = set(table_privileges(dialect))
     for table, grantee, privilege, grantable in await _rows(conn, _GRANTS):
@@ -228,10 +238,34 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
     return canonical_schema(dialect, [], tables, [], [], views)
 
 
+# MariaDB's `json` is an alias: `longtext` in utf8mb4_bin with a column check named after the
+# column, `json_valid(col)`. Read back as `json` with neither, so that the desired `json`
+# column compares equal and the check is not drift. (MySQL reports a native `json`.)
+_JSON_COLLATION = "utf8mb4_bin"
+
+
+def _fold_json_columns(
+    dialect: Dialect,
+    columns: dict[str, list[Column]],
+    checks: dict[str, list[Check]],
+    binary: set[tuple[str, str]],
+) -> None:
+    for table, column in sorted(binary):
+        expected = normalize_expression(dialect, f"json_valid(`{column.replace('`', '``')}`)")
+        implied = Check(expr=expected, name=column)
+        if implied not in checks[table]:
+            continue
+        checks[table] = [c for c in checks[table] if c != implied]
+        columns[table] = [
+            dataclasses.replace(c, type="json", collation=None) if c.name == column else c
+            for c in columns[table]
+        ]
+
+
 def _implicit_index(indexes: list[Index], fk_name: str, columns: tuple[str, ...]) -> str | None:
     """The index the server named after the key (or its first column) for a key that had none."""
     for index in indexes:
-        if index.unique or index.columns != columns or index.prefix_lengths:
+        if index.unique or index.columns != columns or index.prefix_lengths or index.key_options:
             continue
         name = index.name or ""
         if name == fk_name or name == columns[0] or name.startswith(columns[0] + "_"):

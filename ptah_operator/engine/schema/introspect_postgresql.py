@@ -31,6 +31,8 @@ from ptah_operator.engine.schema.model import (
     canonical_schema,
 )
 from ptah_operator.engine.schema.normalize import (
+    index_key_options,
+    index_key_options_tuple,
     normalize_default,
     normalize_expression,
     normalize_index_key,
@@ -115,7 +117,7 @@ SELECT i.indrelid, ic.relname, i.indisunique, i.indnkeyatts, i.indkey::int2[],
        CASE WHEN 0 = ANY (i.indkey::int2[])
             THEN ARRAY(SELECT pg_get_indexdef(i.indexrelid, k, true)
                        FROM generate_series(1, i.indnatts) k ORDER BY k) END,
-       pg_get_expr(i.indpred, i.indrelid), am.amname
+       pg_get_expr(i.indpred, i.indrelid), am.amname, i.indclass::oid[], i.indoption::int2[]
 FROM pg_index i
 JOIN pg_class ic ON ic.oid = i.indexrelid
 JOIN pg_am am ON am.oid = ic.relam
@@ -123,6 +125,10 @@ WHERE i.indrelid = ANY($1::oid[])
   AND NOT EXISTS (SELECT 1 FROM pg_constraint c
                   WHERE c.conindid = i.indexrelid AND c.contype IN ('p', 'u', 'x'))
 """
+
+# Operator classes an index key names only when it is not its type's default: a small
+# catalog read whole rather than joined per key.
+_OPCLASSES = "SELECT oid, opcname FROM pg_opclass WHERE NOT opcdefault"
 
 # Column names of tables a foreign key references outside the tables read (another schema,
 # or a table the scope leaves out).
@@ -299,13 +305,23 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
         else:
             checks[relid].append(Check(expr=normalize_expression(_D, check), name=name))
     indexes: dict[int, list[Index]] = defaultdict(list)
-    for relid, name, unique, nkey, indkey, definitions, where, method in await conn.fetch(
-        _INDEXES, oids
-    ):
+    opclasses: dict[int, str] = dict(await conn.fetch(_OPCLASSES))
+    for row in await conn.fetch(_INDEXES, oids):
+        relid, name, unique, nkey, indkey, definitions, where, method, classes, flags = row
         own = names[relid]
         keys = [
             own[n] if n else normalize_index_key(_D, definitions[position])
             for position, n in enumerate(indkey)
+        ]
+        # indoption bit 0 is DESC, bit 1 NULLS FIRST (pg_index.h).
+        options = [
+            index_key_options(
+                _D,
+                desc=bool(flag & 1),
+                nulls_first=bool(flag & 2),
+                opclass=opclasses.get(opclass, ""),
+            )
+            for opclass, flag in zip(classes[:nkey], flags[:nkey], strict=True)
         ]
         indexes[relid].append(
             Index(
@@ -315,6 +331,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
                 where=normalize_expression(_D, where) if where else None,
                 include=tuple(keys[nkey:]),
                 method=None if method == "btree" else method,
+                key_options=index_key_options_tuple(options),
             )
         )
     grants: dict[int, list[Grant]] = defaultdict(list)

@@ -82,13 +82,18 @@ class Index:
     # MySQL/MariaDB only: prefix length per column (None for a whole column).
     prefix_lengths: tuple[int | None, ...] = ()
     method: str | None = None
+    # Per key, its canonical options (`normalize.index_key_options`): operator class
+    # (PostgreSQL), `DESC`, `NULLS FIRST/LAST` (PostgreSQL), "" for a key with none; () when
+    # no key has any, so that an index written without options compares as it always did.
+    key_options: tuple[str, ...] = ()
     # MySQL/MariaDB: the index the server made for a foreign key that had none. Kept while
     # nobody declares it, dropped with its key; not part of the comparison.
     implicit: bool = field(default=False, compare=False)
 
     def key(self) -> tuple[Any, ...]:
         prefixes = self.prefix_lengths if any(p is not None for p in self.prefix_lengths) else ()
-        return (self.columns, self.unique, self.where, self.include, prefixes, self.method)
+        options = self.key_options if any(self.key_options) else ()
+        return (self.columns, self.unique, self.where, self.include, prefixes, self.method, options)
 
 
 @dataclass(frozen=True)

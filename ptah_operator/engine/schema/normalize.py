@@ -415,6 +415,111 @@ def normalize_index_key(dialect: Dialect, text: str) -> str:
     return canonical_expression(dialect, tree)
 
 
+# Operator classes that are the default of every index method and type they serve
+# (pg_opclass.opcdefault, PostgreSQL 15): written on the desired side they change nothing,
+# and the server does not report them. `inet_ops` is left out: not the default for GiST.
+_DEFAULT_OPCLASSES = frozenset(
+    (
+        "aclitem_ops",
+        "array_ops",
+        "bit_minmax_ops",
+        "bit_ops",
+        "bool_ops",
+        "box_inclusion_ops",
+        "box_ops",
+        "bpchar_minmax_ops",
+        "bpchar_ops",
+        "bytea_minmax_ops",
+        "bytea_ops",
+        "char_minmax_ops",
+        "char_ops",
+        "cid_ops",
+        "circle_ops",
+        "date_minmax_ops",
+        "date_ops",
+        "enum_ops",
+        "float4_minmax_ops",
+        "float4_ops",
+        "float8_minmax_ops",
+        "float8_ops",
+        "inet_inclusion_ops",
+        "int2_minmax_ops",
+        "int2_ops",
+        "int4_minmax_ops",
+        "int4_ops",
+        "int8_minmax_ops",
+        "int8_ops",
+        "interval_minmax_ops",
+        "interval_ops",
+        "jsonb_ops",
+        "macaddr8_minmax_ops",
+        "macaddr8_ops",
+        "macaddr_minmax_ops",
+        "macaddr_ops",
+        "money_ops",
+        "multirange_ops",
+        "name_minmax_ops",
+        "name_ops",
+        "numeric_minmax_ops",
+        "numeric_ops",
+        "oid_minmax_ops",
+        "oid_ops",
+        "oidvector_ops",
+        "pg_lsn_minmax_ops",
+        "pg_lsn_ops",
+        "point_ops",
+        "poly_ops",
+        "quad_point_ops",
+        "range_inclusion_ops",
+        "range_ops",
+        "record_ops",
+        "text_minmax_ops",
+        "text_ops",
+        "tid_minmax_ops",
+        "tid_ops",
+        "time_minmax_ops",
+        "time_ops",
+        "timestamp_minmax_ops",
+        "timestamp_ops",
+        "timestamptz_minmax_ops",
+        "timestamptz_ops",
+        "timetz_minmax_ops",
+        "timetz_ops",
+        "tsquery_ops",
+        "tsvector_ops",
+        "uuid_minmax_ops",
+        "uuid_ops",
+        "varbit_minmax_ops",
+        "varbit_ops",
+        "xid8_ops",
+        "xid_ops",
+    )
+)
+
+
+def index_key_options(
+    dialect: Dialect, *, desc: bool = False, nulls_first: bool | None = None, opclass: str = ""
+) -> str:
+    """The canonical options of one index key, "" for the defaults.
+
+    PostgreSQL sorts NULLs last ascending and first descending; only an order that departs
+    from that is spelt out. MySQL/MariaDB have no NULLS clause and no operator classes.
+    """
+    opclass = opclass.lower()
+    postgresql = dialect.family == "postgresql"
+    parts = [opclass] if postgresql and opclass and opclass not in _DEFAULT_OPCLASSES else []
+    if desc:
+        parts.append("DESC")
+    if postgresql and nulls_first is not None and nulls_first != desc:
+        parts.append("NULLS FIRST" if nulls_first else "NULLS LAST")
+    return " ".join(parts)
+
+
+def index_key_options_tuple(options: list[str]) -> tuple[str, ...]:
+    """Per-key options as the model keeps them: () when no key has any."""
+    return tuple(options) if any(options) else ()
+
+
 def is_plain_column(key: str) -> bool:
     """Whether an index key (as stored in the model) names a column rather than an expression."""
     return "(" not in key and " " not in key

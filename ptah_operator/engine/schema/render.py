@@ -187,7 +187,11 @@ class Renderer:
 
     def create_index(self, table: Table, index: Index) -> str:
         prefixes = index.prefix_lengths or (None,) * len(index.columns)
-        keys = ", ".join(self.key(k, p) for k, p in zip(index.columns, prefixes, strict=True))
+        options = index.key_options or ("",) * len(index.columns)
+        keys = ", ".join(
+            f"{self.key(k, p)} {o}" if o else self.key(k, p)
+            for k, p, o in zip(index.columns, prefixes, options, strict=True)
+        )
         unique = "UNIQUE " if index.unique else ""
         if not self.pg:
             name = f"{self.q(index.name)} " if index.name else ""

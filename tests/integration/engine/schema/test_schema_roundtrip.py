@@ -52,6 +52,15 @@ PG_CASES: dict[str, tuple[str, str]] = {
         "CREATE UNIQUE INDEX t_b ON t (lower(b)) INCLUDE (c) WHERE a > 1; "
         "CREATE INDEX t_gin ON t USING hash (b);",
     ),
+    "index_key_options": (
+        "CREATE TABLE t (a int, b text, c int); CREATE INDEX t_a ON t (a DESC, c NULLS FIRST); "
+        "CREATE INDEX t_b ON t (b text_pattern_ops); "
+        "CREATE INDEX t_l ON t (lower(b) DESC NULLS LAST) WHERE c > 0;",
+        "CREATE TABLE t (a int, b text, c int); CREATE INDEX t_a ON t (a ASC, c DESC NULLS FIRST); "
+        "CREATE INDEX t_b ON t (b varchar_pattern_ops DESC); "
+        "CREATE INDEX t_l ON t (lower(b) text_pattern_ops NULLS FIRST) WHERE c > 0; "
+        "CREATE INDEX t_d ON t (a ASC NULLS LAST, b text_ops, c DESC NULLS LAST);",
+    ),
     "foreign_keys": (
         "CREATE TABLE p (id int PRIMARY KEY, k int UNIQUE); "
         "CREATE TABLE c (id int PRIMARY KEY, p_id int REFERENCES p (id) ON DELETE CASCADE, k int);",
@@ -154,6 +163,16 @@ MARIA_CASES: dict[str, tuple[str, str]] = {
         "CREATE TABLE t (a int, b text, c varchar(50), KEY t_a (a, c), KEY t_b (b(10)));",
         "CREATE TABLE t (a int, b text, c varchar(50), KEY t_c (c(20), a), KEY t_b (b(12)), "
         "UNIQUE KEY t_u (a));",
+    ),
+    "json_columns": (
+        "CREATE TABLE t (id int PRIMARY KEY, j json, k JSON NOT NULL DEFAULT '{}', s text);",
+        "CREATE TABLE t (id int PRIMARY KEY, j text, k json NULL, s json, "
+        "n json NOT NULL DEFAULT '[]', CONSTRAINT t_obj CHECK (json_type(k) = 'OBJECT'));",
+    ),
+    "index_key_options": (
+        "CREATE TABLE t (a int, b varchar(50), c int, KEY t_a (a DESC, c), KEY t_b (b(10) DESC));",
+        "CREATE TABLE t (a int, b varchar(50), c int, KEY t_a (a, c DESC), KEY t_b (b(10)), "
+        "KEY t_c (c ASC, a DESC)); CREATE INDEX t_d ON t (b DESC);",
     ),
     "foreign_keys": (
         "CREATE TABLE p (id int PRIMARY KEY, k int UNIQUE); "
@@ -418,3 +437,99 @@ async def test_reading_desired_views_on_the_server_leaves_nothing_behind(
         assert await conn.fetchval("SELECT count(*) FROM pg_class") == relations
     finally:
         await conn.close()
+
+
+PG_KEY_OPTIONS_HCL = """
+schema "public" {}
+table "t" {
+  schema = schema.public
+  column "a" { type = int }
+  column "b" { type = text }
+  index "t_k" {
+    on {
+      column = column.a
+      desc   = true
+      nulls  = "last"
+    }
+    on {
+      column = column.b
+      ops    = "text_pattern_ops"
+    }
+  }
+  index "t_e" {
+    on {
+      expr  = "lower(b)"
+      desc  = true
+    }
+  }
+}
+"""
+
+MARIA_KEY_OPTIONS_HCL = """
+table "t" {
+  column "a" { type = int }
+  column "b" { type = varchar(50) }
+  index "t_k" {
+    on {
+      column = column.a
+      desc   = true
+    }
+    on {
+      column = column.b
+      prefix = 10
+      desc   = true
+    }
+  }
+}
+"""
+
+
+@pytest.mark.req("SCH-58")
+async def test_postgresql_index_key_options_from_hcl_converge(pg_url: str, tmp_path: Path) -> None:
+    applied = await converge(pg_url, tmp_path, PG_KEY_OPTIONS_HCL, suffix=".hcl")
+    assert any("DESC NULLS LAST" in s.sql for s in applied.statements)
+    # The same keys written as SQL mean the same index: nothing to plan.
+    sql = (
+        "CREATE TABLE t (a int, b text); "
+        "CREATE INDEX t_k ON t (a DESC NULLS LAST, b text_pattern_ops ASC NULLS LAST); "
+        "CREATE INDEX t_e ON t (lower(b) DESC NULLS FIRST);"
+    )
+    assert (await plan_for(pg_url, write_desired(tmp_path, sql))).statements == []
+
+
+@pytest.mark.req("SCH-58")
+async def test_mariadb_index_key_options_from_hcl_converge(maria_url: str, tmp_path: Path) -> None:
+    applied = await converge(maria_url, tmp_path, MARIA_KEY_OPTIONS_HCL, suffix=".hcl")
+    assert any("`b`(10) DESC" in s.sql for s in applied.statements)
+    sql = "CREATE TABLE t (a int, b varchar(50), KEY t_k (a DESC, b(10) DESC));"
+    assert (await plan_for(maria_url, write_desired(tmp_path, sql))).statements == []
+
+
+MARIA_JSON_HCL = """
+table "t" {
+  column "id" { type = int }
+  column "doc" {
+    type    = json
+    null    = false
+    default = "{}"
+  }
+  primary_key { columns = [column.id] }
+  check "doc_object" { expr = "json_type(doc) = 'OBJECT'" }
+}
+"""
+
+
+@pytest.mark.req("SCH-58")
+async def test_mariadb_json_columns_are_not_drift(maria_url: str, tmp_path: Path) -> None:
+    applied = await converge(maria_url, tmp_path, MARIA_JSON_HCL, suffix=".hcl")
+    assert any("json" in s.sql for s in applied.statements)
+    # The server's longtext + json_valid check is the json column, whatever format wrote it.
+    sql = (
+        "CREATE TABLE t (id int PRIMARY KEY, doc JSON NOT NULL DEFAULT '{}', "
+        "CONSTRAINT doc_object CHECK (json_type(doc) = 'OBJECT'));"
+    )
+    assert (await plan_for(maria_url, write_desired(tmp_path, sql))).statements == []
+    # A longtext column is not json: the difference is planned, not hidden.
+    text = sql.replace("doc JSON", "doc longtext")
+    changed = await plan_for(maria_url, write_desired(tmp_path, text))
+    assert changed.statements, "longtext and json are not the same column"

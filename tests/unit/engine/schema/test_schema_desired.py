@@ -176,3 +176,84 @@ def test_scope_exclusions_apply_to_the_desired_schema() -> None:
     parts = parse_ddl(PG, "CREATE TABLE keep (id int); CREATE TABLE skip_me (id int);", "s.sql")
     schema = assemble(PG, [parts], Scope(exclude=("skip_*",)))
     assert [t.name for t in schema.tables] == ["keep"]
+
+
+def test_index_key_options_read_the_same_from_sql_and_hcl() -> None:
+    ddl = """
+    CREATE TABLE t (a int, b text, c int);
+    CREATE INDEX t_k ON t (a DESC, b text_pattern_ops NULLS FIRST, c DESC NULLS FIRST,
+                           lower(b) ASC NULLS LAST);
+    CREATE INDEX t_plain ON t (a ASC, b text_ops, c NULLS LAST);
+    """
+    hcl = """
+    schema "public" {}
+    table "t" {
+      schema = schema.public
+      column "a" { type = int }
+      column "b" { type = text }
+      column "c" { type = int }
+      index "t_k" {
+        on {
+          column = column.a
+          desc   = true
+        }
+        on {
+          column = column.b
+          ops    = "text_pattern_ops"
+          nulls  = "first"
+        }
+        on {
+          column = column.c
+          desc   = true
+          nulls  = "first"
+        }
+        on { expr = "lower(b)" }
+      }
+      index "t_plain" {
+        on {
+          column = column.a
+          ops    = "int4_ops"
+        }
+        on { column = column.b }
+        on {
+          column = column.c
+          nulls  = "last"
+        }
+      }
+    }
+    """
+    from_sql = assemble(PG, [parse_ddl(PG, ddl, "t.sql")], Scope()).tables[0].indexes
+    from_hcl = assemble(PG, [parse_hcl(PG, hcl, "t.hcl")], Scope()).tables[0].indexes
+    assert from_sql == from_hcl
+    keyed = next(i for i in from_sql if i.name == "t_k")
+    # DESC sorts NULLs first already; only departures from the default order are kept.
+    assert keyed.key_options == ("DESC", "text_pattern_ops NULLS FIRST", "DESC", "")
+    plain = next(i for i in from_sql if i.name == "t_plain")
+    assert plain.key_options == ()
+    assert plain == Index(name="t_plain", columns=("a", "b", "c"))
+
+
+def test_mariadb_index_keys_keep_desc_only() -> None:
+    ddl = "CREATE TABLE t (a int, b varchar(50), KEY t_k (a DESC, b(10)), KEY t_p (a ASC));"
+    indexes = assemble(MY, [parse_ddl(MY, ddl, "t.sql")], Scope()).tables[0].indexes
+    assert (
+        Index(name="t_k", columns=("a", "b"), prefix_lengths=(None, 10), key_options=("DESC", ""))
+        in indexes
+    )
+    assert Index(name="t_p", columns=("a",)) in indexes
+
+
+def test_postgresql_key_options_are_refused_in_mariadb_hcl() -> None:
+    hcl = """
+    table "t" {
+      column "b" { type = text }
+      index "t_b" {
+        on {
+          column = column.b
+          ops    = "text_pattern_ops"
+        }
+      }
+    }
+    """
+    with pytest.raises(DesiredSchemaError, match="PostgreSQL only"):
+        parse_hcl(MY, hcl, "t.hcl")

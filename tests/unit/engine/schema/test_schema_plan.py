@@ -172,6 +172,25 @@ def test_mysql_renders_whole_column_definitions() -> None:
     assert statements[0].severity is Severity.DESTRUCTIVE
 
 
+def test_index_key_options_are_rendered_and_a_changed_order_rebuilds_the_index() -> None:
+    before = "CREATE TABLE t (a int, b text); CREATE INDEX t_k ON t (a, b);"
+    after = (
+        "CREATE TABLE t (a int, b text); "
+        "CREATE INDEX t_k ON t (a DESC NULLS LAST, b text_pattern_ops NULLS FIRST);"
+    )
+    assert [s.sql for s in plan(PG, before, after)] == [
+        'DROP INDEX "public"."t_k"',
+        'CREATE INDEX "t_k" ON "public"."t" ("a" DESC NULLS LAST, "b" text_pattern_ops NULLS FIRST)',
+    ]
+    assert plan(PG, after, after) == []
+    my_before = "CREATE TABLE t (a int, b text, KEY t_k (a, b(8)));"
+    my_after = "CREATE TABLE t (a int, b text, KEY t_k (a DESC, b(8) DESC));"
+    assert [s.sql for s in plan(MY, my_before, my_after)] == [
+        "ALTER TABLE `t` DROP INDEX `t_k`",
+        "ALTER TABLE `t` ADD INDEX `t_k` (`a` DESC, `b`(8) DESC)",
+    ]
+
+
 def test_policy_names_protected_tables_and_counts_destructive_statements() -> None:
     statements = plan(PG, BASE, "CREATE TABLE orgs (id int PRIMARY KEY, name varchar(20));")
     refusals = policy_refusals(statements, Policy(protected_tables=("users",)))
