@@ -11,7 +11,6 @@ import os
 import re
 import secrets
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import AsyncIterator, Iterator
@@ -28,6 +27,7 @@ from localstack.executor import NODE_NAME
 from localstack.mariadb import MariaDBServer
 from localstack.postgres import PostgresServer
 from localstack.process import Process
+from localstack.stack import build_image
 
 REPO = Path(__file__).resolve().parents[1]
 REQUIREMENTS = REPO.parent / "shared" / "design" / "REQUIREMENTS.md"
@@ -162,17 +162,7 @@ def job_executor(kube: ControlPlane, stack_workdir: Path) -> Iterator[Process]:
 @pytest.fixture(scope="session")
 def runner_image() -> str:
     """The operator image, built by hack/container-image.sh (podman, no registry needed)."""
-    result = subprocess.run(
-        ["bash", str(REPO / "hack" / "container-image.sh")],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=REPO,
-        env={**os.environ, "PYTHON": sys.executable},
-    )
-    if result.returncode != 0:
-        pytest.fail(f"building the operator image failed:\n{result.stderr[-3000:]}")
-    return result.stdout.strip().splitlines()[-1]
+    return build_image()
 
 
 @pytest.fixture(scope="session")

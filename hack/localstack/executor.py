@@ -79,6 +79,19 @@ def _safe_name(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
 
 
+def _termination_message(container: Json, code: int, termination: Path, logfile: Path) -> str:
+    """What the kubelet reports: the termination-message file, or with FallbackToLogsOnError
+    and a failure, the log's last lines; at most 4 KiB."""
+    message = termination.read_text(errors="replace").strip()
+    if (
+        not message
+        and code != 0
+        and container.get("terminationMessagePolicy") == "FallbackToLogsOnError"
+    ):
+        message = "\n".join(logfile.read_text(errors="replace").splitlines()[-10:])
+    return message[-4096:]
+
+
 class PodRunError(Exception):
     """The Pod cannot be run as specified (a missing Secret key, an unsupported volume)."""
 
@@ -550,16 +563,9 @@ class Executor:
             )
             self._procs.setdefault(key, []).append(proc)
             code = await proc.wait()
-        message = termination.read_text(errors="replace").strip()
-        if (
-            not message
-            and code != 0
-            and container.get("terminationMessagePolicy") == "FallbackToLogsOnError"
-        ):
-            lines = logfile.read_text(errors="replace").splitlines()[-10:]
-            message = "\n".join(lines)
+        message = _termination_message(container, code, termination, logfile)
         log.info("container finished", pod=key, container=container["name"], exit_code=code)
-        return (code if code >= 0 else 128 - code), message[-4096:]
+        return (code if code >= 0 else 128 - code), message
 
     async def _run_in_podman(
         self,
@@ -624,13 +630,7 @@ class Executor:
                 )
                 await kill.wait()
                 raise
-        message = termination.read_text(errors="replace").strip()
-        if (
-            not message
-            and code != 0
-            and container.get("terminationMessagePolicy") == "FallbackToLogsOnError"
-        ):
-            message = "\n".join(logfile.read_text(errors="replace").splitlines()[-10:])
+        message = _termination_message(container, code, termination, logfile)
         log.info(
             "container finished",
             pod=key,
@@ -638,7 +638,7 @@ class Executor:
             exit_code=code,
             mode="podman",
         )
-        return code, message[-4096:]
+        return code, message
 
 
 async def serve(

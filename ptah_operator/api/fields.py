@@ -120,6 +120,16 @@ def parse_duration(value: str) -> timedelta:
     return timedelta(seconds=seconds)
 
 
+def parse_time(value: object) -> datetime | None:
+    """A timestamp as the API server writes it (RFC 3339, `Z`), or None for anything else."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
 def format_time(value: datetime) -> str:
     """Write an instant the way metav1.Time does: UTC, whole seconds, a trailing Z."""
     if value.tzinfo is None:

@@ -22,16 +22,9 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
+from ptah_operator.api.fields import parse_time
+
 _DURATION_BUCKETS = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
-
-
-def _parse_time(value: Any) -> dt.datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def _entries(status: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
@@ -135,7 +128,7 @@ class LifecycleMetrics:
         ):
             result = "Failed"
         self.operations_finished.labels(family, op_type, result).inc()
-        started = _parse_time(claim.get("startedAt"))
+        started = parse_time(claim.get("startedAt"))
         if started is not None:
             self.operation_duration.labels(family, op_type).observe(
                 max(0.0, (now - started).total_seconds())

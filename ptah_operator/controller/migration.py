@@ -39,6 +39,7 @@ from ptah_operator.api.constants import (
     Kind,
 )
 from ptah_operator.api.content import MAX_SNAPSHOT_BYTES, ContentError, digest_of_files
+from ptah_operator.api.fields import parse_time
 from ptah_operator.api.kinds import from_manifest, kind_info
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.plans import PtahMigrationPlan
@@ -47,7 +48,8 @@ from ptah_operator.controller.controller import Controller, Result
 from ptah_operator.controller.informer import Informer
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
 from ptah_operator.controller.manager import Manager
-from ptah_operator.controller.resources import CONFIG_MAPS, JOBS, LEASES, PODS, Resource
+from ptah_operator.controller.observe import ptah_resource
+from ptah_operator.controller.resources import CONFIG_MAPS, JOBS, LEASES, PODS
 from ptah_operator.controller.store import KubeObject, metadata, object_key
 from ptah_operator.reconcile.decision import (
     Decision,
@@ -77,11 +79,6 @@ RESULT_KEY = "result.json"
 RESULT_PREFIX = "ptah-result-"
 LEASE_DURATION_SECONDS = 3900
 """An Apply Job's deadline (3600 s) plus a margin: the Lease outlives any run it covers."""
-
-
-def ptah_resource(kind: Kind) -> Resource:
-    info = kind_info(kind)
-    return Resource(GROUP, VERSION, info.plural, str(kind), info.namespaced)
 
 
 MIGRATIONS = ptah_resource(Kind.PTAH_MIGRATION)
@@ -173,15 +170,6 @@ def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(microsecond=0)
 
 
-def _parse_time(value: Any) -> dt.datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def source_files(configmap: KubeObject, keys: Iterable[str] | None) -> SourceFiles:
     """The selected keys of a source ConfigMap as files, with their digest or a refusal."""
     meta = metadata(configmap)
@@ -230,14 +218,14 @@ def job_state(job: KubeObject, pods: Iterable[KubeObject] = ()) -> JobState:
             continue
         if condition.get("type") == "Complete":
             phase = JobPhase.SUCCEEDED
-            finished = _parse_time(condition.get("lastTransitionTime"))
+            finished = parse_time(condition.get("lastTransitionTime"))
         elif condition.get("type") == "Failed":
             phase, reason, message = (
                 JobPhase.FAILED,
                 condition.get("reason"),
                 condition.get("message"),
             )
-            finished = _parse_time(condition.get("lastTransitionTime"))
+            finished = parse_time(condition.get("lastTransitionTime"))
     snapshot_refused = False
     for pod in pods:
         status = pod.get("status") or {}
@@ -277,7 +265,7 @@ def operation_result(configmap: KubeObject) -> OperationResult | None:
     return OperationResult(
         operation_id=str(payload.get("operationID", "")),
         operation_type=str(payload.get("type", "")),
-        received_at=_parse_time(meta.get("creationTimestamp")) or _now(),
+        received_at=parse_time(meta.get("creationTimestamp")) or _now(),
         payload=payload,
     )
 
@@ -285,7 +273,7 @@ def operation_result(configmap: KubeObject) -> OperationResult | None:
 def lease_state(lease: KubeObject, now: dt.datetime) -> LeaseState:
     meta, spec = metadata(lease), _spec(lease)
     holder = spec.get("holderIdentity") or None
-    renewed = _parse_time(spec.get("renewTime")) or _parse_time(spec.get("acquireTime"))
+    renewed = parse_time(spec.get("renewTime")) or parse_time(spec.get("acquireTime"))
     duration = int(spec.get("leaseDurationSeconds") or 0)
     expired = holder is None or renewed is None or renewed + dt.timedelta(seconds=duration) < now
     return LeaseState(
