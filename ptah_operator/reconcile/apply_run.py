@@ -100,14 +100,7 @@ def start(draft: Draft, plan: PtahMigrationPlan, approval: PtahMigrationApproval
             plan,
         )
     except ValueError as exc:
-        draft.journal(
-            JournalEntry(
-                type=JournalEntryType.OPERATION_FAILED,
-                time=draft.now,
-                operation=OperationType.APPLY,
-                reason=Reason.JOB_NOT_BUILT,
-            )
-        )
+        draft.operation_failed(OperationType.APPLY, Reason.JOB_NOT_BUILT)
         draft.warning(EventReason.OPERATION_FAILED, f"the Apply Job could not be built: {exc}")
         # The plan comes back from the next reading, and an approval of it is still unused.
         status.plan = None

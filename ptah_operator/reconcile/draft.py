@@ -25,7 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ptah_operator.api.common import ExecutionBinding
-from ptah_operator.api.constants import EventReason, EventType, MigrationPhase, OperationType
+from ptah_operator.api.constants import (
+    EventReason,
+    EventType,
+    JournalEntryType,
+    MigrationPhase,
+    OperationType,
+)
 from ptah_operator.api.fingerprints import execution_binding_digest
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.migration import PtahMigration, PtahMigrationSpec, PtahMigrationStatus
@@ -152,6 +158,19 @@ class Draft:
 
     def journal(self, entry: JournalEntry) -> None:
         self.entries.append(entry)
+
+    def operation_failed(
+        self, operation: OperationType, reason: str, when: dt.datetime | None = None
+    ) -> None:
+        """Journal one failed attempt; the journal folds repeats into a count (JNL-12)."""
+        self.journal(
+            JournalEntry(
+                type=JournalEntryType.OPERATION_FAILED,
+                time=when or self.now,
+                operation=operation,
+                reason=reason,
+            )
+        )
 
     def create(self, manifest: Creatable) -> None:
         self.creates.append(manifest)

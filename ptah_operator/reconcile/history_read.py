@@ -29,11 +29,9 @@ import datetime as dt
 from ptah_operator.api.common import ActiveOperation, SourceRecord
 from ptah_operator.api.constants import (
     EventReason,
-    JournalEntryType,
     OperationType,
     Reason,
 )
-from ptah_operator.api.journal import JournalEntry
 from ptah_operator.reconcile import conditions, planning, snapshots, verdicts
 from ptah_operator.reconcile.decision import ObjectRef, OperationCredentials
 from ptah_operator.reconcile.draft import Draft, binding_digest, current_binding
@@ -254,14 +252,7 @@ def _failed_attempt(
     claim = claim.model_copy(update={"retry_at": retry_at, "last_failure_reason": reason})
     draft.status.active_operation = claim
     conditions.record_failure(draft.status, reason, message, draft.now, draft.generation)
-    draft.journal(
-        JournalEntry(
-            type=JournalEntryType.OPERATION_FAILED,
-            time=when,
-            operation=OperationType.HISTORY,
-            reason=reason,
-        )
-    )
+    draft.operation_failed(OperationType.HISTORY, reason, when)
     draft.warning(
         EventReason.OPERATION_FAILED,
         f"history read {claim.operation_id} failed ({reason}) on attempt {claim.attempt}; "
@@ -278,27 +269,13 @@ def _refused(draft: Draft, claim: ActiveOperation | None, message: str) -> None:
     """The read could not be held to its snapshot: Failed, and start over (MIG-29)."""
     if claim is not None:
         drop(draft, claim)
-    draft.journal(
-        JournalEntry(
-            type=JournalEntryType.OPERATION_FAILED,
-            time=draft.now,
-            operation=OperationType.HISTORY,
-            reason=Reason.SNAPSHOT_MISSING,
-        )
-    )
+    draft.operation_failed(OperationType.HISTORY, Reason.SNAPSHOT_MISSING)
     draft.warning(EventReason.OPERATION_FAILED, f"history read refused: {message}")
     draft.fail(Reason.SNAPSHOT_MISSING, f"the history read was refused: {message}")
 
 
 def _not_built(draft: Draft, why: str) -> None:
     """The Job could not be built: none exists, Failed (MIG-29)."""
-    draft.journal(
-        JournalEntry(
-            type=JournalEntryType.OPERATION_FAILED,
-            time=draft.now,
-            operation=OperationType.HISTORY,
-            reason=Reason.JOB_NOT_BUILT,
-        )
-    )
+    draft.operation_failed(OperationType.HISTORY, Reason.JOB_NOT_BUILT)
     draft.warning(EventReason.OPERATION_FAILED, f"the History Job could not be built: {why}")
     draft.fail(Reason.JOB_NOT_BUILT, f"the History Job could not be built: {why}")
