@@ -335,6 +335,9 @@ class EventReason(StrEnum):
     SETTLED_APPLY_INVALID = "SettledApplyInvalid"
     SNAPSHOT_TAKEN = "SnapshotTaken"
     SNAPSHOT_DELETED = "SnapshotDeleted"
+    SOURCE_RESOLVED = "SourceResolved"
+    ARTIFACT_VERIFIED = "ArtifactVerified"
+    ARTIFACT_REFUSED = "ArtifactRefused"
     LEASE_CONTINUITY_LOST = "LeaseContinuityLost"
 
 

@@ -151,6 +151,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("PTAH_RUNNER_IMAGE", DEFAULT_RUNNER_IMAGE),
         help="the image operation Jobs run (default: this release's image)",
     )
+    parser.add_argument(
+        "--insecure-registry",
+        action="append",
+        default=[],
+        metavar="HOST:PORT",
+        help="an OCI registry the runner may reach over plain HTTP (repeatable; local registries)",
+    )
     parser.add_argument("--workers", type=int, default=4, help="concurrent reconciles")
     return parser
 
@@ -286,6 +293,7 @@ async def _serve(args: argparse.Namespace, options: ManagerOptions) -> int:
                     runner_version=__version__,
                     protocol_version=RUNNER_PROTOCOL_VERSION,
                 ),
+                insecure_registries=tuple(args.insecure_registry),
             )
             migration_config = MigrationControllerConfig(
                 runner=runner,

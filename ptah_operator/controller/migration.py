@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import hashlib
 import json
 import secrets
 from collections.abc import Callable, Iterable, Mapping
@@ -68,6 +69,7 @@ from ptah_operator.reconcile.world import (
     LeaseState,
     MigrationWorld,
     OperationResult,
+    PolicyFile,
     RunnerConfig,
     SourceFiles,
 )
@@ -135,9 +137,15 @@ def index_lease(obj: KubeObject) -> list[str]:
 
 
 def index_source_configmap(obj: KubeObject) -> list[str]:
-    source = _spec(obj).get("configMap") or {}
-    name = source.get("name")
-    return [f"{metadata(obj).get('namespace')}/{name}"] if name else []
+    """The ConfigMaps a resource reads without a Job: its source ConfigMap, and the ConfigMap
+    holding its OCI verification policy (a replaced policy starts a new read at once)."""
+    spec = _spec(obj)
+    names = [
+        (spec.get("configMap") or {}).get("name"),
+        ((spec.get("artifact") or {}).get("verificationPolicyFrom") or {}).get("name"),
+    ]
+    namespace = metadata(obj).get("namespace")
+    return sorted({f"{namespace}/{name}" for name in names if name})
 
 
 def index_realm(obj: KubeObject) -> list[str]:
@@ -202,9 +210,24 @@ def source_files(configmap: KubeObject, keys: Iterable[str] | None) -> SourceFil
     )
 
 
-SOURCE_CONTAINER = "source"
+SOURCE_CONTAINERS = frozenset({"source", "fetch"})
 SNAPSHOT_REFUSED_EXIT = 3
-"""The runner's `source` exit code for a snapshot that does not give the bound digest."""
+"""The exit code of the runner's `source` and `fetch` init containers for files that do not
+give the bound digest (or a Git commit no longer reachable)."""
+
+
+def policy_digest(configmap: KubeObject | None, key: str) -> str | None:
+    """SHA-256 of a ConfigMap key's bytes as a Pod would see them mounted; None when absent."""
+    if configmap is None:
+        return None
+    data = configmap.get("data") or {}
+    if key in data:
+        raw = str(data[key]).encode()
+    elif key in (configmap.get("binaryData") or {}):
+        raw = base64.b64decode(configmap["binaryData"][key])
+    else:
+        return None
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
 
 
 def job_state(job: KubeObject, pods: Iterable[KubeObject] = ()) -> JobState:
@@ -232,7 +255,7 @@ def job_state(job: KubeObject, pods: Iterable[KubeObject] = ()) -> JobState:
         for container in status.get("initContainerStatuses") or []:
             terminated = (container.get("state") or {}).get("terminated") or {}
             if (
-                container.get("name") == SOURCE_CONTAINER
+                container.get("name") in SOURCE_CONTAINERS
                 and terminated.get("exitCode") == SNAPSHOT_REFUSED_EXIT
             ):
                 snapshot_refused = True
@@ -395,6 +418,11 @@ class MigrationReconciler:
             configmap = self.configmaps.store.get(f"{namespace}/{spec.config_map.name}")
             if configmap is not None:
                 source = source_files(configmap, spec.config_map.keys)
+        verification_policy: PolicyFile | None = None
+        if spec.artifact is not None:
+            ref = spec.artifact.verification_policy_from
+            holder = self.configmaps.store.get(f"{namespace}/{ref.name}")
+            verification_policy = PolicyFile(ref.name, ref.key, policy_digest(holder, ref.key))
 
         owned_configmaps = self.configmaps.store.by_index(BY_OWNER_UID, uid)
         snapshots = frozenset(
@@ -465,6 +493,7 @@ class MigrationReconciler:
             new_operation_id="op-" + secrets.token_hex(5),
             runner=self.config.runner,
             source=source,
+            verification_policy=verification_policy,
             snapshots=snapshots,
             jobs=jobs,
             results=results,

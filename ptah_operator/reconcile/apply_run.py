@@ -51,7 +51,7 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.migration import LastRun
 from ptah_operator.api.plans import PtahMigrationPlan
-from ptah_operator.reconcile import approvals, conditions, planning, run_records, snapshots
+from ptah_operator.reconcile import approvals, conditions, planning, run_records, sources
 from ptah_operator.reconcile.conditions import Standing
 from ptah_operator.reconcile.decision import LeaseAction, LeaseVerb, OperationCredentials
 from ptah_operator.reconcile.draft import Draft, binding_digest, current_binding
@@ -74,10 +74,10 @@ def start(draft: Draft, plan: PtahMigrationPlan, approval: PtahMigrationApproval
     ref = status.plan
     assert ref is not None
     record = status.source
-    if record is None or not snapshots.ensure(draft, record):
+    if record is None or not sources.ensure(draft, record):
         draft.fail(Reason.SNAPSHOT_MISSING, "the snapshot the plan was made from is gone")
         return
-    if record.snapshot_name not in draft.world.snapshots:
+    if record.snapshot_name is not None and record.snapshot_name not in draft.world.snapshots:
         _wait(draft, approval, "its snapshot is being put back", CLEANUP_CHECK)
         return
     operation_id = draft.world.new_operation_id
@@ -91,14 +91,7 @@ def start(draft: Draft, plan: PtahMigrationPlan, approval: PtahMigrationApproval
         _wait(draft, approval, "the database-realm Lease is held by another operation", LEASE_WAIT)
         return
     try:
-        job = apply_job(
-            draft.migration,
-            draft.world.runner,
-            operation_id,
-            record.snapshot_name or "",
-            record.content_digest or "",
-            plan,
-        )
+        job = apply_job(draft.migration, draft.world.runner, operation_id, record, plan)
     except ValueError as exc:
         draft.operation_failed(OperationType.APPLY, Reason.JOB_NOT_BUILT)
         draft.warning(EventReason.OPERATION_FAILED, f"the Apply Job could not be built: {exc}")
@@ -218,7 +211,7 @@ def _withdrawal(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -
         return refusal.message
     if draft.spec.suspend:
         return "spec.suspend is set"
-    if snapshots.record_moved(draft, claim.source):
+    if sources.record_moved(draft, claim.source):
         return "the source changed"
     if claim.generation != draft.generation:
         return f"the spec changed (generation {draft.generation})"
@@ -249,7 +242,7 @@ def _withdraw(draft: Draft, claim: ActiveOperation, why: str, refusal: Refusal |
         reason = refusal.reason
     elif draft.spec.suspend:
         reason = Reason.SUSPENDED
-    elif snapshots.record_moved(draft, claim.source) or why.startswith("the plan"):
+    elif sources.record_moved(draft, claim.source) or why.startswith("the plan"):
         reason = Reason.PLAN_STALE
         planning.retire(draft, why)
     draft.stand(
@@ -265,17 +258,10 @@ def _recreate(draft: Draft, claim: ActiveOperation) -> None:
     record = claim.source
     assert plan is not None
     assert record is not None
-    if not snapshots.ensure(draft, record):
+    if not sources.ensure(draft, record):
         _withdraw(draft, claim, "the snapshot is gone", None)
         return
-    job = apply_job(
-        draft.migration,
-        draft.world.runner,
-        claim.operation_id,
-        record.snapshot_name or "",
-        record.content_digest or "",
-        plan,
-    )
+    job = apply_job(draft.migration, draft.world.runner, claim.operation_id, record, plan)
     draft.create(
         OperationCredentials(claim.operation_id, draft.namespace, owner_reference(draft.migration))
     )

@@ -14,8 +14,10 @@ carries, so generic tools read them:
 
 Beside them, `ReconciliationFailed` is True while the latest operation failed, with the reason
 naming the failure and the message the last line the failing step wrote; it is removed when a
-later operation replaces the failure (RETRY-06), and `ArtifactResolved` says how the source was
-pinned (SnapshotTaken for a ConfigMap source, SRC-CM-05). A condition's lastTransitionTime
+later operation replaces the failure (RETRY-06), `ArtifactResolved` says how the source was
+pinned (SnapshotTaken for a ConfigMap source, SRC-CM-05; CommitResolved naming the commit for
+Git, SRC-GIT-05; DigestResolved for OCI), and `ArtifactVerified` (OCI only) whether the
+verification policy accepted the pinned digest (PolicySatisfied / PolicyRefused). A condition's lastTransitionTime
 moves only when its status does, so a pass that changes nothing writes nothing.
 """
 
@@ -31,6 +33,7 @@ from ptah_operator.api.constants import (
     ConditionStatus,
     ConditionType,
     MigrationPhase,
+    OperationType,
     Reason,
 )
 from ptah_operator.api.fields import REASON_PATTERN
@@ -199,13 +202,56 @@ def reading(proof: bool, attempt: int = 1) -> Standing:
     return Standing(MigrationPhase.READING, Reason.OPERATION_IN_PROGRESS, what, True)
 
 
-def read_retrying(reason: str, attempt: int, retry_at: dt.datetime) -> Standing:
+_READ_PHASES = {
+    OperationType.RESOLVE: (MigrationPhase.RESOLVING, "resolving the source"),
+    OperationType.VERIFY: (MigrationPhase.VERIFYING, "verifying the artifact against its policy"),
+    OperationType.HISTORY: (MigrationPhase.READING, "reading the revision table"),
+}
+
+
+def operating(operation: OperationType, proof: bool = False, attempt: int = 1) -> Standing:
+    """A read-only operation under way: Resolving, Verifying or Reading."""
+    if operation == OperationType.HISTORY:
+        return reading(proof, attempt)
+    phase, what = _READ_PHASES[operation]
+    if attempt > 1:
+        what += f" (attempt {attempt})"
+    return Standing(phase, Reason.OPERATION_IN_PROGRESS, what, True)
+
+
+def read_retrying(
+    reason: str,
+    attempt: int,
+    retry_at: dt.datetime,
+    operation: OperationType = OperationType.HISTORY,
+) -> Standing:
+    phase, _ = _READ_PHASES[operation]
+    what = "history read" if operation == OperationType.HISTORY else operation.value
     return Standing(
-        MigrationPhase.READING,
+        phase,
         Reason.OPERATION_FAILED,
-        f"the history read failed ({reason}) on attempt {attempt}; "
+        f"the {what} failed ({reason}) on attempt {attempt}; "
         f"it runs again at {retry_at.isoformat()}",
         True,
+    )
+
+
+def artifact_verified(
+    status: StatusCommon,
+    verified: bool,
+    reason: str,
+    message: str,
+    now: dt.datetime,
+    generation: int | None,
+) -> None:
+    set_condition(
+        status,
+        ConditionType.ARTIFACT_VERIFIED,
+        ConditionStatus.TRUE if verified else ConditionStatus.FALSE,
+        reason,
+        message,
+        now,
+        generation,
     )
 
 

@@ -1,7 +1,9 @@
-"""The History operation: a read of the revision table, claimed, watched, retried, given up.
+"""A read under a claim: History (the revision table), and Resolve and Verify (the source).
 
 A read is claimed in `status.activeOperation` in the same Decision that creates its Job
-(JOB-04), takes no Lease (LCK-07) and shows phase Reading until its result is the verdict.
+(JOB-04), takes no Lease (LCK-07) and shows its phase (Reading, Resolving, Verifying) until
+its result is adopted: a History result is the verdict (verdicts.py), a Resolve or Verify
+result pins the source (source_read.py). Everything else below holds for all three.
 
 - Its result comes from the runner's report, never from the Job's exit (PATH-10). A Job that
   ended without a readable result is waited for a short grace (the record may be a moment
@@ -12,14 +14,17 @@ A read is claimed in `status.activeOperation` in the same Decision that creates 
   same claim, on the same snapshot, after failureRetryInterval (MIG-27, RETRY-01). Its Job and
   result record share the operation's name, so the retry first removes the failed attempt's
   and only then creates the next one.
-- A read refused by its snapshot (the init container, or the runner's own check) was not held
-  to its admission snapshot: Failed, and the resource starts over from resolution (MIG-29).
+- A read refused by its files (the init containers, or the runner's own check: a snapshot
+  replaced, a Git commit no longer reachable, content that does not give the bound digest) was
+  not held to its admission snapshot: Failed, and the resource starts over from resolution
+  (MIG-29, SRC-GIT-09: the next Resolve reads the ref again).
 - Between attempts, a read gives way (RETRY-02..RETRY-05): at once when its inputs moved, when
   its retry delay ends if a person asked for a read. Giving way retires the claim, writes a
   ReadRestarted Event and leaves the resource Pending for the pass that starts the next read;
   the failure stays on the conditions (RETRY-06). The read that proves an Apply never gives
-  way (RETRY-09). A ConfigMap source has no "interval since the source was read" to give way
-  to (RETRY-04 is for Git and OCI), and there is no Resolve Job to retry (RETRY-07).
+  way (RETRY-09). Under a Git or OCI source, a History or Verify read also gives way when its
+  retry delay ends once spec.interval has passed since the source was last read (RETRY-04); a
+  failed Resolve reads the source on every attempt, so only a read request ends it (RETRY-07).
 """
 
 from __future__ import annotations
@@ -32,7 +37,14 @@ from ptah_operator.api.constants import (
     OperationType,
     Reason,
 )
-from ptah_operator.reconcile import conditions, planning, snapshots, verdicts
+from ptah_operator.reconcile import (
+    conditions,
+    planning,
+    snapshots,
+    source_read,
+    sources,
+    verdicts,
+)
 from ptah_operator.reconcile.decision import ObjectRef, OperationCredentials
 from ptah_operator.reconcile.draft import Draft, binding_digest, current_binding
 from ptah_operator.reconcile.jobs import history_job, job_name, owner_reference, result_record_name
@@ -43,6 +55,7 @@ from ptah_operator.reconcile.schedule import (
     JOB_RECREATE_CHECK,
     RESULT_GRACE,
     failure_retry_interval,
+    interval,
 )
 from ptah_operator.reconcile.world import JobPhase
 
@@ -50,33 +63,41 @@ SNAPSHOT_REFUSED = "SnapshotRefused"
 """The runner's error reason when the files it was handed do not give the bound digest."""
 
 
-def start(draft: Draft, *, proof: bool, request: ReadRequest | None = None) -> None:
+def start(
+    draft: Draft,
+    *,
+    proof: bool,
+    request: ReadRequest | None = None,
+    pinned: SourceRecord | None = None,
+) -> None:
     """Claim a History read and create its Job, taking the snapshot first for a plain read.
 
     The read that proves an Apply is bound to what that Apply ran from (RETRY-09) and answers
-    no read request (RRQ-15)."""
+    no read request (RRQ-15). A plain read of a Git or OCI source runs on `pinned`, what this
+    cycle's Resolve (and Verify) just pinned; without it the cycle starts with a Resolve."""
     status = draft.status
     record: SourceRecord | None
     if proof and status.last_run is not None and status.last_run.source is not None:
         record = status.last_run.source
         request = None
-        if not snapshots.ensure(draft, record):
-            _refused(draft, None, f"snapshot {record.snapshot_name} the run read is gone")
+        if not sources.ensure(draft, record):
+            _refused(draft, None, f"the files the run read ({sources.describe(record)}) are gone")
+            return
+    elif sources.read_by_job(draft):
+        proof = False
+        record = pinned
+        if record is None:
+            # A due read of a Git or OCI source starts by reading the source (MIG-06).
+            source_read.start_resolve(draft, request)
             return
     else:
         proof = False
         record = snapshots.resolve(draft)
     operation_id = draft.world.new_operation_id
     try:
-        job = history_job(
-            draft.migration,
-            draft.world.runner,
-            operation_id,
-            record.snapshot_name or "",
-            record.content_digest or "",
-        )
+        job = history_job(draft.migration, draft.world.runner, operation_id, record)
     except ValueError as exc:
-        _not_built(draft, str(exc))
+        _not_built(draft, OperationType.HISTORY, str(exc))
         return
     claim = ActiveOperation(
         operation_id=operation_id,
@@ -101,18 +122,18 @@ def start(draft: Draft, *, proof: bool, request: ReadRequest | None = None) -> N
 
 def observe(draft: Draft, claim: ActiveOperation) -> None:
     """Follow a read under way: its result, its Job, its failure and its retry."""
-    name = claim.job_name or job_name(OperationType.HISTORY, claim.operation_id)
+    name = claim.job_name or job_name(claim.type, claim.operation_id)
     job = draft.world.jobs.get(name)
     if claim.retry_at is not None:
         _between_attempts(draft, claim)
         return
     result = draft.world.results.get(claim.operation_id)
     if result is not None:
-        report = read_report(result, claim.operation_id, OperationType.HISTORY, draft.uid)
+        report = read_report(result, claim.operation_id, claim.type, draft.uid)
         if isinstance(report, Unreadable):
             _failed_attempt(draft, claim, Reason.OPERATION_FAILED, report.why, result.received_at)
         elif report.error is not None and report.error.reason == SNAPSHOT_REFUSED:
-            _refused(draft, claim, report.error.message or "the snapshot was refused")
+            _refused(draft, claim, report.error.message or "the files were refused")
         elif report.error is not None:
             _failed_attempt(
                 draft,
@@ -121,6 +142,10 @@ def observe(draft: Draft, claim: ActiveOperation) -> None:
                 report.error.message or f"the read failed: {report.error.reason}",
                 report.finished_at or draft.now,
             )
+        elif claim.type != OperationType.HISTORY:
+            why = source_read.adopt(draft, claim, report)
+            if why is not None:
+                _failed_attempt(draft, claim, Reason.OPERATION_FAILED, why, draft.now)
         elif report.history is None:
             _failed_attempt(
                 draft, claim, Reason.OPERATION_FAILED, "the result holds no reading", draft.now
@@ -133,13 +158,13 @@ def observe(draft: Draft, claim: ActiveOperation) -> None:
         draft.wake_in(JOB_RECREATE_CHECK)
         return
     if job.phase == JobPhase.ACTIVE:
-        draft.stand(conditions.reading(bool(claim.serves_proof), claim.attempt))
+        draft.stand(conditions.operating(claim.type, bool(claim.serves_proof), claim.attempt))
         return
     if job.snapshot_refused:
-        _refused(draft, claim, job.message or f"the snapshot was refused by Job {name}")
+        _refused(draft, claim, job.message or f"the files were refused by Job {name}")
         return
     if job.finished_at is not None and draft.now < job.finished_at + RESULT_GRACE:
-        draft.stand(conditions.reading(bool(claim.serves_proof), claim.attempt))
+        draft.stand(conditions.operating(claim.type, bool(claim.serves_proof), claim.attempt))
         draft.wake_at(job.finished_at + RESULT_GRACE)
         return
     _failed_attempt(
@@ -152,8 +177,11 @@ def observe(draft: Draft, claim: ActiveOperation) -> None:
 
 
 def inputs_moved(draft: Draft, claim: ActiveOperation) -> str | None:
-    """What moved under a plain read since it was claimed (MIG-28), or None."""
-    if snapshots.record_moved(draft, claim.source):
+    """What moved under a plain read since it was claimed (MIG-28), or None. A Resolve is
+    bound to the spec alone; a Verify to the digest it verifies."""
+    if claim.type == OperationType.HISTORY and sources.record_moved(draft, claim.source):
+        return "the source changed"
+    if claim.type == OperationType.VERIFY and not sources.names_spec_source(draft, claim.source):
         return "the source changed"
     if claim.generation != draft.generation:
         return f"the spec changed (generation {draft.generation})"
@@ -171,11 +199,11 @@ def drop(draft: Draft, claim: ActiveOperation) -> None:
 def give_way(draft: Draft, claim: ActiveOperation, why: str) -> None:
     """The read gives way to a new one (RETRY-05): Pending for the pass that starts it."""
     drop(draft, claim)
-    if snapshots.record_moved(draft, claim.source):
+    if claim.type == OperationType.HISTORY and sources.record_moved(draft, claim.source):
         planning.retire(draft, why)
     draft.normal(
         EventReason.READ_RESTARTED,
-        f"history read {claim.operation_id} gave way to a new read: {why}",
+        f"{_what(claim.type)} {claim.operation_id} gave way to a new read: {why}",
     )
     draft.stand(conditions.pending(Reason.OPERATION_IN_PROGRESS, f"{why}: a new read starts"))
     draft.wake_now()
@@ -194,13 +222,16 @@ def _between_attempts(draft: Draft, claim: ActiveOperation) -> None:
         request = None
     reason = claim.last_failure_reason or Reason.OPERATION_FAILED
     if draft.now < retry_at:
-        draft.stand(conditions.read_retrying(reason, claim.attempt, retry_at))
+        draft.stand(conditions.read_retrying(reason, claim.attempt, retry_at, claim.type))
         draft.wake_at(retry_at)
         return
     if request is not None and not proof:
         give_way(draft, claim, f"a read was requested at {request.value}")
         return
-    name = claim.job_name or job_name(OperationType.HISTORY, claim.operation_id)
+    if not proof and _source_read_due(draft, claim):
+        give_way(draft, claim, "spec.interval passed since the source was last read")
+        return
+    name = claim.job_name or job_name(claim.type, claim.operation_id)
     leftovers = False
     if name in draft.world.jobs:
         draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
@@ -211,33 +242,49 @@ def _between_attempts(draft: Draft, claim: ActiveOperation) -> None:
         )
         leftovers = True
     if leftovers:
-        draft.stand(conditions.read_retrying(reason, claim.attempt, retry_at))
+        draft.stand(conditions.read_retrying(reason, claim.attempt, retry_at, claim.type))
         draft.wake_in(CLEANUP_CHECK)
         return
     claim = claim.model_copy(update={"attempt": claim.attempt + 1, "retry_at": None})
     draft.status.active_operation = claim
     if _create_job(draft, claim):
-        draft.stand(conditions.reading(proof, claim.attempt))
+        draft.stand(conditions.operating(claim.type, proof, claim.attempt))
+
+
+def _source_read_due(draft: Draft, claim: ActiveOperation) -> bool:
+    """RETRY-04: under a Git or OCI source, a failing History or Verify gives way once the
+    interval has passed since the source was last read (a Resolve reads it every attempt)."""
+    if claim.type == OperationType.RESOLVE or not sources.read_by_job(draft):
+        return False
+    record = draft.status.source
+    read_at = record.resolved_at if record is not None else None
+    return read_at is None or draft.now >= read_at + interval(draft.migration)
+
+
+def _what(operation: OperationType) -> str:
+    return "history read" if operation == OperationType.HISTORY else operation.value
 
 
 def _create_job(draft: Draft, claim: ActiveOperation) -> bool:
-    record = claim.source
-    if record is None or not snapshots.ensure(draft, record):
-        name = record.snapshot_name if record is not None else None
-        _refused(draft, claim, f"snapshot {name} the read is bound to is gone")
-        return False
-    try:
-        job = history_job(
-            draft.migration,
-            draft.world.runner,
-            claim.operation_id,
-            record.snapshot_name or "",
-            record.content_digest or "",
-        )
-    except ValueError as exc:
-        drop(draft, claim)
-        _not_built(draft, str(exc))
-        return False
+    if claim.type != OperationType.HISTORY:
+        built = source_read.build_job(draft, claim.type, claim.operation_id, claim.source)
+        if isinstance(built, str):
+            drop(draft, claim)
+            _not_built(draft, claim.type, built)
+            return False
+        job = built
+    else:
+        record = claim.source
+        if record is None or not sources.ensure(draft, record):
+            what = sources.describe(record) if record is not None else "the source"
+            _refused(draft, claim, f"the files the read is bound to ({what}) are gone")
+            return False
+        try:
+            job = history_job(draft.migration, draft.world.runner, claim.operation_id, record)
+        except ValueError as exc:
+            drop(draft, claim)
+            _not_built(draft, OperationType.HISTORY, str(exc))
+            return False
     draft.create(
         OperationCredentials(claim.operation_id, draft.namespace, owner_reference(draft.migration))
     )
@@ -252,13 +299,13 @@ def _failed_attempt(
     claim = claim.model_copy(update={"retry_at": retry_at, "last_failure_reason": reason})
     draft.status.active_operation = claim
     conditions.record_failure(draft.status, reason, message, draft.now, draft.generation)
-    draft.operation_failed(OperationType.HISTORY, reason, when)
+    draft.operation_failed(claim.type, reason, when)
     draft.warning(
         EventReason.OPERATION_FAILED,
-        f"history read {claim.operation_id} failed ({reason}) on attempt {claim.attempt}; "
-        f"it runs again after {draft.spec.execution.failure_retry_interval}",
+        f"{_what(claim.type)} {claim.operation_id} failed ({reason}) on attempt "
+        f"{claim.attempt}; it runs again after {draft.spec.execution.failure_retry_interval}",
     )
-    draft.stand(conditions.read_retrying(reason, claim.attempt, retry_at))
+    draft.stand(conditions.read_retrying(reason, claim.attempt, retry_at, claim.type))
     draft.wake_at(retry_at)
     request = unanswered(draft.migration)
     if request is not None and not request.valid and not claim.serves_proof:
@@ -266,16 +313,17 @@ def _failed_attempt(
 
 
 def _refused(draft: Draft, claim: ActiveOperation | None, message: str) -> None:
-    """The read could not be held to its snapshot: Failed, and start over (MIG-29)."""
+    """The read could not be held to its files: Failed, and start over from resolution
+    (MIG-29). A snapshot that went is SnapshotMissing; fetched content that was refused (a
+    commit no longer reachable, another digest) is SourceRefused (SRC-GIT-09)."""
     if claim is not None:
         drop(draft, claim)
-    draft.operation_failed(OperationType.HISTORY, Reason.SNAPSHOT_MISSING)
+    reason = Reason.SOURCE_REFUSED if sources.read_by_job(draft) else Reason.SNAPSHOT_MISSING
+    draft.operation_failed(OperationType.HISTORY, reason)
     draft.warning(EventReason.OPERATION_FAILED, f"history read refused: {message}")
-    draft.fail(Reason.SNAPSHOT_MISSING, f"the history read was refused: {message}")
+    draft.fail(reason, f"the history read was refused: {message}")
 
 
-def _not_built(draft: Draft, why: str) -> None:
+def _not_built(draft: Draft, operation: OperationType, why: str) -> None:
     """The Job could not be built: none exists, Failed (MIG-29)."""
-    draft.operation_failed(OperationType.HISTORY, Reason.JOB_NOT_BUILT)
-    draft.warning(EventReason.OPERATION_FAILED, f"the History Job could not be built: {why}")
-    draft.fail(Reason.JOB_NOT_BUILT, f"the History Job could not be built: {why}")
+    source_read.not_built(draft, operation, why)

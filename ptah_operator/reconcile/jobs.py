@@ -1,10 +1,15 @@
 """Pure builders of the objects an operation needs: its Job, its snapshot, its names.
 
-The Job follows docs/design/migration-path.md: an init container that checks the snapshot
-against the bound content digest and holds no database URL, and a container that holds the URL
-(from the Secret `spec.target.urlFrom` names, and nowhere else) and never a registry
-credential. Names are deterministic from the operation id, so a pass that crashed between its
-claim and its Job creates the same Job again rather than a second one.
+The Jobs follow docs/design/migration-path.md. History and Apply: an init container that checks
+the files against the bound content digest and holds no database URL, and a container that holds
+the URL (from the Secret `spec.target.urlFrom` names, and nowhere else) and never a registry or
+Git credential. A ConfigMap source's files come from its immutable snapshot; a Git or OCI
+source's are fetched again by a first init container (`fetch`, the only one holding the source
+credential) into an emptyDir, which the `source` init container checks once more before it
+copies them for the run container (SRC-GIT-06, SRC-GIT-07). Resolve and Verify run one
+container that reads the source and never the database. Names are deterministic from the
+operation id, so a pass that crashed between its claim and its Job creates the same Job again
+rather than a second one.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import hashlib
 import json
 from typing import Any
 
+from ptah_operator.api.common import SourceRecord
 from ptah_operator.api.constants import (
     API_VERSION,
     LABEL_MANAGED_BY,
@@ -25,6 +31,7 @@ from ptah_operator.api.constants import (
     LABEL_SNAPSHOT,
     MANAGED_BY,
     OperationType,
+    SourceKind,
 )
 from ptah_operator.api.content import MANIFEST_KEY, snapshot_name
 from ptah_operator.api.migration import PtahMigration
@@ -35,8 +42,12 @@ OPERATION_CONTRACT = "ptah.run/operation/v1"
 RUNNER_UID = 65532
 ACTIVE_DEADLINE_SECONDS = 3600
 SNAPSHOT_MOUNT = "/ptah/snapshot"
+FETCHED_MOUNT = "/ptah/fetched"
 FILES_MOUNT = "/ptah/files"
 RESULT_MOUNT = "/ptah/result"
+CREDENTIALS_MOUNT = "/ptah/credentials"
+POLICY_MOUNT = "/ptah/policy"
+POLICY_FILE = "policy.yaml"
 
 Manifest = dict[str, Any]
 
@@ -112,12 +123,37 @@ def snapshot_configmap(migration: PtahMigration, source: SourceFiles) -> Manifes
     return manifest
 
 
+def source_block(migration: PtahMigration, record: SourceRecord | None = None) -> Manifest:
+    """What the runner reads the source from: the spec's Git or OCI source, pinned to what
+    `record` resolved when there is one (the commit, the digest). No credential is in it."""
+    spec = migration.spec
+    if spec.git is not None:
+        block: Manifest = {
+            "kind": SourceKind.GIT.value,
+            "repository": spec.git.repository,
+            "ref": spec.git.ref,
+            "path": spec.git.path,
+        }
+        if record is not None and record.kind == SourceKind.GIT:
+            block.update(repository=record.repository, ref=record.ref, path=record.path)
+            block["commit"] = record.commit
+        return block
+    if spec.artifact is not None:
+        block = {"kind": SourceKind.ARTIFACT.value, "ociRef": spec.artifact.oci_ref}
+        if record is not None and record.kind == SourceKind.ARTIFACT:
+            block["ociRef"] = record.oci_ref
+            block["ociDigest"] = record.oci_digest
+        return block
+    raise ValueError("a ConfigMap source is not read by a Job")
+
+
 def operation_document(
     migration: PtahMigration,
     operation_type: OperationType,
     operation_id: str,
-    content_digest: str,
+    content_digest: str | None,
     plan: PtahMigrationPlan | None = None,
+    source: Manifest | None = None,
 ) -> Manifest:
     """What the runner is asked to do (contract ptah.run/operation/v1): no SQL, no URL."""
     spec = migration.spec
@@ -137,8 +173,11 @@ def operation_document(
         "transactionMode": spec.policy.transaction_mode.value
         if spec.policy.transaction_mode
         else None,
-        "contentDigest": content_digest,
     }
+    if content_digest is not None:
+        document["contentDigest"] = content_digest
+    if source is not None:
+        document["source"] = source
     if plan is not None:
         document["expected"] = [
             {"version": v.version, "checksum": v.checksum} for v in plan.spec.versions
@@ -152,32 +191,124 @@ def operation_document(
     return document
 
 
-def _job(
+_CONTAINER_SECURITY: Manifest = {
+    "allowPrivilegeEscalation": False,
+    "readOnlyRootFilesystem": True,
+    "capabilities": {"drop": ["ALL"]},
+}
+
+
+def _resources(migration: PtahMigration) -> Manifest:
+    resources = migration.spec.execution.resources
+    if resources is None:
+        return {}
+    return {"resources": resources.model_dump(by_alias=True, exclude_none=True)}
+
+
+def _container(
+    migration: PtahMigration, runner: RunnerConfig, name: str, **fields: Any
+) -> Manifest:
+    return {
+        "name": name,
+        "image": migration.spec.execution.image or runner.image,
+        **fields,
+        "terminationMessagePolicy": "File",
+        "securityContext": _CONTAINER_SECURITY,
+        **_resources(migration),
+    }
+
+
+def _result_env(runner: RunnerConfig) -> list[Manifest]:
+    return [
+        {"name": "PTAH_RESULT_URL", "value": runner.result_url},
+        {"name": "PTAH_RESULT_TOKEN_FILE", "value": f"{RESULT_MOUNT}/token"},
+        {"name": "PTAH_RESULT_CA_FILE", "value": f"{RESULT_MOUNT}/ca.crt"},
+    ]
+
+
+def _registry_env(runner: RunnerConfig) -> list[Manifest]:
+    if not runner.insecure_registries:
+        return []
+    return [{"name": "PTAH_INSECURE_REGISTRIES", "value": ",".join(runner.insecure_registries)}]
+
+
+def _credentials(migration: PtahMigration) -> tuple[list[Manifest], list[Manifest], list[str]]:
+    """The source credential (spec.git.secretRef): its volume, its mount and the flag that
+    points the runner at it; only the container that reads the source gets them."""
+    git = migration.spec.git
+    if git is None or git.secret_ref is None:
+        return [], [], []
+    volume = {"name": "credentials", "secret": {"secretName": git.secret_ref.name}}
+    mount = {"name": "credentials", "mountPath": CREDENTIALS_MOUNT, "readOnly": True}
+    return [volume], [mount], [f"--credentials={CREDENTIALS_MOUNT}"]
+
+
+def _source_containers(
+    migration: PtahMigration, runner: RunnerConfig, record: SourceRecord
+) -> tuple[list[Manifest], list[Manifest]]:
+    """The volumes and init containers that put the bound files in FILES_MOUNT, checked."""
+    digest = record.content_digest or ""
+    if record.kind == SourceKind.CONFIG_MAP:
+        if not record.snapshot_name or not digest:
+            raise ValueError("the source record names no snapshot")
+        volumes = [{"name": "snapshot", "configMap": {"name": record.snapshot_name}}]
+        checked_from = ("snapshot", SNAPSHOT_MOUNT)
+        fetch: list[Manifest] = []
+    else:
+        if not digest:
+            raise ValueError("the source record has no content digest")
+        if record.kind == SourceKind.GIT and not record.commit:
+            raise ValueError("the source record names no commit")
+        if record.kind == SourceKind.ARTIFACT and not record.oci_digest:
+            raise ValueError("the source record names no artifact digest")
+        cred_volumes, cred_mounts, cred_flags = _credentials(migration)
+        volumes = [{"name": "fetched", "emptyDir": {}}, *cred_volumes]
+        checked_from = ("fetched", FETCHED_MOUNT)
+        block = source_block(migration, record)
+        fetch = [
+            _container(
+                migration,
+                runner,
+                "fetch",
+                command=[
+                    "ptah-runner",
+                    "fetch",
+                    "--source=" + json.dumps(block, sort_keys=True, separators=(",", ":")),
+                    f"--digest={digest}",
+                    f"--out={FETCHED_MOUNT}",
+                    *cred_flags,
+                ],
+                env=_registry_env(runner),
+                volumeMounts=[{"name": "fetched", "mountPath": FETCHED_MOUNT}, *cred_mounts],
+            )
+        ]
+    check = _container(
+        migration,
+        runner,
+        "source",
+        command=[
+            "ptah-runner",
+            "source",
+            f"--snapshot={checked_from[1]}",
+            f"--digest={digest}",
+            f"--out={FILES_MOUNT}",
+        ],
+        volumeMounts=[
+            {"name": checked_from[0], "mountPath": checked_from[1], "readOnly": True},
+            {"name": "files", "mountPath": FILES_MOUNT},
+        ],
+    )
+    return volumes, [*fetch, check]
+
+
+def _pod_spec(
     migration: PtahMigration,
     runner: RunnerConfig,
-    operation_type: OperationType,
     operation_id: str,
-    snapshot: str,
-    content_digest: str,
-    plan: PtahMigrationPlan | None,
+    volumes: list[Manifest],
+    init_containers: list[Manifest],
+    container: Manifest,
 ) -> Manifest:
-    spec = migration.spec
-    name = job_name(operation_type, operation_id)
-    labels = {
-        **owner_labels(migration),
-        LABEL_OPERATION_ID: operation_id,
-        LABEL_OPERATION_TYPE: operation_type.value,
-    }
-    image = spec.execution.image or runner.image
-    document = operation_document(migration, operation_type, operation_id, content_digest, plan)
-    container_security = {
-        "allowPrivilegeEscalation": False,
-        "readOnlyRootFilesystem": True,
-        "capabilities": {"drop": ["ALL"]},
-    }
-    resources: Manifest = {}
-    if spec.execution.resources is not None:
-        resources = spec.execution.resources.model_dump(by_alias=True, exclude_none=True)
     pod_spec: Manifest = {
         "restartPolicy": "Never",
         "automountServiceAccountToken": False,
@@ -188,67 +319,31 @@ def _job(
             "seccompProfile": {"type": "RuntimeDefault"},
         },
         "volumes": [
-            {"name": "snapshot", "configMap": {"name": snapshot}},
-            {"name": "files", "emptyDir": {}},
+            *volumes,
             {"name": "result", "secret": {"secretName": operation_secret_name(operation_id)}},
         ],
-        "initContainers": [
-            {
-                "name": "source",
-                "image": image,
-                "command": [
-                    "ptah-runner",
-                    "source",
-                    f"--snapshot={SNAPSHOT_MOUNT}",
-                    f"--digest={content_digest}",
-                    f"--out={FILES_MOUNT}",
-                ],
-                "volumeMounts": [
-                    {"name": "snapshot", "mountPath": SNAPSHOT_MOUNT, "readOnly": True},
-                    {"name": "files", "mountPath": FILES_MOUNT},
-                ],
-                "terminationMessagePolicy": "File",
-                "securityContext": container_security,
-                **({"resources": resources} if resources else {}),
-            }
-        ],
-        "containers": [
-            {
-                "name": "run",
-                "image": image,
-                "command": [
-                    "ptah-runner",
-                    operation_type.value.lower(),
-                    f"--files={FILES_MOUNT}",
-                ],
-                "env": [
-                    {
-                        "name": "PTAH_DATABASE_URL",
-                        "valueFrom": {
-                            "secretKeyRef": {
-                                "name": spec.target.url_from.name,
-                                "key": spec.target.url_from.key,
-                            }
-                        },
-                    },
-                    {"name": "PTAH_OPERATION", "value": json.dumps(document, sort_keys=True)},
-                    {"name": "PTAH_RESULT_URL", "value": runner.result_url},
-                    {"name": "PTAH_RESULT_TOKEN_FILE", "value": f"{RESULT_MOUNT}/token"},
-                    {"name": "PTAH_RESULT_CA_FILE", "value": f"{RESULT_MOUNT}/ca.crt"},
-                ],
-                "volumeMounts": [
-                    {"name": "files", "mountPath": FILES_MOUNT, "readOnly": True},
-                    {"name": "result", "mountPath": RESULT_MOUNT, "readOnly": True},
-                ],
-                "terminationMessagePolicy": "File",
-                "securityContext": container_security,
-                **({"resources": resources} if resources else {}),
-            }
-        ],
+        "containers": [container],
     }
-    service_account = spec.execution.service_account_name or runner.service_account_name
+    if init_containers:
+        pod_spec["initContainers"] = init_containers
+    service_account = migration.spec.execution.service_account_name or runner.service_account_name
     if service_account:
         pod_spec["serviceAccountName"] = service_account
+    return pod_spec
+
+
+def _job_manifest(
+    migration: PtahMigration,
+    runner: RunnerConfig,
+    operation_type: OperationType,
+    operation_id: str,
+    pod_spec: Manifest,
+) -> Manifest:
+    labels = {
+        **owner_labels(migration),
+        LABEL_OPERATION_ID: operation_id,
+        LABEL_OPERATION_TYPE: operation_type.value,
+    }
     ttl = (
         runner.failed_apply_ttl_seconds
         if operation_type is OperationType.APPLY
@@ -258,7 +353,7 @@ def _job(
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {
-            "name": name,
+            "name": job_name(operation_type, operation_id),
             "namespace": migration.metadata.namespace,
             "labels": labels,
             "ownerReferences": [owner_reference(migration)],
@@ -272,28 +367,127 @@ def _job(
     }
 
 
-def history_job(
+def _database_job(
     migration: PtahMigration,
     runner: RunnerConfig,
+    operation_type: OperationType,
     operation_id: str,
-    snapshot_name: str,
-    content_digest: str,
+    record: SourceRecord,
+    plan: PtahMigrationPlan | None,
 ) -> Manifest:
-    """A read of the revision table against the snapshot's files (no Lease: LCK-07)."""
-    return _job(
-        migration, runner, OperationType.HISTORY, operation_id, snapshot_name, content_digest, None
+    spec = migration.spec
+    volumes, init_containers = _source_containers(migration, runner, record)
+    document = operation_document(
+        migration, operation_type, operation_id, record.content_digest, plan
     )
+    run = _container(
+        migration,
+        runner,
+        "run",
+        command=["ptah-runner", operation_type.value.lower(), f"--files={FILES_MOUNT}"],
+        env=[
+            {
+                "name": "PTAH_DATABASE_URL",
+                "valueFrom": {
+                    "secretKeyRef": {
+                        "name": spec.target.url_from.name,
+                        "key": spec.target.url_from.key,
+                    }
+                },
+            },
+            {"name": "PTAH_OPERATION", "value": json.dumps(document, sort_keys=True)},
+            *_result_env(runner),
+        ],
+        volumeMounts=[
+            {"name": "files", "mountPath": FILES_MOUNT, "readOnly": True},
+            {"name": "result", "mountPath": RESULT_MOUNT, "readOnly": True},
+        ],
+    )
+    volumes = [*volumes, {"name": "files", "emptyDir": {}}]
+    pod_spec = _pod_spec(migration, runner, operation_id, volumes, init_containers, run)
+    return _job_manifest(migration, runner, operation_type, operation_id, pod_spec)
+
+
+def history_job(
+    migration: PtahMigration, runner: RunnerConfig, operation_id: str, record: SourceRecord
+) -> Manifest:
+    """A read of the revision table against the bound files (no Lease: LCK-07)."""
+    return _database_job(migration, runner, OperationType.HISTORY, operation_id, record, None)
 
 
 def apply_job(
     migration: PtahMigration,
     runner: RunnerConfig,
     operation_id: str,
-    snapshot_name: str,
-    content_digest: str,
+    record: SourceRecord,
     plan: PtahMigrationPlan,
 ) -> Manifest:
     """A run of exactly the plan's sequence: the runner refuses any other selection (MIG-49)."""
-    return _job(
-        migration, runner, OperationType.APPLY, operation_id, snapshot_name, content_digest, plan
+    return _database_job(migration, runner, OperationType.APPLY, operation_id, record, plan)
+
+
+def resolve_job(migration: PtahMigration, runner: RunnerConfig, operation_id: str) -> Manifest:
+    """Resolve a Git ref to a commit or an OCI reference to a digest (SRC-GIT-02, SRC-OCI-01).
+    Its one container holds the source credential and never the database URL (JOB-01)."""
+    document = operation_document(
+        migration, OperationType.RESOLVE, operation_id, None, source=source_block(migration)
     )
+    cred_volumes, cred_mounts, cred_flags = _credentials(migration)
+    container = _container(
+        migration,
+        runner,
+        "resolve",
+        command=["ptah-runner", "resolve", *cred_flags],
+        env=[
+            {"name": "PTAH_OPERATION", "value": json.dumps(document, sort_keys=True)},
+            *_result_env(runner),
+            *_registry_env(runner),
+        ],
+        volumeMounts=[
+            {"name": "result", "mountPath": RESULT_MOUNT, "readOnly": True},
+            *cred_mounts,
+        ],
+    )
+    pod_spec = _pod_spec(migration, runner, operation_id, cred_volumes, [], container)
+    return _job_manifest(migration, runner, OperationType.RESOLVE, operation_id, pod_spec)
+
+
+def verify_job(
+    migration: PtahMigration, runner: RunnerConfig, operation_id: str, record: SourceRecord
+) -> Manifest:
+    """Evaluate the verification policy against the digest Resolve pinned, and inspect that
+    artifact's type (SRC-OCI-02). The policy is mounted from the ConfigMap key it names."""
+    artifact = migration.spec.artifact
+    if artifact is None or record.kind != SourceKind.ARTIFACT or not record.oci_digest:
+        raise ValueError("only an OCI artifact pinned to a digest is verified")
+    document = operation_document(
+        migration,
+        OperationType.VERIFY,
+        operation_id,
+        None,
+        source=source_block(migration, record),
+    )
+    policy = artifact.verification_policy_from
+    volumes = [
+        {
+            "name": "policy",
+            "configMap": {"name": policy.name, "items": [{"key": policy.key, "path": POLICY_FILE}]},
+        }
+    ]
+    container = _container(
+        migration,
+        runner,
+        "verify",
+        command=["ptah-runner", "verify", f"--policy={POLICY_MOUNT}/{POLICY_FILE}"],
+        env=[
+            {"name": "PTAH_OPERATION", "value": json.dumps(document, sort_keys=True)},
+            *_result_env(runner),
+            *_registry_env(runner),
+        ],
+        volumeMounts=[
+            {"name": "policy", "mountPath": POLICY_MOUNT, "readOnly": True},
+            {"name": "result", "mountPath": RESULT_MOUNT, "readOnly": True},
+        ],
+    )
+    pod_spec = _pod_spec(migration, runner, operation_id, volumes, [], container)
+    return _job_manifest(migration, runner, OperationType.VERIFY, operation_id, pod_spec)

@@ -24,8 +24,10 @@ that write.
 
 Choices where the seeds are silent (each module's docstring has its own):
 
-- Git and OCI sources: Failed, reason ConfigurationError, waiting for an edit (their Resolve
-  and Verify Jobs come with a later version).
+- Git and OCI sources: every due read starts with a Resolve Job (an OCI digest then a Verify
+  Job), each ending in its own pass; the History read follows in the next (source_read.py).
+  A verification policy ConfigMap that does not exist is Failed, ConfigurationError, retried
+  after failureRetryInterval (its watch wakes the resource sooner).
 - A read dropped by a realm or engine refusal goes to Blocked directly, in the write that
   drops it; a read dropped by spec.suspend goes to Pending for one pass, then Suspended
   (Decision 14).
@@ -57,6 +59,7 @@ from ptah_operator.api.constants import (
     MigrationPhase,
     OperationType,
     Reason,
+    SourceKind,
 )
 from ptah_operator.reconcile import (
     apply_run,
@@ -67,6 +70,8 @@ from ptah_operator.reconcile import (
     realm,
     run_records,
     snapshots,
+    source_read,
+    sources,
 )
 from ptah_operator.reconcile.decision import Decision
 from ptah_operator.reconcile.draft import Draft, current_binding
@@ -97,6 +102,7 @@ _STARTING_PHASES = frozenset(
         MigrationPhase.VERIFYING,
     }
 )
+_READS = frozenset({OperationType.HISTORY, OperationType.RESOLVE, OperationType.VERIFY})
 _ANSWERING_PHASES = frozenset(
     {
         MigrationPhase.IN_SYNC,
@@ -127,12 +133,12 @@ def _claimed(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> N
     if claim.type == OperationType.APPLY:
         apply_run.observe(draft, claim, refusal)
         return
-    if claim.type != OperationType.HISTORY:
+    if claim.type not in _READS:
         history_read.drop(draft, claim)
         draft.stand(
             conditions.pending(
                 Reason.OPERATION_IN_PROGRESS,
-                f"a {claim.type.value} operation is not one a ConfigMap-sourced migration runs",
+                f"a {claim.type.value} operation is not one a PtahMigration runs",
             )
         )
         draft.wake_now()
@@ -172,29 +178,26 @@ def _idle(draft: Draft, refusal: Refusal | None) -> None:
     if draft.spec.suspend:
         draft.stand(conditions.suspended())
         return
-    unsupported = snapshots.unsupported_kind(draft)
-    if unsupported is not None:
-        planning.retire(draft, unsupported)
-        draft.fail(Reason.CONFIGURATION_ERROR, unsupported, retry=False)
-        return
     if status.phase == MigrationPhase.VERIFYING_HISTORY and status.unresolved_run is None:
         history_read.start(draft, proof=True)
         return
-    problem = snapshots.problem(draft)
+    problem = source_read.problem(draft) if sources.read_by_job(draft) else snapshots.problem(draft)
     if problem is not None:
         reason, message = problem
         planning.retire(draft, message)
         snapshots.unresolved(draft, reason, message)
         draft.fail(reason, message)
         return
+    if _continue_source_read(draft):
+        return
     ref = status.plan
-    if ref is not None:
-        assert draft.world.source is not None
+    current = sources.current(draft)
+    if ref is not None and current is not None:
         why = misfit(
             draft.world.plans.get(ref.name),
             ref,
             draft.migration,
-            draft.world.source,
+            current,
             current_binding(draft.world),
         )
         if why is not None:
@@ -217,12 +220,38 @@ def _idle(draft: Draft, refusal: Refusal | None) -> None:
         draft.wake_at(status.next_reconciliation_time)
 
 
+def _continue_source_read(draft: Draft) -> bool:
+    """The pass after a Resolve or a Verify of this generation ended well starts the next
+    operation of the same read: Verify after an OCI digest is pinned (MIG-06), the History
+    read once the commit is resolved or the digest verified (MIG-06, MIG-07)."""
+    status = draft.status
+    if not sources.read_by_job(draft) or status.observed_generation != draft.generation:
+        return False
+    record = status.source
+    if status.phase == MigrationPhase.VERIFYING:
+        if (
+            record is not None
+            and record.kind == SourceKind.ARTIFACT
+            and record.oci_digest is not None
+            and record.verified_at is None
+            and sources.names_spec_source(draft, record)
+        ):
+            source_read.start_verify(draft, record)
+            return True
+        return False
+    pinned = sources.pinned(draft)
+    if status.phase == MigrationPhase.READING and pinned is not None:
+        history_read.start(draft, proof=False, pinned=pinned)
+        return True
+    return False
+
+
 def _read_due(draft: Draft, request: ReadRequest | None) -> Due:
     status = draft.status
     phase = status.phase
     if phase is None or phase in _STARTING_PHASES or conditions.blocked_by_gate(status):
         return Due.STRUCTURAL
-    if status.observed_generation != draft.generation or snapshots.source_moved(draft):
+    if status.observed_generation != draft.generation or sources.source_moved(draft):
         return Due.STRUCTURAL
     if request is not None and request.valid and phase in _ANSWERING_PHASES:
         return Due.REQUESTED

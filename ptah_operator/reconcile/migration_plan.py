@@ -27,7 +27,12 @@ from ptah_operator.api.common import (
     PlanSourceBinding,
     SourceRecord,
 )
-from ptah_operator.api.constants import API_VERSION, PLAN_CONTRACT_CONFIGMAP_GIT, SourceKind
+from ptah_operator.api.constants import (
+    API_VERSION,
+    PLAN_CONTRACT_CONFIGMAP_GIT,
+    PLAN_CONTRACT_OCI,
+    SourceKind,
+)
 from ptah_operator.api.fingerprints import (
     migration_plan_fingerprint,
     plan_fingerprint_matches,
@@ -38,7 +43,6 @@ from ptah_operator.api.plans import PlannedVersion, PtahMigrationPlan, PtahMigra
 from ptah_operator.reconcile.draft import binding_digest
 from ptah_operator.reconcile.jobs import owner_labels, owner_reference
 from ptah_operator.reconcile.reports import HistoryReport
-from ptah_operator.reconcile.world import SourceFiles
 
 _UNSET = "sha256:" + "0" * 64
 MAX_NAME = 253
@@ -48,16 +52,6 @@ FINGERPRINT_CHARS = 10
 def source_binding(record: SourceRecord) -> PlanSourceBinding:
     """What a plan binds of a resolution: the one rule admission checks approvals by too."""
     return plan_source_binding(record)
-
-
-def files_binding(source: SourceFiles) -> PlanSourceBinding:
-    """What a plan made from these files would bind."""
-    return PlanSourceBinding(
-        kind=SourceKind.CONFIG_MAP,
-        content_digest=source.content_digest,
-        config_map_uid=source.config_map_uid,
-        source_policy_digest=source.source_policy_digest,
-    )
 
 
 def plan_spec(
@@ -84,7 +78,9 @@ def plan_spec(
         migration_ref=ObjectReference(
             name=migration.metadata.name or "", uid=migration.metadata.uid or ""
         ),
-        plan_contract_version=PLAN_CONTRACT_CONFIGMAP_GIT,
+        plan_contract_version=PLAN_CONTRACT_OCI
+        if record.kind == SourceKind.ARTIFACT
+        else PLAN_CONTRACT_CONFIGMAP_GIT,
         source=source_binding(record),
         engine=spec.target.engine,
         target_identity_digest=target_identity_digest,
@@ -133,7 +129,7 @@ def misfit(
     plan: PtahMigrationPlan | None,
     ref: PlanReference,
     migration: PtahMigration,
-    source: SourceFiles,
+    current: PlanSourceBinding,
     binding: ExecutionBinding,
 ) -> str | None:
     """Why the plan status.plan names no longer fits the resource, or None when it does.
@@ -152,12 +148,19 @@ def misfit(
     if spec.migration_ref.uid != migration.metadata.uid:
         return f"plan {ref.name} belongs to another PtahMigration"
     bound = spec.source
-    current = files_binding(source)
+    if bound.kind != current.kind:
+        return "the source changed kind"
     if bound.content_digest != current.content_digest:
         return "the source files changed (another content digest)"
     if bound.config_map_uid != current.config_map_uid:
         return "the source ConfigMap was re-created (another UID)"
-    if bound.source_policy_digest != current.source_policy_digest or bound.kind != current.kind:
+    if bound.repository_path_digest != current.repository_path_digest:
+        return "the source names another repository or path"
+    if bound.oci_digest != current.oci_digest:
+        return "the artifact moved to another digest"
+    if bound.verification_policy_digest != current.verification_policy_digest:
+        return "the verification policy changed"
+    if bound.source_policy_digest != current.source_policy_digest:
         return "the source policy changed"
     policy = migration.spec.policy
     if spec.engine != migration.spec.target.engine:

@@ -23,8 +23,9 @@ from ptah_operator.api.constants import (
     HistoryVerdict,
     OperationType,
     RunOutcome,
+    SourceKind,
 )
-from ptah_operator.api.fields import Checksum, Description, Digest, Version
+from ptah_operator.api.fields import COMMIT_PATTERN, Checksum, Description, Digest, Version
 from ptah_operator.api.migration import (
     AheadVersions,
     DirtyRevision,
@@ -93,6 +94,32 @@ class ResourceReport(_Report):
     uid: str
 
 
+class ResolveReport(_Report):
+    """What Resolve pinned: a Git commit with the content digest of the selected files, or an
+    OCI manifest digest."""
+
+    kind: SourceKind
+    repository: str | None = Field(default=None, max_length=512)
+    ref: str | None = Field(default=None, max_length=256)
+    path: str | None = Field(default=None, max_length=256)
+    commit: str | None = Field(default=None, pattern=COMMIT_PATTERN, max_length=64)
+    content_digest: Digest | None = None
+    oci_ref: str | None = Field(default=None, max_length=512)
+    oci_digest: Digest | None = None
+    file_count: int | None = Field(default=None, ge=0)
+    total_bytes: int | None = Field(default=None, ge=0)
+
+
+class VerifyReport(_Report):
+    """Verify's verdict on the pinned digest under the verification policy it read."""
+
+    accepted: bool
+    artifact_type: str | None = Field(default=None, max_length=256)
+    policy_digest: Digest | None = None
+    content_digest: Digest | None = None
+    refusal: str | None = Field(default=None, max_length=1024)
+
+
 class OperationReport(_Report):
     contract: Literal["ptah.run/result/v1"]
     operation_id: str = Field(alias="operationID")
@@ -103,6 +130,8 @@ class OperationReport(_Report):
     target_identity_digest: Digest | None = None
     history: HistoryReport | None = None
     run: RunReport | None = None
+    resolve: ResolveReport | None = None
+    verify: VerifyReport | None = None
     error: ErrorReport | None = None
 
 

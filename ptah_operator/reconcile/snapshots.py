@@ -16,8 +16,8 @@ the source policy the files were checked against; ArtifactResolved says Snapshot
 - Snapshots nothing names any more are deleted once the resolution that replaced them is
   stored (the Draft does it, SRC-CM-14).
 
-Git and OCI sources need Resolve and Verify Jobs, which this operator version does not run
-yet: a resource that names one is Failed with reason ConfigurationError and waits for an edit.
+Git and OCI sources are resolved by Jobs instead (source_read.py); sources.py answers the
+same questions for every kind.
 """
 
 from __future__ import annotations
@@ -28,18 +28,6 @@ from ptah_operator.reconcile import conditions
 from ptah_operator.reconcile.draft import Draft
 from ptah_operator.reconcile.jobs import snapshot_configmap
 from ptah_operator.reconcile.world import SourceFiles
-
-
-def unsupported_kind(draft: Draft) -> str | None:
-    """Why the source kind cannot be read by this operator version, or None."""
-    kind = draft.spec.source_kind
-    if kind == SourceKind.CONFIG_MAP:
-        return None
-    field = "spec.git" if kind == SourceKind.GIT else "spec.artifact"
-    return (
-        f"{field} sources need Resolve and Verify Jobs, which this operator version does not "
-        "run yet; use spec.configMap"
-    )
 
 
 def problem(draft: Draft) -> tuple[Reason, str] | None:

@@ -32,7 +32,7 @@ from ptah_operator.api.constants import (
     VerifiedOutcome,
 )
 from ptah_operator.api.migration import RunVerification
-from ptah_operator.reconcile import conditions, planning, run_records, snapshots
+from ptah_operator.reconcile import conditions, planning, run_records, sources
 from ptah_operator.reconcile.draft import Draft
 from ptah_operator.reconcile.read_request import unanswered
 from ptah_operator.reconcile.reports import HistoryReport, OperationReport, history_status
@@ -92,7 +92,7 @@ def adopt_reading(
         draft.stand(conditions.in_sync(history.current_version))
         return
     _verify(draft, target, VerifiedOutcome.PENDING, claim.operation_id, read_at)
-    if claim.serves_proof and snapshots.record_moved(draft, claim.source):
+    if claim.serves_proof and sources.record_moved(draft, claim.source):
         planning.retire(draft, "the source changed")
         draft.stand(
             conditions.pending(

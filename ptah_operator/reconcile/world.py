@@ -85,6 +85,17 @@ class SourceFiles:
 
 
 @dataclass(frozen=True)
+class PolicyFile:
+    """A policy held in a ConfigMap key (spec.artifact.verificationPolicyFrom), reduced to its
+    digest: the manager never evaluates it (the Verify Job does) but sees when it changes."""
+
+    name: str
+    key: str
+    digest: str | None
+    """SHA-256 of the key's bytes; None when the ConfigMap or the key does not exist."""
+
+
+@dataclass(frozen=True)
 class Claimant:
     """Another resource that names the same coordination key (the realm census)."""
 
@@ -121,6 +132,8 @@ class RunnerConfig:
     service_account_name: str | None = None
     job_ttl_seconds: int = 300
     failed_apply_ttl_seconds: int = 86400
+    insecure_registries: tuple[str, ...] = ()
+    """Registries (host:port) the runner may reach over plain HTTP (a local registry)."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +148,8 @@ class MigrationWorld:
     source: SourceFiles | None = None
     """The ConfigMap source's files; None when the ConfigMap does not exist (or the source
     is not a ConfigMap)."""
+    verification_policy: PolicyFile | None = None
+    """The OCI source's verification policy; None when the source is not an OCI artifact."""
     snapshots: frozenset[str] = frozenset()
     """Names of the snapshot ConfigMaps this resource owns that exist."""
     jobs: Mapping[str, JobState] = field(default_factory=dict)

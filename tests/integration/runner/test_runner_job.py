@@ -12,7 +12,8 @@ import pytest
 from kubernetes_asyncio import client as k8s_client
 from localstack.process import Process
 
-from ptah_operator.api.common import ExecutionBinding
+from ptah_operator.api.common import ExecutionBinding, SourceRecord
+from ptah_operator.api.constants import SourceKind
 from ptah_operator.api.content import digest_of_files
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.reconcile.jobs import (
@@ -107,7 +108,7 @@ async def test_a_history_job_reports_its_reading_into_a_record(
     snapshot_cm, runner, digest = await _prepare(
         api_client, pg_migration, pg_url, endpoint, operation_id, "History"
     )
-    job = history_job(pg_migration, runner, operation_id, snapshot_cm["metadata"]["name"], digest)
+    job = history_job(pg_migration, runner, operation_id, _record(snapshot_cm, digest))
     batch: Any = k8s_client.BatchV1Api(api_client)
     await batch.create_namespaced_job(namespace, job)
     assert await _wait_job(api_client, namespace, job["metadata"]["name"]) == "Complete"
@@ -155,9 +156,7 @@ async def test_an_altered_snapshot_stops_the_pod_before_the_run_container(
     ]
     plan = plan_for(pg_migration, FILES, versions, "sha256:" + "a" * 64, "sha256:" + "b" * 64)
     before = await snapshot(pg_url)
-    job = apply_job(
-        pg_migration, runner, operation_id, snapshot_cm["metadata"]["name"], digest, plan
-    )
+    job = apply_job(pg_migration, runner, operation_id, _record(snapshot_cm, digest), plan)
     batch: Any = k8s_client.BatchV1Api(api_client)
     await batch.create_namespaced_job(namespace, job)
     assert await _wait_job(api_client, namespace, job["metadata"]["name"]) == "Failed"
@@ -173,3 +172,11 @@ async def test_an_altered_snapshot_stops_the_pod_before_the_run_container(
     assert run.state.waiting is not None
     assert await read_record(api_client, namespace, operation_id) is None
     assert await snapshot(pg_url) == before
+
+
+def _record(snapshot_cm: dict[str, Any], digest: str) -> SourceRecord:
+    return SourceRecord(
+        kind=SourceKind.CONFIG_MAP,
+        snapshot_name=snapshot_cm["metadata"]["name"],
+        content_digest=digest,
+    )

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from ptah_operator.api.common import ExecutionBinding
-from ptah_operator.api.constants import OperationType
+from ptah_operator.api.common import ExecutionBinding, SourceRecord
+from ptah_operator.api.constants import OperationType, SourceKind
 from ptah_operator.api.content import digest_of_files
 from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.migration import PtahMigration
@@ -46,6 +46,7 @@ RUNNER = RunnerConfig(
 )
 FILES = {"0000000001_init.up.sql": b"CREATE TABLE orders (id int);\n"}
 DIGEST, MANIFEST = digest_of_files(FILES)
+RECORD = SourceRecord(kind=SourceKind.CONFIG_MAP, snapshot_name="ptah-src-x", content_digest=DIGEST)
 
 
 def _plan() -> PtahMigrationPlan:
@@ -83,7 +84,7 @@ def _env(container: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.req("JOB-01", "JOB-02", "SRC-CM-07")
 def test_only_the_run_container_holds_the_url_and_it_comes_from_the_named_secret() -> None:
-    job = history_job(MIGRATION, RUNNER, "op-0123456789", "ptah-src-x", DIGEST)
+    job = history_job(MIGRATION, RUNNER, "op-0123456789", RECORD)
     pod = job["spec"]["template"]["spec"]
     (init,) = pod["initContainers"]
     (run,) = pod["containers"]
@@ -99,13 +100,13 @@ def test_only_the_run_container_holds_the_url_and_it_comes_from_the_named_secret
 
 @pytest.mark.req("JOB-03", "SRC-CM-08")
 def test_the_init_container_checks_the_snapshot_against_the_bound_digest() -> None:
-    job = history_job(MIGRATION, RUNNER, "op-0123456789", "ptah-src-x", DIGEST)
+    job = history_job(MIGRATION, RUNNER, "op-0123456789", RECORD)
     (init,) = job["spec"]["template"]["spec"]["initContainers"]
     assert f"--digest={DIGEST}" in init["command"]
 
 
 def test_names_are_deterministic_from_the_operation_id() -> None:
-    job = history_job(MIGRATION, RUNNER, "op-0123456789", "ptah-src-x", DIGEST)
+    job = history_job(MIGRATION, RUNNER, "op-0123456789", RECORD)
     assert job["metadata"]["name"] == job_name(OperationType.HISTORY, "op-0123456789")
     assert job["metadata"]["name"] == "ptah-history-0123456789"
     assert operation_secret_name("op-0123456789") == "ptah-op-0123456789"
@@ -116,7 +117,7 @@ def test_names_are_deterministic_from_the_operation_id() -> None:
 
 @pytest.mark.req("JOB-09", "MIG-49", "PRIV-02")
 def test_an_apply_carries_the_approved_sequence_and_no_sql() -> None:
-    job = apply_job(MIGRATION, RUNNER, "op-0123456789", "ptah-src-x", DIGEST, _plan())
+    job = apply_job(MIGRATION, RUNNER, "op-0123456789", RECORD, _plan())
     (run,) = job["spec"]["template"]["spec"]["containers"]
     document = json.loads(_env(run)["PTAH_OPERATION"]["value"])
     assert document["type"] == "Apply"
@@ -127,8 +128,8 @@ def test_an_apply_carries_the_approved_sequence_and_no_sql() -> None:
 
 @pytest.mark.req("JOB-07")
 def test_a_failed_apply_keeps_its_job_a_day_and_other_jobs_five_minutes() -> None:
-    apply = apply_job(MIGRATION, RUNNER, "op-0123456789", "ptah-src-x", DIGEST, _plan())
-    history = history_job(MIGRATION, RUNNER, "op-0123456789", "ptah-src-x", DIGEST)
+    apply = apply_job(MIGRATION, RUNNER, "op-0123456789", RECORD, _plan())
+    history = history_job(MIGRATION, RUNNER, "op-0123456789", RECORD)
     assert apply["spec"]["ttlSecondsAfterFinished"] == 86400
     assert history["spec"]["ttlSecondsAfterFinished"] == 300
 
@@ -152,8 +153,8 @@ def test_no_operation_ever_carries_a_shadow_database_credential() -> None:
     from ptah_operator.cli.manager import build_parser
 
     for job in (
-        history_job(MIGRATION, RUNNER, "op-0123456789", "ptah-src-x", DIGEST),
-        apply_job(MIGRATION, RUNNER, "op-0123456789", "ptah-src-x", DIGEST, _plan()),
+        history_job(MIGRATION, RUNNER, "op-0123456789", RECORD),
+        apply_job(MIGRATION, RUNNER, "op-0123456789", RECORD, _plan()),
     ):
         text = json.dumps(job).lower()
         assert "shadow" not in text

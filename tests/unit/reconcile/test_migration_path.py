@@ -34,7 +34,6 @@ from tests.unit.reconcile.worlds import (
     applying,
     awaiting_approval,
     edited,
-    git_sourced,
     history,
     history_reported,
     in_sync,
@@ -548,15 +547,6 @@ PLAN_TO_VERDICT = [
 ]
 
 LEAVING_THE_PATH = [
-    Row(
-        "Any phase, no claim -> Failed: a configuration error (a Git source, not supported yet)",
-        lambda: git_sourced(new()),
-        ("MIG-26",),
-        phase=MigrationPhase.FAILED,
-        ready=Reason.CONFIGURATION_ERROR,
-        progressing=(False, Reason.CONFIGURATION_ERROR),
-        job=None,
-    ),
     Row(
         "Any phase, no claim -> Failed: source refused before any Job",
         lambda: with_source(new(), source_files(refusal="maxBytes: the files hold 2 MiB")),

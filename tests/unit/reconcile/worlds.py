@@ -661,17 +661,3 @@ def apply_job_name(world: MigrationWorld) -> str:
 def with_runner(world: MigrationWorld, runner: RunnerConfig) -> MigrationWorld:
     """The manager rolled out another runner (another execution binding)."""
     return dataclasses.replace(world, runner=runner)
-
-
-def git_sourced(world: MigrationWorld) -> MigrationWorld:
-    """The same resource, but naming a Git repository (no ConfigMap files)."""
-    from ptah_operator.api.common import GitSource
-
-    spec = world.migration.spec.model_copy(
-        update={
-            "config_map": None,
-            "git": GitSource(repository="https://git.example/acme/billing.git", ref="main"),
-        }
-    )
-    resource = world.migration.model_copy(update={"spec": spec})
-    return dataclasses.replace(world, migration=resource, source=None)

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from ptah_operator.api.common import ExecutionBinding
-from ptah_operator.api.constants import OperationType
+from ptah_operator.api.common import ExecutionBinding, SourceRecord
+from ptah_operator.api.constants import OperationType, SourceKind
 from ptah_operator.api.content import digest_of_files
 from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.migration import PtahMigration
@@ -119,11 +119,17 @@ def test_an_apply_document_carries_the_sequence_the_engine_compares() -> None:
     ]
 
 
+def _record() -> SourceRecord:
+    return SourceRecord(
+        kind=SourceKind.CONFIG_MAP, snapshot_name="ptah-src-1", content_digest=DIGEST
+    )
+
+
 def test_the_document_inside_a_built_job_is_read() -> None:
     runner = RunnerConfig(
         image="ptah", result_url="https://x/v1/results", binding=ExecutionBinding(image="ptah")
     )
-    job = apply_job(_migration(), runner, "op-3f9a2c7d1e", "ptah-src-1", DIGEST, _plan())
+    job = apply_job(_migration(), runner, "op-3f9a2c7d1e", _record(), _plan())
     env = job["spec"]["template"]["spec"]["containers"][0]["env"]
     text = next(e["value"] for e in env if e["name"] == "PTAH_OPERATION")
     assert parse_operation(text).expected is not None

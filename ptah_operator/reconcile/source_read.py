@@ -1,0 +1,238 @@
+"""Resolve and Verify: how a Git or OCI source is pinned, from Jobs only (SRC-GIT, SRC-OCI).
+
+Both are read-only operations, claimed and retried exactly as a History read is
+(history_read.py follows any read claim). This module starts them and adopts what they report:
+
+- Resolve (MIG-06): a Git ref to a commit with the content digest of the selected files
+  (SRC-GIT-02, SRC-GIT-03), recorded beside the repository, ref and path it answered
+  (SRC-GIT-04), `ArtifactResolved` CommitResolved naming the commit (SRC-GIT-05), then Reading;
+  an OCI reference to the manifest digest behind it (SRC-OCI-01), `ArtifactResolved`
+  DigestResolved, then Verifying. A failed Resolve reads the source again on every attempt,
+  so only a read request makes it give way (RETRY-07).
+- Verify (MIG-07): the digest under the verification policy, and the artifact type inspected
+  by the Job (SRC-OCI-02, SRC-OCI-04). Accepted: `ArtifactVerified` PolicySatisfied, the
+  content digest of the files recorded, then Reading. Refused: `ArtifactVerified`
+  PolicyRefused, Blocked with no plan (SRC-OCI-03); the next read is due at the interval or at
+  once when the policy or the spec changes.
+
+Each result ends its operation in one pass, and the next operation starts in the next pass
+(the phase shows where it stands meanwhile), so every verdict is in status before what it
+allows begins. A resource whose source moved from a ConfigMap loses its last snapshot once the
+first resolution of the new source is stored (SRC-CM-15: the Draft deletes what no stored
+status names).
+"""
+
+from __future__ import annotations
+
+from ptah_operator.api.common import ActiveOperation, SourceRecord
+from ptah_operator.api.constants import EventReason, OperationType, Reason, SourceKind
+from ptah_operator.reconcile import conditions, planning, sources
+from ptah_operator.reconcile.decision import OperationCredentials
+from ptah_operator.reconcile.draft import Draft, current_binding
+from ptah_operator.reconcile.jobs import job_name, owner_reference, resolve_job, verify_job
+from ptah_operator.reconcile.read_request import ReadRequest, answer
+from ptah_operator.reconcile.reports import OperationReport
+from ptah_operator.reconcile.schedule import interval
+
+
+def start_resolve(draft: Draft, request: ReadRequest | None = None) -> None:
+    """Claim a Resolve and create its Job: the read every due cycle of a Git or OCI source
+    starts with (a request is answered by it, RRQ-03)."""
+    _start(draft, OperationType.RESOLVE, None, request)
+
+
+def start_verify(draft: Draft, record: SourceRecord) -> None:
+    """Claim a Verify of the digest `record` pinned."""
+    _start(draft, OperationType.VERIFY, record, None)
+
+
+def _start(
+    draft: Draft,
+    operation: OperationType,
+    record: SourceRecord | None,
+    request: ReadRequest | None,
+) -> None:
+    operation_id = draft.world.new_operation_id
+    job = build_job(draft, operation, operation_id, record)
+    if isinstance(job, str):
+        not_built(draft, operation, job)
+        return
+    claim = ActiveOperation(
+        operation_id=operation_id,
+        type=operation,
+        job_name=job_name(operation, operation_id),
+        started_at=draft.now,
+        generation=draft.generation,
+        source=record,
+        execution_binding=current_binding(draft.world),
+        read_request=request.recorded if request is not None else None,
+    )
+    if request is not None:
+        answer(draft, request)
+    draft.status.active_operation = claim
+    draft.create(
+        OperationCredentials(operation_id, draft.namespace, owner_reference(draft.migration))
+    )
+    draft.create(job)
+    draft.stand(conditions.operating(operation))
+
+
+def build_job(
+    draft: Draft, operation: OperationType, operation_id: str, record: SourceRecord | None
+) -> dict[str, object] | str:
+    """The Resolve or Verify Job, or why it cannot be built."""
+    try:
+        if operation == OperationType.RESOLVE:
+            return resolve_job(draft.migration, draft.world.runner, operation_id)
+        if record is None:
+            return "the Verify claim names no resolution"
+        return verify_job(draft.migration, draft.world.runner, operation_id, record)
+    except ValueError as exc:
+        return str(exc)
+
+
+def not_built(draft: Draft, operation: OperationType, why: str) -> None:
+    """The Job could not be built: none exists, Failed (MIG-29)."""
+    draft.operation_failed(operation, Reason.JOB_NOT_BUILT)
+    message = f"the {operation.value} Job could not be built: {why}"
+    draft.warning(EventReason.OPERATION_FAILED, message)
+    draft.fail(Reason.JOB_NOT_BUILT, message)
+
+
+def problem(draft: Draft) -> tuple[Reason, str] | None:
+    """Why a Git or OCI source cannot be read now without a Job telling us, or None: the
+    verification policy an OCI source names must exist (its Job mounts it)."""
+    artifact = draft.spec.artifact
+    if artifact is None:
+        return None
+    policy = draft.world.verification_policy
+    if policy is None or policy.digest is None:
+        ref = artifact.verification_policy_from
+        return (
+            Reason.CONFIGURATION_ERROR,
+            f"the verification policy ConfigMap {ref.name} has no key {ref.key}",
+        )
+    return None
+
+
+# --- adopting a result -------------------------------------------------------------------------
+
+
+def adopt(draft: Draft, claim: ActiveOperation, report: OperationReport) -> str | None:
+    """Take a Resolve's or a Verify's result into status; why it cannot be taken, or None."""
+    if claim.type == OperationType.RESOLVE:
+        return _adopt_resolution(draft, claim, report)
+    return _adopt_verification(draft, claim, report)
+
+
+def _adopt_resolution(draft: Draft, claim: ActiveOperation, report: OperationReport) -> str | None:
+    resolved = report.resolve
+    if resolved is None:
+        return "the result holds no resolution"
+    when = report.finished_at or draft.now
+    if resolved.kind != sources.kind(draft):
+        return f"the result resolves a {resolved.kind.value} source"
+    if resolved.kind == SourceKind.GIT:
+        if resolved.commit is None or resolved.content_digest is None:
+            return "the result names no commit or content digest"
+        record = SourceRecord(
+            kind=SourceKind.GIT,
+            repository=resolved.repository,
+            ref=resolved.ref,
+            path=resolved.path or None,
+            commit=resolved.commit,
+            content_digest=resolved.content_digest,
+            resolved_at=when,
+        )
+    else:
+        if resolved.oci_digest is None:
+            return "the result names no artifact digest"
+        record = SourceRecord(
+            kind=SourceKind.ARTIFACT,
+            oci_ref=resolved.oci_ref,
+            oci_digest=resolved.oci_digest,
+            resolved_at=when,
+        )
+    if not sources.names_spec_source(draft, record):
+        return "the result answers for another source than the spec names"
+    status = draft.status
+    status.active_operation = None
+    status.source = record
+    conditions.clear_failure(status)
+    what = sources.describe(record)
+    if record.kind == SourceKind.GIT:
+        conditions.artifact_resolved(
+            status, True, Reason.COMMIT_RESOLVED, what, draft.now, draft.generation
+        )
+        draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what} ({record.content_digest})")
+        draft.stand(conditions.operating(OperationType.HISTORY))
+    else:
+        conditions.artifact_resolved(
+            status, True, Reason.DIGEST_RESOLVED, what, draft.now, draft.generation
+        )
+        draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what}")
+        draft.stand(conditions.operating(OperationType.VERIFY))
+    draft.wake_now()
+    return None
+
+
+def _adopt_verification(
+    draft: Draft, claim: ActiveOperation, report: OperationReport
+) -> str | None:
+    verdict = report.verify
+    record = claim.source
+    if verdict is None:
+        return "the result holds no verification"
+    if record is None:
+        return "the Verify claim names no resolution"
+    status = draft.status
+    when = report.finished_at or draft.now
+    artifact = draft.spec.artifact
+    policy = artifact.verification_policy_from if artifact is not None else None
+    policy_name = f"{policy.name}/{policy.key}" if policy is not None else "?"
+    if verdict.accepted:
+        if verdict.content_digest is None or verdict.policy_digest is None:
+            return "the result names no content or policy digest"
+        status.source = record.model_copy(
+            update={
+                "verification_policy_digest": verdict.policy_digest,
+                "artifact_type": verdict.artifact_type,
+                "content_digest": verdict.content_digest,
+                "verified_at": when,
+            }
+        )
+        status.active_operation = None
+        conditions.clear_failure(status)
+        message = (
+            f"{sources.describe(record)} ({verdict.artifact_type}) is accepted by the "
+            f"verification policy {policy_name}"
+        )
+        conditions.artifact_verified(
+            status, True, Reason.POLICY_SATISFIED, message, draft.now, draft.generation
+        )
+        draft.normal(EventReason.ARTIFACT_VERIFIED, message)
+        draft.stand(conditions.operating(OperationType.HISTORY))
+        draft.wake_now()
+        return None
+    status.source = record.model_copy(
+        update={
+            "verification_policy_digest": verdict.policy_digest,
+            "artifact_type": verdict.artifact_type,
+            "content_digest": None,
+            "verified_at": None,
+        }
+    )
+    status.active_operation = None
+    refusal = verdict.refusal or "the artifact is not one the policy accepts"
+    message = (
+        f"{sources.describe(record)} is refused by the verification policy {policy_name}: {refusal}"
+    )
+    conditions.artifact_verified(
+        status, False, Reason.POLICY_REFUSED, message, draft.now, draft.generation
+    )
+    planning.retire(draft, "the verification policy refused the artifact")
+    draft.warning(EventReason.ARTIFACT_REFUSED, message)
+    status.next_reconciliation_time = draft.now + interval(draft.migration)
+    draft.stand(conditions.blocked(Reason.POLICY_REFUSED, message))
+    draft.wake_at(status.next_reconciliation_time)
+    return None

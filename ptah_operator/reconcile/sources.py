@@ -1,0 +1,143 @@
+"""What a resolution pinned, whatever the source kind, and whether it still holds.
+
+A ConfigMap source is resolved by the manager into a snapshot (snapshots.py). A Git or OCI
+source is read only from Jobs (SRC-GIT-01): Resolve pins a commit or a digest, Verify (OCI)
+holds that digest to the verification policy, and `status.source` records what they answered
+(source_read.py). This module answers the same questions for every kind, so the read, the plan
+and the run need not know which kind they stand on:
+
+- `current`: what a plan made now would bind, or None when nothing usable is pinned;
+- `record_moved`: whether what a claim or a plan was bound to is no longer the source;
+- `source_moved`: whether the source moved under status.source since it was pinned (a read is
+  due at once);
+- `pinned`: the record a History read may use now (a Git commit resolved, or an OCI digest
+  verified under the policy as it is now), for a spec that still names that source;
+- `ensure`: the files a record names can still be had (a snapshot put back; Git and OCI
+  content is fetched again by the operation itself and checked against the digest).
+"""
+
+from __future__ import annotations
+
+from ptah_operator.api.common import PlanSourceBinding, SourceRecord
+from ptah_operator.api.constants import SourceKind
+from ptah_operator.api.fingerprints import plan_source_binding
+from ptah_operator.reconcile import snapshots
+from ptah_operator.reconcile.draft import Draft
+
+
+def kind(draft: Draft) -> SourceKind:
+    return draft.spec.source_kind
+
+
+def read_by_job(draft: Draft) -> bool:
+    """Git and OCI sources are resolved by a Resolve Job; a ConfigMap by the manager."""
+    return kind(draft) != SourceKind.CONFIG_MAP
+
+
+def names_spec_source(draft: Draft, record: SourceRecord | None) -> bool:
+    """Whether `record` resolved the source the spec names now (kind, repository, ref, path,
+    reference); a Git record may name the commit it answered for a commit-id ref."""
+    if record is None:
+        return False
+    spec = draft.spec
+    if spec.git is not None:
+        git = spec.git
+        return (
+            record.kind == SourceKind.GIT
+            and record.repository == git.repository
+            and record.ref == git.ref
+            and (record.path or None) == (git.path or None)
+        )
+    if spec.artifact is not None:
+        return record.kind == SourceKind.ARTIFACT and record.oci_ref == spec.artifact.oci_ref
+    return record.kind == SourceKind.CONFIG_MAP
+
+
+def policy_digest(draft: Draft) -> str | None:
+    """The digest of the verification policy as the cluster holds it now (OCI)."""
+    policy = draft.world.verification_policy
+    return policy.digest if policy is not None else None
+
+
+def complete(draft: Draft, record: SourceRecord | None) -> bool:
+    """A Git record with its commit and content digest, or an OCI record verified under the
+    verification policy the cluster holds now, for the source the spec names."""
+    if record is None or not names_spec_source(draft, record):
+        return False
+    if record.kind == SourceKind.GIT:
+        return bool(record.commit and record.content_digest)
+    if record.kind == SourceKind.ARTIFACT:
+        return (
+            record.verified_at is not None
+            and bool(record.oci_digest and record.content_digest)
+            and record.verification_policy_digest == policy_digest(draft)
+        )
+    return False
+
+
+def pinned(draft: Draft) -> SourceRecord | None:
+    """status.source when a History read may run on it now (Git/OCI), else None."""
+    record = draft.status.source
+    return record if complete(draft, record) else None
+
+
+def current(draft: Draft) -> PlanSourceBinding | None:
+    """What a plan made now would bind, or None when no usable resolution stands."""
+    if not read_by_job(draft):
+        source = draft.world.source
+        if source is None or source.refusal:
+            return None
+        return PlanSourceBinding(
+            kind=SourceKind.CONFIG_MAP,
+            content_digest=source.content_digest,
+            config_map_uid=source.config_map_uid,
+            source_policy_digest=source.source_policy_digest,
+        )
+    record = pinned(draft)
+    return plan_source_binding(record) if record is not None else None
+
+
+def record_moved(draft: Draft, record: SourceRecord | None) -> bool:
+    """Whether what a claim or a plan was bound to is no longer the source (or the source is
+    gone, refused, or not pinned any more)."""
+    if not read_by_job(draft):
+        return snapshots.record_moved(draft, record)
+    now = current(draft)
+    return record is None or now is None or plan_source_binding(record) != now
+
+
+def source_moved(draft: Draft) -> bool:
+    """The source is not what status.source pinned: a read is due at once. For Git and OCI
+    only the cluster's side can be seen without a Job: the spec naming another source (which
+    moves the generation too) and a replaced verification policy."""
+    if not read_by_job(draft):
+        return snapshots.source_moved(draft)
+    record = draft.status.source
+    if not names_spec_source(draft, record):
+        return True
+    assert record is not None
+    return (
+        record.kind == SourceKind.ARTIFACT
+        and record.verified_at is not None
+        and record.verification_policy_digest != policy_digest(draft)
+    )
+
+
+def ensure(draft: Draft, record: SourceRecord) -> bool:
+    """The files the record names can still be had: a snapshot exists or is put back now;
+    a commit or a digest is fetched again by the operation, held to its content digest."""
+    if record.kind == SourceKind.CONFIG_MAP:
+        return snapshots.ensure(draft, record)
+    return bool(record.content_digest)
+
+
+def describe(record: SourceRecord) -> str:
+    """A record in words for messages: no credential, no content."""
+    if record.kind == SourceKind.GIT:
+        where = f"{record.repository} {record.ref}"
+        if record.path:
+            where += f" ({record.path})"
+        return f"commit {record.commit} of {where}"
+    if record.kind == SourceKind.ARTIFACT:
+        return f"{record.oci_ref}@{record.oci_digest}"
+    return f"snapshot {record.snapshot_name}"
