@@ -23,7 +23,7 @@ import hashlib
 import json
 import secrets
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import structlog
@@ -45,6 +45,7 @@ from ptah_operator.api.kinds import from_manifest, kind_info
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.api.realm import PtahRealm
+from ptah_operator.api.source_policy import SourcePolicyError, parse_source_policy
 from ptah_operator.controller.controller import Controller, Result
 from ptah_operator.controller.informer import Informer
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
@@ -137,11 +138,15 @@ def index_lease(obj: KubeObject) -> list[str]:
 
 
 def index_source_configmap(obj: KubeObject) -> list[str]:
-    """The ConfigMaps a resource reads without a Job: its source ConfigMap, and the ConfigMap
-    holding its OCI verification policy (a replaced policy starts a new read at once)."""
+    """The ConfigMaps a resource reads without a Job: its source ConfigMap and the ConfigMaps
+    holding its policies (a replaced policy is read at once, SRC-POL-07)."""
     spec = _spec(obj)
+    config_map = spec.get("configMap") or {}
+    git = spec.get("git") or {}
     names = [
-        (spec.get("configMap") or {}).get("name"),
+        config_map.get("name"),
+        (config_map.get("sourcePolicyFrom") or {}).get("name"),
+        (git.get("sourcePolicyFrom") or {}).get("name"),
         ((spec.get("artifact") or {}).get("verificationPolicyFrom") or {}).get("name"),
     ]
     namespace = metadata(obj).get("namespace")
@@ -216,18 +221,36 @@ SNAPSHOT_REFUSED_EXIT = 3
 give the bound digest (or a Git commit no longer reachable)."""
 
 
-def policy_digest(configmap: KubeObject | None, key: str) -> str | None:
-    """SHA-256 of a ConfigMap key's bytes as a Pod would see them mounted; None when absent."""
+def key_bytes(configmap: KubeObject | None, key: str) -> bytes | None:
+    """A ConfigMap key's bytes as a Pod would see them mounted; None when absent."""
     if configmap is None:
         return None
     data = configmap.get("data") or {}
     if key in data:
-        raw = str(data[key]).encode()
-    elif key in (configmap.get("binaryData") or {}):
-        raw = base64.b64decode(configmap["binaryData"][key])
-    else:
-        return None
-    return "sha256:" + hashlib.sha256(raw).hexdigest()
+        return str(data[key]).encode()
+    binary = configmap.get("binaryData") or {}
+    if key in binary:
+        return base64.b64decode(binary[key])
+    return None
+
+
+def policy_digest(configmap: KubeObject | None, key: str) -> str | None:
+    """SHA-256 of a ConfigMap key's bytes; None when absent."""
+    raw = key_bytes(configmap, key)
+    return None if raw is None else "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def source_policy_file(configmap: KubeObject | None, name: str, key: str) -> PolicyFile:
+    """A source policy as the cluster holds it: its digest, and the policy parsed (or why it
+    cannot be)."""
+    raw = key_bytes(configmap, key)
+    if raw is None:
+        return PolicyFile(name, key, None)
+    digest = "sha256:" + hashlib.sha256(raw).hexdigest()
+    try:
+        return PolicyFile(name, key, digest, policy=parse_source_policy(raw))
+    except SourcePolicyError as error:
+        return PolicyFile(name, key, digest, error=str(error))
 
 
 def job_state(job: KubeObject, pods: Iterable[KubeObject] = ()) -> JobState:
@@ -413,11 +436,19 @@ class MigrationReconciler:
         namespace, uid = str(meta.namespace), str(meta.uid)
         spec = migration.spec
 
+        source_policy: PolicyFile | None = None
+        named = spec.config_map or spec.git
+        policy_ref = named.source_policy_from if named is not None else None
+        if policy_ref is not None:
+            holder = self.configmaps.store.get(f"{namespace}/{policy_ref.name}")
+            source_policy = source_policy_file(holder, policy_ref.name, policy_ref.key)
         source: SourceFiles | None = None
         if spec.config_map is not None:
             configmap = self.configmaps.store.get(f"{namespace}/{spec.config_map.name}")
             if configmap is not None:
                 source = source_files(configmap, spec.config_map.keys)
+                if source_policy is not None:
+                    source = replace(source, source_policy_digest=source_policy.digest)
         verification_policy: PolicyFile | None = None
         if spec.artifact is not None:
             ref = spec.artifact.verification_policy_from
@@ -494,6 +525,7 @@ class MigrationReconciler:
             runner=self.config.runner,
             source=source,
             verification_policy=verification_policy,
+            source_policy=source_policy,
             snapshots=snapshots,
             jobs=jobs,
             results=results,

@@ -183,6 +183,12 @@ def inputs_moved(draft: Draft, claim: ActiveOperation) -> str | None:
         return "the source changed"
     if claim.type == OperationType.VERIFY and not sources.names_spec_source(draft, claim.source):
         return "the source changed"
+    if (
+        claim.type == OperationType.RESOLVE
+        and claim.source is not None
+        and claim.source.source_policy_digest != sources.source_policy_digest(draft)
+    ):
+        return "the source policy changed"
     if claim.generation != draft.generation:
         return f"the spec changed (generation {draft.generation})"
     if binding_digest(claim.execution_binding) != binding_digest(current_binding(draft.world)):

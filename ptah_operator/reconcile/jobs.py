@@ -36,6 +36,7 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.content import MANIFEST_KEY, snapshot_name
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.plans import PtahMigrationPlan
+from ptah_operator.api.source_policy import SourcePolicy
 from ptah_operator.reconcile.world import RunnerConfig, SourceFiles
 
 OPERATION_CONTRACT = "ptah.run/operation/v1"
@@ -426,12 +427,21 @@ def apply_job(
     return _database_job(migration, runner, OperationType.APPLY, operation_id, record, plan)
 
 
-def resolve_job(migration: PtahMigration, runner: RunnerConfig, operation_id: str) -> Manifest:
+def resolve_job(
+    migration: PtahMigration,
+    runner: RunnerConfig,
+    operation_id: str,
+    source_policy: SourcePolicy | None = None,
+) -> Manifest:
     """Resolve a Git ref to a commit or an OCI reference to a digest (SRC-GIT-02, SRC-OCI-01).
-    Its one container holds the source credential and never the database URL (JOB-01)."""
+    Its one container holds the source credential and never the database URL (JOB-01). A
+    source policy's size rule travels with it: the Job checks the commit's selected files
+    against it before the commit is recorded (SRC-POL-04)."""
     document = operation_document(
         migration, OperationType.RESOLVE, operation_id, None, source=source_block(migration)
     )
+    if source_policy is not None and source_policy.max_bytes is not None:
+        document["sourcePolicy"] = {"maxBytes": source_policy.max_bytes}
     cred_volumes, cred_mounts, cred_flags = _credentials(migration)
     container = _container(
         migration,

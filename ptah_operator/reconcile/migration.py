@@ -181,7 +181,9 @@ def _idle(draft: Draft, refusal: Refusal | None) -> None:
     if status.phase == MigrationPhase.VERIFYING_HISTORY and status.unresolved_run is None:
         history_read.start(draft, proof=True)
         return
-    problem = source_read.problem(draft) if sources.read_by_job(draft) else snapshots.problem(draft)
+    problem = sources.policy_problem(draft) or (
+        source_read.problem(draft) if sources.read_by_job(draft) else snapshots.problem(draft)
+    )
     if problem is not None:
         reason, message = problem
         planning.retire(draft, message)

@@ -37,8 +37,12 @@ from ptah_operator.reconcile.schedule import interval
 
 def start_resolve(draft: Draft, request: ReadRequest | None = None) -> None:
     """Claim a Resolve and create its Job: the read every due cycle of a Git or OCI source
-    starts with (a request is answered by it, RRQ-03)."""
-    _start(draft, OperationType.RESOLVE, None, request)
+    starts with (a request is answered by it, RRQ-03). The claim records the source policy
+    the Resolve runs under, to be recorded beside what it resolves (SRC-POL-06)."""
+    under = SourceRecord(
+        kind=sources.kind(draft), source_policy_digest=sources.source_policy_digest(draft)
+    )
+    _start(draft, OperationType.RESOLVE, under, request)
 
 
 def start_verify(draft: Draft, record: SourceRecord) -> None:
@@ -83,7 +87,9 @@ def build_job(
     """The Resolve or Verify Job, or why it cannot be built."""
     try:
         if operation == OperationType.RESOLVE:
-            return resolve_job(draft.migration, draft.world.runner, operation_id)
+            held = draft.world.source_policy
+            policy = held.policy if held is not None and sources.source_policy_ref(draft) else None
+            return resolve_job(draft.migration, draft.world.runner, operation_id, policy)
         if record is None:
             return "the Verify claim names no resolution"
         return verify_job(draft.migration, draft.world.runner, operation_id, record)
@@ -142,6 +148,7 @@ def _adopt_resolution(draft: Draft, claim: ActiveOperation, report: OperationRep
             path=resolved.path or None,
             commit=resolved.commit,
             content_digest=resolved.content_digest,
+            source_policy_digest=claim.source.source_policy_digest if claim.source else None,
             resolved_at=when,
         )
     else:

@@ -18,8 +18,8 @@ and the run need not know which kind they stand on:
 
 from __future__ import annotations
 
-from ptah_operator.api.common import PlanSourceBinding, SourceRecord
-from ptah_operator.api.constants import SourceKind
+from ptah_operator.api.common import KeyReference, PlanSourceBinding, SourceRecord
+from ptah_operator.api.constants import Reason, SourceKind
 from ptah_operator.api.fingerprints import plan_source_binding
 from ptah_operator.reconcile import snapshots
 from ptah_operator.reconcile.draft import Draft
@@ -53,6 +53,68 @@ def names_spec_source(draft: Draft, record: SourceRecord | None) -> bool:
     return record.kind == SourceKind.CONFIG_MAP
 
 
+def source_policy_ref(draft: Draft) -> KeyReference | None:
+    """The source policy the spec names (a ConfigMap or Git source), or None."""
+    spec = draft.spec
+    if spec.config_map is not None:
+        return spec.config_map.source_policy_from
+    if spec.git is not None:
+        return spec.git.source_policy_from
+    return None
+
+
+def source_policy_digest(draft: Draft) -> str | None:
+    """The digest of the source policy as the cluster holds it now, when the spec names one."""
+    policy = draft.world.source_policy
+    if source_policy_ref(draft) is None or policy is None:
+        return None
+    return policy.digest
+
+
+def policy_problem(draft: Draft) -> tuple[Reason, str] | None:
+    """Why the source policy refuses the source before anything is written or run: a
+    ConfigMap's name and size before its snapshot (SRC-POL-02), a Git host before the Resolve
+    Job (SRC-POL-03); the rule named (SRC-POL-05). A policy that is missing or cannot be read
+    is a configuration error."""
+    ref = source_policy_ref(draft)
+    if ref is None:
+        return None
+    held = draft.world.source_policy
+    where = f"{ref.name}/{ref.key}"
+    if held is None or held.digest is None:
+        return (
+            Reason.CONFIGURATION_ERROR,
+            f"the source policy ConfigMap {ref.name} has no key {ref.key}",
+        )
+    policy = held.policy
+    if policy is None:
+        return (
+            Reason.CONFIGURATION_ERROR,
+            f"the source policy {where} cannot be read: {held.error or 'invalid'}",
+        )
+    spec = draft.spec
+    if spec.config_map is not None:
+        source = draft.world.source
+        if source is None or source.refusal:
+            return None
+        size = sum(len(data) for data in source.files.values())
+        rule = policy.refuse_config_map(source.config_map_name, size)
+        if rule is not None:
+            return (
+                Reason.SOURCE_REFUSED,
+                f"source ConfigMap {source.config_map_name} is refused by the source policy "
+                f"{where}: {rule}",
+            )
+    elif spec.git is not None:
+        rule = policy.refuse_git_host(spec.git.repository)
+        if rule is not None:
+            return (
+                Reason.SOURCE_REFUSED,
+                f"the repository is refused by the source policy {where}: {rule}",
+            )
+    return None
+
+
 def policy_digest(draft: Draft) -> str | None:
     """The digest of the verification policy as the cluster holds it now (OCI)."""
     policy = draft.world.verification_policy
@@ -65,7 +127,9 @@ def complete(draft: Draft, record: SourceRecord | None) -> bool:
     if record is None or not names_spec_source(draft, record):
         return False
     if record.kind == SourceKind.GIT:
-        return bool(record.commit and record.content_digest)
+        return bool(record.commit and record.content_digest) and (
+            record.source_policy_digest == source_policy_digest(draft)
+        )
     if record.kind == SourceKind.ARTIFACT:
         return (
             record.verified_at is not None
@@ -109,16 +173,18 @@ def record_moved(draft: Draft, record: SourceRecord | None) -> bool:
 def source_moved(draft: Draft) -> bool:
     """The source is not what status.source pinned: a read is due at once. For Git and OCI
     only the cluster's side can be seen without a Job: the spec naming another source (which
-    moves the generation too) and a replaced verification policy."""
+    moves the generation too), a replaced verification policy, and a replaced source policy
+    (SRC-POL-07: the source is resolved again under it)."""
     if not read_by_job(draft):
         return snapshots.source_moved(draft)
     record = draft.status.source
     if not names_spec_source(draft, record):
         return True
     assert record is not None
+    if record.kind == SourceKind.GIT:
+        return record.source_policy_digest != source_policy_digest(draft)
     return (
-        record.kind == SourceKind.ARTIFACT
-        and record.verified_at is not None
+        record.verification_policy_digest is not None
         and record.verification_policy_digest != policy_digest(draft)
     )
 

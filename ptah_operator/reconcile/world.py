@@ -25,6 +25,7 @@ from ptah_operator.api.constants import Engine
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.api.realm import PtahRealm
+from ptah_operator.api.source_policy import SourcePolicy
 
 
 class JobPhase(StrEnum):
@@ -86,13 +87,18 @@ class SourceFiles:
 
 @dataclass(frozen=True)
 class PolicyFile:
-    """A policy held in a ConfigMap key (spec.artifact.verificationPolicyFrom), reduced to its
-    digest: the manager never evaluates it (the Verify Job does) but sees when it changes."""
+    """A policy held in a ConfigMap key: the verification policy of an OCI source (which the
+    Verify Job evaluates; the manager only sees when it changes), or a source policy
+    (sourcePolicyFrom, which the manager evaluates itself, parsed by the controller)."""
 
     name: str
     key: str
     digest: str | None
     """SHA-256 of the key's bytes; None when the ConfigMap or the key does not exist."""
+    policy: SourcePolicy | None = None
+    """A source policy, parsed; None for a verification policy or one that cannot be read."""
+    error: str | None = None
+    """Why a source policy cannot be read (never its content)."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +156,9 @@ class MigrationWorld:
     is not a ConfigMap)."""
     verification_policy: PolicyFile | None = None
     """The OCI source's verification policy; None when the source is not an OCI artifact."""
+    source_policy: PolicyFile | None = None
+    """The source policy a ConfigMap or Git source names (sourcePolicyFrom); None when it
+    names none."""
     snapshots: frozenset[str] = frozenset()
     """Names of the snapshot ConfigMaps this resource owns that exist."""
     jobs: Mapping[str, JobState] = field(default_factory=dict)

@@ -27,6 +27,7 @@ from ptah_operator.api.constants import (
     SourceKind,
 )
 from ptah_operator.api.content import digest_of_files
+from ptah_operator.api.source_policy import parse_source_policy
 from ptah_operator.reconcile.decision import Decision
 from ptah_operator.reconcile.migration import reconcile_migration
 from ptah_operator.reconcile.world import JobPhase, MigrationWorld, PolicyFile
@@ -513,3 +514,143 @@ def carry(world: MigrationWorld, decision: Decision) -> MigrationWorld:
     from tests.unit.reconcile.worlds import carry_out
 
     return carry_out(world, decision)
+
+
+# --- the source policy -------------------------------------------------------------------------
+
+SOURCE_POLICY_RAW = (
+    b"version: 1\nconfigMaps: {names: [billing-*]}\ngit: {hosts: [git.example]}\nmaxBytes: 4096\n"
+)
+SOURCE_POLICY = PolicyFile(
+    "source-rules",
+    "policy.yaml",
+    digest("source policy v1"),
+    policy=parse_source_policy(SOURCE_POLICY_RAW),
+)
+REPLACED_SOURCE_POLICY = dataclasses.replace(SOURCE_POLICY, digest=digest("source policy v2"))
+POLICY_REF = KeyReference(name="source-rules", key="policy.yaml")
+
+
+def under_source_policy(
+    world: MigrationWorld, held: PolicyFile | None = SOURCE_POLICY
+) -> MigrationWorld:
+    spec = world.migration.spec
+    if spec.git is not None:
+        spec = spec.model_copy(
+            update={"git": spec.git.model_copy(update={"source_policy_from": POLICY_REF})}
+        )
+    else:
+        assert spec.config_map is not None
+        spec = spec.model_copy(
+            update={
+                "config_map": spec.config_map.model_copy(update={"source_policy_from": POLICY_REF})
+            }
+        )
+    source = world.source
+    if source is not None and held is not None:
+        source = dataclasses.replace(source, source_policy_digest=held.digest)
+    resource = world.migration.model_copy(update={"spec": spec})
+    return dataclasses.replace(world, migration=resource, source=source, source_policy=held)
+
+
+def with_source_policy(world: MigrationWorld, held: PolicyFile) -> MigrationWorld:
+    source = world.source
+    if source is not None:
+        source = dataclasses.replace(source, source_policy_digest=held.digest)
+    return dataclasses.replace(world, source_policy=held, source=source)
+
+
+@pytest.mark.req("SRC-POL-01", "SRC-POL-02", "SRC-POL-05")
+def test_a_configmap_the_source_policy_refuses_fails_naming_the_rule_before_any_snapshot() -> None:
+    strict = dataclasses.replace(
+        SOURCE_POLICY,
+        policy=parse_source_policy(b"version: 1\nconfigMaps: {names: [orders-*]}\n"),
+    )
+    world, decision = decide(under_source_policy(new(), strict))
+    after = status_of(world, decision)
+    assert after.phase == MigrationPhase.FAILED
+    assert condition_reason(after, ConditionType.READY) == Reason.SOURCE_REFUSED
+    assert "configMaps.names" in (after.message or "")
+    assert decision.create == ()
+    small = dataclasses.replace(
+        SOURCE_POLICY, policy=parse_source_policy(b"version: 1\nmaxBytes: 10\n")
+    )
+    world, decision = decide(under_source_policy(new(), small))
+    assert "maxBytes" in (status_of(world, decision).message or "")
+    assert decision.create == ()
+
+
+@pytest.mark.req("SRC-POL-01", "SRC-POL-06")
+def test_the_source_policy_is_recorded_beside_the_resolution_and_bound_into_the_plan() -> None:
+    world = step(step(history_reported(step(under_source_policy(new())), ready_to_plan())))
+    record = status(world).source
+    assert record is not None
+    assert record.source_policy_digest == SOURCE_POLICY.digest
+    plan = next(iter(world.plans.values()))
+    assert plan.spec.source.source_policy_digest == SOURCE_POLICY.digest
+
+
+@pytest.mark.req("SRC-POL-07")
+def test_a_replaced_source_policy_is_read_at_once_and_retires_the_plan() -> None:
+    world = step(step(history_reported(step(under_source_policy(new())), ready_to_plan())))
+    assert status(world).phase == MigrationPhase.AWAITING_APPROVAL
+    world, decision = decide(with_source_policy(world, REPLACED_SOURCE_POLICY))
+    after = status_of(world, decision)
+    assert after.plan is None
+    assert condition_reason(after, ConditionType.READY) == Reason.PLAN_STALE
+    reread = step(carry(world, decision))
+    record = status(reread).source
+    assert status(reread).phase == MigrationPhase.READING
+    assert record is not None
+    assert record.source_policy_digest == REPLACED_SOURCE_POLICY.digest
+
+
+@pytest.mark.req("SRC-POL-03", "SRC-POL-05")
+def test_a_git_host_the_source_policy_refuses_fails_before_the_resolve_job() -> None:
+    elsewhere = dataclasses.replace(
+        SOURCE_POLICY, policy=parse_source_policy(b"version: 1\ngit: {hosts: [git.corp.test]}\n")
+    )
+    world, decision = decide(under_source_policy(git_new(), elsewhere))
+    after = status_of(world, decision)
+    assert after.phase == MigrationPhase.FAILED
+    assert condition_reason(after, ConditionType.READY) == Reason.SOURCE_REFUSED
+    assert "git.hosts" in (after.message or "")
+    assert job_of(decision) is None
+
+
+def _allowed_git_policy() -> PolicyFile:
+    return dataclasses.replace(
+        SOURCE_POLICY,
+        policy=parse_source_policy(b"version: 1\ngit: {hosts: [git.example]}\nmaxBytes: 4096\n"),
+    )
+
+
+@pytest.mark.req("SRC-POL-04", "SRC-POL-06")
+def test_the_resolve_job_carries_the_size_rule_and_the_commit_records_the_policy() -> None:
+    world, decision = decide(under_source_policy(git_new(), _allowed_git_policy()))
+    resolve = containers(created_job(decision))["resolve"]
+    document = json.loads(next(e["value"] for e in resolve["env"] if e["name"] == "PTAH_OPERATION"))
+    assert document["sourcePolicy"] == {"maxBytes": 4096}
+    world = step(resolved_git(carry(world, decision)))
+    record = status(world).source
+    assert record is not None
+    assert record.source_policy_digest == SOURCE_POLICY.digest
+
+
+@pytest.mark.req("SRC-POL-07")
+def test_a_replaced_source_policy_resolves_a_git_source_again_at_once() -> None:
+    world = under_source_policy(git_new(), _allowed_git_policy())
+    world = step(history_reported(step(step(resolved_git(step(world)))), nothing_pending()))
+    assert status(world).phase == MigrationPhase.IN_SYNC
+    replaced = dataclasses.replace(_allowed_git_policy(), digest=digest("source policy v2"))
+    world, decision = decide(with_source_policy(world, replaced))
+    assert status_of(world, decision).phase == MigrationPhase.RESOLVING
+
+
+def test_a_missing_source_policy_is_a_configuration_error() -> None:
+    missing = PolicyFile("source-rules", "policy.yaml", None)
+    world, decision = decide(under_source_policy(new(), missing))
+    after = status_of(world, decision)
+    assert after.phase == MigrationPhase.FAILED
+    assert condition_reason(after, ConditionType.READY) == Reason.CONFIGURATION_ERROR
+    assert decision.create == ()
