@@ -24,9 +24,11 @@ from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 from localstack.controlplane import ControlPlane
 from localstack.executor import NODE_NAME
+from localstack.gitserver import GitServer
 from localstack.mariadb import MariaDBServer
 from localstack.postgres import PostgresServer
 from localstack.process import Process
+from localstack.registry import OciRegistry
 from localstack.stack import build_image
 
 REPO = Path(__file__).resolve().parents[1]
@@ -203,3 +205,19 @@ async def api_client(kube: ControlPlane) -> AsyncIterator[k8s_client.ApiClient]:
     )
     async with k8s_client.ApiClient(configuration) as api:
         yield api
+
+
+@pytest.fixture(scope="session")
+def oci_registry(stack_workdir: Path) -> Iterator[OciRegistry]:
+    """A real OCI registry (Debian's docker-registry 2.8) over plain HTTP on 127.0.0.1:
+    `.host` (`127.0.0.1:PORT`, list it as insecure), `.ref(repository, tag)`, `.root`."""
+    with OciRegistry(stack_workdir) as registry:
+        yield registry
+
+
+@pytest.fixture(scope="session")
+def git_server(stack_workdir: Path) -> Iterator[GitServer]:
+    """A real Git server (git http-backend) on 127.0.0.1: `.create_repo(auth=..., config=...)`
+    gives a `GitRepo` to commit, tag and push in; `.url` is what a source names."""
+    with GitServer(stack_workdir) as server:
+        yield server

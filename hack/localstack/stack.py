@@ -1,7 +1,8 @@
 """The whole local stack in one place: what `make demo` and the end-to-end tests run.
 
 `LocalStack` starts, in order: the control plane (etcd, kube-apiserver, kube-controller-manager),
-the CRDs, PostgreSQL (and MariaDB when asked), the Job executor (podman mode when the image can
+the CRDs, PostgreSQL (and MariaDB when asked), an OCI registry and a Git server (when asked:
+the sources Resolve, Verify and fetch read from), the Job executor (podman mode when the image can
 be built, else process mode), and the operator itself as a normal process against that API
 server, serving its admission webhooks and result endpoint over TLS on 127.0.0.1 with a
 certificate from the control plane's CA, and registering the webhooks with that CA as their
@@ -20,9 +21,11 @@ from pathlib import Path
 from types import TracebackType
 
 from localstack.controlplane import REPO, ControlPlane
+from localstack.gitserver import GitServer
 from localstack.mariadb import MariaDBServer
 from localstack.postgres import PostgresServer
 from localstack.process import Process, StackError, free_port
+from localstack.registry import OciRegistry
 
 OPERATOR_NAMESPACE = "ptah-system"
 
@@ -47,18 +50,22 @@ class LocalStack:
         workdir: Path,
         *,
         mariadb: bool = False,
+        sources: bool = False,
         executor_mode: str = "podman",
         operator: bool = True,
         operator_args: tuple[str, ...] = (),
     ) -> None:
         self.workdir = workdir
         self.want_mariadb = mariadb
+        self.want_sources = sources
         self.executor_mode = executor_mode
         self.want_operator = operator
         self.operator_args = operator_args
         self.control_plane: ControlPlane | None = None
         self.postgres: PostgresServer | None = None
         self.mariadb: MariaDBServer | None = None
+        self.registry: OciRegistry | None = None
+        self.git: GitServer | None = None
         self.executor: Process | None = None
         self.operator: Process | None = None
         self.image = "localhost/ptah-operator:dev"
@@ -93,6 +100,9 @@ class LocalStack:
         self.postgres = self._exit.enter_context(PostgresServer(self.workdir))
         if self.want_mariadb:
             self.mariadb = self._exit.enter_context(MariaDBServer(self.workdir))
+        if self.want_sources:
+            self.registry = self._exit.enter_context(OciRegistry(self.workdir))
+            self.git = self._exit.enter_context(GitServer(self.workdir))
         if self.executor_mode == "podman":
             self.image = build_image()
         self.executor = self._start_executor()
@@ -151,6 +161,8 @@ class LocalStack:
             f"--register-webhooks-url=https://127.0.0.1:{self.webhook_port}",
             f"--runner-image={self.image}",
             f"--operator-namespace={OPERATOR_NAMESPACE}",
+            # The local registry speaks plain HTTP on loopback.
+            *([f"--insecure-registry={self.registry.host}"] if self.registry else []),
             *self.operator_args,
         ]
 

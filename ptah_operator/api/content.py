@@ -44,8 +44,10 @@ def sha256_hex(data: bytes) -> str:
 
 
 def valid_file_name(name: str) -> bool:
-    """A name usable both as a ConfigMap key and as a flat file name."""
-    return bool(_FILE_NAME.match(name)) and name not in {".", "..", MANIFEST_KEY}
+    """A name usable both as a ConfigMap key and as a flat file name. A name starting with
+    ".." is refused: the kubelet keeps its own entries of a mounted ConfigMap under such names,
+    so a mounted snapshot could not tell the two apart."""
+    return bool(_FILE_NAME.match(name)) and not name.startswith("..") and name != MANIFEST_KEY
 
 
 def manifest_entries(files: Mapping[str, bytes]) -> list[ManifestEntry]:

@@ -1,8 +1,9 @@
 """The `ptah` command line: the engine without Kubernetes.
 
-`ptah migrations ...` drives versioned migrations (ptah_operator.engine.migrations.cli) and
-`ptah schema ...` the declarative schema engine (ptah_operator.engine.schema.cli). Each group
-owns its arguments; this module only dispatches, so the two never import each other.
+`ptah migrations ...` drives versioned migrations (ptah_operator.engine.migrations.cli),
+`ptah schema ...` the declarative schema engine (ptah_operator.engine.schema.cli) and
+`ptah artifact ...` OCI artifacts (ptah_operator.engine.sources.cli). Each group owns its
+arguments; this module only dispatches, so they never import each other.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 GROUPS = {
     "migrations": "ptah_operator.engine.migrations.cli",
     "schema": "ptah_operator.engine.schema.cli",
+    "artifact": "ptah_operator.engine.sources.cli",
 }
 
 USAGE = """usage: ptah <group> <command> [options]
@@ -21,6 +23,7 @@ USAGE = """usage: ptah <group> <command> [options]
 groups:
   migrations   versioned SQL migrations: status, up, set, repair, baseline
   schema       declarative schema: inspect, diff, plan, apply, drift
+  artifact     OCI artifacts of Ptah's layout: push, resolve, inspect, pull
 
 Run 'ptah <group> --help' for the commands of a group.
 """

@@ -3,6 +3,10 @@
     ptah-runner source  --snapshot DIR --digest sha256:... --out DIR   (the init container)
     ptah-runner history --files DIR                                    (the run container)
     ptah-runner apply   --files DIR                                    (the run container)
+    ptah-runner resolve [--credentials DIR]              (a Resolve Job's only container)
+    ptah-runner verify  --policy FILE [--credentials DIR]  (a Verify Job's only container)
+    ptah-runner fetch   --source JSON --digest sha256:... --out DIR [--credentials DIR]
+                        (the init container fetching a Git/OCI source before `source`)
 
 Environment of `history` and `apply`:
     PTAH_OPERATION          the operation document (contract ptah.run/operation/v1)
@@ -14,14 +18,32 @@ Environment of `history` and `apply`:
     PTAH_LOCK_TIMEOUT_SECONDS  how long an Apply waits for the migration lock (default 30)
     PTAH_TERMINATION_LOG    where the termination message goes (default /dev/termination-log)
 
+Git and OCI sources (resolve, verify, fetch; docs/engine-sources.md). These hold the source
+credentials (`--credentials DIR`: files `username` and `password`) and never a database URL.
+    PTAH_OPERATION            resolve/verify: the operation document, type Resolve or Verify,
+                              with its `source` block (and, Resolve of Git, `sourcePolicy`)
+    PTAH_RESULT_*             resolve/verify: as for history and apply
+    PTAH_INSECURE_REGISTRIES  comma-separated host[:port] reached over plain HTTP
+`resolve` reports `resolve` {kind Git: repository, ref, path, commit, contentDigest,
+fileCount, totalBytes | kind Artifact: ociRef, ociDigest}, or `error` {reason SourceUnreachable,
+RefNotFound, CommitNotAdvertised, SourceRefused or CommitUnreachable, message}. `verify` reports
+`verify` {accepted, artifactType, policyDigest, contentDigest (accepted) | refusal (refused)};
+a refusal is a verdict (exit 0), a registry that cannot be read an `error` (exit 1). `fetch`
+reports nothing: it writes the files and `ptah-manifest.json` into `--out` only when they give
+`--digest`, for `ptah-runner source --snapshot` to check again.
+
 Exit codes:
-    0  the result was reported, whatever it says (a History reading, any Apply outcome)
+    0  the result was reported, whatever it says (a History reading, any Apply outcome, a
+       Resolve, a Verify verdict); `fetch`: the files are written
     1  the result was reported, and it says the operation could not do its work (its
        `error` block: the database unreachable, the history unreadable, the lock not free,
-       the files refused, the runner stopped)
+       the files refused, the runner stopped; the source unreachable or refused);
+       `fetch`: the source cannot be reached (`source unavailable: …`)
     2  the command line, the operation document or the result endpoint's configuration
        cannot be used: nothing was run and nothing reported
-    3  `source`: the snapshot does not match the bound digest (`snapshot refused: …`)
+    3  `source`: the snapshot does not match the bound digest (`snapshot refused: …`);
+       `fetch`: the source refused, e.g. a digest that differs, a commit no longer reachable,
+       a submodule or LFS pointer (`source refused: …`)
     4  the result could not be reported (`result not reported`)
 
 The termination message is one short line: never SQL, a row, a URL or a token.
@@ -61,6 +83,12 @@ from ptah_operator.runner.report import (
     post_result,
 )
 from ptah_operator.runner.source import SnapshotError, take_snapshot
+from ptah_operator.runner.source_commands import (
+    Ending,
+    fetch_command,
+    resolve_command,
+    verify_command,
+)
 
 log = structlog.get_logger("ptah.runner")
 
@@ -99,6 +127,16 @@ def build_parser() -> argparse.ArgumentParser:
     for name, text in helps.items():
         command = commands.add_parser(name, help=text)
         command.add_argument("--files", required=True, type=Path)
+    resolve = commands.add_parser("resolve", help="resolve a Git or OCI source (a Resolve)")
+    resolve.add_argument("--credentials", type=Path, default=None)
+    verify = commands.add_parser("verify", help="verify an OCI artifact against a policy")
+    verify.add_argument("--policy", required=True, type=Path)
+    verify.add_argument("--credentials", type=Path, default=None)
+    fetch = commands.add_parser("fetch", help="fetch a pinned Git/OCI source into a snapshot")
+    fetch.add_argument("--source", required=True)
+    fetch.add_argument("--digest", required=True)
+    fetch.add_argument("--out", required=True, type=Path)
+    fetch.add_argument("--credentials", type=Path, default=None)
     return parser
 
 
@@ -197,12 +235,32 @@ async def _operate(args: argparse.Namespace) -> int:
     return finished.exit_code
 
 
+def _ended(ending: Ending) -> int:
+    if ending.message:
+        write_termination_message(ending.message)
+    return ending.code
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    if not _DIGEST.match(args.digest):
+        log.error("bad digest")
+        write_termination_message("bad invocation: --digest is not sha256:<64 hex>")
+        return EXIT_USAGE
+    return _ended(fetch_command(args.source, args.digest, args.out, args.credentials))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     configure_logging()
     args = build_parser().parse_args(argv)
     structlog.contextvars.bind_contextvars(command=args.command)
     if args.command == "source":
         return _source(args)
+    if args.command == "fetch":
+        return _fetch(args)
+    if args.command == "resolve":
+        return _ended(asyncio.run(resolve_command(args.credentials)))
+    if args.command == "verify":
+        return _ended(asyncio.run(verify_command(args.policy, args.credentials)))
     return asyncio.run(_operate(args))
 
 

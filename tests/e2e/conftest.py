@@ -1,6 +1,6 @@
 """The end-to-end stack: everything `make demo` runs, once per test session.
 
-A real control plane, PostgreSQL and MariaDB, the Job executor running real containers from
+A real control plane, PostgreSQL and MariaDB, an OCI registry and a Git server, the Job executor running real containers from
 the image the Containerfile builds (podman), and the operator as its own process with its
 webhooks registered in the API server. Scenarios act as people do (kubectl, kubectl ptah, a
 psql session) and read what a person would read.
@@ -22,7 +22,7 @@ def e2e_stack() -> Iterator[LocalStack]:
     workdir = Path(tempfile.mkdtemp(prefix="ptah-e2e-"))
     workdir.chmod(0o755)
     try:
-        with LocalStack(workdir, mariadb=True) as stack:
+        with LocalStack(workdir, mariadb=True, sources=True) as stack:
             yield stack
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -145,10 +145,12 @@ class Scenario:
         *,
         url: str | None = None,
         target: Mapping[str, Any] | None = None,
+        source: Mapping[str, Any] | None = None,
         **spec: Any,
     ) -> None:
         """The resource and the Secret holding its database URL (`url`, default this
-        scenario's database); `target` adds to or overrides spec.target."""
+        scenario's database); `target` adds to or overrides spec.target; `source` replaces
+        the ConfigMap source (`{"git": {...}}` or `{"artifact": {...}}`)."""
         self.apply(
             self.database_secret(name, url or self.url),
             {
@@ -162,7 +164,7 @@ class Scenario:
                         "urlFrom": {"name": f"{name}-database", "key": "url"},
                         **(target or {}),
                     },
-                    "configMap": {"name": "migrations"},
+                    **(source or {"configMap": {"name": "migrations"}}),
                     "policy": {"apply": apply},
                     **spec,
                 },
