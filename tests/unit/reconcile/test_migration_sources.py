@@ -654,3 +654,41 @@ def test_a_missing_source_policy_is_a_configuration_error() -> None:
     assert after.phase == MigrationPhase.FAILED
     assert condition_reason(after, ConditionType.READY) == Reason.CONFIGURATION_ERROR
     assert decision.create == ()
+
+
+@pytest.mark.req("SRC-GIT-12", "SRC-GIT-14")
+def test_a_refused_resolve_leaves_alone_what_the_resource_applied() -> None:
+    waiting = git_awaiting_approval()
+    applied = step(step(with_approval(waiting)))
+    applied = step(
+        with_result(
+            applied,
+            report(
+                applied,
+                OperationType.APPLY,
+                run={"outcome": "Applied", "selected": True, "appliedVersions": ["0002"]},
+            ),
+        )
+    )
+    applied = step(history_reported(step(applied), nothing_pending()))
+    before = status(applied)
+    assert before.phase == MigrationPhase.IN_SYNC
+    assert before.last_run is not None
+    resolving = step(later(applied, dt.timedelta(minutes=11)))
+    assert status(resolving).phase == MigrationPhase.RESOLVING
+    refused = {
+        "reason": "CommitNotAdvertised",
+        "message": "the server does not advertise commit " + COMMIT,
+    }
+    world, decision = decide(
+        with_result(resolving, report(resolving, OperationType.RESOLVE, target=None, error=refused))
+    )
+    after = status_of(world, decision)
+    failure = after.condition(ConditionType.RECONCILIATION_FAILED)
+    assert failure is not None
+    assert failure.reason == "CommitNotAdvertised"
+    assert COMMIT in failure.message
+    assert after.last_run == before.last_run
+    assert after.history == before.history
+    assert after.source == before.source
+    assert decision.create == ()
