@@ -12,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from ptah_operator.api.common import ActiveOperation, PlanReference, SourceRecord, UserInfo
+from ptah_operator.api.common import (
+    ActiveOperation,
+    PlanReference,
+    PlanSourceBinding,
+    SourceRecord,
+    UserInfo,
+)
 from ptah_operator.api.constants import ConditionType, SourceKind
 from ptah_operator.api.fields import format_time
 from ptah_operator.api.journal import Journal, JournalEntry
@@ -89,11 +95,25 @@ def _source(record: SourceRecord | None) -> str:
     if record is None:
         return "-"
     if record.kind == SourceKind.ARTIFACT:
-        return f"Artifact {record.oci_ref or '-'} @ {short(record.oci_digest)}"
+        verdict = (
+            f", verified {record.artifact_type or ''}".rstrip()
+            if record.verified_at is not None
+            else ", not verified"
+        )
+        return f"Artifact {record.oci_ref or '-'} @ {short(record.oci_digest)}{verdict}"
     if record.kind == SourceKind.CONFIG_MAP:
         return f"ConfigMap, content {short(record.content_digest)}, snapshot {record.snapshot_name or '-'}"
     commit = record.commit[:12] if record.commit else "-"
     return f"Git {record.repository or '-'} {record.ref or ''} @ {commit}, content {short(record.content_digest)}"
+
+
+def _bound_source(binding: PlanSourceBinding) -> str:
+    if binding.kind == SourceKind.ARTIFACT:
+        return (
+            f"Artifact @ {short(binding.oci_digest)}, "
+            f"verification policy {short(binding.verification_policy_digest)}"
+        )
+    return f"{binding.kind}, content {short(binding.content_digest)}"
 
 
 def _operation(active: ActiveOperation | None) -> str:
@@ -268,7 +288,7 @@ def render_plan(
         lines += [
             "",
             "Bound to (a change to any of these retires the plan):",
-            _field("Source", f"{spec.source.kind}, content {short(spec.source.content_digest)}"),
+            _field("Source", _bound_source(spec.source)),
             _field("History", short(spec.history_fingerprint)),
             _field("Database", short(spec.target_identity_digest)),
             _field(
