@@ -340,6 +340,9 @@ class ActiveOperation(ApiModel):
     last_failure_reason: ConditionReason | None = None
     generation: int | None = Field(default=None, ge=0)
     """metadata.generation the claim was made for."""
+    spec_digest: Digest | None = None
+    """SHA-256 of the spec the claim was made under, spec.suspend left out (a schema's Apply:
+    another spec taking over supersedes its proof, a suspension does not)."""
     source: SourceRecord | None = None
     """The resolution the operation is bound to."""
     plan: PlanReference | None = None

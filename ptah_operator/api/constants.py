@@ -301,6 +301,7 @@ class Reason(StrEnum):
     OPERATION_IN_PROGRESS = "OperationInProgress"
     OPERATION_FAILED = "OperationFailed"
     JOB_NOT_BUILT = "JobNotBuilt"
+    JOB_REFUSED = "JobRefused"
     LEASE_CONTINUITY_LOST = "LeaseContinuityLost"
     CONFIGURATION_ERROR = "ConfigurationError"
     SUSPENDED = "Suspended"
@@ -339,6 +340,7 @@ class EventReason(StrEnum):
     ARTIFACT_VERIFIED = "ArtifactVerified"
     ARTIFACT_REFUSED = "ArtifactRefused"
     LEASE_CONTINUITY_LOST = "LeaseContinuityLost"
+    TARGET_IDENTITY_CHANGED = "TargetIdentityChanged"
 
 
 # --- journal -----------------------------------------------------------------------------------

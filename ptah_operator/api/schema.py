@@ -13,9 +13,11 @@ from pydantic import Field
 
 from ptah_operator.api.common import (
     CommonSpec,
+    ExecutionBinding,
     JobReference,
     ObjectReference,
     PlanReference,
+    SourceRecord,
     StatusCommon,
     UserInfo,
 )
@@ -24,6 +26,7 @@ from ptah_operator.api.constants import (
     MAX_PROTECTED_TABLES,
     ApplyOutcome,
     ApplyPolicy,
+    Authorization,
     SchemaPhase,
     Severity,
     VerifiedOutcome,
@@ -101,6 +104,11 @@ class SchemaPlanStatus(PlanReference):
 
     digest: Digest | None = None
     """SHA-256 of the plan's SQL bytes."""
+    operation_id: LabelName | None = Field(default=None, alias="operationID")
+    """The Plan operation that produced it (its uploaded text becomes the plan's chunks)."""
+    planned_at: Timestamp | None = None
+    """When that Plan ended; a plan not published within failureRetryInterval of it could not
+    be published."""
     approval_required: bool | None = None
     approval: ObjectReference | None = None
     """The approval this plan consumes, once accepted."""
@@ -130,7 +138,19 @@ class ApplyRecord(ApiModel):
     started_at: Timestamp | None = None
     finished_at: Timestamp | None = None
     target_identity_digest: Digest | None = None
+    """The database the plan was made for, which the proof must read."""
     verification: SchemaVerification | None = None
+    authorization: Authorization | None = None
+    """Approval (a person's PtahSchemaApproval) or Policy (apply: Always)."""
+    source: SourceRecord | None = None
+    """The resolution the Apply ran from; the proof reads the same files."""
+    execution_binding: ExecutionBinding | None = None
+    """What ran the Apply; another one taking over supersedes its proof."""
+    generation: int | None = Field(default=None, ge=0)
+    """metadata.generation the Apply was claimed for."""
+    spec_digest: Digest | None = None
+    """SHA-256 of the spec the Apply was claimed under, spec.suspend left out: another spec
+    taking over supersedes its proof, a suspension does not."""
 
 
 class AppliedPlan(ApiModel):
@@ -155,6 +175,9 @@ class PtahSchemaStatus(StatusCommon):
     drift: DriftSummary | None = None
     last_apply: ApplyRecord | None = None
     applied: AppliedPlan | None = None
+    retired_plan: PlanReference | None = None
+    """The plan a changed input retired before it ran while a person could approve it or had
+    approved it; the next PlanPublished entry names it in replaced."""
     journal: Journal | None = None
 
 

@@ -110,22 +110,45 @@ def stand(
 ) -> None:
     """Put the resource where the standing says: phase, message, Ready and Progressing."""
     status.phase = standing.phase
-    status.message = bounded(standing.message)
+    kstatus(
+        status,
+        standing.reason,
+        standing.message,
+        progressing=standing.progressing,
+        ready=standing.ready,
+        now=now,
+        generation=generation,
+    )
+
+
+def kstatus(
+    status: StatusCommon,
+    reason: str,
+    message: str,
+    *,
+    progressing: bool,
+    ready: bool,
+    now: dt.datetime,
+    generation: int | None,
+) -> None:
+    """status.message, Ready and Progressing of any resource (a migration's or a schema's
+    standing): the two kstatus conditions carry the same reason and message."""
+    status.message = bounded(message)
     set_condition(
         status,
         ConditionType.READY,
-        ConditionStatus.TRUE if standing.ready else ConditionStatus.FALSE,
-        standing.reason,
-        standing.message,
+        ConditionStatus.TRUE if ready else ConditionStatus.FALSE,
+        reason,
+        message,
         now,
         generation,
     )
     set_condition(
         status,
         ConditionType.PROGRESSING,
-        ConditionStatus.TRUE if standing.progressing else ConditionStatus.FALSE,
-        standing.reason,
-        standing.message,
+        ConditionStatus.TRUE if progressing else ConditionStatus.FALSE,
+        reason,
+        message,
         now,
         generation,
     )

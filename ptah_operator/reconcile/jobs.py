@@ -36,6 +36,7 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.content import MANIFEST_KEY, snapshot_name
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.plans import PtahMigrationPlan
+from ptah_operator.api.schema import PtahSchema
 from ptah_operator.api.source_policy import SourcePolicy
 from ptah_operator.reconcile.world import RunnerConfig, SourceFiles
 
@@ -51,6 +52,9 @@ POLICY_MOUNT = "/ptah/policy"
 POLICY_FILE = "policy.yaml"
 
 Manifest = dict[str, Any]
+
+Owner = PtahMigration | PtahSchema
+"""The resource an operation belongs to: its Jobs, snapshots and records are owned by it."""
 
 
 def operation_hex(operation_id: str) -> str:
@@ -74,11 +78,11 @@ def realm_lease_name(coordination_key: str) -> str:
     return "ptah-realm-" + hashlib.sha256(coordination_key.encode()).hexdigest()[:16]
 
 
-def owner_reference(migration: PtahMigration) -> Manifest:
-    meta = migration.metadata
+def owner_reference(resource: Owner) -> Manifest:
+    meta = resource.metadata
     return {
         "apiVersion": API_VERSION,
-        "kind": "PtahMigration",
+        "kind": resource.kind,
         "name": meta.name,
         "uid": meta.uid,
         "controller": True,
@@ -86,18 +90,18 @@ def owner_reference(migration: PtahMigration) -> Manifest:
     }
 
 
-def owner_labels(migration: PtahMigration) -> dict[str, str]:
+def owner_labels(resource: Owner) -> dict[str, str]:
     return {
         LABEL_MANAGED_BY: MANAGED_BY,
-        LABEL_OWNER_KIND: "PtahMigration",
-        LABEL_OWNER_NAME: str(migration.metadata.name),
-        LABEL_OWNER_UID: str(migration.metadata.uid),
+        LABEL_OWNER_KIND: resource.kind,
+        LABEL_OWNER_NAME: str(resource.metadata.name),
+        LABEL_OWNER_UID: str(resource.metadata.uid),
     }
 
 
-def snapshot_configmap(migration: PtahMigration, source: SourceFiles) -> Manifest:
+def snapshot_configmap(resource: Owner, source: SourceFiles) -> Manifest:
     """The immutable snapshot of the selected files, with their manifest beside them."""
-    name = snapshot_name(str(migration.metadata.uid), source.content_digest)
+    name = snapshot_name(str(resource.metadata.uid), source.content_digest)
     data: dict[str, str] = {}
     binary: dict[str, str] = {}
     for path, content in sorted(source.files.items()):
@@ -111,10 +115,10 @@ def snapshot_configmap(migration: PtahMigration, source: SourceFiles) -> Manifes
         "kind": "ConfigMap",
         "metadata": {
             "name": name,
-            "namespace": migration.metadata.namespace,
-            "labels": {**owner_labels(migration), LABEL_SNAPSHOT: "true"},
+            "namespace": resource.metadata.namespace,
+            "labels": {**owner_labels(resource), LABEL_SNAPSHOT: "true"},
             "annotations": {"operator.ptah.run/content-digest": source.content_digest},
-            "ownerReferences": [owner_reference(migration)],
+            "ownerReferences": [owner_reference(resource)],
         },
         "immutable": True,
         "data": data,
@@ -124,10 +128,10 @@ def snapshot_configmap(migration: PtahMigration, source: SourceFiles) -> Manifes
     return manifest
 
 
-def source_block(migration: PtahMigration, record: SourceRecord | None = None) -> Manifest:
+def source_block(resource: Owner, record: SourceRecord | None = None) -> Manifest:
     """What the runner reads the source from: the spec's Git or OCI source, pinned to what
     `record` resolved when there is one (the commit, the digest). No credential is in it."""
-    spec = migration.spec
+    spec = resource.spec
     if spec.git is not None:
         block: Manifest = {
             "kind": SourceKind.GIT.value,
@@ -199,23 +203,21 @@ _CONTAINER_SECURITY: Manifest = {
 }
 
 
-def _resources(migration: PtahMigration) -> Manifest:
-    resources = migration.spec.execution.resources
+def _resources(resource: Owner) -> Manifest:
+    resources = resource.spec.execution.resources
     if resources is None:
         return {}
     return {"resources": resources.model_dump(by_alias=True, exclude_none=True)}
 
 
-def _container(
-    migration: PtahMigration, runner: RunnerConfig, name: str, **fields: Any
-) -> Manifest:
+def _container(resource: Owner, runner: RunnerConfig, name: str, **fields: Any) -> Manifest:
     return {
         "name": name,
-        "image": migration.spec.execution.image or runner.image,
+        "image": resource.spec.execution.image or runner.image,
         **fields,
         "terminationMessagePolicy": "File",
         "securityContext": _CONTAINER_SECURITY,
-        **_resources(migration),
+        **_resources(resource),
     }
 
 
@@ -233,10 +235,10 @@ def _registry_env(runner: RunnerConfig) -> list[Manifest]:
     return [{"name": "PTAH_INSECURE_REGISTRIES", "value": ",".join(runner.insecure_registries)}]
 
 
-def _credentials(migration: PtahMigration) -> tuple[list[Manifest], list[Manifest], list[str]]:
+def _credentials(resource: Owner) -> tuple[list[Manifest], list[Manifest], list[str]]:
     """The source credential (spec.git.secretRef): its volume, its mount and the flag that
     points the runner at it; only the container that reads the source gets them."""
-    git = migration.spec.git
+    git = resource.spec.git
     if git is None or git.secret_ref is None:
         return [], [], []
     volume = {"name": "credentials", "secret": {"secretName": git.secret_ref.name}}
@@ -245,7 +247,7 @@ def _credentials(migration: PtahMigration) -> tuple[list[Manifest], list[Manifes
 
 
 def _source_containers(
-    migration: PtahMigration, runner: RunnerConfig, record: SourceRecord
+    resource: Owner, runner: RunnerConfig, record: SourceRecord
 ) -> tuple[list[Manifest], list[Manifest]]:
     """The volumes and init containers that put the bound files in FILES_MOUNT, checked."""
     digest = record.content_digest or ""
@@ -262,13 +264,13 @@ def _source_containers(
             raise ValueError("the source record names no commit")
         if record.kind == SourceKind.ARTIFACT and not record.oci_digest:
             raise ValueError("the source record names no artifact digest")
-        cred_volumes, cred_mounts, cred_flags = _credentials(migration)
+        cred_volumes, cred_mounts, cred_flags = _credentials(resource)
         volumes = [{"name": "fetched", "emptyDir": {}}, *cred_volumes]
         checked_from = ("fetched", FETCHED_MOUNT)
-        block = source_block(migration, record)
+        block = source_block(resource, record)
         fetch = [
             _container(
-                migration,
+                resource,
                 runner,
                 "fetch",
                 command=[
@@ -284,7 +286,7 @@ def _source_containers(
             )
         ]
     check = _container(
-        migration,
+        resource,
         runner,
         "source",
         command=[
@@ -303,7 +305,7 @@ def _source_containers(
 
 
 def _pod_spec(
-    migration: PtahMigration,
+    resource: Owner,
     runner: RunnerConfig,
     operation_id: str,
     volumes: list[Manifest],
@@ -327,21 +329,21 @@ def _pod_spec(
     }
     if init_containers:
         pod_spec["initContainers"] = init_containers
-    service_account = migration.spec.execution.service_account_name or runner.service_account_name
+    service_account = resource.spec.execution.service_account_name or runner.service_account_name
     if service_account:
         pod_spec["serviceAccountName"] = service_account
     return pod_spec
 
 
 def _job_manifest(
-    migration: PtahMigration,
+    resource: Owner,
     runner: RunnerConfig,
     operation_type: OperationType,
     operation_id: str,
     pod_spec: Manifest,
 ) -> Manifest:
     labels = {
-        **owner_labels(migration),
+        **owner_labels(resource),
         LABEL_OPERATION_ID: operation_id,
         LABEL_OPERATION_TYPE: operation_type.value,
     }
@@ -355,9 +357,9 @@ def _job_manifest(
         "kind": "Job",
         "metadata": {
             "name": job_name(operation_type, operation_id),
-            "namespace": migration.metadata.namespace,
+            "namespace": resource.metadata.namespace,
             "labels": labels,
-            "ownerReferences": [owner_reference(migration)],
+            "ownerReferences": [owner_reference(resource)],
         },
         "spec": {
             "backoffLimit": 0,
@@ -368,24 +370,33 @@ def _job_manifest(
     }
 
 
-def _database_job(
-    migration: PtahMigration,
+def database_job(
+    resource: Owner,
     runner: RunnerConfig,
     operation_type: OperationType,
     operation_id: str,
-    record: SourceRecord,
-    plan: PtahMigrationPlan | None,
+    record: SourceRecord | None,
+    document: Manifest,
 ) -> Manifest:
-    spec = migration.spec
-    volumes, init_containers = _source_containers(migration, runner, record)
-    document = operation_document(
-        migration, operation_type, operation_id, record.content_digest, plan
-    )
+    """A Job whose `run` container opens the database: it holds the URL (from the Secret
+    spec.target.urlFrom names, and nowhere else) and never a registry or Git credential
+    (JOB-01). With a `record`, the bound files reach it through the init containers that
+    fetch and check them (JOB-02, JOB-03); without one it reads no source files at all."""
+    spec = resource.spec
+    volumes: list[Manifest] = []
+    init_containers: list[Manifest] = []
+    mounts: list[Manifest] = []
+    command = ["ptah-runner", operation_type.value.lower()]
+    if record is not None:
+        volumes, init_containers = _source_containers(resource, runner, record)
+        volumes = [*volumes, {"name": "files", "emptyDir": {}}]
+        mounts = [{"name": "files", "mountPath": FILES_MOUNT, "readOnly": True}]
+        command.append(f"--files={FILES_MOUNT}")
     run = _container(
-        migration,
+        resource,
         runner,
         "run",
-        command=["ptah-runner", operation_type.value.lower(), f"--files={FILES_MOUNT}"],
+        command=command,
         env=[
             {
                 "name": "PTAH_DATABASE_URL",
@@ -400,13 +411,26 @@ def _database_job(
             *_result_env(runner),
         ],
         volumeMounts=[
-            {"name": "files", "mountPath": FILES_MOUNT, "readOnly": True},
+            *mounts,
             {"name": "result", "mountPath": RESULT_MOUNT, "readOnly": True},
         ],
     )
-    volumes = [*volumes, {"name": "files", "emptyDir": {}}]
-    pod_spec = _pod_spec(migration, runner, operation_id, volumes, init_containers, run)
-    return _job_manifest(migration, runner, operation_type, operation_id, pod_spec)
+    pod_spec = _pod_spec(resource, runner, operation_id, volumes, init_containers, run)
+    return _job_manifest(resource, runner, operation_type, operation_id, pod_spec)
+
+
+def _database_job(
+    migration: PtahMigration,
+    runner: RunnerConfig,
+    operation_type: OperationType,
+    operation_id: str,
+    record: SourceRecord,
+    plan: PtahMigrationPlan | None,
+) -> Manifest:
+    document = operation_document(
+        migration, operation_type, operation_id, record.content_digest, plan
+    )
+    return database_job(migration, runner, operation_type, operation_id, record, document)
 
 
 def history_job(
@@ -442,9 +466,17 @@ def resolve_job(
     )
     if source_policy is not None and source_policy.max_bytes is not None:
         document["sourcePolicy"] = {"maxBytes": source_policy.max_bytes}
-    cred_volumes, cred_mounts, cred_flags = _credentials(migration)
+    return source_resolve_job(migration, runner, operation_id, document)
+
+
+def source_resolve_job(
+    resource: Owner, runner: RunnerConfig, operation_id: str, document: Manifest
+) -> Manifest:
+    """The Resolve Job of any resource, given its operation document: one container that
+    holds the source credential and never the database URL (JOB-01)."""
+    cred_volumes, cred_mounts, cred_flags = _credentials(resource)
     container = _container(
-        migration,
+        resource,
         runner,
         "resolve",
         command=["ptah-runner", "resolve", *cred_flags],
@@ -458,8 +490,8 @@ def resolve_job(
             *cred_mounts,
         ],
     )
-    pod_spec = _pod_spec(migration, runner, operation_id, cred_volumes, [], container)
-    return _job_manifest(migration, runner, OperationType.RESOLVE, operation_id, pod_spec)
+    pod_spec = _pod_spec(resource, runner, operation_id, cred_volumes, [], container)
+    return _job_manifest(resource, runner, OperationType.RESOLVE, operation_id, pod_spec)
 
 
 def verify_job(
@@ -467,8 +499,7 @@ def verify_job(
 ) -> Manifest:
     """Evaluate the verification policy against the digest Resolve pinned, and inspect that
     artifact's type (SRC-OCI-02). The policy is mounted from the ConfigMap key it names."""
-    artifact = migration.spec.artifact
-    if artifact is None or record.kind != SourceKind.ARTIFACT or not record.oci_digest:
+    if migration.spec.artifact is None or record.kind != SourceKind.ARTIFACT:
         raise ValueError("only an OCI artifact pinned to a digest is verified")
     document = operation_document(
         migration,
@@ -477,6 +508,22 @@ def verify_job(
         None,
         source=source_block(migration, record),
     )
+    return source_verify_job(migration, runner, operation_id, record, document)
+
+
+def source_verify_job(
+    resource: Owner,
+    runner: RunnerConfig,
+    operation_id: str,
+    record: SourceRecord,
+    document: Manifest,
+) -> Manifest:
+    """The Verify Job of any resource, given its operation document: the verification policy
+    mounted from the ConfigMap key it names, the pinned digest read from the registry, never
+    the database."""
+    artifact = resource.spec.artifact
+    if artifact is None or record.kind != SourceKind.ARTIFACT or not record.oci_digest:
+        raise ValueError("only an OCI artifact pinned to a digest is verified")
     policy = artifact.verification_policy_from
     volumes = [
         {
@@ -485,7 +532,7 @@ def verify_job(
         }
     ]
     container = _container(
-        migration,
+        resource,
         runner,
         "verify",
         command=["ptah-runner", "verify", f"--policy={POLICY_MOUNT}/{POLICY_FILE}"],
@@ -499,5 +546,5 @@ def verify_job(
             {"name": "result", "mountPath": RESULT_MOUNT, "readOnly": True},
         ],
     )
-    pod_spec = _pod_spec(migration, runner, operation_id, volumes, [], container)
-    return _job_manifest(migration, runner, OperationType.VERIFY, operation_id, pod_spec)
+    pod_spec = _pod_spec(resource, runner, operation_id, volumes, [], container)
+    return _job_manifest(resource, runner, OperationType.VERIFY, operation_id, pod_spec)

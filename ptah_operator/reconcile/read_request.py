@@ -29,7 +29,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
+from ptah_operator.api.common import StatusCommon
 from ptah_operator.api.constants import ANNOTATION_READ_REQUESTED_AT, EventReason
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.read_requests import (
@@ -37,7 +39,23 @@ from ptah_operator.api.read_requests import (
     parse_read_request,
     recorded_read_request,
 )
-from ptah_operator.reconcile.draft import Draft
+from ptah_operator.api.schema import PtahSchema
+
+
+class Answering(Protocol):
+    """What answering a request writes to: a pass's working status, its clock, its Events
+    (the migration's Draft, the schema's SchemaDraft)."""
+
+    @property
+    def status(self) -> StatusCommon: ...
+
+    @property
+    def now(self) -> datetime: ...
+
+    def normal(self, reason: EventReason, message: str) -> None: ...
+
+    def warning(self, reason: EventReason, message: str) -> None: ...
+
 
 SHOWN_VALUE_LIMIT = 64
 
@@ -63,7 +81,7 @@ class ReadRequest:
         return self.value[:SHOWN_VALUE_LIMIT]
 
 
-def unanswered(migration: PtahMigration) -> ReadRequest | None:
+def unanswered(migration: PtahMigration | PtahSchema) -> ReadRequest | None:
     """The resource's read request when status.lastReadRequest does not record it yet."""
     value = migration.metadata.annotation(ANNOTATION_READ_REQUESTED_AT)
     if value is None:
@@ -83,18 +101,18 @@ def invalid_message(request: ReadRequest) -> str:
     )
 
 
-def answered_message(request: ReadRequest) -> str:
-    return f"read requested at {request.value}: the history is read now"
+def answered_message(request: ReadRequest, what: str = "the history is read now") -> str:
+    return f"read requested at {request.value}: {what}"
 
 
-def answer_invalid(draft: Draft, request: ReadRequest) -> None:
+def answer_invalid(draft: Answering, request: ReadRequest) -> None:
     """Record a value that is not an instant as answered, with one Warning naming it (RRQ-16)."""
     draft.status.last_read_request = request.recorded
     draft.warning(EventReason.READ_REQUEST_INVALID, invalid_message(request))
 
 
-def answer(draft: Draft, request: ReadRequest) -> None:
+def answer(draft: Answering, request: ReadRequest, what: str = "the history is read now") -> None:
     """Answer an instant: record it, move nextReconciliationTime to now, say so (RRQ-04)."""
     draft.status.last_read_request = request.recorded
     draft.status.next_reconciliation_time = draft.now
-    draft.normal(EventReason.READ_REQUESTED, answered_message(request))
+    draft.normal(EventReason.READ_REQUESTED, answered_message(request, what))

@@ -19,11 +19,15 @@ claimants and names none of them: they may live in namespaces the reader cannot 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ptah_operator.api.constants import Kind, Reason, Sharing
+from ptah_operator.api.constants import Engine, Reason, Sharing
+from ptah_operator.api.migration import PtahMigration
+from ptah_operator.api.realm import PtahRealm
+from ptah_operator.api.schema import PtahSchema
 from ptah_operator.reconcile.schedule import REALM_RECHECK
-from ptah_operator.reconcile.world import MigrationWorld
+from ptah_operator.reconcile.world import Claimant, MigrationWorld
 
 
 @dataclass(frozen=True)
@@ -37,18 +41,35 @@ class Refusal:
 
 def refusal(world: MigrationWorld) -> Refusal | None:
     """The engine or realm refusal of this resource now, or None when both admit it."""
-    migration = world.migration
-    target = migration.spec.target
-    namespace = migration.metadata.namespace or ""
-    if target.engine not in world.supported_engines:
+    return refusal_of(
+        world.migration,
+        claimants=world.claimants,
+        realm=world.realm,
+        realm_missing=world.realm_missing,
+        supported_engines=world.supported_engines,
+    )
+
+
+def refusal_of(
+    resource: PtahMigration | PtahSchema,
+    *,
+    claimants: Iterable[Claimant],
+    realm: PtahRealm | None,
+    realm_missing: bool,
+    supported_engines: frozenset[Engine],
+) -> Refusal | None:
+    """The engine or realm refusal of any resource (a PtahMigration or a PtahSchema), given
+    the census of its coordination key, or None when both admit it."""
+    target = resource.spec.target
+    namespace = resource.metadata.namespace or ""
+    if target.engine not in supported_engines:
         return Refusal(
             Reason.UNSUPPORTED_ENGINE,
             f"engine {target.engine.value} is not supported by this operator's runner",
             None,
         )
     if target.realm is not None:
-        realm = world.realm
-        if world.realm_missing or realm is None:
+        if realm_missing or realm is None:
             return Refusal(
                 Reason.REALM_NOT_AUTHORIZED,
                 f"PtahRealm {target.realm} does not exist, so it admits nobody",
@@ -67,17 +88,15 @@ def refusal(world: MigrationWorld) -> Refusal | None:
                 f"not {target.engine.value}",
                 REALM_RECHECK,
             )
-    if migration.spec.suspend:
+    if resource.spec.suspend:
         return None
-    uid = migration.metadata.uid
+    uid = resource.metadata.uid
     others = [
-        c
-        for c in world.claimants
-        if not c.suspended and not (c.kind == Kind.PTAH_MIGRATION and c.uid == uid)
+        c for c in claimants if not c.suspended and not (c.kind == resource.kind and c.uid == uid)
     ]
     if not others:
         return None
-    exclusive = world.realm is not None and world.realm.spec.sharing == Sharing.EXCLUSIVE
+    exclusive = realm is not None and realm.spec.sharing == Sharing.EXCLUSIVE
     all_shared = target.shared_realm and all(c.shared_realm for c in others)
     if exclusive or not all_shared:
         rule = (

@@ -12,6 +12,7 @@ import datetime as dt
 
 from ptah_operator.api.fields import parse_duration
 from ptah_operator.api.migration import PtahMigration
+from ptah_operator.api.schema import PtahSchema
 
 RESULT_GRACE = dt.timedelta(seconds=60)
 """How long a Job that ended may wait for its result to show in the cache before it counts as
@@ -35,11 +36,11 @@ JOB_RECREATE_CHECK = dt.timedelta(seconds=10)
 """How soon a claim whose Job is not in the cache yet asks for it again."""
 
 
-def interval(migration: PtahMigration) -> dt.timedelta:
+def interval(migration: PtahMigration | PtahSchema) -> dt.timedelta:
     """spec.interval: how often a resting resource reads its database again."""
     return parse_duration(migration.spec.interval)
 
 
-def failure_retry_interval(migration: PtahMigration) -> dt.timedelta:
+def failure_retry_interval(migration: PtahMigration | PtahSchema) -> dt.timedelta:
     """spec.execution.failureRetryInterval: how long a failure waits before it is retried."""
     return parse_duration(migration.spec.execution.failure_retry_interval)

@@ -1,0 +1,471 @@
+"""The Apply of a schema plan: started once every gate holds, and what its end decides.
+
+Starting one (SCH-16, SCH-19, PATH-09, JOB-05): a published plan that still fits, its verdict
+ReadyToApply (apply: Always, nothing destructive, no privilege change) or AwaitingApproval with
+an exact, unconsumed approval (APR-02, APR-11); no suspend, the realm admits the schema, and the
+database-realm Lease is free. The Decision takes the Lease before it writes the claim, and the
+claim before the Job (JOB-04); the claim carries the plan, the approval and approver, the
+authorization, the source and the database the plan was made for, and the execution binding,
+so status.lastApply never depends on any of them still existing.
+
+While it runs:
+- The Job appearing is the dispatch: the claim records the Job's UID and the approval is
+  consumed then, recorded on status.plan (APR-14) with an ApprovalAccepted entry (JNL-05).
+  Until then, a claim whose inputs moved is withdrawn, nothing ran and nothing is consumed
+  (SCH-23, APR-13): to Suspended (spec.suspend, SUS-05), AwaitingApproval (its approval was
+  deleted), Verifying (the verification policy changed), Observing (the plan went stale or its
+  ConfigMap source changed), or Pending (the spec, the execution binding or the realm). An
+  ApplyFinished is not written for it (JNL-06).
+- A Job that could not be built, or that the API server refused, does not exist: Failed, the
+  claim kept without the Lease, and built again after failureRetryInterval (SCH-24, RETRY-14).
+- Once dispatched it never gives way (RETRY-08), not to suspend either (SUS-02): it is
+  observed to its end. If the Lease changes hands while it runs, leaseContinuityLost is set
+  and its result discarded (LCK-10, LCK-11): the outcome is unknown.
+
+Its end, whatever the Job reported (SCH-22, SCH-25): status.lastApply records it with outcome
+Succeeded (the runner reports Applied, having hashed exactly the plan's bytes) or Unknown
+(anything else: every Apply error is ApplyOutcomeUnknown, SCH-59), an ApplyFinished entry is
+written (JNL-06), the plan is carried out (status.plan cleared), and the schema goes to
+VerifyingConvergence, still holding the Lease, for the proof (proof.py). Nothing is replayed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from ptah_operator.api.approvals import PtahSchemaApproval
+from ptah_operator.api.common import (
+    ActiveOperation,
+    JobReference,
+    ObjectReference,
+    PlanReference,
+)
+from ptah_operator.api.constants import (
+    ApplyOutcome,
+    Authorization,
+    EventReason,
+    JournalEntryType,
+    JournalOutcome,
+    OperationType,
+    Reason,
+    SchemaPhase,
+)
+from ptah_operator.api.journal import JournalEntry
+from ptah_operator.api.plans import PtahSchemaPlan
+from ptah_operator.api.schema import ApplyRecord
+from ptah_operator.reconcile import conditions
+from ptah_operator.reconcile.jobs import job_name
+from ptah_operator.reconcile.realm import Refusal
+from ptah_operator.reconcile.reports import Unreadable
+from ptah_operator.reconcile.schedule import (
+    JOB_RECREATE_CHECK,
+    LEASE_WAIT,
+    RESULT_GRACE,
+    failure_retry_interval,
+)
+from ptah_operator.reconcile.schema import claims, jobs, leases, plans, proof, sources
+from ptah_operator.reconcile.schema.draft import (
+    SchemaDraft,
+    Standing,
+    applying,
+    awaiting_approval,
+    binding_digest,
+    current_binding,
+    next_up,
+    pending,
+    ready_to_apply,
+    suspended,
+    verifying_convergence,
+)
+from ptah_operator.reconcile.schema.results import (
+    ApplyOutcomeReport,
+    SchemaOperationReport,
+    read_schema_report,
+)
+from ptah_operator.reconcile.world import JobPhase, JobState
+
+
+def start(draft: SchemaDraft, plan: PtahSchemaPlan, approval: PtahSchemaApproval | None) -> None:
+    """Take the Lease, claim the Apply and create its Job, or say what it waits for."""
+    status = draft.status
+    ref = status.plan
+    assert ref is not None
+    operation_id = draft.world.new_operation_id
+    if not leases.free_for(draft, operation_id):
+        _wait(draft, approval, "the database-realm Lease is held by another operation")
+        draft.wake_in(LEASE_WAIT)
+        return
+    claim = ActiveOperation(
+        operation_id=operation_id,
+        type=OperationType.APPLY,
+        job_name=job_name(OperationType.APPLY, operation_id),
+        started_at=draft.now,
+        generation=draft.generation,
+        spec_digest=proof.spec_digest(draft),
+        source=status.source,
+        plan=PlanReference(name=ref.name, uid=ref.uid, fingerprint=ref.fingerprint),
+        approval=(
+            ObjectReference(name=approval.metadata.name or "", uid=approval.metadata.uid or "")
+            if approval is not None
+            else None
+        ),
+        approver=approval.spec.approved_by if approval is not None else None,
+        authorization=Authorization.APPROVAL if approval is not None else Authorization.POLICY,
+        target_identity_digest=plan.spec.target_identity_digest,
+        execution_binding=current_binding(draft.world),
+        lease_name=leases.name(draft),
+    )
+    status.active_operation = claim
+    try:
+        job = jobs.apply_job(draft.schema, draft.world.runner, operation_id, plan)
+    except ValueError as exc:
+        _not_built(draft, claim, Reason.JOB_NOT_BUILT, f"its Job could not be built: {exc}")
+        return
+    leases.take(draft, operation_id)
+    claims.create(draft, claim, job)
+    draft.stand(applying(ref.name))
+
+
+def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None) -> None:
+    """Follow an Apply claim to its end."""
+    world = draft.world
+    name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
+    job = world.jobs.get(name)
+    result = world.results.get(claim.operation_id)
+    if claim.job_uid is None and (job is not None or result is not None):
+        claim = claim.model_copy(update={"job_uid": job.uid if job is not None else None})
+        _accept(draft, claim)
+    claim = leases.track(draft, claim)
+    draft.status.active_operation = claim
+
+    dispatched = claim.job_uid is not None or result is not None
+    if not dispatched:
+        why = _withdrawal(draft, claim, refusal)
+        if why is not None:
+            _withdraw(draft, claim, why, refusal)
+            return
+        _undispatched(draft, claim)
+        return
+    if (
+        claim.lease_continuity_lost
+        and result is None
+        and job is not None
+        and job.phase == JobPhase.ACTIVE
+    ):
+        # Its result will be discarded, but the proof must not read a database the Apply may
+        # still be changing: the Job is observed to its end (SUS-02).
+        draft.stand(
+            applying(
+                claim.plan.name if claim.plan else "?",
+                "the database-realm Lease changed hands; its result will be discarded",
+            )
+        )
+        return
+    if claim.lease_continuity_lost:
+        _end(
+            draft,
+            claim,
+            job,
+            None,
+            "the database-realm Lease changed hands during the Apply: its result is discarded",
+        )
+        return
+    if result is not None:
+        report = read_schema_report(result, claim.operation_id, OperationType.APPLY, draft.uid)
+        if isinstance(report, Unreadable):
+            _end(draft, claim, job, None, f"its result cannot be read: {report.why}")
+            return
+        _end(draft, claim, job, report, None)
+        return
+    if job is None:
+        _end(draft, claim, None, None, f"Job {name} is gone and left no result")
+        return
+    if job.phase == JobPhase.ACTIVE:
+        draft.stand(applying(claim.plan.name if claim.plan else "?"))
+        return
+    if job.finished_at is not None and draft.now < job.finished_at + RESULT_GRACE:
+        draft.stand(applying(claim.plan.name if claim.plan else "?", "its result is awaited"))
+        draft.wake_at(job.finished_at + RESULT_GRACE)
+        return
+    _end(draft, claim, job, None, f"Job {name} ended without a readable result")
+
+
+# --- before dispatch ---------------------------------------------------------------------------
+
+
+def _withdrawal(
+    draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None
+) -> tuple[str, SchemaPhase] | None:
+    """What moved under an Apply claim whose Job does not exist, and where it leads."""
+    world = draft.world
+    if draft.spec.suspend:
+        return "spec.suspend is set", SchemaPhase.SUSPENDED
+    if refusal is not None:
+        return refusal.message, SchemaPhase.PENDING
+    if claim.generation != draft.generation:
+        return f"the spec changed (generation {draft.generation})", SchemaPhase.PENDING
+    if binding_digest(claim.execution_binding) != binding_digest(current_binding(world)):
+        return "the execution binding changed", SchemaPhase.PENDING
+    if sources.policy_changed(draft):
+        return "the verification policy changed", SchemaPhase.VERIFYING
+    if sources.record_moved(draft, claim.source):
+        phase = SchemaPhase.PENDING if sources.read_by_job(draft) else SchemaPhase.OBSERVING
+        return "the source changed", phase
+    ref = claim.plan
+    current = draft.status.plan
+    if ref is None or current is None or current.uid != ref.uid:
+        return "the plan was retired", SchemaPhase.OBSERVING
+    why = plans.misfit(draft)
+    if why is not None:
+        return why, SchemaPhase.OBSERVING
+    if claim.approval is not None and not plans.approval_still_there(draft, claim.approval.uid):
+        return f"approval {claim.approval.name} was deleted", SchemaPhase.AWAITING_APPROVAL
+    return None
+
+
+def _withdraw(
+    draft: SchemaDraft,
+    claim: ActiveOperation,
+    moved: tuple[str, SchemaPhase],
+    refusal: Refusal | None,
+) -> None:
+    """The Apply is withdrawn before any Job existed: nothing ran, nothing is consumed (the
+    Lease is given back by leases.settle)."""
+    why, phase = moved
+    status = draft.status
+    status.active_operation = None
+    message = f"the Apply was withdrawn before its Job existed: {why}"
+    standing: Standing
+    if phase == SchemaPhase.SUSPENDED:
+        standing = suspended(message)
+    elif phase == SchemaPhase.AWAITING_APPROVAL and status.plan is not None:
+        standing = awaiting_approval(status.plan.name, message)
+    elif phase in (SchemaPhase.OBSERVING, SchemaPhase.VERIFYING):
+        plans.retire(draft, why)
+        standing = next_up(phase, message)
+        draft.wake_now()
+    else:
+        if sources.record_moved(draft, claim.source):
+            plans.retire(draft, why)
+        reason = refusal.reason if refusal is not None else Reason.OPERATION_IN_PROGRESS
+        standing = pending(reason, message)
+        draft.wake_now()
+    draft.stand(standing)
+
+
+def _undispatched(draft: SchemaDraft, claim: ActiveOperation) -> None:
+    """Nothing moved and there is no Job: a refusal or a build failure waits for its retry
+    (RETRY-14); otherwise the Job is asked for (again, idempotently)."""
+    name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
+    refused = draft.world.job_refusals.get(name)
+    if refused is not None and claim.retry_at is None:
+        _not_built(
+            draft, claim, Reason.JOB_REFUSED, f"the API server refused Job {name}: {refused}"
+        )
+        return
+    plan = plans.published(draft)
+    assert plan is not None  # _withdrawal checked it fits
+    if claim.retry_at is not None:
+        if draft.now < claim.retry_at:
+            _standing_failed(draft, claim)
+            draft.wake_at(claim.retry_at)
+            return
+        if not leases.free_for(draft, claim.operation_id):
+            _standing_failed(draft, claim)
+            draft.wake_in(LEASE_WAIT)
+            return
+    try:
+        job = jobs.apply_job(draft.schema, draft.world.runner, claim.operation_id, plan)
+    except ValueError as exc:
+        _not_built(draft, claim, Reason.JOB_NOT_BUILT, f"its Job could not be built: {exc}")
+        return
+    if claim.retry_at is not None:
+        claim = claim.model_copy(
+            update={"retry_at": None, "attempt": claim.attempt + 1, "lease_epoch": None}
+        )
+        draft.status.active_operation = claim
+        leases.take(draft, claim.operation_id)
+    claims.create(draft, claim, job)
+    draft.stand(applying(plan.metadata.name or ""))
+    draft.wake_in(JOB_RECREATE_CHECK)
+
+
+def _not_built(draft: SchemaDraft, claim: ActiveOperation, reason: str, why: str) -> None:
+    """No Job exists and none will as built: Failed, the claim kept to try again after
+    failureRetryInterval, the Lease given back meanwhile (SCH-24, RETRY-14)."""
+    retry_at = draft.now + failure_retry_interval(draft.schema)
+    claim = claim.model_copy(
+        update={"retry_at": retry_at, "last_failure_reason": reason, "lease_epoch": None}
+    )
+    draft.status.active_operation = claim
+    message = (
+        f"Apply {claim.operation_id} did not start: {why}; it tries again at {retry_at.isoformat()}"
+    )
+    conditions.record_failure(draft.status, reason, message, draft.now, draft.generation)
+    draft.operation_failed(OperationType.APPLY, reason)
+    draft.warning(EventReason.OPERATION_FAILED, message)
+    _standing_failed(draft, claim)
+    draft.wake_at(retry_at)
+
+
+def _standing_failed(draft: SchemaDraft, claim: ActiveOperation) -> None:
+    reason = claim.last_failure_reason or Reason.JOB_NOT_BUILT
+    retry_at = claim.retry_at.isoformat() if claim.retry_at else "soon"
+    draft.stand(
+        Standing(
+            SchemaPhase.FAILED,
+            reason,
+            f"Apply {claim.operation_id} has no Job ({reason}); it tries again at {retry_at}",
+            True,
+        )
+    )
+
+
+def _accept(draft: SchemaDraft, claim: ActiveOperation) -> None:
+    """The Apply consumed its approval: its Job exists (APR-11, APR-14, JNL-05)."""
+    status = draft.status
+    if claim.authorization != Authorization.APPROVAL or claim.approval is None:
+        return
+    if status.plan is not None and claim.plan is not None and status.plan.uid == claim.plan.uid:
+        status.plan = status.plan.model_copy(
+            update={"approval": claim.approval, "approver": claim.approver}
+        )
+    plan = claim.plan
+    draft.journal(
+        JournalEntry(
+            type=JournalEntryType.APPROVAL_ACCEPTED,
+            time=draft.now,
+            plan_name=plan.name if plan else None,
+            plan_uid=plan.uid if plan else None,
+            plan_fingerprint=plan.fingerprint if plan else None,
+            approval_name=claim.approval.name,
+            approval_uid=claim.approval.uid,
+            approver=claim.approver,
+        )
+    )
+    who = claim.approver.username if claim.approver else "an unknown person"
+    draft.normal(
+        EventReason.APPROVAL_ACCEPTED,
+        f"approval {claim.approval.name} by {who} is consumed by Apply {claim.operation_id}",
+    )
+
+
+# --- the end -----------------------------------------------------------------------------------
+
+
+def _end(
+    draft: SchemaDraft,
+    claim: ActiveOperation,
+    job: JobState | None,
+    report: SchemaOperationReport | None,
+    lost: str | None,
+) -> None:
+    """The Apply ended or was lost: record it, and the proof is next (SCH-22)."""
+    status = draft.status
+    plan_ref = claim.plan or PlanReference(name="unknown")
+    plan_status = status.plan
+    digest = plan_status.digest if plan_status is not None else None
+    outcome = ApplyOutcome.UNKNOWN
+    why = lost
+    started_at: dt.datetime | None = None
+    finished_at = job.finished_at if job is not None and job.finished_at else draft.now
+    if report is not None:
+        started_at = report.started_at
+        finished_at = report.finished_at or finished_at
+        applied = report.apply
+        if report.error is not None:
+            why = f"the Apply failed ({report.error.reason})"
+        elif applied is None:
+            why = "its result holds no outcome"
+        elif applied.outcome != ApplyOutcomeReport.APPLIED:
+            why = f"the Apply ended {applied.outcome.value} ({applied.reason or 'no reason given'})"
+        elif digest is None or applied.plan_digest != digest:
+            why = "the Apply ran bytes whose digest is not the plan's"
+        elif report.target_identity_digest != claim.target_identity_digest:
+            why = "the Apply names another database than the plan's"
+        else:
+            outcome = ApplyOutcome.SUCCEEDED
+    record = ApplyRecord(
+        operation_id=claim.operation_id,
+        outcome=outcome,
+        reason=Reason.APPLY_OUTCOME_UNKNOWN if outcome == ApplyOutcome.UNKNOWN else None,
+        plan=plan_ref,
+        plan_digest=digest,
+        approval=claim.approval,
+        approver=claim.approver,
+        job=JobReference(
+            name=claim.job_name or job_name(OperationType.APPLY, claim.operation_id),
+            uid=claim.job_uid,
+        ),
+        started_at=started_at or claim.started_at,
+        finished_at=finished_at,
+        target_identity_digest=claim.target_identity_digest,
+        authorization=claim.authorization,
+        source=claim.source,
+        execution_binding=claim.execution_binding,
+        generation=claim.generation,
+        spec_digest=claim.spec_digest,
+    )
+    status.last_apply = record
+    status.active_operation = None
+    status.plan = None
+    draft.journal(
+        JournalEntry(
+            type=JournalEntryType.APPLY_FINISHED,
+            time=finished_at,
+            operation_id=claim.operation_id,
+            plan_name=plan_ref.name,
+            plan_uid=plan_ref.uid,
+            plan_fingerprint=plan_ref.fingerprint,
+            approval_name=claim.approval.name if claim.approval else None,
+            approval_uid=claim.approval.uid if claim.approval else None,
+            approver=claim.approver,
+            job_name=record.job.name if record.job else None,
+            job_uid=record.job.uid if record.job else None,
+            authorization=claim.authorization,
+            outcome=JournalOutcome(outcome.value),
+            reason=record.reason,
+        )
+    )
+    if outcome == ApplyOutcome.SUCCEEDED:
+        conditions.clear_failure(status)
+        draft.normal(
+            EventReason.APPLY_FINISHED,
+            f"Apply {claim.operation_id} of plan {plan_ref.name} ran; the proof is next",
+        )
+        draft.stand(
+            verifying_convergence(
+                f"Apply {claim.operation_id} of plan {plan_ref.name} ran; a fresh observation "
+                "and plan prove it"
+            )
+        )
+    else:
+        message = (
+            f"the outcome of Apply {claim.operation_id} of plan {plan_ref.name} is unknown: "
+            f"{why}; nothing is replayed, a fresh observation comes first"
+        )
+        conditions.record_failure(
+            status, Reason.APPLY_OUTCOME_UNKNOWN, message, draft.now, draft.generation
+        )
+        draft.warning(EventReason.APPLY_FINISHED, message)
+        draft.stand(
+            Standing(SchemaPhase.VERIFYING_CONVERGENCE, Reason.APPLY_OUTCOME_UNKNOWN, message, True)
+        )
+    draft.wake_now()
+
+
+def _wait(draft: SchemaDraft, approval: PtahSchemaApproval | None, why: str) -> None:
+    ref = draft.status.plan
+    assert ref is not None
+    if approval is not None:
+        # An approved plan about to run is coming on its own.
+        draft.stand(
+            Standing(
+                SchemaPhase.AWAITING_APPROVAL,
+                Reason.READY_TO_APPLY,
+                f"plan {ref.name} is approved; the Apply waits: {why}",
+                True,
+            )
+        )
+    else:
+        draft.stand(ready_to_apply(ref.name, f"it waits: {why}"))

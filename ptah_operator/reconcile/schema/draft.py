@@ -1,0 +1,432 @@
+"""A schema pass under construction: the working copy of the status, what it asks for, and the
+standings a pass can end in.
+
+The sibling of reconcile.draft.Draft. A pass changes a deep copy of the status, collects the
+objects to create and delete, the Lease actions, the Events, the journal entries and when to
+look again; `finish` turns that into a Decision and on the way:
+
+- stamps observedGeneration (the generation of a claim still in flight for an older spec,
+  otherwise metadata.generation) on the status and every condition, and records the execution
+  binding in use;
+- writes the journal in the same status write (JNL-24), folded and bounded (journal.py);
+- deletes what nothing names any more: snapshots (SRC-CM-14), result records of reads that
+  ended (an Apply's stays until status.lastApply records it), the uploaded text of plans whose
+  chunks exist or that were retired, and the operation Secret of a claim that ended;
+- leaves `status` None when nothing changed, so a pass that found nothing new writes nothing.
+
+Standings (Decision 15): Ready is True only in InSync; Progressing is True only while
+something comes on its own (an operation runs, a failed read will run again, a plan is being
+published, an Apply or the proof is next, a dropped claim is about to be replaced). Beside
+them a schema carries `InSync`: True with ScopedConverged (or ConvergedAfterUnknownOutcome)
+once a coherent plan found nothing to change (PATH-17), False with DriftRemains once one found
+changes; reads and failures leave it as the last plan left it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ptah_operator.api.common import ExecutionBinding
+from ptah_operator.api.constants import (
+    ConditionStatus,
+    ConditionType,
+    EventReason,
+    EventType,
+    JournalEntryType,
+    OperationType,
+    Reason,
+    SchemaPhase,
+)
+from ptah_operator.api.fingerprints import execution_binding_digest
+from ptah_operator.api.journal import JournalEntry
+from ptah_operator.api.schema import PtahSchema, PtahSchemaSpec, PtahSchemaStatus
+from ptah_operator.reconcile import conditions, journal
+from ptah_operator.reconcile.decision import (
+    Decision,
+    Event,
+    LeaseAction,
+    ObjectRef,
+    OperationCredentials,
+)
+from ptah_operator.reconcile.jobs import operation_secret_name, result_record_name
+from ptah_operator.reconcile.schedule import failure_retry_interval
+from ptah_operator.reconcile.schema.names import plan_text_record_name
+from ptah_operator.reconcile.schema.world import SchemaWorld
+
+Creatable = Mapping[str, Any] | OperationCredentials
+
+
+def current_binding(world: SchemaWorld) -> ExecutionBinding:
+    """The runner's execution binding, with its digest filled in."""
+    binding = world.runner.binding
+    if binding.digest is not None:
+        return binding
+    return binding.model_copy(update={"digest": execution_binding_digest(binding)})
+
+
+def binding_digest(binding: ExecutionBinding | None) -> str | None:
+    if binding is None:
+        return None
+    return binding.digest or execution_binding_digest(binding)
+
+
+def wire(status: PtahSchemaStatus | None) -> dict[str, Any] | None:
+    if status is None:
+        return None
+    return status.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+# --- standings ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where a pass leaves the schema."""
+
+    phase: SchemaPhase
+    reason: str
+    message: str
+    progressing: bool
+    ready: bool = False
+
+
+_OPERATION_PHASES = {
+    OperationType.RESOLVE: (SchemaPhase.RESOLVING, "resolving the source"),
+    OperationType.VERIFY: (SchemaPhase.VERIFYING, "verifying the artifact against its policy"),
+    OperationType.OBSERVE: (SchemaPhase.OBSERVING, "observing the database"),
+    OperationType.PLAN: (SchemaPhase.PLANNING, "planning against the database"),
+    OperationType.APPLY: (SchemaPhase.APPLYING, "applying the plan"),
+}
+
+
+def operating(
+    operation: OperationType, *, proof: bool = False, attempt: int = 1, retry: bool = False
+) -> Standing:
+    """An operation under way. A proof's reads show VerifyingConvergence; the attempt after a
+    failed one shows Failed while it runs (SCH-42)."""
+    phase, what = _OPERATION_PHASES[operation]
+    if proof:
+        phase = SchemaPhase.VERIFYING_CONVERGENCE
+        what = f"proving the Apply: {what} again"
+    if retry:
+        phase = SchemaPhase.FAILED
+    if attempt > 1:
+        what += f" (attempt {attempt})"
+    return Standing(phase, Reason.OPERATION_IN_PROGRESS, what, True)
+
+
+def next_up(phase: SchemaPhase, what: str) -> Standing:
+    """Between two operations of one read: the phase of the next one, claimed next pass."""
+    return Standing(phase, Reason.OPERATION_IN_PROGRESS, what, True)
+
+
+def read_retrying(
+    operation: OperationType, reason: str, attempt: int, retry_at: dt.datetime
+) -> Standing:
+    """A read whose Job failed, between attempts: Failed, the claim kept (SCH-36)."""
+    return Standing(
+        SchemaPhase.FAILED,
+        Reason.OPERATION_FAILED,
+        f"the {operation.value} failed ({reason}) on attempt {attempt}; it runs again at "
+        f"{retry_at.isoformat()}",
+        True,
+    )
+
+
+def in_sync(reason: str, message: str) -> Standing:
+    return Standing(SchemaPhase.IN_SYNC, reason, message, False, ready=True)
+
+
+def publishing(phase: SchemaPhase, plan_name: str, why: str) -> Standing:
+    return Standing(phase, Reason.PLAN_PUBLISHED, f"publishing plan {plan_name}: {why}", True)
+
+
+def ready_to_apply(plan_name: str, why: str) -> Standing:
+    return Standing(
+        SchemaPhase.READY_TO_APPLY,
+        Reason.READY_TO_APPLY,
+        f"plan {plan_name} is next to apply: {why}",
+        True,
+    )
+
+
+def awaiting_approval(plan_name: str, why: str = "") -> Standing:
+    message = f"plan {plan_name} waits for a PtahSchemaApproval naming it and its fingerprint"
+    if why:
+        message += f" ({why})"
+    return Standing(SchemaPhase.AWAITING_APPROVAL, Reason.AWAITING_APPROVAL, message, False)
+
+
+def applying(plan_name: str, why: str = "") -> Standing:
+    message = f"applying plan {plan_name}"
+    if why:
+        message += f" ({why})"
+    return Standing(SchemaPhase.APPLYING, Reason.OPERATION_IN_PROGRESS, message, True)
+
+
+def verifying_convergence(message: str) -> Standing:
+    return Standing(SchemaPhase.VERIFYING_CONVERGENCE, Reason.VERIFYING_CONVERGENCE, message, True)
+
+
+def blocked(reason: str, message: str) -> Standing:
+    return Standing(SchemaPhase.BLOCKED, reason, message, False)
+
+
+def failed(reason: str, message: str) -> Standing:
+    return Standing(SchemaPhase.FAILED, reason, message, False)
+
+
+def suspended(message: str = "spec.suspend is set: no new Job starts") -> Standing:
+    return Standing(SchemaPhase.SUSPENDED, Reason.SUSPENDED, message, False)
+
+
+def pending(reason: str, message: str) -> Standing:
+    return Standing(SchemaPhase.PENDING, reason, message, True)
+
+
+# --- the draft ---------------------------------------------------------------------------------
+
+
+@dataclass
+class SchemaDraft:
+    world: SchemaWorld
+    status: PtahSchemaStatus
+    creates: list[Creatable] = field(default_factory=list)
+    deletes: list[ObjectRef] = field(default_factory=list)
+    leases: list[LeaseAction] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    annotations: dict[str, str | None] = field(default_factory=dict)
+    entries: list[JournalEntry] = field(default_factory=list)
+    wake: dt.datetime | None = None
+
+    @classmethod
+    def begin(cls, world: SchemaWorld) -> SchemaDraft:
+        stored = world.schema.status
+        status = stored.model_copy(deep=True) if stored is not None else PtahSchemaStatus()
+        return cls(world=world, status=status)
+
+    # --- what the pass looks at ----------------------------------------------------------------
+
+    @property
+    def now(self) -> dt.datetime:
+        return self.world.now
+
+    @property
+    def schema(self) -> PtahSchema:
+        return self.world.schema
+
+    @property
+    def spec(self) -> PtahSchemaSpec:
+        return self.world.schema.spec
+
+    @property
+    def stored(self) -> PtahSchemaStatus | None:
+        return self.world.schema.status
+
+    @property
+    def namespace(self) -> str:
+        return self.world.schema.metadata.namespace or ""
+
+    @property
+    def name(self) -> str:
+        return self.world.schema.metadata.name or ""
+
+    @property
+    def uid(self) -> str:
+        return self.world.schema.metadata.uid or ""
+
+    @property
+    def generation(self) -> int | None:
+        return self.world.schema.metadata.generation
+
+    # --- what the pass asks for ----------------------------------------------------------------
+
+    def stand(self, standing: Standing) -> None:
+        self.status.phase = standing.phase
+        conditions.kstatus(
+            self.status,
+            standing.reason,
+            standing.message,
+            progressing=standing.progressing,
+            ready=standing.ready,
+            now=self.now,
+            generation=self.generation,
+        )
+
+    def verdict(self, converged: bool, reason: str, message: str) -> None:
+        """The InSync condition: what the last coherent plan said about the database."""
+        conditions.set_condition(
+            self.status,
+            ConditionType.IN_SYNC,
+            ConditionStatus.TRUE if converged else ConditionStatus.FALSE,
+            reason,
+            message,
+            self.now,
+            self.generation,
+        )
+
+    def fail(self, reason: str, message: str, *, retry: bool = True) -> None:
+        """Failed with no claim: a configuration or dispatch failure; with `retry` the resource
+        starts over from resolution after failureRetryInterval (SCH-44), without it it waits
+        for an edit. Failing again for the same reason keeps the retry time."""
+        status = self.status
+        keep = (
+            status.phase == SchemaPhase.FAILED
+            and status.active_operation is None
+            and conditions.ready_reason(status) == reason
+            and status.next_reconciliation_time is not None
+            and status.next_reconciliation_time > self.now
+        )
+        if not retry:
+            status.next_reconciliation_time = None
+        elif not keep:
+            status.next_reconciliation_time = self.now + failure_retry_interval(self.schema)
+        if status.next_reconciliation_time is not None:
+            self.wake_at(status.next_reconciliation_time)
+        conditions.record_failure(status, reason, message, self.now, self.generation)
+        self.stand(failed(reason, message))
+
+    def normal(self, reason: EventReason, message: str) -> None:
+        self.events.append(Event(EventType.NORMAL, reason, conditions.bounded(message)))
+
+    def warning(self, reason: EventReason, message: str) -> None:
+        self.events.append(Event(EventType.WARNING, reason, conditions.bounded(message)))
+
+    def journal(self, entry: JournalEntry) -> None:
+        self.entries.append(entry)
+
+    def operation_failed(
+        self, operation: OperationType, reason: str, when: dt.datetime | None = None
+    ) -> None:
+        """Journal one failed attempt; the journal folds repeats into a count (JNL-12)."""
+        self.journal(
+            JournalEntry(
+                type=JournalEntryType.OPERATION_FAILED,
+                time=when or self.now,
+                operation=operation,
+                reason=reason,
+            )
+        )
+
+    def create(self, manifest: Creatable) -> None:
+        self.creates.append(manifest)
+
+    def delete(self, ref: ObjectRef) -> None:
+        if ref not in self.deletes:
+            self.deletes.append(ref)
+
+    def wake_at(self, when: dt.datetime) -> None:
+        if self.wake is None or when < self.wake:
+            self.wake = when
+
+    def wake_in(self, delay: dt.timedelta) -> None:
+        self.wake_at(self.now + delay)
+
+    def wake_now(self) -> None:
+        self.wake_at(self.now)
+
+    # --- the end of the pass -------------------------------------------------------------------
+
+    def finish(self) -> Decision:
+        status = self.status
+        claim = status.active_operation
+        observed = self.generation
+        if claim is not None and claim.generation is not None and observed is not None:
+            observed = min(observed, claim.generation)
+        status.observed_generation = observed
+        conditions.refresh_generation(status, observed)
+        status.execution_binding = current_binding(self.world)
+
+        stored = wire(self.stored)
+        if self.entries or (status.journal is None and wire(status) != stored):
+            kept = journal.started(status.journal, self.now)
+            for entry in self.entries:
+                kept = journal.append(kept, entry)
+            status.journal = journal.bound(kept, status.plan)
+
+        self._clean_up()
+        written = wire(status)
+        requeue = None
+        if self.wake is not None:
+            requeue = max(self.wake - self.now, dt.timedelta(0))
+        return Decision(
+            status=written if written != stored else None,
+            create=tuple(self.creates),
+            delete=tuple(self.deletes),
+            lease=tuple(self.leases),
+            events=tuple(self.events),
+            requeue_after=requeue,
+            annotations=dict(self.annotations),
+        )
+
+    def _clean_up(self) -> None:
+        status = self.status
+        stored = self.stored
+        claim = status.active_operation
+        old_claim = stored.active_operation if stored is not None else None
+        last_apply = status.last_apply
+
+        named: set[str] = set()
+        records = [
+            stored.source if stored is not None else None,
+            status.source,
+            old_claim.source if old_claim is not None else None,
+            claim.source if claim is not None else None,
+        ]
+        if last_apply is not None and last_apply.verification is None:
+            records.append(last_apply.source)
+        for record in records:
+            if record is not None and record.snapshot_name:
+                named.add(record.snapshot_name)
+        for name in sorted(self.world.snapshots - named):
+            self.delete(ObjectRef("v1", "ConfigMap", self.namespace, name))
+
+        claimed = claim.operation_id if claim is not None else None
+        harvested = last_apply.operation_id if last_apply is not None else None
+        for operation_id, result in sorted(self.world.results.items()):
+            if operation_id == claimed:
+                continue
+            if result.operation_type == OperationType.APPLY.value and operation_id != harvested:
+                # An Apply's record stays until lastApply holds its end.
+                continue
+            self.delete(
+                ObjectRef("v1", "ConfigMap", self.namespace, result_record_name(operation_id))
+            )
+
+        needed = {claimed} if claimed is not None else set()
+        plan = status.plan
+        if plan is not None and plan.operation_id is not None and not _chunked(self):
+            needed.add(plan.operation_id)
+        for operation_id, text in sorted(self.world.plan_texts.items()):
+            if operation_id in needed:
+                continue
+            for index in sorted(text.pieces):
+                self.delete(
+                    ObjectRef(
+                        "v1",
+                        "ConfigMap",
+                        self.namespace,
+                        plan_text_record_name(operation_id, index),
+                    )
+                )
+
+        if old_claim is not None and old_claim.operation_id != claimed:
+            self.delete(
+                ObjectRef(
+                    "v1", "Secret", self.namespace, operation_secret_name(old_claim.operation_id)
+                )
+            )
+
+
+def _chunked(draft: SchemaDraft) -> bool:
+    """Whether status.plan's object and every one of its chunks exist."""
+    ref = draft.status.plan
+    if ref is None:
+        return False
+    plan = draft.world.plans.get(ref.name)
+    if plan is None or plan.metadata.uid is None:
+        return False
+    return all(chunk.name in draft.world.chunks for chunk in plan.spec.chunks)

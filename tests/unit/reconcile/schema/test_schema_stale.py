@@ -1,0 +1,119 @@
+"""Stale plans (seed 000, "Plan went stale"): a changed input retires the plan before Apply, an
+approval of the old plan does not carry over, and a plan waiting for approval survives a
+refresh that computes it again."""
+
+from __future__ import annotations
+
+import pytest
+
+from ptah_operator.api.constants import ApplyPolicy, EventReason, JournalEntryType, SchemaPhase
+from ptah_operator.reconcile.schema import SchemaWorld, reconcile_schema
+from tests.unit.reconcile.schema.worlds import (
+    EDITED_FILES,
+    OTHER_PLAN_FILE,
+    TEN_MINUTES,
+    approval_of,
+    awaiting_approval,
+    created_kinds,
+    entries_added,
+    event_reasons,
+    journal_entries,
+    later,
+    observed,
+    planned,
+    publish,
+    published,
+    source_files,
+    status,
+    status_of,
+    step,
+    with_approval,
+    with_source,
+)
+
+
+def refreshed(world: SchemaWorld) -> SchemaWorld:
+    """The interval ended: observed and planned again, the plan published (or kept)."""
+    world = step(later(world, TEN_MINUTES))
+    world = step(step(observed(world)))
+    return publish(step(planned(world)))
+
+
+@pytest.mark.req("SCH-65", "RETRY-12", "JNL-03", "RRQ-06")
+def test_a_plan_waiting_for_approval_survives_a_refresh_that_computes_it_again() -> None:
+    world = awaiting_approval()
+    before = status(world).plan
+    after_refresh = refreshed(world)
+    assert status(after_refresh).phase == SchemaPhase.AWAITING_APPROVAL
+    assert status(after_refresh).plan == before
+    published = [e for e in journal_entries(after_refresh) if e.type == "PlanPublished"]
+    assert len(published) == 1, "a plan republished while it refreshes writes nothing"
+    assert "Job" in created_kinds(reconcile_schema(with_approval(after_refresh)))
+
+
+@pytest.mark.req("SCH-64", "SCH-66", "APR-12", "JNL-04")
+def test_a_refresh_that_computes_another_plan_retires_the_old_one_and_its_approval() -> None:
+    world = with_approval(awaiting_approval())
+    world = step(later(world, TEN_MINUTES))
+    assert status(world).phase == SchemaPhase.APPLYING, "an approved plan goes first"
+    world = awaiting_approval()
+    old = status(world).plan
+    assert old is not None
+    world = step(later(world, TEN_MINUTES))
+    world = step(step(observed(world)))
+    world = with_approval(world, approval_of(world))
+    decision = reconcile_schema(planned(world, text=OTHER_PLAN_FILE))
+    assert EventReason.PLAN_STALE in event_reasons(decision)
+    after = publish(step(planned(world, text=OTHER_PLAN_FILE)))
+    new = status(after).plan
+    assert new is not None
+    assert new.uid != old.uid
+    entry = [e for e in journal_entries(after) if e.type == "PlanPublished"][-1]
+    assert entry.plan_uid == new.uid
+    assert entry.replaced is not None
+    assert (entry.replaced.name, entry.replaced.uid) == (old.name, old.uid)
+    assert status(after).phase == SchemaPhase.AWAITING_APPROVAL
+    assert "Job" not in created_kinds(reconcile_schema(after)), "the old approval never carries"
+
+
+@pytest.mark.req("SCH-64", "SCH-66", "SCH-21", "JNL-04")
+def test_a_source_edit_retires_an_approvable_plan_with_plan_stale_and_names_it_later() -> None:
+    world = awaiting_approval()
+    old = status(world).plan
+    assert old is not None
+    edited = with_source(world, source_files(EDITED_FILES))
+    decision = reconcile_schema(edited)
+    assert event_reasons(decision)[0] == EventReason.PLAN_STALE
+    after = status_of(edited, decision)
+    assert after.plan is None
+    assert after.retired_plan is not None
+    assert after.retired_plan.uid == old.uid
+    world = step(edited)
+    world = step(step(observed(world)))
+    world = publish(step(planned(world, text=OTHER_PLAN_FILE)))
+    entries = journal_entries(world)
+    assert entries[-1].type == JournalEntryType.PLAN_PUBLISHED
+    assert entries[-1].replaced is not None
+    assert entries[-1].replaced.uid == old.uid
+    assert status(world).retired_plan is None
+
+
+@pytest.mark.req("SCH-66")
+def test_a_plan_nobody_could_approve_retires_without_plan_stale() -> None:
+    world = published(spec={"apply": ApplyPolicy.NEVER})
+    decision = reconcile_schema(with_source(world, source_files(EDITED_FILES)))
+    assert EventReason.PLAN_STALE not in event_reasons(decision)
+    assert not entries_added(world, decision)
+
+
+@pytest.mark.req("SCH-64", "SCH-11")
+def test_a_refresh_that_finds_nothing_to_change_retires_the_waiting_plan() -> None:
+    world = awaiting_approval()
+    world = step(later(world, TEN_MINUTES))
+    world = step(step(observed(world)))
+    decision = reconcile_schema(planned(world, changes=False))
+    after = status_of(world, decision)
+    assert after.phase == SchemaPhase.IN_SYNC
+    assert after.plan is None
+    assert after.retired_plan is None
+    assert EventReason.PLAN_STALE in event_reasons(decision)
