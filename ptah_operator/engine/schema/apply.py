@@ -6,8 +6,9 @@ Order, each step before the next can change anything:
 3. connect, take the schema-level advisory lock (`pg_try_advisory_lock` / `GET_LOCK`);
 4. inspect the scope again and compare its fingerprint with the one the plan was made from
    (SCH-57: a stale plan is refused and nothing runs);
-5. run the statements with per-statement progress — PostgreSQL in one transaction when every
-   statement allows it, otherwise (and always on MySQL/MariaDB) one by one.
+5. run the statements with per-statement progress — PostgreSQL in one transaction, or, when
+   the plan adds enum values, in a first transaction that commits them and a second one for
+   the rest (`transactions`); MySQL/MariaDB one by one.
 
 The outcome is `applied` only when every statement ran and committed. Any error once
 execution began gives `unknown` (SCH-59): it is not established what committed, and the
@@ -27,6 +28,7 @@ from typing import Any
 import sqlglot
 
 from ptah_operator.engine.schema.connection import Connection
+from ptah_operator.engine.schema.diff import Statement
 from ptah_operator.engine.schema.operations import observe
 from ptah_operator.engine.schema.plan import Plan, PlanFileError, Policy, policy_refusals, read_plan
 
@@ -169,17 +171,67 @@ async def _locked(
         if refused is not None:
             return refused
         return ApplyResult("dryRun" if dry_run else "applied")
-    if conn.dialect.family == "postgresql" and plan.transactional:
+    if conn.dialect.family == "postgresql":
+        return await _postgresql(conn, plan, report)
+    refused = await _stale(conn, plan, own_transaction=True)
+    if refused is not None:
+        return refused
+    executed = 0
+    for index, statement in enumerate(statements):
+        try:
+            # The connection's own call, not a cursor's: a cursor turns each server note into
+            # a Python warning, which would print server text on stderr (PRIV-05).
+            await conn.raw.query(statement.sql)
+        except Exception as error:  # every execution error is an unknown outcome (SCH-59)
+            return ApplyResult(
+                "unknown",
+                "ApplyOutcomeUnknown",
+                {"statement": index, **_error_code(error)},
+                executed,
+            )
+        executed += 1
+        report(index)
+    return ApplyResult("applied", executed=executed)
+
+
+def transactions(statements: list[Statement]) -> list[range]:
+    """PostgreSQL: the statements cut into transactions. A statement that is not
+    `transactional` (adding an enum value, which no transaction may use before it commits)
+    ends its transaction, with the others of its kind that follow it; the diff puts them
+    before anything that could use them. A plan with none runs in one transaction."""
+    cuts: list[range] = []
+    start = 0
+    for index, statement in enumerate(statements):
+        last = index + 1 == len(statements)
+        if not statement.transactional and (last or statements[index + 1].transactional):
+            cuts.append(range(start, index + 1))
+            start = index + 1
+    if start < len(statements):
+        cuts.append(range(start, len(statements)))
+    return cuts
+
+
+async def _postgresql(conn: Connection, plan: Plan, report: Callable[[int], None]) -> ApplyResult:
+    """Each transaction of `transactions` in turn, the freshness check inside the first: a
+    stale plan changes nothing. An error rolls back the transaction it happens in; any
+    before it stay committed, so the outcome is unknown (SCH-59) either way."""
+    statements = plan.statements
+    if any(s.category.startswith("functions_") for s in statements):
+        # As pg_restore does: a function body may read tables made later in the plan. The
+        # body is checked when the function is called.
+        await conn.raw.execute("SET check_function_bodies = off")
+    executed = 0
+    for number, cut in enumerate(transactions(statements)):
         transaction = conn.raw.transaction()
         await transaction.start()
-        executed = 0
         try:
-            refused = await _stale(conn, plan, own_transaction=False)
-            if refused is not None:
-                await transaction.rollback()
-                return refused
-            for index, statement in enumerate(statements):
-                await conn.raw.execute(statement.sql)
+            if number == 0:
+                refused = await _stale(conn, plan, own_transaction=False)
+                if refused is not None:
+                    await transaction.rollback()
+                    return refused
+            for index in cut:
+                await conn.raw.execute(statements[index].sql)
                 executed += 1
                 report(index)
         except Exception as error:  # every execution error is an unknown outcome (SCH-59)
@@ -201,26 +253,4 @@ async def _locked(
                 {"statement": None, **_error_code(error)},
                 executed,
             )
-        return ApplyResult("applied", executed=executed)
-    refused = await _stale(conn, plan, own_transaction=True)
-    if refused is not None:
-        return refused
-    executed = 0
-    for index, statement in enumerate(statements):
-        try:
-            if conn.dialect.family == "postgresql":
-                await conn.raw.execute(statement.sql)
-            else:
-                # The connection's own call, not a cursor's: a cursor turns each server note
-                # into a Python warning, which would print server text on stderr (PRIV-05).
-                await conn.raw.query(statement.sql)
-        except Exception as error:  # every execution error is an unknown outcome (SCH-59)
-            return ApplyResult(
-                "unknown",
-                "ApplyOutcomeUnknown",
-                {"statement": index, **_error_code(error)},
-                executed,
-            )
-        executed += 1
-        report(index)
     return ApplyResult("applied", executed=executed)

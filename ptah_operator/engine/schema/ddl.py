@@ -2,21 +2,30 @@
 
 Understood: CREATE SCHEMA, CREATE TYPE ... AS ENUM, CREATE TABLE (columns with their
 constraints, table constraints, MySQL KEY/INDEX clauses and COMMENT), CREATE [UNIQUE] INDEX,
-ALTER TABLE ... ADD CONSTRAINT, COMMENT ON TABLE/COLUMN, CREATE [OR REPLACE] VIEW, CREATE
-SEQUENCE and ALTER SEQUENCE ... OWNED BY (PostgreSQL), GRANT ... ON table TO .... Anything
-else is refused with the file and the statement's position: a desired schema states
-structure, not data.
+ALTER TABLE ... ADD CONSTRAINT, COMMENT ON TABLE/COLUMN, CREATE [OR REPLACE] VIEW, GRANT ...
+ON table TO ...; on PostgreSQL also CREATE MATERIALIZED VIEW, CREATE SEQUENCE, ALTER SEQUENCE
+... OWNED BY, CREATE [OR REPLACE] FUNCTION and ALTER TABLE|[MATERIALIZED] VIEW|SEQUENCE|TYPE|
+FUNCTION ... OWNER TO. Anything else is refused with the file and the statement's position:
+a desired schema states structure, not data.
 
-The file is split into statements with sqlglot's tokenizer. Sequences and grants are read
-from those tokens rather than from sqlglot's tree: its tree of CREATE SEQUENCE loses a
-leading `NO CYCLE` (it reads `CYCLE`), and MySQL's `'user'@'host'` grantees fall outside it.
+The file is split into statements with sqlglot's tokenizer. Sequences, grants, owners and
+function headers are read from those tokens rather than from sqlglot's tree: its tree of
+CREATE SEQUENCE loses a leading `NO CYCLE` (it reads `CYCLE`), MySQL's `'user'@'host'`
+grantees and OWNER TO fall outside it, and a function's body is never parsed.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import sqlglot
 from sqlglot import Token, TokenType, exp
 
+from ptah_operator.engine.schema.functions import (
+    FunctionError,
+    read_arguments,
+    read_create_function,
+)
 from ptah_operator.engine.schema.model import (
     Check,
     Column,
@@ -270,6 +279,16 @@ def parse_ddl(dialect: Dialect, text: str, source: str) -> Parts:
     for position, tokens in enumerate(_split(dialect, text, source), start=1):
         try:
             words = _Words(dialect, tokens)
+            if words.starts("CREATE", "FUNCTION") or words.starts(
+                "CREATE", "OR", "REPLACE", "FUNCTION"
+            ):
+                if dialect.family != "postgresql":
+                    raise _UnreadableError("functions are planned on PostgreSQL only")
+                parts.functions.append(read_create_function(text, tokens))
+                continue
+            if _is_owner_statement(words):
+                _owner_statement(dialect, words, parts, text)
+                continue
             if words.starts("CREATE", "SEQUENCE") or words.starts("ALTER", "SEQUENCE"):
                 _sequence_statement(dialect, words, parts)
                 continue
@@ -288,7 +307,7 @@ def parse_ddl(dialect: Dialect, text: str, source: str) -> Parts:
                 ) from error
             if statement is not None:
                 _statement(dialect, reader, parts, statement)
-        except (NormalizationError, ViewError, _UnreadableError) as error:
+        except (NormalizationError, ViewError, _UnreadableError, FunctionError) as error:
             raise DesiredSchemaError(f"{source}: statement {position}: {error}") from error
         except DesiredSchemaError:
             raise
@@ -474,6 +493,68 @@ def _sequence_statement(dialect: Dialect, words: _Words, parts: Parts) -> None:
     )
 
 
+_OWNED_KINDS = frozenset({"TABLE", "VIEW", "MATERIALIZED", "SEQUENCE", "TYPE", "FUNCTION"})
+
+
+def _is_owner_statement(words: _Words) -> bool:
+    tokens = words.tokens
+    return (
+        words.starts("ALTER")
+        and len(tokens) > 4
+        and tokens[1].text.upper() in _OWNED_KINDS
+        and tokens[-3].text.upper() == "OWNER"
+        and tokens[-2].text.upper() == "TO"
+    )
+
+
+def _owner_statement(dialect: Dialect, words: _Words, parts: Parts, text: str) -> None:
+    """`ALTER TABLE|[MATERIALIZED] VIEW|SEQUENCE|TYPE name OWNER TO role`, `ALTER FUNCTION
+    name(types) OWNER TO role`."""
+    if dialect.family != "postgresql":
+        raise _UnreadableError("owners are planned on PostgreSQL only")
+    words.expect("ALTER")
+    if words.take("MATERIALIZED"):
+        words.expect("VIEW")
+        kind = "VIEW"
+    else:
+        kind = words.next().text.upper()
+    words.take("IF", "EXISTS")
+    if kind == "TABLE":
+        words.take("ONLY")
+    schema, name = _relation(dialect, words.dotted())
+    arguments = None
+    if kind == "FUNCTION":
+        if words.peek_type() is not TokenType.L_PAREN:
+            raise _UnreadableError("ALTER FUNCTION names the function with its argument types")
+        words.at += 1
+        inside: list[Token] = []
+        depth = 1
+        while True:
+            token = words.next()
+            if token.token_type is TokenType.L_PAREN:
+                depth += 1
+            elif token.token_type is TokenType.R_PAREN:
+                depth -= 1
+                if depth == 0:
+                    break
+            inside.append(token)
+        arguments = read_arguments(text, inside)
+    words.expect("OWNER", "TO")
+    token = words.next()
+    quoted = token.token_type in {TokenType.IDENTIFIER, TokenType.STRING}
+    if not quoted and token.text.upper() in {
+        "CURRENT_USER",
+        "SESSION_USER",
+        "CURRENT_ROLE",
+        "PUBLIC",
+    }:
+        raise _UnreadableError("name the owning role")
+    role = normalize_grantee(dialect, token.text, None, quoted=quoted)
+    if not words.done():
+        raise _UnreadableError("unsupported OWNER TO clause")
+    parts.owners.append((kind, schema, name, role, arguments))
+
+
 def _privilege_words(words: _Words) -> list[str]:
     privileges: list[str] = []
     current: list[str] = []
@@ -514,10 +595,16 @@ def _grantee(dialect: Dialect, words: _Words) -> str:
 
 def _grant_statement(dialect: Dialect, words: _Words, parts: Parts) -> None:
     words.expect("GRANT")
-    privileges = normalize_privileges(dialect, _privilege_words(words))
+    privilege_words = _privilege_words(words)
     words.expect("ON")
     if words.starts("ALL"):
         raise _UnreadableError("grant on each table, not on ALL TABLES")
+    if any(
+        words.starts(kind)
+        for kind in ("FUNCTION", "PROCEDURE", "ROUTINE", "SEQUENCE", "SCHEMA", "TYPE", "DATABASE")
+    ):
+        raise _UnreadableError("only privileges on tables are planned")
+    privileges = normalize_privileges(dialect, privilege_words)
     words.take("TABLE")
     tables = [_relation(dialect, words.dotted())]
     while words.peek_type() is TokenType.COMMA:
@@ -659,8 +746,16 @@ def _create_view(d: Dialect, parts: Parts, node: exp.Create) -> None:
         target = target.this
     schema, name = _table_name(d, target)
     properties = node.args.get("properties")
-    if properties is not None and properties.expressions:
+    found = list(properties.expressions) if properties is not None else []
+    materialized = [p for p in found if isinstance(p, exp.MaterializedProperty)]
+    if len(materialized) != len(found) or (materialized and d.family != "postgresql"):
         raise DesiredSchemaError(
-            f"{parts.source}: view {name}: only a plain CREATE [OR REPLACE] VIEW is supported"
+            f"{parts.source}: view {name}: only a plain CREATE [OR REPLACE] VIEW, or on "
+            "PostgreSQL CREATE MATERIALIZED VIEW, is supported"
         )
-    parts.views.append(desired_view(d, schema, name, node.expression, columns))
+    if materialized and node.args.get("replace"):
+        raise DesiredSchemaError(
+            f"{parts.source}: view {name}: a materialized view cannot be replaced"
+        )
+    view = desired_view(d, schema, name, node.expression, columns)
+    parts.views.append(dataclasses.replace(view, materialized=bool(materialized)))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ptah_operator.engine.schema.ddl import parse_ddl
 from ptah_operator.engine.schema.hcl import parse_hcl
@@ -20,6 +20,7 @@ from ptah_operator.engine.schema.model import (
     Dialect,
     EnumType,
     ForeignKey,
+    Function,
     Grant,
     Index,
     PrimaryKey,
@@ -34,6 +35,7 @@ from ptah_operator.engine.schema.parts import Attachment, DesiredSchemaError, Pa
 from ptah_operator.engine.schema.scope import Scope
 
 T = TypeVar("T", Table, EnumType, Sequence, View)
+F = TypeVar("F", Table, EnumType, Sequence, View, Function)
 
 
 def finish_table(dialect: Dialect, table: Table) -> Table:
@@ -167,6 +169,19 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
                 source,
             )
     _own_sequences(parts, sequences, tables)
+    known_types = {f"{s}.{n}" for s, n in enums} | {f"{s}.{n}" for s, n in tables}
+    functions: dict[tuple[str, str, tuple[str, ...]], tuple[Function, str]] = {}
+    for part in parts:
+        for function in part.functions:
+            function = _qualify_function(function, known_types)
+            key = function.identity
+            if key in functions and functions[key][0] != function:
+                raise DesiredSchemaError(
+                    f"function {function.qualified} is defined differently in "
+                    f"{functions[key][1]} and {part.source}"
+                )
+            functions.setdefault(key, (function, part.source))
+    _set_owners(parts, tables, enums, sequences, views, functions, known_types)
     clash = sorted(set(views) & (set(tables) | set(sequences)))
     if clash:
         raise DesiredSchemaError(
@@ -189,17 +204,103 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
     kept_sequences = [
         s for s, _ in sequences.values() if scope.admits_table(dialect, s.schema, s.name)
     ]
+    kept_functions = [
+        f for f, _ in functions.values() if scope.admits_table(dialect, f.schema, f.name)
+    ]
     if dialect.family == "postgresql":
         schemas.update(t.schema for t in finished)
         schemas.update(v.schema for v in kept_views)
         schemas.update(s.schema for s in kept_sequences)
+        schemas.update(f.schema for f in kept_functions)
         schemas = {s for s in schemas if scope.admits_schema(dialect, s)}
         kept_enums = [e for e, _ in enums.values() if scope.admits_schema(dialect, e.schema)]
     else:
         schemas, kept_enums = set(), []
     return canonical_schema(
-        dialect, sorted(schemas), finished, kept_enums, kept_sequences, kept_views
+        dialect,
+        sorted(schemas),
+        finished,
+        kept_enums,
+        kept_sequences,
+        kept_views,
+        kept_functions,
     )
+
+
+def _qualify(type_text: str, schema: str, known: set[str]) -> str:
+    """A type named without its schema, qualified as introspection prints it when it is one
+    of the desired enums or tables (looked for in the function's schema, then `public`)."""
+    base = type_text.removesuffix("[]")
+    suffix = type_text[len(base) :]
+    if "." in base:
+        return type_text
+    for candidate in (f"{schema}.{base}", f"public.{base}"):
+        if candidate in known:
+            return candidate + suffix
+    return type_text
+
+
+def _qualify_function(function: Function, known: set[str]) -> Function:
+    def qualify(type_text: str) -> str:
+        return _qualify(type_text, function.schema, known)
+
+    return dataclasses.replace(
+        function,
+        arguments=tuple(dataclasses.replace(a, type=qualify(a.type)) for a in function.arguments),
+        returns=qualify(function.returns),
+        table_columns=tuple((n, qualify(t)) for n, t in function.table_columns),
+    )
+
+
+def _with_owner(
+    found: dict[Any, tuple[F, str]], key: Any, what: str, role: str, source: str
+) -> None:
+    item, where = found[key]
+    if item.owner is not None and item.owner != role:
+        raise DesiredSchemaError(f"{what} is given two owners, in {where} and {source}")
+    found[key] = (dataclasses.replace(item, owner=role), where)
+
+
+def _set_owners(
+    parts: list[Parts],
+    tables: dict[tuple[str, str], tuple[Table, str]],
+    enums: dict[tuple[str, str], tuple[EnumType, str]],
+    sequences: dict[tuple[str, str], tuple[Sequence, str]],
+    views: dict[tuple[str, str], tuple[View, str]],
+    functions: dict[tuple[str, str, tuple[str, ...]], tuple[Function, str]],
+    known_types: set[str],
+) -> None:
+    """Apply `ALTER ... OWNER TO`; a sequence owned by a column has its table's owner."""
+    for part in parts:
+        for kind, schema, name, role, arguments in part.owners:
+            what = f"{kind.lower()} {_qualified(schema, name)}"
+            key = (schema, name)
+            if kind == "FUNCTION":
+                signature = tuple(
+                    _qualify(a.type, schema, known_types)
+                    for a in arguments or ()
+                    if a.mode != "OUT"
+                )
+                function_key = (schema, name, signature)
+                if function_key not in functions:
+                    raise DesiredSchemaError(f"{part.source}: OWNER TO for unknown function")
+                _with_owner(functions, function_key, what, role, part.source)
+            elif kind == "TYPE" and key in enums:
+                _with_owner(enums, key, what, role, part.source)
+            elif kind == "TABLE" and key in tables:
+                _with_owner(tables, key, what, role, part.source)
+            elif kind in {"TABLE", "VIEW"} and key in views:
+                _with_owner(views, key, what, role, part.source)
+            elif kind in {"TABLE", "SEQUENCE"} and key in sequences:
+                _with_owner(sequences, key, what, role, part.source)
+            else:
+                raise DesiredSchemaError(f"{part.source}: OWNER TO for unknown {what}")
+    for (schema, name), (sequence, source) in sequences.items():
+        if sequence.owner is not None and sequence.owner_table is not None:
+            raise DesiredSchemaError(
+                f"{source}: sequence {_qualified(schema, name)} is owned by a column, so by "
+                f"the owner of table {sequence.owner_table}: name the owner on the table"
+            )
 
 
 def _own_sequences(

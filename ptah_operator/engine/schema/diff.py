@@ -1,12 +1,15 @@
 """Compare an observed and a desired schema; the ordered statements that close the gap.
 
 Order (each phase needs only what the earlier ones made or left):
-schemas and enum types -> create and alter sequences, release the owner of a sequence that
+schemas, enum types and added enum values -> functions (but those over a table's row type or
+an enum made again) -> create and alter sequences, release the owner of a sequence that
 changes hands or goes -> drop views -> drop foreign keys -> drop other constraints and
-indexes -> drop tables -> create tables -> add, change and drop columns -> add keys, checks
-and indexes -> add foreign keys -> sequence owners -> create or replace views -> revoke,
-then grant -> drop sequences -> drop enum types. Within a phase, objects go by name (views by
-what they read, then by name), so the same inputs always give the same list.
+indexes -> drop tables -> enums made again, with their columns -> create tables -> add,
+change and drop columns -> the other functions -> add keys, checks and indexes -> add
+foreign keys -> owners -> sequence OWNED BY -> create or replace views -> owners of views ->
+revoke, then grant -> drop functions -> drop sequences -> drop enum types -> drop schemas.
+Within a phase, objects go by name (views by what they read, then by name), so the same
+inputs always give the same list.
 
 Each statement carries a severity (see `severity`), a category out of `CATEGORIES` (the
 bounded vocabulary of the drift report), a reason naming the object but never its data, and
@@ -16,6 +19,8 @@ the tables it touches (for the protected-tables policy).
 from __future__ import annotations
 
 import dataclasses
+import re
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -23,7 +28,9 @@ from ptah_operator.engine.schema.model import (
     Check,
     Column,
     Dialect,
+    EnumType,
     ForeignKey,
+    Function,
     Index,
     Schema,
     Sequence,
@@ -31,11 +38,18 @@ from ptah_operator.engine.schema.model import (
     UniqueConstraint,
     View,
 )
+from ptah_operator.engine.schema.normalize import is_plain_column, serial_sequence_name
 from ptah_operator.engine.schema.render import Renderer
-from ptah_operator.engine.schema.severity import Severity, type_widens
+from ptah_operator.engine.schema.severity import (
+    Severity,
+    enum_change,
+    mysql_enum_change,
+    type_widens,
+)
 
 CATEGORIES = (
     "schemas_added",
+    "schemas_removed",
     "enums_added",
     "enums_changed",
     "enums_removed",
@@ -59,6 +73,10 @@ CATEGORIES = (
     "views_removed",
     "grants_added",
     "grants_removed",
+    "owners_changed",
+    "functions_added",
+    "functions_changed",
+    "functions_removed",
 )
 
 
@@ -154,10 +172,14 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
     for key in sorted(desired_enums.keys() - observed_enums.keys()):
         enum = desired_enums[key]
         p.emit(r.create_enum(enum), Severity.SAFE, "enums_added", f"create enum {enum.qualified}")
+    remade_enums: list[tuple[EnumType, EnumType]] = []
     for key in sorted(desired_enums.keys() & observed_enums.keys()):
-        _enum_values(p, observed_enums[key].values, desired_enums[key])
+        if not _enum_values(p, observed_enums[key], desired_enums[key]):
+            remade_enums.append((observed_enums[key], desired_enums[key]))
+    enum_types = {name for old, _ in remade_enums for name in enum_type_names(old)}
+    remade_functions = _functions(p, observed, desired, enum_types, late=False)
     late_owners = _sequences_early(p, observed, desired)
-    affected, touched = _reshaped(observed_tables, desired_tables, kept, added, removed)
+    affected, touched = _reshaped(observed_tables, desired_tables, kept, added, removed, enum_types)
     view_drops, view_creates = _views(p, observed, desired, affected, touched)
     for view, category, reason in view_drops:
         p.emit(r.drop_view(view), Severity.WARNING, category, reason)
@@ -204,10 +226,13 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
             f"drop table {table.qualified}",
             (table.qualified,),
         )
+    for old_enum, new_enum in remade_enums:
+        _remake_enum(p, old_enum, new_enum, observed_tables, desired_tables, kept)
     for key in added:
         _create_table(p, desired_tables[key])
     for key in kept:
         _columns(p, observed_tables[key], desired_tables[key])
+    remade_functions |= _functions(p, observed, desired, enum_types, late=True)
     for key in kept:
         _add_constraints(p, observed_tables[key], desired_tables[key])
     for key in added:
@@ -233,6 +258,14 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
                 f"add foreign key on {new.qualified}; existing rows must satisfy it",
                 (new.qualified,),
             )
+    _owners(
+        p,
+        observed,
+        desired,
+        {new.qualified for _, new in remade_enums},
+        remade_functions,
+        late_owners,
+    )
     for sequence, severity, category in late_owners:
         p.emit(
             r.sequence_owner(sequence),
@@ -243,7 +276,9 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
         )
     for view, replace, severity, category, reason in view_creates:
         p.emit(r.create_view(view, replace=replace), severity, category, reason)
+    _view_owners(p, observed, desired, [v for v, replace, *_ in view_creates if not replace])
     _grants(p, observed_tables, desired_tables, kept + added)
+    _drop_functions(p, observed, desired, enum_types)
     gone_sequences = {(s.schema, s.name) for s in observed.sequences} - {
         (s.schema, s.name) for s in desired.sequences
     }
@@ -259,6 +294,22 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
         enum = observed_enums[key]
         p.emit(
             r.drop_enum(enum), Severity.DESTRUCTIVE, "enums_removed", f"drop enum {enum.qualified}"
+        )
+    for old_enum, _ in remade_enums:
+        p.emit(
+            r.drop_enum(dataclasses.replace(old_enum, name=retired_enum_name(old_enum.name))),
+            Severity.DESTRUCTIVE,
+            "enums_changed",
+            f"drop the former enum {old_enum.qualified}, now that nothing uses it",
+        )
+    # `public` is every database's own: a desired schema with nothing in it keeps it.
+    for schema in sorted(set(observed.schemas) - set(desired.schemas) - {"public"}):
+        p.emit(
+            r.drop_schema(schema),
+            Severity.DESTRUCTIVE,
+            "schemas_removed",
+            f"drop schema {schema}; the apply fails if it still holds what the engine "
+            "does not manage",
         )
     return p.out
 
@@ -319,19 +370,262 @@ def _sequences_early(
     return late
 
 
+_NAME_BYTES = 63
+_BARE = re.compile(r"[a-z_][a-z0-9_$]*")
+
+
+def _type_ident(name: str) -> str:
+    return name if _BARE.fullmatch(name) else '"' + name.replace('"', '""') + '"'
+
+
+def enum_type_names(enum: EnumType) -> set[str]:
+    """How a column type names `enum`: schema-qualified, quoted where the name needs it (as
+    introspection spells it), or plainly (as a desired schema may)."""
+    return {f"{enum.schema}.{enum.name}", f"{_type_ident(enum.schema)}.{_type_ident(enum.name)}"}
+
+
+def retired_enum_name(name: str) -> str:
+    """The name an enum type steps aside to while it is made again."""
+    suffix = "__ptah_old"
+    room = _NAME_BYTES - len(suffix)
+    return name.encode()[:room].decode(errors="ignore") + suffix
+
+
+def _uses_a_type(function: Function, types: AbstractSet[str]) -> bool:
+    used = [a.type for a in function.arguments] + [function.returns]
+    used += [t for _, t in function.table_columns]
+    return any(t.removesuffix("[]") in types for t in used)
+
+
+def _functions(
+    p: _Planner,
+    observed: Schema,
+    desired: Schema,
+    remade_types: AbstractSet[str],
+    *,
+    late: bool,
+) -> set[tuple[Any, ...]]:
+    """Create new functions and replace changed ones (dropping first one whose arguments or
+    result change, which CREATE OR REPLACE cannot do). Returns the functions made anew.
+
+    Functions come early, before the tables whose defaults and checks may call them; those
+    that take or return a table's row type come `late`, once the tables exist, and so do those
+    over an enum type made again (`_remake_enum`): they are dropped early, while their
+    signature still names the type they were made with, and made again late.
+
+    A security-definer function runs with its owner's privileges: making one, changing one,
+    or turning the property on or off is a privilege change."""
+    if not observed.functions and not desired.functions:
+        return set()
+    r = p.r
+    tables = {t.qualified for t in desired.tables}
+    old = {f.identity: f for f in observed.functions}
+    wanted = {f.identity for f in desired.functions}
+    if late:
+        old = {k: f for k, f in old.items() if not _uses_a_type(f, remade_types)}
+    else:
+        for key, function in sorted(old.items()):
+            if _uses_a_type(function, remade_types):
+                p.emit(
+                    r.drop_function(function),
+                    Severity.DESTRUCTIVE if key not in wanted else Severity.WARNING,
+                    "functions_changed" if key in wanted else "functions_removed",
+                    f"drop function {function.qualified}: an enum type it uses is made again",
+                )
+    new = {
+        f.identity: f
+        for f in desired.functions
+        if (_uses_a_type(f, tables) or _uses_a_type(f, remade_types)) == late
+    }
+    made: set[tuple[Any, ...]] = set()
+    existed = {f.identity for f in observed.functions}
+    for key in sorted(new.keys() - old.keys()):
+        function = new[key]
+        definer = function.security_definer
+        why = "; security definer: it runs with its owner's privileges" if definer else ""
+        if key in existed:
+            # Dropped early, over an enum type made again.
+            p.emit(
+                r.create_function(function),
+                Severity.PRIVILEGE if definer else Severity.WARNING,
+                "functions_changed",
+                f"make function {function.qualified} again over the enum type made again" + why,
+            )
+        else:
+            p.emit(
+                r.create_function(function),
+                Severity.PRIVILEGE if definer else Severity.SAFE,
+                "functions_added",
+                f"create function {function.qualified}" + why,
+            )
+        made.add(key)
+    for key in sorted(new.keys() & old.keys()):
+        before, after = old[key], new[key]
+        if dataclasses.replace(before, owner=None) == dataclasses.replace(after, owner=None):
+            continue
+        definer = before.security_definer or after.security_definer
+        severity = Severity.PRIVILEGE if definer else Severity.WARNING
+        why = "; security definer: it runs with its owner's privileges" if definer else ""
+        if (before.arguments, before.returns, before.returns_set, before.table_columns) != (
+            after.arguments,
+            after.returns,
+            after.returns_set,
+            after.table_columns,
+        ):
+            reason = f"make function {after.qualified} again: its arguments or result change"
+            p.emit(r.drop_function(before), severity, "functions_changed", reason + why)
+            p.emit(r.create_function(after), severity, "functions_changed", reason + why)
+            made.add(key)
+        else:
+            p.emit(
+                r.create_function(after, replace=True),
+                severity,
+                "functions_changed",
+                f"replace function {after.qualified}" + why,
+            )
+    return made
+
+
+def _drop_functions(
+    p: _Planner, observed: Schema, desired: Schema, remade_types: AbstractSet[str]
+) -> None:
+    wanted = {f.identity for f in desired.functions}
+    for function in observed.functions:
+        if function.identity not in wanted and not _uses_a_type(function, remade_types):
+            p.emit(
+                p.r.drop_function(function),
+                Severity.DESTRUCTIVE,
+                "functions_removed",
+                f"drop function {function.qualified}; whatever calls it fails",
+            )
+
+
+def _owners(
+    p: _Planner,
+    observed: Schema,
+    desired: Schema,
+    remade_enums: set[str],
+    made_functions: set[tuple[Any, ...]],
+    linked: list[tuple[Sequence, Severity, str]],
+) -> None:
+    """Owners of types, tables, sequences and functions, where the desired schema names one
+    (an owner it does not name is left alone). An object made by this plan belongs to the
+    login that applies it, so a named owner is always set on it. A sequence about to be
+    owned by a column first takes the table's owner: PostgreSQL requires the two to match."""
+    r = p.r
+    old_enums = {e.qualified: e for e in observed.enums}
+    for enum in desired.enums:
+        before = old_enums.get(enum.qualified)
+        if enum.owner is not None and (
+            before is None or enum.qualified in remade_enums or before.owner != enum.owner
+        ):
+            p.emit(
+                r.owner_to("TYPE", r.table(enum.schema, enum.name), enum.owner),
+                Severity.PRIVILEGE,
+                "owners_changed",
+                f"enum {enum.qualified} owned by {enum.owner}",
+            )
+    named_tables = [t for t in desired.tables if t.owner is not None]
+    if not named_tables and not linked:
+        old_tables: dict[str, Table] = {}
+        new_tables: dict[str, Table] = {}
+    else:
+        old_tables = {t.qualified: t for t in observed.tables}
+        new_tables = {t.qualified: t for t in desired.tables}
+    for table in named_tables:
+        before_table = old_tables.get(table.qualified)
+        if table.owner is not None and (before_table is None or before_table.owner != table.owner):
+            p.emit(
+                r.owner_to("TABLE", r.table(table.schema, table.name), table.owner),
+                Severity.PRIVILEGE,
+                "owners_changed",
+                f"table {table.qualified} owned by {table.owner}",
+                (table.qualified,),
+            )
+    old_sequences = {s.qualified: s for s in observed.sequences}
+    for sequence in desired.sequences:
+        before_sequence = old_sequences.get(sequence.qualified)
+        if sequence.owner is not None and (
+            before_sequence is None or before_sequence.owner != sequence.owner
+        ):
+            p.emit(
+                r.owner_to("SEQUENCE", r.table(sequence.schema, sequence.name), sequence.owner),
+                Severity.PRIVILEGE,
+                "owners_changed",
+                f"sequence {sequence.qualified} owned by {sequence.owner}",
+            )
+    for sequence, _, _ in linked:
+        table_name = f"{sequence.schema}.{sequence.owner_table}"
+        owner_table = new_tables.get(table_name)
+        existing = old_tables.get(table_name)
+        role = (owner_table.owner if owner_table else None) or (
+            existing.owner if existing else None
+        )
+        before_sequence = old_sequences.get(sequence.qualified)
+        if role is not None and (before_sequence is None or before_sequence.owner != role):
+            p.emit(
+                r.owner_to("SEQUENCE", r.table(sequence.schema, sequence.name), role),
+                Severity.PRIVILEGE,
+                "owners_changed",
+                f"sequence {sequence.qualified} takes the owner of table {table_name}, "
+                "which will own it",
+                (table_name,),
+            )
+    old_functions = {f.identity: f for f in observed.functions}
+    for function in desired.functions:
+        before_function = old_functions.get(function.identity)
+        if function.owner is not None and (
+            before_function is None
+            or function.identity in made_functions
+            or before_function.owner != function.owner
+        ):
+            p.emit(
+                r.owner_to("FUNCTION", r.function_name(function), function.owner),
+                Severity.PRIVILEGE,
+                "owners_changed",
+                f"function {function.qualified} owned by {function.owner}"
+                + ("; it is a security definer" if function.security_definer else ""),
+            )
+
+
+def _view_owners(p: _Planner, observed: Schema, desired: Schema, made: list[View]) -> None:
+    """Owners of views, once made: a view made (again) by this plan belongs to the login."""
+    old = {v.qualified: v for v in observed.views}
+    remade = {v.qualified for v in made}
+    for view in desired.views:
+        before = old.get(view.qualified)
+        if view.owner is not None and (
+            before is None or view.qualified in remade or before.owner != view.owner
+        ):
+            kind = "MATERIALIZED VIEW" if view.materialized else "VIEW"
+            p.emit(
+                p.r.owner_to(kind, p.r.table(view.schema, view.name), view.owner),
+                Severity.PRIVILEGE,
+                "owners_changed",
+                f"view {view.qualified} owned by {view.owner}",
+            )
+
+
 def _reshaped(
     observed_tables: dict[tuple[str, str], Table],
     desired_tables: dict[tuple[str, str], Table],
     kept: list[tuple[str, str]],
     added: list[tuple[str, str]],
     removed: list[tuple[str, str]],
+    remade_enum_types: AbstractSet[str] = frozenset(),
 ) -> tuple[set[str], set[str]]:
     """(tables a view may not stay on while they change: dropped, or a column dropped or
-    retyped — PostgreSQL refuses both under a view; tables whose columns change at all)."""
+    retyped — PostgreSQL refuses both under a view, and a column of an enum type that is made
+    again is retyped; tables whose columns change at all)."""
     affected = {observed_tables[key].qualified for key in removed}
     touched = set(affected) | {desired_tables[key].qualified for key in added}
     for key in kept:
         old, new = observed_tables[key], desired_tables[key]
+        if remade_enum_types and any(
+            c.type.removesuffix("[]") in remade_enum_types for c in old.columns
+        ):
+            affected.add(old.qualified)
+            touched.add(old.qualified)
         if old.columns == new.columns:
             continue
         touched.add(old.qualified)
@@ -385,14 +679,26 @@ def _views(
     for name in sorted(old.keys() & new.keys()):
         before, after = old[name], new[name]
         star_moved = after.reads_star and bool(set(after.depends_on) & touched)
+        changed = (before.definition, before.materialized) != (
+            after.definition,
+            after.materialized,
+        )
         if p.pg and set(before.depends_on) & affected:
             remake[name] = "a table it reads changes"
-        elif before != after or star_moved:
-            why = "its query changes" if before != after else "the columns `*` stands for change"
+        elif changed or star_moved:
+            why = "its query changes" if changed else "the columns `*` stands for change"
+            if before.materialized != after.materialized:
+                why = (
+                    "it becomes a materialized view"
+                    if after.materialized
+                    else ("it is no longer a materialized view")
+                )
+            # A materialized view has no CREATE OR REPLACE.
             compatible = (
                 bool(before.columns)
                 and after.columns[: len(before.columns)] == before.columns
                 and not star_moved
+                and not (before.materialized or after.materialized)
             )
             if p.pg and not compatible:
                 remake[name] = why
@@ -467,14 +773,17 @@ def _grants(
     managed = {g.grantee for t in desired_tables.values() for g in t.grants}
     for key in sorted(keys):
         new = desired_tables[key]
-        old_grants = observed_tables[key].grants if key in observed_tables else ()
+        old_table = observed_tables.get(key)
+        old_grants = old_table.grants if old_table is not None else ()
         if old_grants == new.grants:
             continue
+        # The owner holds every privilege without a grant, and PostgreSQL lists none for it.
+        owner = new.owner or (old_table.owner if old_table is not None else None)
         before: dict[str, dict[str, bool]] = {}
         after: dict[str, dict[str, bool]] = {}
         for grants, into in ((old_grants, before), (new.grants, after)):
             for grant in grants:
-                if grant.grantee in managed:
+                if grant.grantee in managed and grant.grantee != owner:
                     into.setdefault(grant.grantee, {})[grant.privilege] = grant.grantable
         where = (new.qualified,)
         for grantee in sorted(before.keys() | after.keys()):
@@ -534,18 +843,21 @@ def _grant_changes(
         )
 
 
-def _enum_values(p: _Planner, old: tuple[str, ...], enum: Any) -> None:
-    new: tuple[str, ...] = enum.values
-    if old == new:
-        return
-    if [v for v in new if v in old] != list(old):
-        raise PlanError(
-            f"enum {enum.qualified} loses or reorders values; this engine only adds values"
-        )
+def _enum_values(p: _Planner, observed: EnumType, enum: EnumType) -> bool:
+    """Add the values `enum` gains, each in its place; False when values are lost or
+    reordered, which only making the type again can do (`_remake_enum`)."""
+    old, new = observed.values, enum.values
+    change = enum_change(old, new)
+    if change == "same":
+        return True
+    if change == "loses":
+        return False
     for position, value in enumerate(new):
         if value in old:
             continue
         before = next((v for v in new[position + 1 :] if v in old), None)
+        # PostgreSQL will not let a transaction use a value it added: the value is committed
+        # before the statements that may use it run (see `apply`).
         p.emit(
             p.r.add_enum_value(enum, value, before),
             Severity.SAFE,
@@ -553,6 +865,105 @@ def _enum_values(p: _Planner, old: tuple[str, ...], enum: Any) -> None:
             f"add a value to enum {enum.qualified}",
             transactional=False,
         )
+    return True
+
+
+def _remake_enum(
+    p: _Planner,
+    old: EnumType,
+    new: EnumType,
+    observed_tables: dict[tuple[str, str], Table],
+    desired_tables: dict[tuple[str, str], Table],
+    kept: list[tuple[str, str]],
+) -> None:
+    """An enum that loses or reorders values is made again: the type steps aside under
+    another name, the new one takes its name, and every kept column of it is converted
+    through text (a row holding a lost value makes the apply fail, and it changes nothing).
+    The former type is dropped last. Views over those columns are made again around this
+    (see `_reshaped`); tables being dropped went before it."""
+    r = p.r
+    reason = (
+        f"enum {new.qualified} loses or reorders values: it is made again and its columns "
+        "converted; a row holding a lost value fails the apply"
+    )
+    retired = retired_enum_name(old.name)
+    p.emit(r.rename_enum(old, retired), Severity.DESTRUCTIVE, "enums_changed", reason)
+    p.emit(r.create_enum(new), Severity.DESTRUCTIVE, "enums_changed", reason)
+    names = enum_type_names(old)
+    for key in kept:
+        before, after = observed_tables[key], desired_tables[key]
+        converted = [
+            (column, wanted)
+            for column in before.columns
+            if column.type.removesuffix("[]") in names
+            and (wanted := after.column(column.name)) is not None
+            and wanted.type == column.type
+        ]
+        # A column that goes, or leaves the type, is changed by `_columns`.
+        if not converted:
+            continue
+        where = (after.qualified,)
+        # PostgreSQL rebuilds what reads a retyped column from its text, in which a literal
+        # still names the former type (`m = 'x'::mood__ptah_old`) and finds no operator:
+        # checks and expression or partial indexes that stay are dropped and made again.
+        _, gone_checks = _match(list(after.checks), list(before.checks))
+        _, gone_indexes = _match(list(after.indexes), list(before.indexes))
+        checks = [c for c in before.checks if c not in gone_checks]
+        indexes = [
+            i
+            for i in before.indexes
+            if i not in gone_indexes
+            and (i.where is not None or not all(is_plain_column(k) for k in i.columns))
+        ]
+        for check in checks:
+            p.emit(
+                r.drop_constraint(before, check.name or ""),
+                Severity.DESTRUCTIVE,
+                "enums_changed",
+                reason,
+                where,
+            )
+        for index in indexes:
+            p.emit(
+                r.drop_index(before, index), Severity.DESTRUCTIVE, "enums_changed", reason, where
+            )
+        for column, wanted in converted:
+            if column.default is not None:
+                p.emit(
+                    r.alter_column(after, column.name, "DROP DEFAULT"),
+                    Severity.DESTRUCTIVE,
+                    "enums_changed",
+                    reason,
+                    where,
+                )
+            p.emit(
+                r.retype_through_text(after, column.name, column.type),
+                Severity.DESTRUCTIVE,
+                "enums_changed",
+                reason,
+                where,
+            )
+            if column.default is not None and wanted.default == column.default:
+                # A default that changes is set by `_columns`.
+                p.emit(
+                    r.alter_column(after, column.name, f"SET DEFAULT {column.default}"),
+                    Severity.DESTRUCTIVE,
+                    "enums_changed",
+                    reason,
+                    where,
+                )
+        for check in checks:
+            p.emit(
+                r.add_constraint(after, r.check_clause(check)),
+                Severity.DESTRUCTIVE,
+                "enums_changed",
+                reason,
+                where,
+            )
+        for index in indexes:
+            p.emit(
+                r.create_index(after, index), Severity.DESTRUCTIVE, "enums_changed", reason, where
+            )
 
 
 def _create_table(p: _Planner, table: Table) -> None:
@@ -736,6 +1147,9 @@ def _columns(p: _Planner, old: Table, new: Table) -> None:
         )
 
 
+_GENERATED = frozenset({"always", "by default"})
+
+
 def _change_column(p: _Planner, table: Table, old: Column, new: Column) -> None:
     r = p.r
     where = (table.qualified,)
@@ -763,12 +1177,13 @@ def _change_column(p: _Planner, table: Table, old: Column, new: Column) -> None:
         if old.collation != new.collation:
             reasons.append((Severity.WARNING, "collation changes"))
         if old.type != new.type:
-            widens = type_widens(old.type, new.type)
-            reasons.append(
-                (Severity.WARNING, "type widens")
-                if widens
-                else (Severity.DESTRUCTIVE, "type narrows or converts")
-            )
+            enum = mysql_enum_change(old.type, new.type) if not p.pg else None
+            if enum is not None:
+                reasons.append(enum)
+            elif type_widens(old.type, new.type):
+                reasons.append((Severity.WARNING, "type widens"))
+            else:
+                reasons.append((Severity.DESTRUCTIVE, "type narrows or converts"))
     if old.nullable and not new.nullable:
         reasons.append((Severity.DESTRUCTIVE, "adds NOT NULL"))
     if not old.nullable and new.nullable:
@@ -776,9 +1191,12 @@ def _change_column(p: _Planner, table: Table, old: Column, new: Column) -> None:
     if old.default != new.default:
         reasons.append((Severity.SAFE, "default changes"))
     if old.identity != new.identity:
-        if "serial" in {old.identity, new.identity}:
-            raise PlanError(f"column {name}: changing to or from serial is not planned")
-        reasons.append((Severity.WARNING, "identity changes"))
+        if old.identity == "serial":
+            reasons.append(
+                (Severity.DESTRUCTIVE, "its serial sequence goes, with its current value")
+            )
+        else:
+            reasons.append((Severity.WARNING, "identity changes"))
     comment_changed = old.comment != new.comment
     if comment_changed:
         reasons.append((Severity.SAFE, "comment changes"))
@@ -788,9 +1206,16 @@ def _change_column(p: _Planner, table: Table, old: Column, new: Column) -> None:
         p.emit(r.modify_column(table, new), severity, "columns_changed", reason, where)
         return
     statements: list[tuple[str, Severity]] = []
-    if old.identity is not None and new.identity is None:
+    was_generated = old.identity in _GENERATED
+    becomes_generated = new.identity in _GENERATED
+    if was_generated and not becomes_generated:
         # An identity column refuses DROP NOT NULL until it is an ordinary column.
         statements.append((r.alter_column(table, new.name, "DROP IDENTITY"), Severity.WARNING))
+    if old.identity == "serial" and new.identity != "serial":
+        # The default draws from the sequence: it goes first, then the sequence.
+        sequence = old.sequence or serial_sequence_name(table.name, old.name)
+        statements.append((r.alter_column(table, new.name, "DROP DEFAULT"), Severity.SAFE))
+        statements.append((r.drop_sequence_named(table.schema, sequence), Severity.DESTRUCTIVE))
     if type_changed:
         if old.default is not None:
             statements.append((r.alter_column(table, new.name, "DROP DEFAULT"), Severity.SAFE))
@@ -810,11 +1235,24 @@ def _change_column(p: _Planner, table: Table, old: Column, new: Column) -> None:
                 Severity.SAFE if new.nullable else Severity.DESTRUCTIVE,
             )
         )
-    if old.identity != new.identity and new.identity is not None:
-        if old.identity is None:
-            action = f"ADD GENERATED {new.identity.upper()} AS IDENTITY"
-        else:
+    if new.identity == "serial" and old.identity != "serial":
+        # What `serial` makes: a sequence owned by the column, which the default draws from.
+        # It starts at 1, whatever the column holds.
+        sequence = serial_sequence_name(table.name, new.name)
+        statements.append(
+            (r.serial_sequence(table, new.name, new.type, sequence), Severity.WARNING)
+        )
+        statements.append(
+            (
+                r.alter_column(table, new.name, f"SET DEFAULT {r.nextval(table.schema, sequence)}"),
+                Severity.WARNING,
+            )
+        )
+    if new.identity is not None and becomes_generated and old.identity != new.identity:
+        if was_generated:
             action = f"SET GENERATED {new.identity.upper()}"
+        else:
+            action = f"ADD GENERATED {new.identity.upper()} AS IDENTITY"
         statements.append((r.alter_column(table, new.name, action), Severity.WARNING))
     if comment_changed:
         statements.append((r.column_comment(table, new.name, new.comment), Severity.SAFE))

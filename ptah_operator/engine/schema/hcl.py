@@ -31,12 +31,16 @@
       schema    = schema.public
       type      = bigint                   # smallint, integer or bigint (default bigint)
       start     = 1000                     # also increment, min_value, max_value, cache, cycle
-      owner     = table.orders.column.no   # OWNED BY
+      owned_by  = table.orders.column.no   # OWNED BY (or owner = table.orders.column.no)
     }
     view "active_users" {
-      schema = schema.public
+      schema       = schema.public
+      materialized = false                 # PostgreSQL: true for a materialized view
       as     = "SELECT id, email FROM users WHERE active"   # or a <<-SQL heredoc
     }
+
+On PostgreSQL, `owner = "role"` on a table, view, enum or sequence (one no column owns) names
+the owning role.
     table "users" {
       grant {
         to         = "reader"              # MySQL/MariaDB: "'app'@'%'" (a user), "reader" (a role)
@@ -51,6 +55,7 @@ enum column is written `type = enum("a", "b")`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import textwrap
 from typing import Any
@@ -257,14 +262,27 @@ class _Reader:
             start=number("start"),
         )
         owner_table = owner_column = None
-        if "owner" in body:
-            owner = _string(body["owner"]).split(".")
+        # `owner` is the owning role when quoted; a reference (`table.t.column.c`, the form
+        # `owned_by` takes) is what OWNED BY names.
+        role = self.owner(f"sequence {name}", body) if _is_quoted(body.get("owner")) else None
+        link = body.get("owned_by")
+        if "owner" in body and role is None:
+            if link is not None:
+                raise self.error(f"sequence {name}: give OWNED BY once, as `owned_by`")
+            link = body["owner"]
+        if link is not None:
+            owner = _string(link).split(".")
             # table.<name>.column.<col>, or table.<schema>.<name>.column.<col>
             if len(owner) not in {4, 5} or owner[0] != "table" or owner[-2] != "column":
                 raise self.error(f"sequence {name}: owner must be table.NAME.column.NAME")
             if len(owner) == 5 and owner[1] != schema:
                 raise self.error(f"sequence {name}: its owner is a table in its own schema")
             owner_table, owner_column = owner[-3], owner[-1]
+            if role is not None:
+                raise self.error(
+                    f"sequence {name} is owned by a column, so by the owner of its table: "
+                    "name the owner on the table"
+                )
         return Sequence(
             schema=schema,
             name=name,
@@ -277,6 +295,7 @@ class _Reader:
             cycle=body.get("cycle") is True,
             owner_table=owner_table,
             owner_column=owner_column,
+            owner=role,
         )
 
     def view(self, name: str, body: dict[str, Any]) -> View:
@@ -286,7 +305,26 @@ class _Reader:
             query = sqlglot.parse_one(_text(body["as"]), read=self.dialect.sqlglot)
         except sqlglot.errors.ParseError as error:
             raise self.error(f"view {name}: its query is not valid SQL") from error
-        return desired_view(self.dialect, self.schema_of(body), name, query, [])
+        view = desired_view(self.dialect, self.schema_of(body), name, query, [])
+        materialized = body.get("materialized") is True
+        if materialized and self.dialect.family != "postgresql":
+            raise self.error(f"view {name}: materialized views are PostgreSQL only")
+        return dataclasses.replace(
+            view, owner=self.owner(f"view {name}", body), materialized=materialized
+        )
+
+    def owner(self, what: str, body: dict[str, Any]) -> str | None:
+        """`owner = "role"`: the role that owns the object (PostgreSQL)."""
+        if "owner" not in body:
+            return None
+        if self.dialect.family != "postgresql":
+            raise self.error(f"{what}: owners are planned on PostgreSQL only")
+        if not _is_quoted(body["owner"]):
+            raise self.error(f'{what}: `owner` is a role name in quotes, owner = "app"')
+        role = parse_grantee(self.dialect, _string(body["owner"]))
+        if role == "PUBLIC":
+            raise self.error(f"{what}: PUBLIC cannot own anything")
+        return role
 
     def grants(self, table: str, body: dict[str, Any]) -> list[Grant]:
         found: list[Grant] = []
@@ -360,7 +398,14 @@ def _document(dialect: Dialect, reader: _Reader, parts: Parts, document: dict[st
         if dialect.family == "mysql":
             raise reader.error(f"enum {name}: MySQL enums are column types, enum(...)")
         values = tuple(_string(v) for v in body.get("values", []))
-        parts.enums.append(EnumType(schema=reader.schema_of(body), name=name or "", values=values))
+        parts.enums.append(
+            EnumType(
+                schema=reader.schema_of(body),
+                name=name or "",
+                values=values,
+                owner=reader.owner(f"enum {name}", body),
+            )
+        )
     tables = _blocks(document, "table")
     table_schemas = {name or "": reader.schema_of(body) for name, body in tables}
     for name, body in tables:
@@ -391,6 +436,7 @@ def _document(dialect: Dialect, reader: _Reader, parts: Parts, document: dict[st
                 ),
                 comment=_string(body["comment"]) if "comment" in body else None,
                 grants=tuple(reader.grants(name, body)),
+                owner=reader.owner(f"table {name}", body),
             )
         )
     for name, body in _blocks(document, "sequence"):

@@ -1,4 +1,4 @@
-"""Read a PostgreSQL database into the model: ten set-based catalog queries, read-only.
+"""Read a PostgreSQL database into the model: eleven set-based catalog queries, read-only.
 
 Everything runs in one READ ONLY, REPEATABLE READ transaction so the queries see one snapshot.
 Only relations the login can use (any table privilege, or membership of the owner role) in
@@ -14,12 +14,14 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from ptah_operator.engine.schema.functions import catalog_function
 from ptah_operator.engine.schema.model import (
     Check,
     Column,
     Dialect,
     EnumType,
     ForeignKey,
+    Function,
     Grant,
     Index,
     PrimaryKey,
@@ -33,6 +35,7 @@ from ptah_operator.engine.schema.model import (
 from ptah_operator.engine.schema.normalize import (
     index_key_options,
     index_key_options_tuple,
+    is_serial_sequence,
     normalize_default,
     normalize_expression,
     normalize_index_key,
@@ -50,7 +53,7 @@ WHERE n.nspname = ANY($1::text[]) AND has_schema_privilege(n.oid, 'USAGE')
 """
 
 _TABLES = """
-SELECT c.oid, n.nspname, c.relname, ds.description
+SELECT c.oid, n.nspname, c.relname, ds.description, pg_get_userbyid(c.relowner)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 LEFT JOIN pg_description ds
        ON ds.objoid = c.oid AND ds.classoid = 'pg_class'::regclass AND ds.objsubid = 0
@@ -61,14 +64,20 @@ WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
        OR has_table_privilege(c.oid, 'SELECT,INSERT,UPDATE,DELETE,TRUNCATE,REFERENCES,TRIGGER'))
 """
 
-# A user-defined type is named schema-qualified whatever the search_path, so that both sides
-# of a comparison spell it the same way. Comments and owned sequences come from joins, never
+# An enum type, or an array of one, is named schema-qualified whatever the search_path, so
+# that both sides of a comparison spell it the same way (an array's element is looked up only
+# for a column whose element is in the set of enum types, which the server reads once: joined
+# for every column, it costs half the query). Comments and owned sequences come from joins, never
 # from a function or subquery per row: `col_description()` and a correlated `pg_depend`
 # lookup per column cost more than everything else together on a thousand tables.
 _COLUMNS = """
 SELECT a.attrelid, a.attnum, a.attname,
        CASE WHEN t.typtype = 'e'
             THEN quote_ident(tn.nspname) || '.' || quote_ident(t.typname)
+            WHEN t.typelem <> 0 AND t.typelem IN (SELECT oid FROM pg_type WHERE typtype = 'e')
+            THEN (SELECT quote_ident(en.nspname) || '.' || quote_ident(e.typname) || '[]'
+                  FROM pg_type e JOIN pg_namespace en ON en.oid = e.typnamespace
+                  WHERE e.oid = t.typelem)
             ELSE format_type(a.atttypid, a.atttypmod) END,
        a.attnotnull,
        CASE WHEN a.attgenerated = '' THEN pg_get_expr(d.adbin, d.adrelid) END,
@@ -138,11 +147,12 @@ WHERE a.attrelid = ANY($1::oid[]) AND a.attnum > 0
 """
 
 _ENUMS = """
-SELECT n.nspname, t.typname, array_agg(e.enumlabel ORDER BY e.enumsortorder)
+SELECT n.nspname, t.typname, array_agg(e.enumlabel ORDER BY e.enumsortorder),
+       pg_get_userbyid(t.typowner)
 FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
 JOIN pg_enum e ON e.enumtypid = t.oid
 WHERE n.nspname = ANY($1::text[])
-GROUP BY n.nspname, t.typname
+GROUP BY n.nspname, t.typname, t.typowner
 """
 
 # Sequences of their own: not an identity column's (dependency `i`); a serial's are told
@@ -151,7 +161,8 @@ _SEQUENCES = """
 SELECT n.nspname, c.relname, format_type(s.seqtypid, NULL), s.seqstart, s.seqincrement,
        s.seqmin, s.seqmax, s.seqcache, s.seqcycle, oc.relname, oa.attname,
        od.adbin IS NOT NULL
-         AND pg_get_expr(od.adbin, od.adrelid) = format('nextval(%L::regclass)', c.oid::regclass)
+         AND pg_get_expr(od.adbin, od.adrelid) = format('nextval(%L::regclass)', c.oid::regclass),
+       pg_get_userbyid(c.relowner)
 FROM pg_sequence s
 JOIN pg_class c ON c.oid = s.seqrelid
 JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -169,8 +180,8 @@ WHERE n.nspname = ANY($1::text[]) AND has_schema_privilege(n.oid, 'USAGE')
                   AND e.objid = c.oid AND e.deptype = 'e')
 """
 
-# What a view reads comes from its rewrite rule's dependencies: the relations PostgreSQL will
-# not let change under it.
+# Views and materialized views. What one reads comes from its rewrite rule's dependencies: the
+# relations PostgreSQL will not let change under it.
 _VIEWS = """
 SELECT n.nspname, c.relname, pg_get_viewdef(c.oid, true),
        ARRAY(SELECT ARRAY[a.attname::text, format_type(a.atttypid, a.atttypmod)]
@@ -182,9 +193,10 @@ SELECT n.nspname, c.relname, pg_get_viewdef(c.oid, true),
                                AND dep.refclassid = 'pg_class'::regclass
              JOIN pg_class d ON d.oid = dep.refobjid
              JOIN pg_namespace dn ON dn.oid = d.relnamespace
-             WHERE r.ev_class = c.oid AND d.oid <> c.oid)
+             WHERE r.ev_class = c.oid AND d.oid <> c.oid),
+       pg_get_userbyid(c.relowner), c.relkind = 'm'
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relkind = 'v' AND n.nspname = ANY($1::text[]) AND has_schema_privilege(n.oid, 'USAGE')
+WHERE c.relkind IN ('v', 'm') AND n.nspname = ANY($1::text[]) AND has_schema_privilege(n.oid, 'USAGE')
   AND (pg_has_role(c.relowner, 'USAGE')
        OR has_table_privilege(c.oid, 'SELECT,INSERT,UPDATE,DELETE,TRUNCATE,REFERENCES,TRIGGER'))
   AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_class'::regclass
@@ -198,6 +210,25 @@ SELECT c.oid, CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE r.rolname END,
 FROM pg_class c CROSS JOIN LATERAL aclexplode(c.relacl) a
 LEFT JOIN pg_roles r ON r.oid = a.grantee
 WHERE c.oid = ANY($1::oid[]) AND a.grantee <> c.relowner
+"""
+
+# Functions (not procedures, aggregates or window functions) the login may run or owns, less
+# an extension's and those a type made for itself (a range type's constructors). Read with
+# `search_path` at `pg_catalog`, so that every user-defined type prints schema-qualified. The
+# body leaves the database only to be hashed (see `functions`).
+_FUNCTIONS = """
+SELECT n.nspname, p.proname, pg_get_function_arguments(p.oid), pg_get_function_result(p.oid),
+       l.lanname, CASE WHEN p.prosqlbody IS NULL THEN p.prosrc
+                       ELSE pg_get_function_sqlbody(p.oid) END,
+       p.provolatile::text, p.proisstrict, p.prosecdef, p.proleakproof, p.proparallel::text,
+       p.procost, p.prorows, p.proconfig, pg_get_userbyid(p.proowner)
+FROM pg_proc p
+JOIN pg_namespace n ON n.oid = p.pronamespace
+JOIN pg_language l ON l.oid = p.prolang
+WHERE p.prokind = 'f' AND n.nspname = ANY($1::text[]) AND has_schema_privilege(n.oid, 'USAGE')
+  AND (pg_has_role(p.proowner, 'USAGE') OR has_function_privilege(p.oid, 'EXECUTE'))
+  AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_proc'::regclass
+                  AND e.objid = p.oid AND e.deptype IN ('e', 'i'))
 """
 
 _ACTIONS = {"a": "NO ACTION", "r": "RESTRICT", "c": "CASCADE", "n": "SET NULL", "d": "SET DEFAULT"}
@@ -249,6 +280,8 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
             and is_serial_sequence(table_names[relid], name, sequence_name)
         ):
             identity, default_text = "serial", None
+        else:
+            sequence_name = None
         columns[relid].append(
             Column(
                 name=name,
@@ -259,6 +292,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
                 generated=normalize_expression(_D, generated) if generated else None,
                 collation=collation,
                 comment=comment,
+                sequence=sequence_name,
             )
         )
     constraint_rows = await conn.fetch(_CONSTRAINTS, oids)
@@ -352,11 +386,12 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
             checks=tuple(checks[oid]),
             comment=comment,
             grants=tuple(grants[oid]),
+            owner=owner,
         )
-        for oid, schema, name, comment in table_rows
+        for oid, schema, name, comment, owner in table_rows
     ]
     enums = [
-        EnumType(schema=r[0], name=r[1], values=tuple(r[2]))
+        EnumType(schema=r[0], name=r[1], values=tuple(r[2]), owner=r[3])
         for r in await conn.fetch(_ENUMS, schema_names)
     ]
     sequences = [
@@ -372,6 +407,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
             cycle=cycle,
             owner_table=owner_table,
             owner_column=owner_column,
+            owner=owner,
         )
         for (
             schema,
@@ -386,6 +422,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
             owner_table,
             owner_column,
             drawn_from,
+            owner,
         ) in await conn.fetch(_SEQUENCES, schema_names)
         if scope.admits_table(_D, schema, name)
         and not (drawn_from and is_serial_sequence(owner_table, owner_column, name))
@@ -397,32 +434,44 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
             definition=server_definition(definition),
             columns=tuple((str(c[0]), str(c[1])) for c in columns_read),
             depends_on=tuple(sorted(reads)),
+            owner=owner,
+            materialized=materialized,
         )
-        for schema, name, definition, columns_read, reads in await conn.fetch(_VIEWS, schema_names)
+        for schema, name, definition, columns_read, reads, owner, materialized in await conn.fetch(
+            _VIEWS, schema_names
+        )
         if scope.admits_table(_D, schema, name)
     ]
-    return canonical_schema(_D, schemas, tables, enums, sequences, views)
+    functions = await _functions(conn, scope, schema_names)
+    return canonical_schema(_D, schemas, tables, enums, sequences, views, functions)
 
 
-_NAME_BYTES = 63
-
-
-def is_serial_sequence(table: str, column: str, sequence: str) -> bool:
-    """Whether `sequence` has the name `serial` gives the sequence of `table.column`:
-    `table_column_seq`, the two names shortened in turn (the longer first) to fit 63 bytes,
-    with a number after it when that name was taken."""
-    first, second = table.encode(), column.encode()
-    room = _NAME_BYTES - len("_seq") - 1
-    keep_first, keep_second = len(first), len(second)
-    while keep_first + keep_second > room:
-        if keep_first > keep_second:
-            keep_first -= 1
-        else:
-            keep_second -= 1
-    base = (
-        first[:keep_first].decode(errors="ignore")
-        + "_"
-        + second[:keep_second].decode(errors="ignore")
-        + "_seq"
-    )
-    return sequence == base or (sequence.startswith(base) and sequence[len(base) :].isdigit())
+async def _functions(conn: Any, scope: Scope, schema_names: list[str]) -> list[Function]:
+    # SET LOCAL for one query, and back: Apply reads inside the transaction it then writes in.
+    path = await conn.fetchval("SELECT current_setting('search_path')")
+    await conn.execute("SELECT set_config('search_path', 'pg_catalog', true)")
+    try:
+        rows = await conn.fetch(_FUNCTIONS, schema_names)
+    finally:
+        await conn.execute("SELECT set_config('search_path', $1, true)", path)
+    return [
+        catalog_function(
+            schema=r[0],
+            name=r[1],
+            arguments=r[2],
+            result=r[3],
+            language=r[4],
+            body=r[5] or "",
+            volatility=r[6],
+            strict=r[7],
+            security_definer=r[8],
+            leakproof=r[9],
+            parallel=r[10],
+            cost=r[11],
+            rows=r[12],
+            config=r[13],
+            owner=r[14],
+        )
+        for r in rows
+        if scope.admits_table(_D, r[0], r[1])
+    ]

@@ -51,6 +51,8 @@ class Column:
     generated: str | None = None
     collation: str | None = None
     comment: str | None = None
+    # PostgreSQL `serial`: the name of its sequence, where known (introspection); not compared.
+    sequence: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,9 @@ class Table:
     comment: str | None = None
     # Sorted by grantee, then privilege.
     grants: tuple[Grant, ...] = ()
+    # PostgreSQL: the owning role. Always known on the observed side; on the desired side
+    # None means the owner is not managed (not compared).
+    owner: str | None = None
 
     @property
     def qualified(self) -> str:
@@ -173,6 +178,7 @@ class EnumType:
     schema: str
     name: str
     values: tuple[str, ...]
+    owner: str | None = None
 
     @property
     def qualified(self) -> str:
@@ -197,6 +203,8 @@ class Sequence:
     # OWNED BY: a column of a table in the sequence's own schema (PostgreSQL requires it).
     owner_table: str | None = None
     owner_column: str | None = None
+    # The owning role (see `Table.owner`). A sequence owned by a column has its table's owner.
+    owner: str | None = None
 
     @property
     def qualified(self) -> str:
@@ -223,6 +231,10 @@ class View:
     depends_on: tuple[str, ...] = field(default=(), compare=False)
     # Whether the query selects `*`, which the server expands when it makes the view.
     reads_star: bool = field(default=False, compare=False)
+    # The owning role (see `Table.owner`).
+    owner: str | None = None
+    # PostgreSQL: a materialized view (its rows are computed when it is made).
+    materialized: bool = False
 
     @property
     def qualified(self) -> str:
@@ -235,6 +247,65 @@ class View:
 
 
 @dataclass(frozen=True)
+class Argument:
+    """One argument of a function: mode (`IN`, `OUT`, `INOUT`, `VARIADIC`), name ("" for
+    none), type and default, each normalized."""
+
+    mode: str
+    name: str
+    type: str
+    default: str | None = None
+
+
+@dataclass(frozen=True)
+class Function:
+    """A PostgreSQL function (not a procedure, aggregate or window function).
+
+    Its body is compared by digest (SHA-256 of the text between the quotes, which is what
+    `pg_proc.prosrc` holds): the model never carries the text of an existing function. A
+    desired function keeps its body in `body` (not compared) for CREATE FUNCTION. Schema,
+    name and input argument types (`signature`) say which function it is: PostgreSQL
+    overloads a name by them."""
+
+    schema: str
+    name: str
+    arguments: tuple[Argument, ...]
+    # The result type; with `returns_set`, SETOF it. RETURNS TABLE (...) is `table_columns`
+    # (name, type), with `returns` "record" and `returns_set` true.
+    returns: str
+    returns_set: bool
+    table_columns: tuple[tuple[str, str], ...]
+    language: str
+    body_digest: str
+    # "immutable", "stable" or "volatile".
+    volatility: str = "volatile"
+    strict: bool = False
+    security_definer: bool = False
+    leakproof: bool = False
+    # "safe", "restricted" or "unsafe".
+    parallel: str = "unsafe"
+    cost: float = 100.0
+    rows: float = 0.0
+    # `SET name = value` clauses as `pg_proc.proconfig` holds them (`search_path=public`).
+    config: tuple[str, ...] = ()
+    owner: str | None = None
+    body: str | None = field(default=None, compare=False)
+
+    @property
+    def signature(self) -> tuple[str, ...]:
+        return tuple(a.type for a in self.arguments if a.mode != "OUT")
+
+    @property
+    def qualified(self) -> str:
+        """The function's name with its input types: a name, never its body."""
+        return f"{self.schema}.{self.name}({', '.join(self.signature)})"
+
+    @property
+    def identity(self) -> tuple[str, str, tuple[str, ...]]:
+        return (self.schema, self.name, self.signature)
+
+
+@dataclass(frozen=True)
 class Schema:
     dialect: Dialect
     schemas: tuple[str, ...] = ()
@@ -242,6 +313,7 @@ class Schema:
     enums: tuple[EnumType, ...] = ()
     sequences: tuple[Sequence, ...] = ()
     views: tuple[View, ...] = ()
+    functions: tuple[Function, ...] = ()
 
     def table(self, schema: str, name: str) -> Table | None:
         for table in self.tables:
@@ -369,6 +441,7 @@ def canonical_schema(
     enums: list[EnumType] | tuple[EnumType, ...],
     sequences: list[Sequence] | tuple[Sequence, ...] = (),
     views: list[View] | tuple[View, ...] = (),
+    functions: list[Function] | tuple[Function, ...] = (),
 ) -> Schema:
     return Schema(
         dialect=dialect,
@@ -379,4 +452,5 @@ def canonical_schema(
         enums=tuple(sorted(enums, key=lambda e: (e.schema, e.name))),
         sequences=tuple(sorted(sequences, key=lambda s: (s.schema, s.name))),
         views=tuple(sorted(views, key=lambda v: (v.schema, v.name))),
+        functions=tuple(sorted(functions, key=lambda f: f.identity)),
     )

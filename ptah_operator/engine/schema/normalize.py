@@ -635,3 +635,32 @@ def parse_grantee(dialect: Dialect, text: str) -> str:
     if not at:
         user, host = text, ""
     return normalize_grantee(dialect, user.strip("'`\""), host.strip("'`\""), quoted=True)
+
+
+_PG_NAME_BYTES = 63
+
+
+def serial_sequence_name(table: str, column: str) -> str:
+    """The name `serial` gives the sequence of `table.column`: `table_column_seq`, the two
+    names shortened in turn (the longer first) to fit 63 bytes."""
+    first, second = table.encode(), column.encode()
+    room = _PG_NAME_BYTES - len("_seq") - 1
+    keep_first, keep_second = len(first), len(second)
+    while keep_first + keep_second > room:
+        if keep_first > keep_second:
+            keep_first -= 1
+        else:
+            keep_second -= 1
+    return (
+        first[:keep_first].decode(errors="ignore")
+        + "_"
+        + second[:keep_second].decode(errors="ignore")
+        + "_seq"
+    )
+
+
+def is_serial_sequence(table: str, column: str, sequence: str) -> bool:
+    """Whether `sequence` has the name `serial` gives the sequence of `table.column`
+    (`serial_sequence_name`), maybe with a number after it when that name was taken."""
+    base = serial_sequence_name(table, column)
+    return sequence == base or (sequence.startswith(base) and sequence[len(base) :].isdigit())

@@ -7,6 +7,7 @@ temporary views inside a transaction that is always rolled back.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,11 @@ async def plan_url(url: str, desired_paths: list[Path], scope: Scope) -> PlanRes
         desired = load_files(conn.dialect, desired_paths, scope)
         observed = await observe(conn, scope)
         desired = await settle_views(conn.raw, observed, desired)
+    if scope.tables or scope.exclude:
+        # Under table globs the engine does not see all a schema holds: it drops none.
+        desired = dataclasses.replace(
+            desired, schemas=tuple(sorted({*desired.schemas, *observed.schemas}))
+        )
     statements = plan_changes(observed, desired)
     return PlanResult(
         observed, desired, statements, build_plan(observed, desired, scope, statements)

@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ptah_operator.engine.schema.model import (
+    Argument,
     Check,
     EnumType,
     ForeignKey,
+    Function,
     Grant,
     Index,
     PrimaryKey,
@@ -43,3 +45,10 @@ class Parts:
     views: list[View] = field(default_factory=list)
     # (schema, table, grant) from `GRANT ... ON table TO ...`.
     grants: list[tuple[str, str, Grant]] = field(default_factory=list)
+    # PostgreSQL functions, their types not yet qualified (`desired` does it).
+    functions: list[Function] = field(default_factory=list)
+    # (kind, schema, name, role, arguments) from `ALTER TABLE|VIEW|SEQUENCE|TYPE|FUNCTION ...
+    # OWNER TO role`; arguments name a function's overload, None for the other kinds.
+    owners: list[tuple[str, str, str, str, tuple[Argument, ...] | None]] = field(
+        default_factory=list
+    )

@@ -8,12 +8,15 @@ terminating semicolon.
 
 from __future__ import annotations
 
+from ptah_operator.engine.schema.functions import number_text, setting_clause
 from ptah_operator.engine.schema.model import (
+    Argument,
     Check,
     Column,
     Dialect,
     EnumType,
     ForeignKey,
+    Function,
     Index,
     PrimaryKey,
     Sequence,
@@ -64,6 +67,15 @@ class Renderer:
 
     def drop_enum(self, enum: EnumType) -> str:
         return f"DROP TYPE {self.table(enum.schema, enum.name)}"
+
+    def rename_enum(self, enum: EnumType, name: str) -> str:
+        return f"ALTER TYPE {self.table(enum.schema, enum.name)} RENAME TO {self.q(name)}"
+
+    # Owners (PostgreSQL).
+
+    def owner_to(self, kind: str, name: str, role: str) -> str:
+        """`kind` is TABLE, VIEW, SEQUENCE, TYPE or FUNCTION; `name` is already rendered."""
+        return f"ALTER {kind} {name} OWNER TO {self.q(role)}"
 
     # Tables and columns.
 
@@ -164,6 +176,14 @@ class Renderer:
             f"TYPE {column.type}{collate} USING {self.q(column.name)}::{column.type}",
         )
 
+    def retype_through_text(self, table: Table, column: str, type_text: str) -> str:
+        """Convert a column to an enum type of the same name made again: through text, the
+        one way from one enum type to another."""
+        text = "text[]" if type_text.endswith("[]") else "text"
+        return self.alter_column(
+            table, column, f"TYPE {type_text} USING {self.q(column)}::{text}::{type_text}"
+        )
+
     # Constraints and indexes.
 
     def add_constraint(self, table: Table, clause: str) -> str:
@@ -248,16 +268,85 @@ class Renderer:
         return f"ALTER SEQUENCE {name} OWNED BY {owner}"
 
     def drop_sequence(self, sequence: Sequence) -> str:
-        return f"DROP SEQUENCE {self.table(sequence.schema, sequence.name)}"
+        return self.drop_sequence_named(sequence.schema, sequence.name)
+
+    def drop_sequence_named(self, schema: str, name: str) -> str:
+        return f"DROP SEQUENCE {self.table(schema, name)}"
+
+    def serial_sequence(self, table: Table, column: str, type_text: str, name: str) -> str:
+        """The sequence `serial` makes for `table.column`."""
+        owner = f"{self.table(table.schema, table.name)}.{self.q(column)}"
+        return f"CREATE SEQUENCE {self.table(table.schema, name)} AS {type_text} OWNED BY {owner}"
+
+    def nextval(self, schema: str, name: str) -> str:
+        return f"nextval({_literal(self.table(schema, name))}::regclass)"
 
     # Views.
 
     def create_view(self, view: View, *, replace: bool = False) -> str:
-        verb = "CREATE OR REPLACE VIEW" if replace else "CREATE VIEW"
+        if view.materialized:
+            verb = "CREATE MATERIALIZED VIEW"
+        else:
+            verb = "CREATE OR REPLACE VIEW" if replace else "CREATE VIEW"
         return f"{verb} {self.table(view.schema, view.name)} AS {view.text}"
 
     def drop_view(self, view: View) -> str:
-        return f"DROP VIEW {self.table(view.schema, view.name)}"
+        kind = "MATERIALIZED VIEW" if view.materialized else "VIEW"
+        return f"DROP {kind} {self.table(view.schema, view.name)}"
+
+    def drop_schema(self, name: str) -> str:
+        # RESTRICT (the default): a schema still holding what the engine does not manage
+        # stays, and the apply fails rather than take it along.
+        return f"DROP SCHEMA {self.q(name)}"
+
+    # Functions (PostgreSQL).
+
+    def function_name(self, function: Function) -> str:
+        """`"schema"."name"(input types)`: how ALTER and DROP name one function."""
+        return f"{self.table(function.schema, function.name)}({', '.join(function.signature)})"
+
+    def argument(self, argument: Argument) -> str:
+        parts = [] if argument.mode == "IN" else [argument.mode]
+        if argument.name:
+            parts.append(self.q(argument.name))
+        parts.append(argument.type)
+        if argument.default is not None:
+            parts.append(f"DEFAULT {argument.default}")
+        return " ".join(parts)
+
+    def create_function(self, function: Function, *, replace: bool = False) -> str:
+        verb = "CREATE OR REPLACE FUNCTION" if replace else "CREATE FUNCTION"
+        arguments = ", ".join(self.argument(a) for a in function.arguments)
+        if function.table_columns:
+            columns = ", ".join(f"{self.q(n)} {t}" for n, t in function.table_columns)
+            result = f"TABLE({columns})"
+        else:
+            result = ("SETOF " if function.returns_set else "") + function.returns
+        options = [
+            f"LANGUAGE {function.language}",
+            function.volatility.upper(),
+            "STRICT" if function.strict else "CALLED ON NULL INPUT",
+            "SECURITY DEFINER" if function.security_definer else "SECURITY INVOKER",
+            "LEAKPROOF" if function.leakproof else "NOT LEAKPROOF",
+            f"PARALLEL {function.parallel.upper()}",
+            f"COST {number_text(function.cost)}",
+        ]
+        if function.returns_set:
+            options.append(f"ROWS {number_text(function.rows)}")
+        options += [f"SET {setting_clause(entry)}" for entry in function.config]
+        body = function.body or ""
+        tag = "$ptah$"
+        counter = 0
+        while tag in body:
+            counter += 1
+            tag = f"$ptah{counter}$"
+        return (
+            f"{verb} {self.table(function.schema, function.name)}({arguments}) "
+            f"RETURNS {result} {' '.join(options)} AS {tag}{body}{tag}"
+        )
+
+    def drop_function(self, function: Function) -> str:
+        return f"DROP FUNCTION {self.function_name(function)}"
 
     # Grants on tables.
 

@@ -4,9 +4,9 @@ safe: cannot lose data or fail on existing rows (create a table, add a nullable 
 an index or an enum value, change a default or a comment). warning: loses no data but may
 fail on existing rows or slow the database (add a unique/check/foreign key/primary key to an
 existing table, drop an index, widen a type, change identity). destructive: may lose data or
-refuse rows that exist (drop a table, column, constraint, enum type or value; narrow or
-otherwise change a type; add NOT NULL). privilege: changes who may do what (grants,
-ownership, security-definer functions).
+refuse rows that exist (drop a table, column, constraint, enum type or value, function or
+schema; narrow or otherwise change a type; add NOT NULL). privilege: changes who may do what
+(grants, owners, security-definer functions: `diff` decides these).
 """
 
 from __future__ import annotations
@@ -95,3 +95,40 @@ def type_widens(old: str, new: str) -> bool:
         # MySQL: appending values keeps every stored one.
         return new[:-1].startswith(old[:-1])
     return False
+
+
+def enum_change(old: tuple[str, ...], new: tuple[str, ...]) -> str:
+    """How an enum's values change: "same"; "appends" (new values after every old one);
+    "inserts" (new values among the old ones, whose order holds); "loses" (a value goes, or
+    the old values change order)."""
+    if old == new:
+        return "same"
+    if [v for v in new if v in old] != list(old):
+        return "loses"
+    return "appends" if new[: len(old)] == old else "inserts"
+
+
+_ENUM_VALUE = re.compile(r"'((?:[^']|'')*)'")
+
+
+def _enum_values(type_text: str) -> tuple[str, ...] | None:
+    if not (type_text.startswith("enum(") and type_text.endswith(")")):
+        return None
+    return tuple(v.replace("''", "'") for v in _ENUM_VALUE.findall(type_text[5:-1]))
+
+
+def mysql_enum_change(old: str, new: str) -> tuple[Severity, str] | None:
+    """The severity of a MySQL/MariaDB `enum(...)` column type change (None when either type
+    is not an enum): values appended are safe (a stored value keeps its number); inserted
+    among the others, a warning (the table is copied, stored values keep their text); lost or
+    reordered, destructive (a row holding a lost value is emptied or refused, and the sort
+    order of the column changes)."""
+    before, after = _enum_values(old), _enum_values(new)
+    if before is None or after is None:
+        return None
+    change = enum_change(before, after)
+    if change == "appends":
+        return Severity.SAFE, "enum values added at the end"
+    if change == "inserts":
+        return Severity.WARNING, "enum values inserted among the others"
+    return Severity.DESTRUCTIVE, "enum values lost or reordered"

@@ -10,8 +10,8 @@ from ptah_operator.engine.schema.ddl import parse_ddl
 from ptah_operator.engine.schema.desired import assemble
 from ptah_operator.engine.schema.diff import Statement, plan_changes
 from ptah_operator.engine.schema.hcl import parse_hcl
-from ptah_operator.engine.schema.introspect_postgresql import is_serial_sequence
 from ptah_operator.engine.schema.model import Dialect, Grant, Schema, Sequence, View
+from ptah_operator.engine.schema.normalize import is_serial_sequence
 from ptah_operator.engine.schema.parts import DesiredSchemaError
 from ptah_operator.engine.schema.plan import summarize
 from ptah_operator.engine.schema.scope import Scope
@@ -154,7 +154,8 @@ def test_sequence_options_and_their_defaults(
         (PG, "GRANT SELECT ON ALL TABLES IN SCHEMA public TO r", "each table"),
         (PG, "GRANT SELECT ON nowhere TO r", "unknown table"),
         (PG, "CREATE VIEW v (a) AS SELECT * FROM t", "column list"),
-        (PG, "CREATE MATERIALIZED VIEW v AS SELECT 1", "plain CREATE"),
+        (PG, "CREATE OR REPLACE MATERIALIZED VIEW v AS SELECT 1", "cannot be replaced"),
+        (PG, "CREATE TEMPORARY VIEW v AS SELECT 1", "plain CREATE"),
         (PG, "CREATE TABLE v (id int); CREATE VIEW v AS SELECT 1", "table or sequence"),
     ],
 )

@@ -9,9 +9,10 @@ import sys
 
 import pytest
 
+from ptah_operator.engine.schema.apply import transactions
 from ptah_operator.engine.schema.ddl import parse_ddl
 from ptah_operator.engine.schema.desired import assemble
-from ptah_operator.engine.schema.diff import PlanError, Statement, plan_changes
+from ptah_operator.engine.schema.diff import Statement, plan_changes
 from ptah_operator.engine.schema.drift import drift_report
 from ptah_operator.engine.schema.model import Dialect, Schema
 from ptah_operator.engine.schema.plan import (
@@ -145,19 +146,89 @@ def test_severity_of_each_kind_of_change(
     assert {s.category for s in statements} == {category}
 
 
-def test_removing_an_enum_value_is_refused_not_guessed() -> None:
-    with pytest.raises(PlanError, match=r"public\.mood"):
-        plan(PG, "CREATE TYPE mood AS ENUM ('a', 'b');", "CREATE TYPE mood AS ENUM ('a');")
+def test_an_enum_that_loses_or_reorders_values_is_made_again_destructively() -> None:
+    before = (
+        "CREATE TYPE mood AS ENUM ('a', 'b', 'c'); "
+        "CREATE TABLE t (id int, m mood DEFAULT 'a', ms mood[], x mood, "
+        "CONSTRAINT t_c CHECK (m <> 'b')); CREATE INDEX t_p ON t (id) WHERE m = 'a'; "
+        "CREATE INDEX t_m ON t (m);"
+    )
+    after = before.replace("('a', 'b', 'c')", "('c', 'a')").replace("x mood", "x text")
+    statements = plan(PG, before, after)
+    assert [s.sql for s in statements] == [
+        'ALTER TYPE "public"."mood" RENAME TO "mood__ptah_old"',
+        "CREATE TYPE \"public\".\"mood\" AS ENUM ('c', 'a')",
+        'ALTER TABLE "public"."t" DROP CONSTRAINT "t_c"',
+        'DROP INDEX "public"."t_p"',
+        'ALTER TABLE "public"."t" ALTER COLUMN "m" DROP DEFAULT',
+        'ALTER TABLE "public"."t" ALTER COLUMN "m" TYPE public.mood USING "m"::text::public.mood',
+        'ALTER TABLE "public"."t" ALTER COLUMN "m" SET DEFAULT \'a\'',
+        'ALTER TABLE "public"."t" ALTER COLUMN "ms" TYPE public.mood[] '
+        'USING "ms"::text[]::public.mood[]',
+        'ALTER TABLE "public"."t" ADD CONSTRAINT "t_c" CHECK (m <> \'b\')',
+        'CREATE INDEX "t_p" ON "public"."t" ("id") WHERE m = \'a\'',
+        'ALTER TABLE "public"."t" ALTER COLUMN "x" TYPE text USING "x"::text',
+        'DROP TYPE "public"."mood__ptah_old"',
+    ]
+    remade = [s for s in statements if s.category == "enums_changed"]
+    assert all(s.severity is Severity.DESTRUCTIVE for s in remade)
+    assert all("public.mood" in s.reason for s in remade)
+    # The ALTER TABLE statements name their table, for the protected-table policy.
+    refusals = policy_refusals(statements, Policy(protected_tables=("t",)))
+    assert refusals[0] == {"reason": "ProtectedTable", "tables": ["public.t"]}
 
 
-def test_adding_an_enum_value_keeps_its_position_and_runs_outside_a_transaction() -> None:
+def test_adding_an_enum_value_keeps_its_position_and_commits_before_its_use() -> None:
     statements = plan(
-        PG, "CREATE TYPE mood AS ENUM ('a', 'c');", "CREATE TYPE mood AS ENUM ('a', 'b', 'c');"
+        PG,
+        "CREATE TYPE mood AS ENUM ('a', 'c'); CREATE TABLE t (id int);",
+        "CREATE TYPE mood AS ENUM ('a', 'b', 'c', 'd'); "
+        "CREATE TABLE t (id int, m mood DEFAULT 'b');",
     )
     assert [s.sql for s in statements] == [
-        "ALTER TYPE \"public\".\"mood\" ADD VALUE 'b' BEFORE 'c'"
+        "ALTER TYPE \"public\".\"mood\" ADD VALUE 'b' BEFORE 'c'",
+        'ALTER TYPE "public"."mood" ADD VALUE \'d\'',
+        'ALTER TABLE "public"."t" ADD COLUMN "m" public.mood DEFAULT \'b\' NULL',
     ]
-    assert statements[0].transactional is False
+    assert [s.transactional for s in statements] == [False, False, True]
+    assert {s.severity for s in statements[:2]} == {Severity.SAFE}
+    # Apply commits the values in a transaction of their own, then runs the rest.
+    assert transactions(statements) == [range(2), range(2, 3)]
+
+
+@pytest.mark.parametrize(
+    ("flags", "cuts"),
+    [
+        ([], []),
+        ([True, True], [range(2)]),
+        ([True, False, False, True], [range(3), range(3, 4)]),
+        ([False], [range(1)]),
+        ([False, True, False], [range(1), range(1, 3)]),
+    ],
+)
+def test_postgresql_transactions_end_after_statements_that_must_commit(
+    flags: list[bool], cuts: list[range]
+) -> None:
+    statements = [Statement("SELECT 1", Severity.SAFE, "tables_added", "r", (), f) for f in flags]
+    assert transactions(statements) == cuts
+
+
+@pytest.mark.parametrize(
+    ("after", "severity"),
+    [
+        ("enum('a','b','c')", Severity.SAFE),
+        ("enum('a','c','b')", Severity.WARNING),
+        ("enum('a')", Severity.DESTRUCTIVE),
+        ("enum('b','a')", Severity.DESTRUCTIVE),
+        ("enum('b','a','c')", Severity.DESTRUCTIVE),
+    ],
+)
+def test_mysql_enum_column_changes_by_what_happens_to_stored_values(
+    after: str, severity: Severity
+) -> None:
+    statements = plan(MY, "CREATE TABLE t (k enum('a','b'));", f"CREATE TABLE t (k {after});")
+    assert [(s.category, s.severity) for s in statements] == [("columns_changed", severity)]
+    assert statements[0].sql == f"ALTER TABLE `t` MODIFY COLUMN `k` {after} NULL"
 
 
 def test_mysql_renders_whole_column_definitions() -> None:
@@ -239,6 +310,21 @@ GRANT SELECT, UPDATE ON orgs TO reader, writer;
 
 PG_SEQUENCES = "CREATE SEQUENCE s START 10; CREATE SEQUENCE t INCREMENT -1 CYCLE;"
 
+PRIVILEGES_BEFORE = """
+CREATE TYPE mood AS ENUM ('a', 'b', 'c');
+CREATE TABLE orgs (id int PRIMARY KEY, m mood DEFAULT 'a');
+CREATE FUNCTION f(a int) RETURNS int LANGUAGE sql AS $$ SELECT a $$;
+"""
+
+PRIVILEGES_AFTER = """
+CREATE TYPE mood AS ENUM ('c', 'a', 'd');
+CREATE TABLE orgs (id int PRIMARY KEY, m mood DEFAULT 'a');
+ALTER TABLE orgs OWNER TO app;
+CREATE FUNCTION f(a int) RETURNS int LANGUAGE sql SECURITY DEFINER AS $$ SELECT a + 1 $$;
+CREATE FUNCTION g(VARIADIC xs text[]) RETURNS SETOF text LANGUAGE sql AS $$ SELECT 1 $$;
+ALTER FUNCTION f(int) OWNER TO app;
+"""
+
 
 @pytest.mark.req("SCH-55")
 @pytest.mark.parametrize(
@@ -248,6 +334,7 @@ PG_SEQUENCES = "CREATE SEQUENCE s START 10; CREATE SEQUENCE t INCREMENT -1 CYCLE
         (MY, BASE, AFTER),
         (PG, OBJECTS_BEFORE, OBJECTS_AFTER + PG_SEQUENCES),
         (MY, OBJECTS_BEFORE, OBJECTS_AFTER),
+        (PG, PRIVILEGES_BEFORE, PRIVILEGES_AFTER),
     ],
 )
 def test_plan_bytes_are_identical_across_processes(
