@@ -11,6 +11,11 @@ Verbs:
 - `kubectl ptah refresh migration/NAME [--wait]` (or schema/NAME): writes
   `operator.ptah.run/read-requested-at` later than any value the resource holds (RRQ-20);
   `--wait` waits for the read the request starts (RRQ-21).
+- `kubectl ptah set-source migration/NAME oci://REGISTRY/REPO:TAG [--verification-policy
+  CONFIGMAP/KEY]` (or schema/NAME): points the resource at another OCI artifact (PLUGIN-01).
+  It changes spec.artifact.ociRef (and the verification policy when given; a resource that
+  reads a ConfigMap or Git needs one), so the generation moves and the operator resolves,
+  verifies and reads the new artifact at once; a plan of the old one retires.
 
 `--kubeconfig`, `--context` and `-n/--namespace` work as in kubectl (KUBECONFIG is read; the
 context's namespace is the default). Exit codes: 0 done, 1 refused, failed or timed out, 2 bad
@@ -24,6 +29,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -130,6 +136,19 @@ def build_parser() -> argparse.ArgumentParser:
     wait.add_argument("--for", dest="phase", default=MigrationPhase.IN_SYNC.value, metavar="PHASE")
     wait.add_argument("--timeout", default=DEFAULT_TIMEOUT)
     _common(wait, argparse.SUPPRESS)
+
+    set_source = verbs.add_parser(
+        "set-source", help="point a migration or schema at another OCI artifact"
+    )
+    set_source.add_argument("target", metavar="KIND/NAME")
+    set_source.add_argument("reference", metavar="oci://REGISTRY/REPOSITORY[:TAG|@DIGEST]")
+    set_source.add_argument(
+        "--verification-policy",
+        metavar="CONFIGMAP/KEY",
+        help="the ConfigMap key holding the verification policy (needed when the resource "
+        "does not read an OCI artifact yet)",
+    )
+    _common(set_source, argparse.SUPPRESS)
 
     refresh = verbs.add_parser("refresh", help="ask for a read of the database now")
     refresh.add_argument("target", metavar="KIND/NAME")
@@ -561,6 +580,83 @@ async def wait_for_read(
     raise CommandError(f"stopped watching {info.singular} {name}")
 
 
+# --- set-source --------------------------------------------------------------------------------
+
+
+# registry[:port]/repository (lowercase path components), then a tag and/or a digest.
+_OCI_REFERENCE = re.compile(
+    r"oci://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[a-z0-9]+([._-]+[a-z0-9]+)*)+"
+    r"(:[A-Za-z0-9_][A-Za-z0-9._-]{0,127})?(@sha256:[0-9a-f]{64})?"
+)
+MAX_OCI_REF_LENGTH = 512
+
+
+def _oci_reference(text: str) -> str:
+    if not _OCI_REFERENCE.fullmatch(text) or len(text) > MAX_OCI_REF_LENGTH:
+        raise UsageError(
+            f"{text!r} is not an OCI reference: oci://REGISTRY/REPOSITORY[:TAG|@sha256:DIGEST]"
+        )
+    return text
+
+
+def _policy_key(text: str | None) -> tuple[str, str] | None:
+    if text is None:
+        return None
+    name, _, key = text.partition("/")
+    if not name or not key or "/" in key:
+        raise UsageError(f"--verification-policy {text!r}: expected CONFIGMAP/KEY")
+    return name, key
+
+
+async def set_source(session: Session, command: Command) -> int:
+    """Point the resource at another OCI artifact with one merge patch of its spec, under
+    optimistic concurrency (the resourceVersion read)."""
+    info = kind_info(command.kind)
+    noun = "migration" if command.kind == Kind.PTAH_MIGRATION else "schema"
+    for _ in range(_CONFLICT_RETRIES):
+        obj = await session.get(command.kind, command.name)
+        assert obj is not None
+        spec = obj.get("spec") or {}
+        artifact = spec.get("artifact") or {}
+        policy = artifact.get("verificationPolicyFrom")
+        if command.policy is not None:
+            policy = {"name": command.policy[0], "key": command.policy[1]}
+        if policy is None:
+            raise CommandError(
+                f"{noun} {command.name} reads no OCI artifact yet: name its "
+                "verification policy with --verification-policy CONFIGMAP/KEY"
+            )
+        wanted = {"ociRef": command.reference, "verificationPolicyFrom": policy}
+        if artifact == wanted:
+            session.say(f"{noun} {command.name} already reads {command.reference}")
+            return EXIT_OK
+        patch = {
+            "metadata": {"resourceVersion": (obj.get("metadata") or {}).get("resourceVersion")},
+            "spec": {"artifact": wanted, "configMap": None, "git": None},
+        }
+        try:
+            custom: Any = session.custom  # its stubs do not list _content_type
+            await custom.patch_namespaced_custom_object(
+                GROUP,
+                VERSION,
+                session.namespace,
+                info.plural,
+                command.name,
+                patch,
+                _content_type="application/merge-patch+json",
+            )
+        except ApiException as exc:
+            if exc.status == 409:
+                continue
+            raise CommandError(f"source not changed: {api_message(exc)}") from None
+        session.say(
+            f"{noun} {command.name} now reads {command.reference}; "
+            "it is resolved and verified before anything else runs"
+        )
+        return EXIT_OK
+    raise CommandError(f"source not changed: {noun} {command.name} kept changing")
+
+
 # --- entry -------------------------------------------------------------------------------------
 
 
@@ -574,6 +670,8 @@ class Command:
     wait: bool = False
     wait_seconds: float = 0.0
     phase: MigrationPhase = MigrationPhase.IN_SYNC
+    reference: str = ""
+    policy: tuple[str, str] | None = None
 
 
 def parse_command(argv: Sequence[str]) -> tuple[Command, argparse.Namespace]:
@@ -585,6 +683,17 @@ def parse_command(argv: Sequence[str]) -> tuple[Command, argparse.Namespace]:
     elif args.verb == "refresh":
         kind, name = parse_target(args.target)
         command = Command("refresh", kind, name, args.wait, _seconds(args.timeout))
+    elif args.verb == "set-source":
+        kind, name = parse_target(args.target)
+        if kind not in (Kind.PTAH_MIGRATION, Kind.PTAH_SCHEMA):
+            raise UsageError("set-source takes migration/NAME or schema/NAME")
+        command = Command(
+            "set-source",
+            kind,
+            name,
+            reference=_oci_reference(args.reference),
+            policy=_policy_key(args.verification_policy),
+        )
     else:
         kind, name = parse_target(args.target, Kind.PTAH_MIGRATION)
         if kind != Kind.PTAH_MIGRATION:
@@ -609,6 +718,8 @@ async def execute(command: Command, session: Session) -> int:
         return await approve(session, command.name, command.wait, command.wait_seconds)
     if command.verb == "wait":
         return await wait_for_phase(session, command.name, command.phase, command.wait_seconds)
+    if command.verb == "set-source":
+        return await set_source(session, command)
     tracker = await request_read(session, command.kind, command.name)
     if not command.wait:
         return EXIT_OK

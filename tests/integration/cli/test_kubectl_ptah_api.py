@@ -516,3 +516,72 @@ async def test_kubectl_finds_the_plugin_on_its_path(
     )
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
+
+
+# --- set-source --------------------------------------------------------------------------------
+
+
+@pytest.mark.req("PLUGIN-01")
+async def test_set_source_points_a_migration_at_another_oci_artifact(
+    api_client: client.ApiClient, namespace: str, kube: ControlPlane
+) -> None:
+    await create_migration(api_client, namespace, "orders")
+    admin = str(kube.kubeconfig)
+    before = await _get(api_client, namespace)
+    assert "configMap" in before["spec"]
+    reference = "oci://registry.example/acme/orders-migrations:v2"
+
+    code, out, err = await plugin(
+        "set-source", "migration/orders", reference, "-n", namespace, "--kubeconfig", admin
+    )
+    assert code == 1
+    assert "--verification-policy" in err
+    assert (await _get(api_client, namespace))["spec"] == before["spec"]
+
+    code, out, err = await plugin(
+        "set-source",
+        "pmig/orders",
+        reference,
+        "--verification-policy",
+        "orders-verification/policy.yaml",
+        "-n",
+        namespace,
+        "--kubeconfig",
+        admin,
+    )
+    assert (code, err) == (0, "")
+    assert reference in out
+    after = await _get(api_client, namespace)
+    assert after["spec"]["artifact"] == {
+        "ociRef": reference,
+        "verificationPolicyFrom": {"name": "orders-verification", "key": "policy.yaml"},
+    }
+    assert "configMap" not in after["spec"]
+    assert after["metadata"]["generation"] == before["metadata"]["generation"] + 1
+
+    # Another tag keeps the policy; the same reference again changes nothing.
+    moved = "oci://registry.example/acme/orders-migrations:v3"
+    code, out, _ = await plugin(
+        "set-source", "migration/orders", moved, "-n", namespace, "--kubeconfig", admin
+    )
+    assert code == 0
+    again = await _get(api_client, namespace)
+    assert again["spec"]["artifact"]["ociRef"] == moved
+    assert again["spec"]["artifact"]["verificationPolicyFrom"]["name"] == "orders-verification"
+    code, out, _ = await plugin(
+        "set-source", "migration/orders", moved, "-n", namespace, "--kubeconfig", admin
+    )
+    assert (code, out) == (0, f"migration orders already reads {moved}\n")
+    assert (await _get(api_client, namespace))["metadata"]["generation"] == again["metadata"][
+        "generation"
+    ]
+
+
+@pytest.mark.parametrize(
+    "reference",
+    ["registry.example/acme/x:v1", "oci://registry.example", "oci://Registry.example/ACME:v1"],
+)
+async def test_set_source_refuses_what_is_not_an_oci_reference(reference: str) -> None:
+    code, _, err = await plugin("set-source", "migration/orders", reference)
+    assert code == 2
+    assert "is not an OCI reference" in err
