@@ -50,9 +50,13 @@ demo: deps venv control-plane image
 	$(PY) hack/demo.py
 
 # Benchmarks print figures and their baselines side by side; they are not part of `make test`.
+# The schema benchmark's peers (SQLAlchemy's Inspector, schemainspect as migra uses it) live
+# in their own directory, outside the product's environment.
+BENCH_PEERS := $(HOME)/.cache/ptah/bench-peers
 bench: deps venv control-plane
 	$(PY) tests/bench/bench_migrations.py
-	$(PY) tests/bench/bench_schema.py
+	test -d $(BENCH_PEERS)/schemainspect || $(PY) -m pip install -q --target $(BENCH_PEERS) 'sqlalchemy<2' psycopg2-binary schemainspect
+	PTAH_BENCH_PEERS=$(BENCH_PEERS) $(PY) tests/bench/bench_schema.py
 	$(PY) tests/bench/bench_cluster.py
 
 clean:
