@@ -125,6 +125,9 @@ class ArtifactSource(ApiModel):
     """The artifact reference, oci://registry/repository:tag or @sha256:..."""
     verification_policy_from: KeyReference
     """The ConfigMap key that holds the verification policy."""
+    secret_ref: LocalObjectReference | None = None
+    """A Secret with the registry credentials (keys username and password), mounted only into
+    the containers that read the registry. Absent: the registry is read anonymously."""
 
 
 class ConfigMapSource(ApiModel):

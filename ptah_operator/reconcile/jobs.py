@@ -236,12 +236,15 @@ def _registry_env(runner: RunnerConfig) -> list[Manifest]:
 
 
 def _credentials(resource: Owner) -> tuple[list[Manifest], list[Manifest], list[str]]:
-    """The source credential (spec.git.secretRef): its volume, its mount and the flag that
-    points the runner at it; only the container that reads the source gets them."""
-    git = resource.spec.git
-    if git is None or git.secret_ref is None:
+    """The source credential (spec.git.secretRef or spec.artifact.secretRef): its volume, its
+    mount and the flag that points the runner at it; only the container that reads the source
+    gets them (JOB-01)."""
+    spec = resource.spec
+    named = spec.git or spec.artifact
+    secret = named.secret_ref if named is not None else None
+    if secret is None:
         return [], [], []
-    volume = {"name": "credentials", "secret": {"secretName": git.secret_ref.name}}
+    volume = {"name": "credentials", "secret": {"secretName": secret.name}}
     mount = {"name": "credentials", "mountPath": CREDENTIALS_MOUNT, "readOnly": True}
     return [volume], [mount], [f"--credentials={CREDENTIALS_MOUNT}"]
 
@@ -525,17 +528,19 @@ def source_verify_job(
     if artifact is None or record.kind != SourceKind.ARTIFACT or not record.oci_digest:
         raise ValueError("only an OCI artifact pinned to a digest is verified")
     policy = artifact.verification_policy_from
+    cred_volumes, cred_mounts, cred_flags = _credentials(resource)
     volumes = [
         {
             "name": "policy",
             "configMap": {"name": policy.name, "items": [{"key": policy.key, "path": POLICY_FILE}]},
-        }
+        },
+        *cred_volumes,
     ]
     container = _container(
         resource,
         runner,
         "verify",
-        command=["ptah-runner", "verify", f"--policy={POLICY_MOUNT}/{POLICY_FILE}"],
+        command=["ptah-runner", "verify", f"--policy={POLICY_MOUNT}/{POLICY_FILE}", *cred_flags],
         env=[
             {"name": "PTAH_OPERATION", "value": json.dumps(document, sort_keys=True)},
             *_result_env(runner),
@@ -544,6 +549,7 @@ def source_verify_job(
         volumeMounts=[
             {"name": "policy", "mountPath": POLICY_MOUNT, "readOnly": True},
             {"name": "result", "mountPath": RESULT_MOUNT, "readOnly": True},
+            *cred_mounts,
         ],
     )
     pod_spec = _pod_spec(resource, runner, operation_id, volumes, [], container)

@@ -692,3 +692,32 @@ def test_a_refused_resolve_leaves_alone_what_the_resource_applied() -> None:
     assert after.history == before.history
     assert after.source == before.source
     assert decision.create == ()
+
+
+@pytest.mark.req("JOB-01")
+def test_registry_credentials_reach_only_the_containers_that_read_the_registry() -> None:
+    world = oci_new()
+    artifact = world.migration.spec.artifact
+    assert artifact is not None
+    with_secret = artifact.model_copy(
+        update={"secret_ref": LocalObjectReference(name="registry-login")}
+    )
+    world = _with_spec(world, artifact=with_secret)
+    world = dataclasses.replace(world, verification_policy=POLICY)
+    resolving, decision = decide(world)
+    resolve = containers(created_job(decision))["resolve"]
+    assert "credentials" in mounts(resolve)
+    assert "--credentials=/ptah/credentials" in resolve["command"]
+    world = step(resolved_oci(carry(resolving, decision)))
+    verifying, decision = decide(world)
+    verify = containers(created_job(decision))["verify"]
+    assert "credentials" in mounts(verify)
+    world = step(verified(carry(verifying, decision)))
+    job = created_job(reconcile_migration(world))
+    by_name = containers(job)
+    assert "credentials" in mounts(by_name["fetch"])
+    assert "credentials" not in mounts(by_name["source"]) | mounts(by_name["run"])
+    secret = next(
+        v for v in job["spec"]["template"]["spec"]["volumes"] if v["name"] == "credentials"
+    )
+    assert secret == {"name": "credentials", "secret": {"secretName": "registry-login"}}
