@@ -169,6 +169,11 @@ def observe(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> No
             _recreate(draft, claim)
         return
     if claim.lease_continuity_lost:
+        if result is None and job is not None and job.phase == JobPhase.ACTIVE:
+            # The run may still be changing the database: it is followed to its end, and only
+            # then declared unknown, so no read of that database starts while it runs.
+            draft.stand(conditions.applying(claim.plan.name if claim.plan else "?"))
+            return
         _end_unknown(
             draft,
             claim,

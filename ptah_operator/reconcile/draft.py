@@ -4,8 +4,8 @@ A pass reads the World, changes a deep copy of the status and collects the objec
 and delete, the Lease actions, the Events, the journal entries and when to look again. At
 the end, `finish` turns that into a Decision, and on the way:
 
-- stamps observedGeneration (the generation of a claim still in flight for an older spec,
-  otherwise metadata.generation) on the status and on every condition;
+- stamps observedGeneration (the generation of a claim still in flight, or ended in this pass,
+  for an older spec; otherwise metadata.generation) on the status and on every condition;
 - records the execution binding in use;
 - writes the journal in the same status write (JNL-24): new entries, folded and bounded;
   a journal starts with the first status write that happens anyway (JNL-22);
@@ -194,9 +194,14 @@ class Draft:
     def finish(self) -> Decision:
         status = self.status
         claim = status.active_operation
+        # A claim still in flight describes the generation it was made for; so does one that
+        # ended in this pass with no new claim after it: a spec edited while it ran (an Apply
+        # never gives way) is then still "not observed", and the next pass reads it.
+        ended = self.stored.active_operation if self.stored is not None and claim is None else None
         observed = self.generation
-        if claim is not None and claim.generation is not None and observed is not None:
-            observed = min(observed, claim.generation)
+        for held in (claim, ended):
+            if held is not None and held.generation is not None and observed is not None:
+                observed = min(observed, held.generation)
         status.observed_generation = observed
         conditions.refresh_generation(status, observed)
         status.execution_binding = current_binding(self.world)

@@ -24,6 +24,7 @@ from ptah_operator.api.migration import PtahMigration
 from ptah_operator.reconcile.decision import Decision, LeaseVerb
 from ptah_operator.reconcile.jobs import realm_lease_name
 from ptah_operator.reconcile.migration import reconcile_migration
+from ptah_operator.reconcile.schedule import RESULT_GRACE
 from ptah_operator.reconcile.world import JobPhase, LeaseState, MigrationWorld
 from tests.unit.reconcile.table import Row, check, params
 from tests.unit.reconcile.worlds import (
@@ -137,6 +138,24 @@ def lease_changed_hands() -> MigrationWorld:
     stolen = LeaseState(lease.name, lease.namespace, "op-0000000bad", lease.epoch + 1, False)
     world = dataclasses.replace(world, lease=stolen)
     return run_reported(world, run_block(RunOutcome.APPLIED, applied=["0002"]))
+
+
+def lease_changed_hands_mid_run() -> MigrationWorld:
+    world = applying()
+    world = step(world)
+    lease = world.lease
+    assert lease is not None
+    stolen = LeaseState(lease.name, lease.namespace, "op-0000000bad", lease.epoch + 1, False)
+    return dataclasses.replace(world, lease=stolen)
+
+
+def lease_lost_then_job_ended() -> MigrationWorld:
+    world = step(lease_changed_hands_mid_run())
+    claim = status(world).active_operation
+    assert claim is not None
+    assert claim.lease_continuity_lost
+    later_on = later(world, TEN_MINUTES)
+    return with_job(later_on, JobPhase.FAILED, finished_at=later_on.now - RESULT_GRACE * 2)
 
 
 def held_then_read(block: dict[str, Any], target: str | None = DB) -> MigrationWorld:
@@ -446,6 +465,20 @@ RUNS = [
         phase=MigrationPhase.BLOCKED,
         ready=Reason.APPLY_OUTCOME_UNKNOWN,
         lease=[LeaseVerb.RELEASE],
+    ),
+    Row(
+        "the Lease changed hands while the Job still runs: followed to its end, not yet judged",
+        lease_changed_hands_mid_run,
+        ("LCK-10",),
+        phase=MigrationPhase.APPLYING,
+        lease=[],
+    ),
+    Row(
+        "... and once that Job ended, the run is unknown and held",
+        lease_lost_then_job_ended,
+        ("LCK-10", "LCK-11"),
+        phase=MigrationPhase.BLOCKED,
+        ready=Reason.APPLY_OUTCOME_UNKNOWN,
     ),
 ]
 
