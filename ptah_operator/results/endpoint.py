@@ -1,7 +1,8 @@
 """The result endpoint: where runners report, and where a report becomes a durable record.
 
 `POST /v1/results/{namespace}/{operationID}`, served by the manager over TLS next to the
-webhooks (`add_routes` on its aiohttp application). In order:
+webhooks (`add_routes` on its aiohttp application), with a PtahSchema's plan text beside it
+(`PUT …/plan/{index}`, `GET …/plan`: plan_text.py). The report, in order:
 
   401  no `Authorization: Bearer <token>`, or a token other than
        hex(HMAC-SHA256(result key, "<namespace>/<operationID>")) (compared in constant time);
@@ -11,6 +12,9 @@ webhooks (`add_routes` on its aiohttp application). In order:
        the URL's, another type, or no resource (kind, namespace, name, uid);
   403  a resource in another namespace than the URL's (the token covers that one only);
   404  a resource that does not exist with that uid;
+  409  a schema Plan with changes whose pieces are not all stored as it says (422: pieces that
+       do not give its plan's digest and size), unless the same record already exists;
+  413  the API server refused the record itself (too large, invalid): final;
   201  the record ConfigMap `ptah-result-<hex>` was created (only once the create succeeded);
   200  an identical record already exists (a runner's retry after a lost answer);
   409  a different record exists for the operation;
@@ -27,9 +31,7 @@ ConfigMap watch.
 from __future__ import annotations
 
 import json
-import re
 import ssl
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +49,28 @@ from ptah_operator.api.constants import (
     MANAGED_BY,
 )
 from ptah_operator.reconcile.jobs import result_record_name
+from ptah_operator.results.answers import (
+    NAME,
+    Answer,
+    bearer_token,
+    canonical_json,
+    error,
+    malformed_path,
+)
 from ptah_operator.results.credentials import token_matches
-from ptah_operator.results.store import RECORD_KEY, ResultStore, StoreUnavailableError
+from ptah_operator.results.plan_text import (
+    MAX_PIECE_BYTES,
+    check_pieces,
+    needs_pieces,
+    receive_piece,
+    serve_plan,
+)
+from ptah_operator.results.store import (
+    RECORD_KEY,
+    RecordRefusedError,
+    ResultStore,
+    StoreUnavailableError,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -60,37 +82,22 @@ OPERATION_TYPES = frozenset({"Resolve", "Verify", "Observe", "Plan", "Apply", "H
 STORE_KEY: web.AppKey[ResultStore] = web.AppKey("ptah_result_store")
 KEY_KEY: web.AppKey[bytes] = web.AppKey("ptah_result_key")
 
-_NAMESPACE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_OPERATION_ID = re.compile(r"^op-[0-9a-f]{10}$")
-_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-
-
-@dataclass(frozen=True)
-class Answer:
-    status: int
-    body: dict[str, Any]
+__all__ = [
+    "MAX_BODY_BYTES",
+    "RESULTS_PATH",
+    "Answer",
+    "add_routes",
+    "bearer_token",
+    "canonical_json",
+    "check_document",
+    "receive",
+    "record_manifest",
+    "server_ssl_context",
+]
 
 
 class BodyTooLargeError(Exception):
-    """The body is over MAX_BODY_BYTES."""
-
-
-def _error(status: int, message: str) -> Answer:
-    return Answer(status, {"error": message})
-
-
-def canonical_json(document: Any) -> str:
-    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def bearer_token(authorization: str | None) -> str | None:
-    if not authorization:
-        return None
-    scheme, _, token = authorization.partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token:
-        return None
-    return token
+    """The body is over the route's limit."""
 
 
 def record_manifest(document: dict[str, Any], operation_id: str) -> dict[str, Any]:
@@ -131,28 +138,28 @@ def check_document(body: bytes, namespace: str, operation_id: str) -> dict[str, 
     try:
         document = json.loads(body)
     except (ValueError, UnicodeDecodeError):
-        return _error(400, "the body is not JSON")
+        return error(400, "the body is not JSON")
     if not isinstance(document, dict):
-        return _error(400, "the body is not a JSON object")
+        return error(400, "the body is not a JSON object")
     if document.get("contract") != RESULT_CONTRACT:
-        return _error(400, f"the contract is not {RESULT_CONTRACT}")
+        return error(400, f"the contract is not {RESULT_CONTRACT}")
     if document.get("operationID") != operation_id:
-        return _error(400, "the operationID differs from the URL's")
+        return error(400, "the operationID differs from the URL's")
     if document.get("type") not in OPERATION_TYPES:
-        return _error(400, "the type is not an operation type")
+        return error(400, "the type is not an operation type")
     resource = document.get("resource")
     if not isinstance(resource, dict):
-        return _error(400, "the resource is missing")
+        return error(400, "the resource is missing")
     kind, res_ns = resource.get("kind"), resource.get("namespace")
     name, uid = resource.get("name"), resource.get("uid")
     if kind not in RESOURCE_KINDS:
-        return _error(400, "the resource kind is not one results are reported for")
-    if not isinstance(name, str) or not _NAME.match(name) or len(name) > 253:
-        return _error(400, "the resource name is not well formed")
+        return error(400, "the resource kind is not one results are reported for")
+    if not isinstance(name, str) or not NAME.match(name) or len(name) > 253:
+        return error(400, "the resource name is not well formed")
     if not isinstance(uid, str) or not uid or len(uid) > 128:
-        return _error(400, "the resource uid is not well formed")
+        return error(400, "the resource uid is not well formed")
     if res_ns != namespace:
-        return _error(403, "the resource is not in the namespace the token is for")
+        return error(403, "the resource is not in the namespace the token is for")
     return document
 
 
@@ -167,13 +174,12 @@ async def receive(
     """Check and record one reported result; the answer to give the runner."""
     token = bearer_token(authorization)
     if token is None or not token_matches(key, namespace, operation_id, token):
-        return _error(401, "the token is missing or wrong")
-    if not _NAMESPACE.match(namespace) or len(namespace) > 63:
-        return _error(400, "the namespace is not well formed")
-    if not _OPERATION_ID.match(operation_id):
-        return _error(400, "the operation id is not well formed")
+        return error(401, "the token is missing or wrong")
+    malformed = malformed_path(namespace, operation_id)
+    if malformed is not None:
+        return malformed
     if len(body) > MAX_BODY_BYTES:
-        return _error(413, f"the body is over {MAX_BODY_BYTES} bytes")
+        return error(413, f"the body is over {MAX_BODY_BYTES} bytes")
     checked = check_document(body, namespace, operation_id)
     if isinstance(checked, Answer):
         return checked
@@ -184,62 +190,140 @@ async def receive(
     try:
         uid = await store.resource_uid(resource["kind"], namespace, resource["name"])
         if uid != resource["uid"]:
-            return _error(404, f"the {resource['kind']} does not exist with that uid")
+            return error(404, f"the {resource['kind']} does not exist with that uid")
+        if needs_pieces(document):
+            existing = await store.read_record(namespace, name)
+            if existing == record["data"][RECORD_KEY]:
+                # A retry of a recorded report: its pieces may be gone, made into chunks.
+                return Answer(200, {"record": name, "result": "exists"})
+            refused = await check_pieces(store, namespace, operation_id, document)
+            if refused is not None:
+                log.warning("plan report refused", namespace=namespace, operation_id=operation_id)
+                return refused
         if await store.create_record(record):
             log.info("result recorded", namespace=namespace, operation_id=operation_id)
             return Answer(201, {"record": name, "result": "created"})
         existing = await store.read_record(namespace, name)
     except StoreUnavailableError as exc:
         log.warning("result not recorded", operation_id=operation_id, error=str(exc))
-        return _error(503, "the record could not be stored; try again")
+        return error(503, "the record could not be stored; try again")
+    except RecordRefusedError as exc:
+        log.warning(
+            "result refused by the API server", operation_id=operation_id, status=exc.status
+        )
+        return error(413, f"the record could not be stored: {exc}")
     if existing is None:
         # Deleted between the refused create and the read: let the runner try again.
-        return _error(503, "the record could not be stored; try again")
+        return error(503, "the record could not be stored; try again")
     if existing == record["data"][RECORD_KEY]:
         return Answer(200, {"record": name, "result": "exists"})
     log.warning("conflicting result", namespace=namespace, operation_id=operation_id)
-    return _error(409, "a different result is recorded for this operation")
+    return error(409, "a different result is recorded for this operation")
 
 
-async def _read_body(request: web.Request) -> bytes:
-    if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+async def _read_body(request: web.Request, limit: int = MAX_BODY_BYTES) -> bytes:
+    if request.content_length is not None and request.content_length > limit:
         raise BodyTooLargeError
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.content.iter_chunked(64 * 1024):
         size += len(chunk)
-        if size > MAX_BODY_BYTES:
+        if size > limit:
             raise BodyTooLargeError
         chunks.append(chunk)
     return b"".join(chunks)
 
 
-async def _handle(request: web.Request) -> web.Response:
+def _authorized(request: web.Request) -> tuple[str, str] | Answer:
+    """The namespace and operation id of a request whose token is the operation's, or the
+    refusal. The token is checked before the body is read: an unauthenticated caller gets
+    nothing read."""
     namespace = request.match_info["namespace"]
     operation_id = request.match_info["operation_id"]
-    store = request.app[STORE_KEY]
-    key = request.app[KEY_KEY]
-    authorization = request.headers.get("Authorization")
-    # The token is checked before the body is read: an unauthenticated caller gets nothing read.
-    token = bearer_token(authorization)
-    if token is None or not token_matches(key, namespace, operation_id, token):
-        answer = _error(401, "the token is missing or wrong")
-    else:
-        try:
-            body = await _read_body(request)
-        except BodyTooLargeError:
-            answer = _error(413, f"the body is over {MAX_BODY_BYTES} bytes")
-        else:
-            answer = await receive(store, key, namespace, operation_id, authorization, body)
+    token = bearer_token(request.headers.get("Authorization"))
+    if token is None or not token_matches(request.app[KEY_KEY], namespace, operation_id, token):
+        return error(401, "the token is missing or wrong")
+    return namespace, operation_id
+
+
+def _respond(answer: Answer) -> web.Response:
+    if answer.data is not None:
+        return web.Response(body=answer.data, content_type="text/plain", charset="utf-8")
     headers = {"WWW-Authenticate": "Bearer"} if answer.status == 401 else None
     return web.json_response(answer.body, status=answer.status, headers=headers)
 
 
+async def _handle(request: web.Request) -> web.Response:
+    authorized = _authorized(request)
+    if isinstance(authorized, Answer):
+        return _respond(authorized)
+    namespace, operation_id = authorized
+    try:
+        body = await _read_body(request)
+    except BodyTooLargeError:
+        return _respond(error(413, f"the body is over {MAX_BODY_BYTES} bytes"))
+    authorization = request.headers.get("Authorization")
+    answer = await receive(
+        request.app[STORE_KEY], request.app[KEY_KEY], namespace, operation_id, authorization, body
+    )
+    return _respond(answer)
+
+
+async def _handle_piece(request: web.Request) -> web.Response:
+    authorized = _authorized(request)
+    if isinstance(authorized, Answer):
+        return _respond(authorized)
+    namespace, operation_id = authorized
+    malformed = malformed_path(namespace, operation_id)
+    if malformed is not None:
+        return _respond(malformed)
+    try:
+        body = await _read_body(request, MAX_PIECE_BYTES)
+    except BodyTooLargeError:
+        return _respond(error(413, f"a piece is over {MAX_PIECE_BYTES} bytes"))
+    try:
+        answer = await receive_piece(
+            request.app[STORE_KEY], namespace, operation_id, request.match_info["index"], body
+        )
+    except StoreUnavailableError as exc:
+        log.warning("plan piece not stored", operation_id=operation_id, error=str(exc))
+        answer = error(503, "the piece could not be stored; try again")
+    except RecordRefusedError as exc:
+        log.warning(
+            "plan piece refused by the API server", operation_id=operation_id, status=exc.status
+        )
+        answer = error(413, f"the piece could not be stored: {exc}")
+    return _respond(answer)
+
+
+async def _handle_plan(request: web.Request) -> web.Response:
+    authorized = _authorized(request)
+    if isinstance(authorized, Answer):
+        return _respond(authorized)
+    namespace, operation_id = authorized
+    malformed = malformed_path(namespace, operation_id)
+    if malformed is not None:
+        return _respond(malformed)
+    try:
+        answer = await serve_plan(request.app[STORE_KEY], namespace, operation_id)
+    except StoreUnavailableError as exc:
+        log.warning("plan not served", operation_id=operation_id, error=str(exc))
+        answer = error(503, "the plan could not be read; try again")
+    if answer.data is None and answer.status != 200:
+        log.warning("plan refused", operation_id=operation_id, status=answer.status)
+    return _respond(answer)
+
+
 def add_routes(app: web.Application, store: ResultStore, key: bytes) -> None:
-    """Serve `POST /v1/results/{namespace}/{operationID}` on `app`, recording into `store`."""
+    """Serve on `app`, recording into `store`: `POST /v1/results/{namespace}/{operationID}`
+    (a report), `PUT …/{operationID}/plan/{index}` (a piece of a schema Plan's plan file) and
+    `GET …/{operationID}/plan` (the published plan of a schema Apply)."""
     app[STORE_KEY] = store
     app[KEY_KEY] = key
-    app.router.add_post(RESULTS_PATH + "/{namespace}/{operation_id}", _handle)
+    base = RESULTS_PATH + "/{namespace}/{operation_id}"
+    app.router.add_post(base, _handle)
+    app.router.add_put(base + "/plan/{index}", _handle_piece)
+    app.router.add_get(base + "/plan", _handle_plan)
 
 
 def server_ssl_context(cert_file: Path, key_file: Path) -> ssl.SSLContext:

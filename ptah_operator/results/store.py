@@ -1,9 +1,11 @@
 """Where result records live: a small protocol, and its implementation on the Kubernetes API.
 
-The endpoint needs three things of the API server: the uid of the resource a result names,
-the creation of the record ConfigMap (refused if one of that name exists), and the reading of
-an existing record to compare it. `KubernetesResultStore` does them with kubernetes_asyncio;
-tests of the endpoint's logic can give it any object with these three methods.
+The endpoint needs of the API server: the uid of the resource a result names, the creation of
+a record ConfigMap (refused if one of that name exists), and the reading of an existing record
+to compare it; for a schema's plan text, the reading of an uploaded piece, the PtahSchema whose
+claim (`status.activeOperation`) names an operation, and a PtahSchemaPlan or
+PtahSchemaPlanChunk by name. `KubernetesResultStore` does them with kubernetes_asyncio; tests
+of the endpoint's logic can give it any object with these methods.
 
 `load_result_key` gives the manager its result key: from `--result-key-file` when given, else
 from the Secret `ptah-operator-result-key` in the manager's namespace, created with a fresh
@@ -31,10 +33,23 @@ from ptah_operator.results.credentials import (
 )
 
 RECORD_KEY = "result.json"
+_REFUSED = frozenset({400, 413, 422})
+"""The API server's answers that refuse an object for what it is (invalid, too large)."""
+PIECE_KEY = "piece"
+"""The one data key of an uploaded piece of a plan file: the piece's text."""
 
 
 class StoreUnavailableError(Exception):
     """The API server could not be asked (an answer other than found / not found)."""
+
+
+class RecordRefusedError(Exception):
+    """The API server refused the record itself (too large, invalid): asking again would not
+    change its answer."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"the API server refused the record (HTTP {status})")
+        self.status = status
 
 
 class ResultStore(Protocol):
@@ -42,10 +57,23 @@ class ResultStore(Protocol):
         """The uid of the named resource, or None when it does not exist."""
 
     async def create_record(self, manifest: Mapping[str, Any]) -> bool:
-        """Create the record ConfigMap; False when one of that name already exists."""
+        """Create the record ConfigMap; False when one of that name already exists.
+        RecordRefusedError when the API server refuses the object itself."""
 
     async def read_record(self, namespace: str, name: str) -> str | None:
         """The `result.json` of an existing record, or None when there is none."""
+
+    async def read_piece(self, namespace: str, name: str) -> str | None:
+        """The text of an uploaded piece record, or None when there is none."""
+
+    async def schema_with_claim(
+        self, namespace: str, operation_id: str
+    ) -> Mapping[str, Any] | None:
+        """The PtahSchema of the namespace whose status.activeOperation has this operation id,
+        or None when none has."""
+
+    async def read_object(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+        """A custom object of this API by kind and name, or None when it does not exist."""
 
 
 class KubernetesResultStore:
@@ -76,18 +104,54 @@ class KubernetesResultStore:
         except ApiException as exc:
             if exc.status == 409:
                 return False
+            if exc.status in _REFUSED:
+                raise RecordRefusedError(exc.status) from None
             raise StoreUnavailableError(f"creating the record: HTTP {exc.status}") from None
         return True
 
-    async def read_record(self, namespace: str, name: str) -> str | None:
+    async def _read_key(self, namespace: str, name: str, key: str) -> str | None:
         try:
             record = await self._core.read_namespaced_config_map(name, namespace)
         except ApiException as exc:
             if exc.status == 404:
                 return None
             raise StoreUnavailableError(f"reading the record: HTTP {exc.status}") from None
-        value = (record.data or {}).get(RECORD_KEY)
+        value = (record.data or {}).get(key)
         return value if isinstance(value, str) else ""
+
+    async def read_record(self, namespace: str, name: str) -> str | None:
+        return await self._read_key(namespace, name, RECORD_KEY)
+
+    async def read_piece(self, namespace: str, name: str) -> str | None:
+        return await self._read_key(namespace, name, PIECE_KEY)
+
+    async def schema_with_claim(
+        self, namespace: str, operation_id: str
+    ) -> Mapping[str, Any] | None:
+        plural = kind_info("PtahSchema").plural
+        try:
+            found = await self._custom.list_namespaced_custom_object(
+                GROUP, VERSION, namespace, plural
+            )
+        except ApiException as exc:
+            raise StoreUnavailableError(f"listing the PtahSchemas: HTTP {exc.status}") from None
+        for item in found.get("items") or []:
+            claim = (item.get("status") or {}).get("activeOperation") or {}
+            if claim.get("operationID") == operation_id:
+                return dict(item)
+        return None
+
+    async def read_object(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+        plural = kind_info(kind).plural
+        try:
+            found = await self._custom.get_namespaced_custom_object(
+                GROUP, VERSION, namespace, plural, name
+            )
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise StoreUnavailableError(f"reading the {kind}: HTTP {exc.status}") from None
+        return dict(found)
 
 
 async def load_or_create_result_key(api_client: client.ApiClient, namespace: str) -> bytes:

@@ -1,9 +1,11 @@
-"""Reporting a result to the manager's result endpoint.
+"""Talking to the manager's result endpoint: reporting a result, and a schema plan's text.
 
 `POST {PTAH_RESULT_URL}/{namespace}/{operationID}` with `Authorization: Bearer <token>` (the
 token file of the operation Secret) over TLS, trusting only the CA in `PTAH_RESULT_CA_FILE`.
 The body is the same bytes on every attempt, so a retry after a lost answer finds its own
-record (the endpoint answers 200 for an identical one).
+record (the endpoint answers 200 for an identical one). A schema Plan first uploads its plan
+file in pieces (`PUT …/plan/{index}`, text/plain UTF-8) and an Apply fetches the published plan
+(`GET …/plan`), with the same token and the same retries.
 
 Retries: connection failures, timeouts, 5xx, 408 and 429 are retried with exponential backoff
 (0.5 s doubling to 10 s, with jitter) until the budget (two minutes by default) is spent.
@@ -83,21 +85,54 @@ def encode(document: dict[str, Any]) -> bytes:
     return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-async def post_result(
+@dataclass(frozen=True)
+class Exchange:
+    """What one request to the endpoint came to, after its retries."""
+
+    done: bool
+    status: int | None
+    attempts: int
+    body: bytes = b""
+    error: str | None = None
+    """The endpoint's short `error` field of a final refusal (never the request's body)."""
+
+
+class _TooLargeError(Exception):
+    pass
+
+
+async def _read_capped(resp: aiohttp.ClientResponse, limit: int) -> bytes:
+    if resp.content_length is not None and resp.content_length > limit:
+        raise _TooLargeError
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in resp.content.iter_chunked(64 * 1024):
+        size += len(chunk)
+        if size > limit:
+            raise _TooLargeError
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def exchange(
     target: ReportTarget,
-    namespace: str,
-    operation_id: str,
-    body: bytes,
+    method: str,
+    url: str,
     *,
+    body: bytes | None = None,
+    content_type: str | None = None,
     budget_seconds: float = DEFAULT_BUDGET_SECONDS,
-) -> ReportOutcome:
-    """POST `body` until the endpoint accepts it, refuses it for good, or the budget is spent."""
+    what: str = "result",
+    verb: str = "reported",
+    max_answer_bytes: int = 0,
+) -> Exchange:
+    """Send one request until the endpoint answers 200/201, refuses it for good, or the budget
+    is spent. With `max_answer_bytes`, a 200's body is read (at most that many bytes). Logs name
+    `what` (and what was done, `verb`), the status and the attempt, never a body or the URL."""
     context = ssl.create_default_context(cafile=str(target.ca_file))
-    url = target.endpoint(namespace, operation_id)
-    headers = {
-        "Authorization": f"Bearer {target.token}",
-        "Content-Type": "application/json",
-    }
+    headers = {"Authorization": f"Bearer {target.token}"}
+    if content_type is not None:
+        headers["Content-Type"] = content_type
     deadline = time.monotonic() + budget_seconds
     delay = _FIRST_DELAY
     attempts = 0
@@ -109,28 +144,100 @@ async def post_result(
             remaining = deadline - time.monotonic()
             timeout = aiohttp.ClientTimeout(total=max(1.0, min(_ATTEMPT_TIMEOUT, remaining)))
             try:
-                async with session.post(url, data=body, headers=headers, timeout=timeout) as resp:
+                async with session.request(
+                    method, url, data=body, headers=headers, timeout=timeout
+                ) as resp:
                     status = resp.status
-                    answer = await _short_error(resp)
+                    if status in (200, 201):
+                        answer = (
+                            await _read_capped(resp, max_answer_bytes) if max_answer_bytes else b""
+                        )
+                        log.info(f"{what} {verb}", status=status, attempts=attempts)
+                        return Exchange(True, status, attempts, answer)
+                    error = await _short_error(resp)
+            except _TooLargeError:
+                log.error(f"{what} answer too large", attempts=attempts)
+                return Exchange(False, status, attempts, error="the answer is too large")
             except (aiohttp.ClientError, TimeoutError, OSError) as exc:
                 status = None
                 log.warning(
-                    "result endpoint not reached", attempt=attempts, error=type(exc).__name__
+                    f"{what} endpoint not reached", attempt=attempts, error=type(exc).__name__
                 )
             else:
-                if status in (200, 201):
-                    log.info("result reported", status=status, attempts=attempts)
-                    return ReportOutcome(True, status, attempts)
                 if status < 500 and status not in _RETRIED_STATUSES:
-                    log.error("result refused", status=status, error=answer)
-                    return ReportOutcome(False, status, attempts)
-                log.warning("result endpoint unavailable", attempt=attempts, status=status)
+                    log.error(f"{what} refused", status=status, error=error)
+                    return Exchange(False, status, attempts, error=error)
+                log.warning(f"{what} endpoint unavailable", attempt=attempts, status=status)
             pause = min(delay, _MAX_DELAY) * (0.5 + random.random() / 2)
             if time.monotonic() + pause >= deadline:
-                log.error("result not reported", attempts=attempts, status=status)
-                return ReportOutcome(False, status, attempts)
+                log.error(f"{what} not {verb}", attempts=attempts, status=status)
+                return Exchange(False, status, attempts)
             await asyncio.sleep(pause)
             delay *= 2
+
+
+async def post_result(
+    target: ReportTarget,
+    namespace: str,
+    operation_id: str,
+    body: bytes,
+    *,
+    budget_seconds: float = DEFAULT_BUDGET_SECONDS,
+) -> ReportOutcome:
+    """POST `body` until the endpoint accepts it, refuses it for good, or the budget is spent."""
+    sent = await exchange(
+        target,
+        "POST",
+        target.endpoint(namespace, operation_id),
+        body=body,
+        content_type="application/json",
+        budget_seconds=budget_seconds,
+        what="result",
+    )
+    return ReportOutcome(sent.done, sent.status, sent.attempts)
+
+
+async def put_piece(
+    target: ReportTarget,
+    namespace: str,
+    operation_id: str,
+    index: int,
+    text: str,
+    *,
+    budget_seconds: float = DEFAULT_BUDGET_SECONDS,
+) -> Exchange:
+    """PUT one piece of a plan file: `{base}/{namespace}/{operationID}/plan/{index}`, the piece
+    as UTF-8 text. The same bytes on every attempt, so a retry finds its own record."""
+    return await exchange(
+        target,
+        "PUT",
+        f"{target.endpoint(namespace, operation_id)}/plan/{index}",
+        body=text.encode("utf-8"),
+        content_type="text/plain; charset=utf-8",
+        budget_seconds=budget_seconds,
+        what="plan piece",
+        verb="uploaded",
+    )
+
+
+async def get_plan(
+    target: ReportTarget,
+    namespace: str,
+    operation_id: str,
+    *,
+    max_bytes: int,
+    budget_seconds: float = DEFAULT_BUDGET_SECONDS,
+) -> Exchange:
+    """GET the published plan an Apply runs: `{base}/{namespace}/{operationID}/plan`."""
+    return await exchange(
+        target,
+        "GET",
+        f"{target.endpoint(namespace, operation_id)}/plan",
+        budget_seconds=budget_seconds,
+        what="plan",
+        verb="fetched",
+        max_answer_bytes=max_bytes,
+    )
 
 
 async def _short_error(resp: aiohttp.ClientResponse) -> str | None:

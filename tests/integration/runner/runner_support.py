@@ -252,10 +252,14 @@ async def read_record(
     found = await core.list_namespaced_config_map(
         namespace, label_selector=f"operator.ptah.run/operation-id={operation_id}"
     )
-    if not found.items:
+    # A schema Plan's uploaded pieces carry the operation id too; they are not its report.
+    reports = [
+        item for item in found.items if "operator.ptah.run/plan-piece" not in item.metadata.labels
+    ]
+    if not reports:
         return None
-    assert len(found.items) == 1
-    record = found.items[0]
+    assert len(reports) == 1
+    record = reports[0]
     assert record.metadata.name == result_record_name(operation_id)
     text: str = record.data[RECORD_KEY]
     result: dict[str, Any] = json.loads(text)

@@ -75,6 +75,18 @@ class MemoryStore:
         record = self.records.get((namespace, name))
         return None if record is None else str(record["data"]["result.json"])
 
+    async def read_piece(self, namespace: str, name: str) -> str | None:
+        record = self.records.get((namespace, name))
+        return None if record is None else str(record["data"]["piece"])
+
+    async def schema_with_claim(
+        self, namespace: str, operation_id: str
+    ) -> Mapping[str, Any] | None:
+        return None
+
+    async def read_object(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+        return None
+
 
 def test_the_token_is_the_hmac_of_namespace_and_operation() -> None:
     expected = hmac.new(KEY, b"application/op-3f9a2c7d1e", hashlib.sha256).hexdigest()
