@@ -58,10 +58,10 @@ from ptah_operator.engine.migrations.connection import (
 )
 from ptah_operator.engine.schema.apply import (
     ApplyResult,
-    _acquire,
-    _lock_key,
-    _lock_name,
+    acquire_lock,
     apply_plan,
+    lock_key,
+    lock_name,
 )
 from ptah_operator.engine.schema.connection import Connection, TargetError
 from ptah_operator.engine.schema.connection import parse_url as parse_schema_url
@@ -325,7 +325,7 @@ class _SchemaLock:
             error = engine_error(exc)
             raise _StoppedError(error.reason, error.message) from None
         try:
-            taken = await _acquire(conn, wait_seconds)
+            taken = await acquire_lock(conn, wait_seconds)
         except Exception as exc:
             with contextlib.suppress(Exception):
                 await conn.close()
@@ -350,14 +350,12 @@ class _SchemaLock:
             if conn.dialect.family == "postgresql":
                 held = bool(
                     await conn.raw.fetchval(
-                        "SELECT pg_advisory_unlock($1)", _lock_key(conn.target.database)
+                        "SELECT pg_advisory_unlock($1)", lock_key(conn.target.database)
                     )
                 )
             else:
                 async with conn.raw.cursor() as cur:
-                    await cur.execute(
-                        "SELECT RELEASE_LOCK(%s)", (_lock_name(conn.target.database),)
-                    )
+                    await cur.execute("SELECT RELEASE_LOCK(%s)", (lock_name(conn.target.database),))
                     row = await cur.fetchone()
                 held = bool(row and row[0] == 1)
         except Exception as exc:

@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from ptah_operator.engine.locks import ADVISORY_LOCK_KEY, named_lock
 from ptah_operator.engine.migrations.splitter import Dialect
 
 if TYPE_CHECKING:
@@ -28,11 +29,6 @@ if TYPE_CHECKING:
 # The drivers are imported when a URL of their engine is opened, not before: a command line
 # that opens PostgreSQL never pays for loading the MySQL driver, and the reverse.
 
-#: One advisory lock per database, shared by everything Ptah runs against it (migrations and
-#: the schema engine), so they take turns. A fixed 64-bit key derived from a fixed string.
-ADVISORY_LOCK_KEY = int.from_bytes(
-    hashlib.sha256(b"ptah.run/database-lock").digest()[:8], "big", signed=True
-)
 
 # Client-side MySQL error numbers that mean the session is gone, not that a statement failed.
 _MYSQL_CONNECTION_LOST = frozenset({2006, 2013, 2014, 2045, 2055})
@@ -331,7 +327,7 @@ class MySQLDatabase(Database):
         self.target = target
         self._conn = conn
         self.engine = engine
-        self._lock_name = "ptah.run:" + hashlib.sha256(target.database.encode()).hexdigest()[:32]
+        self._lock_name = named_lock(target.database)
 
     def param(self, index: int) -> str:
         return "%s"

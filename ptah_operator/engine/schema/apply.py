@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import sqlglot
 
+from ptah_operator.engine.locks import ADVISORY_LOCK_KEY, named_lock
 from ptah_operator.engine.schema.connection import Connection
 from ptah_operator.engine.schema.diff import Statement
 from ptah_operator.engine.schema.operations import observe
@@ -52,14 +52,15 @@ class ApplyResult:
         return value
 
 
-def _lock_name(database: str) -> str:
-    return "ptah.schema:" + hashlib.sha256(database.encode()).hexdigest()[:32]
+def lock_name(database: str) -> str:
+    """The MySQL / MariaDB lock this engine takes: the one the migration engine takes too."""
+    return named_lock(database)
 
 
-def _lock_key(database: str) -> int:
-    return int.from_bytes(
-        hashlib.sha256(_lock_name(database).encode()).digest()[:8], "big", signed=True
-    )
+def lock_key(database: str) -> int:
+    """The PostgreSQL advisory lock key: the one the migration engine takes too (LCK-05)."""
+    del database  # advisory locks belong to one database already
+    return ADVISORY_LOCK_KEY
 
 
 def _error_code(error: BaseException) -> dict[str, Any]:
@@ -73,10 +74,11 @@ def _error_code(error: BaseException) -> dict[str, Any]:
     return code
 
 
-async def _acquire(conn: Connection, wait_seconds: float) -> bool:
+async def acquire_lock(conn: Connection, wait_seconds: float) -> bool:
+    """Take the database lock on this connection, waiting at most `wait_seconds`."""
     deadline = asyncio.get_running_loop().time() + wait_seconds
     if conn.dialect.family == "postgresql":
-        key = _lock_key(conn.target.database)
+        key = lock_key(conn.target.database)
         while True:
             if await conn.raw.fetchval("SELECT pg_try_advisory_lock($1)", key):
                 return True
@@ -85,18 +87,18 @@ async def _acquire(conn: Connection, wait_seconds: float) -> bool:
             await asyncio.sleep(0.2)
     async with conn.raw.cursor() as cur:
         await cur.execute(
-            "SELECT GET_LOCK(%s, %s)", (_lock_name(conn.target.database), int(wait_seconds))
+            "SELECT GET_LOCK(%s, %s)", (lock_name(conn.target.database), int(wait_seconds))
         )
         row = await cur.fetchone()
     return bool(row and row[0] == 1)
 
 
-async def _release(conn: Connection) -> None:
+async def release_lock(conn: Connection) -> None:
     if conn.dialect.family == "postgresql":
-        await conn.raw.execute("SELECT pg_advisory_unlock($1)", _lock_key(conn.target.database))
+        await conn.raw.execute("SELECT pg_advisory_unlock($1)", lock_key(conn.target.database))
     else:
         async with conn.raw.cursor() as cur:
-            await cur.execute("SELECT RELEASE_LOCK(%s)", (_lock_name(conn.target.database),))
+            await cur.execute("SELECT RELEASE_LOCK(%s)", (lock_name(conn.target.database),))
 
 
 async def apply_plan(
@@ -130,12 +132,12 @@ async def apply_plan(
     try:
         if conn.dialect.family != plan.dialect.family:
             return ApplyResult("refused", "DialectMismatch")
-        if not await _acquire(conn, lock_timeout):
+        if not await acquire_lock(conn, lock_timeout):
             return ApplyResult("refused", "LockNotAcquired")
         try:
             return await _locked(conn, plan, dry_run, progress)
         finally:
-            await _release(conn)
+            await release_lock(conn)
     finally:
         await conn.close()
 

@@ -20,7 +20,7 @@ from ptah_operator.api.fingerprints import sha256_digest
 from ptah_operator.api.plans import PtahSchemaPlan
 from ptah_operator.api.schema import PtahSchema
 from ptah_operator.engine.migrations.connection import connect
-from ptah_operator.engine.schema.apply import _acquire
+from ptah_operator.engine.schema.apply import acquire_lock
 from ptah_operator.engine.schema.connection import Connection
 from ptah_operator.reconcile.schema.results import ApplyOutcomeReport, SchemaOperationReport
 from tests.integration.engine.migrations.mig_support import snapshot
@@ -439,7 +439,7 @@ async def test_a_plan_that_cannot_take_the_schema_lock_says_so(
     schema = await create_schema(api_client, namespace, "locked", "PostgreSQL")
     holder = await Connection.open(pg_url)
     try:
-        assert await _acquire(holder, 1)
+        assert await acquire_lock(holder, 1)
         run, record = await _read(
             PLAN,
             schema,
@@ -507,7 +507,7 @@ async def test_a_plan_told_to_stop_reports_that_it_was_interrupted(
     env = {**job_env(document, pg_url, endpoint, work), "PTAH_LOCK_TIMEOUT_SECONDS": "120"}
     holder = await Connection.open(pg_url)
     try:
-        assert await _acquire(holder, 1)
+        assert await acquire_lock(holder, 1)
         proc = await asyncio.create_subprocess_exec(
             RUNNER,
             "plan",
