@@ -1,4 +1,4 @@
-"""`kubectl ptah`: read a PtahMigration, approve its plan, wait for it, ask for a read.
+"""`kubectl ptah`: read a PtahMigration or PtahSchema, approve its plan, wait, ask for a read.
 
 Verbs:
 - `kubectl ptah migration NAME`: the status, readable: phase, conditions, history, plan, last
@@ -8,6 +8,17 @@ Verbs:
   If the plan was replaced meanwhile, admission refuses it and nothing is approved (PLUGIN-05).
   `--wait` waits for the run's verdict (PLUGIN-06).
 - `kubectl ptah wait migration/NAME [--for=InSync] [--timeout=30m]`: waits for a phase.
+- `kubectl ptah schema NAME`: a PtahSchema's status, readable: phase, conditions, drift
+  summary, plan with severity and findings, last Apply, what was applied, journal. No SQL.
+- `kubectl ptah plan schema/NAME [--no-sql]`: the published plan's identity, bindings,
+  severity, findings and decision, then its generated SQL read from its chunks (PLUGIN-02:
+  the person asked for the plan, which holds the SQL; each chunk and the whole are checked
+  against the plan's digests first). `--applied` prints the plan status.applied records
+  (PLUGIN-03). `--no-sql` leaves the SQL out.
+- `kubectl ptah approve schema/NAME [--wait]`: as for a migration, a PtahSchemaApproval of the
+  plan status.plan names (name, UID, fingerprint); it prints the plan's summary, not its SQL.
+  `--wait` waits until the Apply of that plan was proved (lastApply verified).
+- `kubectl ptah wait schema/NAME [--for=InSync]`: waits for a schema's phase.
 - `kubectl ptah refresh migration/NAME [--wait]` (or schema/NAME): writes
   `operator.ptah.run/read-requested-at` later than any value the resource holds (RRQ-20);
   `--wait` waits for the read the request starts (RRQ-21).
@@ -41,22 +52,29 @@ from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 from pydantic import ValidationError
 
-from ptah_operator.api.approvals import PtahMigrationApproval, PtahMigrationApprovalSpec
+from ptah_operator.api.approvals import (
+    PtahMigrationApproval,
+    PtahMigrationApprovalSpec,
+    PtahSchemaApproval,
+    PtahSchemaApprovalSpec,
+)
 from ptah_operator.api.common import ObjectReference, StatusCommon
 from ptah_operator.api.constants import (
     ANNOTATION_READ_REQUESTED_AT,
     GROUP,
     VERSION,
+    ApplyOutcome,
     ApplyPolicy,
     Kind,
     MigrationPhase,
+    SchemaPhase,
 )
 from ptah_operator.api.fields import parse_duration
 from ptah_operator.api.kinds import from_manifest, kind_info, to_manifest
 from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
 from ptah_operator.api.objectmeta import ObjectMeta, Resource
-from ptah_operator.api.plans import PtahMigrationPlan
-from ptah_operator.api.schema import PtahSchema
+from ptah_operator.api.plans import PtahMigrationPlan, PtahSchemaPlan, PtahSchemaPlanChunk
+from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus
 from ptah_operator.cli.migration_view import (
     person,
     render_approval_summary,
@@ -64,10 +82,19 @@ from ptah_operator.cli.migration_view import (
     render_plan,
 )
 from ptah_operator.cli.observe import observe
+from ptah_operator.cli.schema_view import (
+    PlanText,
+    plan_text,
+    render_applied,
+    render_schema,
+    render_schema_approval_summary,
+    render_schema_plan,
+)
 from ptah_operator.cli.waits import (
     SUCCESSFUL_OUTCOMES,
     ReadTracker,
     RunProgress,
+    apply_progress,
     next_read_request,
     phase_reached,
     run_progress,
@@ -121,18 +148,28 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("name", metavar="NAME", help="NAME or migration/NAME")
     _common(show, argparse.SUPPRESS)
 
-    plan = verbs.add_parser("plan", help="show the plan a migration published (no SQL)")
-    plan.add_argument("target", metavar="migration/NAME")
+    show_schema = verbs.add_parser("schema", help="show a PtahSchema's status")
+    show_schema.add_argument("name", metavar="NAME", help="NAME or schema/NAME")
+    _common(show_schema, argparse.SUPPRESS)
+
+    plan = verbs.add_parser(
+        "plan", help="show the plan a migration (no SQL) or schema (with its SQL) published"
+    )
+    plan.add_argument("target", metavar="KIND/NAME")
+    plan.add_argument(
+        "--applied", action="store_true", help="a schema's last confirmed plan (status.applied)"
+    )
+    plan.add_argument("--no-sql", action="store_true", help="leave a schema plan's SQL out")
     _common(plan, argparse.SUPPRESS)
 
-    approve = verbs.add_parser("approve", help="approve the plan a migration waits on")
-    approve.add_argument("target", metavar="migration/NAME")
+    approve = verbs.add_parser("approve", help="approve the plan a migration or schema waits on")
+    approve.add_argument("target", metavar="KIND/NAME")
     approve.add_argument("--wait", action="store_true", help="wait for the run's verdict")
     approve.add_argument("--timeout", default=DEFAULT_TIMEOUT, help="how long --wait waits")
     _common(approve, argparse.SUPPRESS)
 
-    wait = verbs.add_parser("wait", help="wait for a migration to reach a phase")
-    wait.add_argument("target", metavar="migration/NAME")
+    wait = verbs.add_parser("wait", help="wait for a migration or schema to reach a phase")
+    wait.add_argument("target", metavar="KIND/NAME")
     wait.add_argument("--for", dest="phase", default=MigrationPhase.IN_SYNC.value, metavar="PHASE")
     wait.add_argument("--timeout", default=DEFAULT_TIMEOUT)
     _common(wait, argparse.SUPPRESS)
@@ -182,11 +219,14 @@ def _seconds(text: str) -> float:
         ) from None
 
 
-def _phase(text: str) -> MigrationPhase:
+def _phase(text: str, kind: Kind = Kind.PTAH_MIGRATION) -> MigrationPhase | SchemaPhase:
+    phases: type[MigrationPhase] | type[SchemaPhase] = (
+        SchemaPhase if kind == Kind.PTAH_SCHEMA else MigrationPhase
+    )
     try:
-        return MigrationPhase(text)
+        return phases(text)
     except ValueError:
-        known = ", ".join(p.value for p in MigrationPhase)
+        known = ", ".join(p.value for p in phases)
         raise UsageError(f"--for takes a phase ({known}), not {text!r}") from None
 
 
@@ -272,6 +312,32 @@ class Session:
     async def migration_plan(self, name: str) -> PtahMigrationPlan | None:
         obj = await self.get(Kind.PTAH_MIGRATION_PLAN, name, missing_ok=True)
         return None if obj is None else _read(PtahMigrationPlan, obj)
+
+    async def schema(self, name: str) -> PtahSchema:
+        obj = await self.get(Kind.PTAH_SCHEMA, name)
+        assert obj is not None
+        return _read(PtahSchema, obj)
+
+    async def schema_plan(self, name: str, uid: str | None) -> PtahSchemaPlan | None:
+        """The plan of that name, when it is the object of that UID (if one is given)."""
+        obj = await self.get(Kind.PTAH_SCHEMA_PLAN, name, missing_ok=True)
+        plan = None if obj is None else _read(PtahSchemaPlan, obj)
+        if plan is not None and uid is not None and plan.metadata.uid != uid:
+            return None
+        return plan
+
+    async def plan_text(self, plan: PtahSchemaPlan) -> PlanText:
+        """The plan's SQL from its chunks, checked against its digests."""
+        chunks: list[PtahSchemaPlanChunk] = []
+        for ref in plan.spec.chunks:
+            try:
+                obj = await self.get(Kind.PTAH_SCHEMA_PLAN_CHUNK, ref.name, missing_ok=True)
+            except CommandError as exc:
+                return PlanText(None, f"chunk {ref.name} could not be read: {exc}")
+            if obj is None:
+                return PlanText(None, f"chunk {ref.name} does not exist")
+            chunks.append(_read(PtahSchemaPlanChunk, obj))
+        return plan_text(plan, chunks)
 
 
 def _read(model: type[R], obj: dict[str, Any]) -> R:
@@ -380,16 +446,7 @@ _DENIED = "denied the request: "
 async def create_approval(session: Session, target: PlanToApprove) -> PtahMigrationApproval:
     """Create the approval; a refusal raises CommandError saying nothing was approved."""
     body = to_manifest(approval_for(target, session.namespace))
-    try:
-        created = await session.custom.create_namespaced_custom_object(
-            GROUP, VERSION, session.namespace, "ptahmigrationapprovals", body
-        )
-    except ApiException as exc:
-        message = api_message(exc)
-        if _DENIED in message:
-            reason = message.split(_DENIED, 1)[1]
-            raise CommandError(f"not approved: {reason}") from None
-        raise CommandError(f"not approved: {message}") from None
+    created = await _create_approval_object(session, "ptahmigrationapprovals", body)
     approval: PtahMigrationApproval = _read(PtahMigrationApproval, created)
     return approval
 
@@ -408,13 +465,6 @@ async def approve(session: Session, name: str, wait: bool, wait_seconds: float) 
     return await wait_for_run(session, name, plan.metadata.name, plan.metadata.uid, wait_seconds)
 
 
-async def _migration_states(session: Session, name: str) -> Any:
-    async for obj in observe(session.api, "ptahmigrations", session.namespace, name):
-        if obj is None:
-            raise CommandError(f"migration {name} was deleted")
-        yield _read(PtahMigration, obj)
-
-
 def _phase_line(status: StatusCommon, phase: str | None) -> str:
     progressing = status.condition("Progressing")
     reason = f" ({progressing.reason})" if progressing is not None else ""
@@ -428,7 +478,7 @@ async def wait_for_run(
     shown = ""
     try:
         async with asyncio.timeout(wait_seconds):
-            async for migration in _migration_states(session, name):
+            async for migration in _states(session, Kind.PTAH_MIGRATION, name):
                 status = migration.status or PtahMigrationStatus()
                 line = _phase_line(status, status.phase)
                 if line != shown:
@@ -468,30 +518,219 @@ def _report_run(session: Session, status: PtahMigrationStatus) -> int:
 # --- wait --------------------------------------------------------------------------------------
 
 
+async def _states(session: Session, kind: Kind, name: str) -> Any:
+    info = kind_info(kind)
+    model: type[PtahMigration] | type[PtahSchema] = (
+        PtahSchema if kind == Kind.PTAH_SCHEMA else PtahMigration
+    )
+    async for obj in observe(session.api, info.plural, session.namespace, name):
+        if obj is None:
+            raise CommandError(f"{_noun(kind)} {name} was deleted")
+        yield _read(model, obj)
+
+
+def _noun(kind: Kind) -> str:
+    return "schema" if kind == Kind.PTAH_SCHEMA else "migration"
+
+
 async def wait_for_phase(
-    session: Session, name: str, phase: MigrationPhase, wait_seconds: float
+    session: Session,
+    name: str,
+    phase: str,
+    wait_seconds: float,
+    kind: Kind = Kind.PTAH_MIGRATION,
 ) -> int:
     shown = ""
-    last: PtahMigration | None = None
+    last: PtahMigration | PtahSchema | None = None
+    noun = _noun(kind)
     try:
         async with asyncio.timeout(wait_seconds):
-            async for migration in _migration_states(session, name):
-                last = migration
-                status = migration.status or PtahMigrationStatus()
-                if phase_reached(migration, phase):
-                    session.say(f"migration {name} is {phase}")
+            async for resource in _states(session, kind, name):
+                last = resource
+                status: StatusCommon = resource.status or StatusCommon()
+                current = resource.status.phase if resource.status is not None else None
+                if phase_reached(resource, phase):
+                    session.say(f"{noun} {name} is {phase}")
                     return EXIT_OK
-                line = _phase_line(status, status.phase)
+                line = _phase_line(status, current)
                 if line != shown:
                     session.say(line)
                     shown = line
     except TimeoutError:
         where = ""
         if last is not None:
-            status = last.status or PtahMigrationStatus()
-            where = f"; it is in {_phase_line(status, status.phase)}"
-        raise CommandError(f"timed out waiting for migration {name} to be {phase}{where}") from None
-    raise CommandError(f"stopped watching migration {name}")
+            status = last.status or StatusCommon()
+            current = last.status.phase if last.status is not None else None
+            where = f"; it is in {_phase_line(status, current)}"
+        raise CommandError(f"timed out waiting for {noun} {name} to be {phase}{where}") from None
+    raise CommandError(f"stopped watching {noun} {name}")
+
+
+# --- schema ------------------------------------------------------------------------------------
+
+
+async def show_schema(session: Session, name: str) -> int:
+    schema = await session.schema(name)
+    plan = None
+    status = schema.status
+    if status is not None and status.plan is not None:
+        plan = await session.schema_plan(status.plan.name, status.plan.uid)
+    session.say(render_schema(schema, plan))
+    return EXIT_OK
+
+
+async def show_schema_plan(session: Session, name: str, sql: bool) -> int:
+    """The plan the schema published: identity, bindings, findings, decision, SQL."""
+    schema = await session.schema(name)
+    status = schema.status or PtahSchemaStatus()
+    if status.plan is None:
+        phase = status.phase or "none yet"
+        applied = status.applied.plan.name if status.applied is not None else None
+        tail = f"; the last applied plan is {applied} (--applied)" if applied else ""
+        session.say(f"schema {name} has no plan published (phase {phase}){tail}")
+        return EXIT_OK
+    plan = await session.schema_plan(status.plan.name, status.plan.uid)
+    text = await session.plan_text(plan) if plan is not None and sql else None
+    session.say(render_schema_plan(schema, status.plan, plan, text))
+    return EXIT_OK
+
+
+async def show_applied(session: Session, name: str, sql: bool) -> int:
+    """The plan status.applied records (PLUGIN-03)."""
+    schema = await session.schema(name)
+    status = schema.status or PtahSchemaStatus()
+    applied = status.applied
+    if applied is None:
+        session.say(f"schema {name} has no confirmed Apply yet (status.applied is empty)")
+        return EXIT_OK
+    plan = await session.schema_plan(applied.plan.name, applied.plan.uid)
+    if plan is not None and plan.spec.digest != applied.digest:
+        plan = None
+    text = await session.plan_text(plan) if plan is not None and sql else None
+    session.say(render_applied(schema, applied, plan, text))
+    return EXIT_OK
+
+
+@dataclass(frozen=True)
+class SchemaPlanToApprove:
+    """The schema plan `approve` showed, exactly as it showed it."""
+
+    schema: PtahSchema
+    plan: PtahSchemaPlan
+
+
+async def prepare_schema_approval(session: Session, name: str) -> SchemaPlanToApprove:
+    """Read the schema and the plan it waits on, and print what will be approved."""
+    schema = await session.schema(name)
+    status = schema.status or PtahSchemaStatus()
+    phase = status.phase or "none yet"
+    if status.plan is None:
+        raise CommandError(
+            f"schema {name} has no plan to approve (phase {phase}); nothing was approved"
+        )
+    if status.phase != SchemaPhase.AWAITING_APPROVAL or status.plan.uid is None:
+        raise CommandError(
+            f"schema {name} is not waiting for an approval (phase {phase}); nothing was approved"
+        )
+    plan = await session.schema_plan(status.plan.name, status.plan.uid)
+    if plan is None:
+        raise CommandError(
+            f"plan {status.plan.name} was replaced while it was read; nothing was approved"
+        )
+    session.say(render_schema_approval_summary(schema, plan))
+    return SchemaPlanToApprove(schema, plan)
+
+
+def schema_approval_for(target: SchemaPlanToApprove, namespace: str) -> PtahSchemaApproval:
+    """The approval of exactly that plan, of exactly that schema (APR-02)."""
+    s, p = target.schema, target.plan
+    assert s.metadata.name is not None
+    assert s.metadata.uid is not None
+    assert p.metadata.name is not None
+    assert p.metadata.uid is not None
+    return PtahSchemaApproval(
+        metadata=ObjectMeta(generate_name=f"{p.metadata.name}-", namespace=namespace),
+        spec=PtahSchemaApprovalSpec(
+            schema_ref=ObjectReference(name=s.metadata.name, uid=s.metadata.uid),
+            plan_ref=ObjectReference(name=p.metadata.name, uid=p.metadata.uid),
+            plan_fingerprint=p.spec.fingerprint,
+        ),
+    )
+
+
+async def _create_approval_object(session: Session, plural: str, body: dict[str, Any]) -> Any:
+    try:
+        return await session.custom.create_namespaced_custom_object(
+            GROUP, VERSION, session.namespace, plural, body
+        )
+    except ApiException as exc:
+        message = api_message(exc)
+        if _DENIED in message:
+            reason = message.split(_DENIED, 1)[1]
+            raise CommandError(f"not approved: {reason}") from None
+        raise CommandError(f"not approved: {message}") from None
+
+
+async def create_schema_approval(
+    session: Session, target: SchemaPlanToApprove
+) -> PtahSchemaApproval:
+    """Create the approval; a refusal raises CommandError saying nothing was approved."""
+    body = to_manifest(schema_approval_for(target, session.namespace))
+    created = await _create_approval_object(session, "ptahschemaapprovals", body)
+    approval: PtahSchemaApproval = _read(PtahSchemaApproval, created)
+    return approval
+
+
+async def approve_schema(session: Session, name: str, wait: bool, wait_seconds: float) -> int:
+    target = await prepare_schema_approval(session, name)
+    approval = await create_schema_approval(session, target)
+    session.say(
+        f"approved: ptahschemaapproval/{approval.metadata.name} "
+        f"by {person(approval.spec.approved_by)}"
+    )
+    if not wait:
+        return EXIT_OK
+    plan = target.plan
+    assert plan.metadata.name is not None
+    return await wait_for_apply(session, name, plan.metadata.name, plan.metadata.uid, wait_seconds)
+
+
+async def wait_for_apply(
+    session: Session, name: str, plan_name: str, plan_uid: str | None, wait_seconds: float
+) -> int:
+    """Follow the schema until the Apply of the plan was proved (or the plan retired)."""
+    shown = ""
+    try:
+        async with asyncio.timeout(wait_seconds):
+            async for schema in _states(session, Kind.PTAH_SCHEMA, name):
+                status = schema.status or PtahSchemaStatus()
+                line = _phase_line(status, status.phase)
+                if line != shown:
+                    session.say(line)
+                    shown = line
+                progress = apply_progress(status, plan_name, plan_uid)
+                if progress is RunProgress.RETIRED:
+                    current = status.plan.name if status.plan else "none"
+                    raise CommandError(
+                        f"plan {plan_name} was retired before it ran (current plan: {current}); "
+                        "the approval authorizes nothing else"
+                    )
+                if progress is RunProgress.FINISHED:
+                    return _report_apply(session, status)
+    except TimeoutError:
+        raise CommandError(f"timed out waiting for the Apply of plan {plan_name}") from None
+    raise CommandError(f"stopped watching schema {name}")
+
+
+def _report_apply(session: Session, status: PtahSchemaStatus) -> int:
+    record = status.last_apply
+    assert record is not None
+    reason = f" ({record.reason})" if record.reason else ""
+    session.say(f"apply {record.operation_id}: {record.outcome or 'Unknown'}{reason}")
+    if record.verification is not None:
+        session.say(f"verified: {record.verification.outcome}")
+    session.say(f"schema is {status.phase or 'in no phase yet'}")
+    return EXIT_OK if record.outcome == ApplyOutcome.SUCCEEDED else EXIT_FAILED
 
 
 # --- refresh -----------------------------------------------------------------------------------
@@ -669,17 +908,22 @@ class Command:
     name: str
     wait: bool = False
     wait_seconds: float = 0.0
-    phase: MigrationPhase = MigrationPhase.IN_SYNC
+    phase: str = MigrationPhase.IN_SYNC.value
     reference: str = ""
     policy: tuple[str, str] | None = None
+    applied: bool = False
+    sql: bool = True
 
 
 def parse_command(argv: Sequence[str]) -> tuple[Command, argparse.Namespace]:
     """The command and the connection flags; raises UsageError."""
     args = build_parser().parse_args(list(argv))
-    if args.verb == "migration":
-        kind, name = parse_target(args.name, Kind.PTAH_MIGRATION)
-        command = Command("migration", kind, name)
+    if args.verb in ("migration", "schema"):
+        default = Kind.PTAH_SCHEMA if args.verb == "schema" else Kind.PTAH_MIGRATION
+        kind, name = parse_target(args.name, default)
+        if kind != default:
+            raise UsageError(f"{args.verb} takes NAME or {args.verb}/NAME")
+        command = Command(args.verb, kind, name)
     elif args.verb == "refresh":
         kind, name = parse_target(args.target)
         command = Command("refresh", kind, name, args.wait, _seconds(args.timeout))
@@ -696,28 +940,40 @@ def parse_command(argv: Sequence[str]) -> tuple[Command, argparse.Namespace]:
         )
     else:
         kind, name = parse_target(args.target, Kind.PTAH_MIGRATION)
-        if kind != Kind.PTAH_MIGRATION:
-            raise UsageError(f"{args.verb} takes migration/NAME")
         if args.verb == "plan":
-            command = Command("plan", kind, name)
+            if args.applied and kind != Kind.PTAH_SCHEMA:
+                raise UsageError("--applied takes schema/NAME: status.applied is a schema's")
+            command = Command("plan", kind, name, applied=args.applied, sql=not args.no_sql)
         elif args.verb == "approve":
             command = Command("approve", kind, name, args.wait, _seconds(args.timeout))
         else:
-            command = Command("wait", kind, name, True, _seconds(args.timeout), _phase(args.phase))
-    if command.kind == Kind.PTAH_MIGRATION and not command.name:
+            phase = _phase(args.phase, kind).value
+            command = Command("wait", kind, name, True, _seconds(args.timeout), phase)
+    if not command.name:
         raise UsageError("a name is required")
     return command, args
 
 
 async def execute(command: Command, session: Session) -> int:
+    schema = command.kind == Kind.PTAH_SCHEMA
     if command.verb == "migration":
         return await show_migration(session, command.name)
+    if command.verb == "schema":
+        return await show_schema(session, command.name)
+    if command.verb == "plan" and schema:
+        if command.applied:
+            return await show_applied(session, command.name, command.sql)
+        return await show_schema_plan(session, command.name, command.sql)
     if command.verb == "plan":
         return await show_plan(session, command.name)
+    if command.verb == "approve" and schema:
+        return await approve_schema(session, command.name, command.wait, command.wait_seconds)
     if command.verb == "approve":
         return await approve(session, command.name, command.wait, command.wait_seconds)
     if command.verb == "wait":
-        return await wait_for_phase(session, command.name, command.phase, command.wait_seconds)
+        return await wait_for_phase(
+            session, command.name, command.phase, command.wait_seconds, command.kind
+        )
     if command.verb == "set-source":
         return await set_source(session, command)
     tracker = await request_read(session, command.kind, command.name)

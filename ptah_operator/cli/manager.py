@@ -2,8 +2,8 @@
 
 Contract: loads the client configuration (`--kubeconfig`, else in-cluster when
 KUBERNETES_SERVICE_HOST is set, else $KUBECONFIG / ~/.kube/config), configures JSON logging,
-builds the controllers (the PtahMigration controller; the PtahSchema observer until its
-lifecycle lands), serves the admission webhooks and the result endpoint over TLS on every
+builds the controllers (PtahMigration and PtahSchema, sharing one set of lifecycle metrics;
+without the webhook server only observers, since no operation could report), serves the admission webhooks and the result endpoint over TLS on every
 replica (standbys too: any replica answers admission and stores results), and runs the
 `Manager` until SIGTERM or SIGINT. With `--register-webhooks-url` (the local stack) it
 registers the webhooks itself at that URL with `--tls-ca-file` as their caBundle; in a cluster
@@ -39,6 +39,7 @@ from ptah_operator.controller.leaderelection import (
     LeaderElectionConfig,
     default_identity,
 )
+from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
 from ptah_operator.controller.logging import configure_logging
 from ptah_operator.controller.manager import (
     DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT,
@@ -48,6 +49,7 @@ from ptah_operator.controller.manager import (
 )
 from ptah_operator.controller.migration import MigrationControllerConfig, MigrationReconciler
 from ptah_operator.controller.registry import ControllerRegistry
+from ptah_operator.controller.schema import SchemaControllerConfig, SchemaReconciler
 from ptah_operator.reconcile.world import RunnerConfig
 from ptah_operator.results.credentials import operation_secret_factory
 from ptah_operator.results.endpoint import add_routes as add_result_routes
@@ -295,17 +297,38 @@ async def _serve(args: argparse.Namespace, options: ManagerOptions) -> int:
                 ),
                 insecure_registries=tuple(args.insecure_registry),
             )
-            migration_config = MigrationControllerConfig(
-                runner=runner,
-                lease_namespace=namespace,
-                operation_secret=operation_secret_factory(result_key, ca_pem),
-                workers=args.workers,
+            lifecycle_metrics = LifecycleMetrics(manager.metrics.registry)
+            operation_secret = operation_secret_factory(result_key, ca_pem)
+            migrations = MigrationReconciler(
+                manager,
+                MigrationControllerConfig(
+                    runner=runner,
+                    lease_namespace=namespace,
+                    operation_secret=operation_secret,
+                    workers=args.workers,
+                    lifecycle_metrics=lifecycle_metrics,
+                ),
             )
-            reconciler = MigrationReconciler(manager, migration_config)
-            registry.register("ptahmigration", lambda _m: reconciler.controller)
+            schemas = SchemaReconciler(
+                manager,
+                SchemaControllerConfig(
+                    runner=runner,
+                    lease_namespace=namespace,
+                    operation_secret=operation_secret,
+                    workers=args.workers,
+                    lifecycle_metrics=lifecycle_metrics,
+                ),
+            )
+            registry.register("ptahmigration", lambda _m: migrations.controller)
+            registry.register("ptahschema", lambda _m: schemas.controller)
             app = web.Application(client_max_size=2 * 1024 * 1024)
             lookup = CachedLookup(
-                {Kind.PTAH_MIGRATION: reconciler.migrations.store.get},
+                {
+                    Kind.PTAH_MIGRATION: migrations.migrations.store.get,
+                    Kind.PTAH_MIGRATION_PLAN: migrations.plans.store.get,
+                    Kind.PTAH_SCHEMA: schemas.schemas.store.get,
+                    Kind.PTAH_SCHEMA_PLAN: schemas.plans.store.get,
+                },
                 ApiObjectLookup(api_client),
             )
             add_webhook_routes(app, lookup)
@@ -321,9 +344,9 @@ async def _serve(args: argparse.Namespace, options: ManagerOptions) -> int:
             if args.register_webhooks_url:
                 await register_webhooks(api_client, args.register_webhooks_url, ca_pem)
         else:
-            log.warning("no webhook server: migrations are observed only, nothing runs")
+            log.warning("no webhook server: resources are observed only, nothing runs")
             registry.register("ptahmigration", observe.migration_observer)
-        registry.register("ptahschema", observe.schema_observer)
+            registry.register("ptahschema", observe.schema_observer)
         registry.build(manager)
         le = options.leader_election
         log.info(

@@ -17,6 +17,7 @@ from ptah_operator.api.common import (
     PlanReference,
     PlanSourceBinding,
     SourceRecord,
+    StatusCommon,
     UserInfo,
 )
 from ptah_operator.api.constants import ConditionType, SourceKind
@@ -75,7 +76,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]], indent: str = "
     return lines
 
 
-def _field(label: str, value: str, indent: str = "  ") -> str:
+def field_line(label: str, value: str, indent: str = "  ") -> str:
     return f"{indent}{(label + ':').ljust(_LABEL_WIDTH)}{value}"
 
 
@@ -91,7 +92,7 @@ def _versions(versions: Sequence[str], total: int | None = None) -> str:
 # --- sections ----------------------------------------------------------------------------------
 
 
-def _source(record: SourceRecord | None) -> str:
+def source_line(record: SourceRecord | None) -> str:
     if record is None:
         return "-"
     if record.kind == SourceKind.ARTIFACT:
@@ -107,7 +108,7 @@ def _source(record: SourceRecord | None) -> str:
     return f"Git {record.repository or '-'} {record.ref or ''} @ {commit}, content {short(record.content_digest)}"
 
 
-def _bound_source(binding: PlanSourceBinding) -> str:
+def bound_source_line(binding: PlanSourceBinding) -> str:
     if binding.kind == SourceKind.ARTIFACT:
         return (
             f"Artifact @ {short(binding.oci_digest)}, "
@@ -116,7 +117,7 @@ def _bound_source(binding: PlanSourceBinding) -> str:
     return f"{binding.kind}, content {short(binding.content_digest)}"
 
 
-def _operation(active: ActiveOperation | None) -> str:
+def operation_line(active: ActiveOperation | None) -> str:
     if active is None:
         return "none running"
     parts = [f"{active.type} {active.operation_id}", f"attempt {active.attempt}"]
@@ -132,29 +133,31 @@ def _operation(active: ActiveOperation | None) -> str:
 def _overview(migration: PtahMigration, status: PtahMigrationStatus) -> list[str]:
     meta = migration.metadata
     lines = [
-        _field("Name", meta.name or "-", ""),
-        _field("Namespace", meta.namespace or "-", ""),
-        _field("Phase", status.phase or "(none yet)", ""),
+        field_line("Name", meta.name or "-", ""),
+        field_line("Namespace", meta.namespace or "-", ""),
+        field_line("Phase", status.phase or "(none yet)", ""),
     ]
     for condition_type in (ConditionType.READY, ConditionType.PROGRESSING):
         condition = status.condition(condition_type)
         value = f"{condition.status} ({condition.reason})" if condition else "-"
-        lines.append(_field(condition_type.value, value, ""))
+        lines.append(field_line(condition_type.value, value, ""))
     lines += [
-        _field("Message", one_line(status.message), ""),
-        _field("Policy", f"apply {migration.spec.policy.apply}", ""),
-        _field("Source", _source(status.source), ""),
-        _field("Operation", _operation(status.active_operation), ""),
-        _field("Next read", when(status.next_reconciliation_time), ""),
-        _field("Read request", status.last_read_request or "-", ""),
+        field_line("Message", one_line(status.message), ""),
+        field_line("Policy", f"apply {migration.spec.policy.apply}", ""),
+        field_line("Source", source_line(status.source), ""),
+        field_line("Operation", operation_line(status.active_operation), ""),
+        field_line("Next read", when(status.next_reconciliation_time), ""),
+        field_line("Read request", status.last_read_request or "-", ""),
     ]
     if meta.generation is not None:
         observed = status.observed_generation
-        lines.append(_field("Generation", f"{meta.generation} (observed {observed or '-'})", ""))
+        lines.append(
+            field_line("Generation", f"{meta.generation} (observed {observed or '-'})", "")
+        )
     return lines
 
 
-def _conditions(status: PtahMigrationStatus) -> list[str]:
+def condition_lines(status: StatusCommon) -> list[str]:
     if not status.conditions:
         return []
     rows = [
@@ -171,10 +174,10 @@ def _history(history: History | None) -> list[str]:
     lines = [
         "",
         f"History (read {when(history.read_at)}{by}):",
-        _field("Verdict", history.verdict or "-"),
-        _field("Current version", history.current_version or "(empty history)"),
-        _field("Applied", str(history.applied_count)),
-        _field(
+        field_line("Verdict", history.verdict or "-"),
+        field_line("Current version", history.current_version or "(empty history)"),
+        field_line("Applied", str(history.applied_count)),
+        field_line(
             "Pending",
             f"{history.pending_count}"
             + (
@@ -186,12 +189,12 @@ def _history(history: History | None) -> list[str]:
     ]
     if history.checkpoint_version:
         lines.append(
-            _field("Checkpoint", f"{history.checkpoint_version} (covers the versions below it)")
+            field_line("Checkpoint", f"{history.checkpoint_version} (covers the versions below it)")
         )
     if history.dirty is not None:
         description = f" ({history.dirty.description})" if history.dirty.description else ""
         lines.append(
-            _field(
+            field_line(
                 "Dirty",
                 f"{history.dirty.version}{description}: a failed or interrupted run left this "
                 "revision row; a person must repair it",
@@ -199,7 +202,7 @@ def _history(history: History | None) -> list[str]:
         )
     if history.modified_versions:
         lines.append(
-            _field(
+            field_line(
                 "Modified",
                 f"{_versions(history.modified_versions)}: applied files that no longer hash "
                 "to what the database recorded",
@@ -207,22 +210,22 @@ def _history(history: History | None) -> list[str]:
         )
     if history.out_of_order_versions:
         lines.append(
-            _field(
+            field_line(
                 "Out of order",
                 f"{_versions(history.out_of_order_versions)}: pending below the current version",
             )
         )
     if history.ahead is not None:
         lines.append(
-            _field(
+            field_line(
                 "Ahead",
                 f"the database is at {history.ahead.database_version}; the artifact ends at "
                 f"{history.ahead.artifact_version or '(nothing)'}",
             )
         )
     lines += [
-        _field("Fingerprint", short(history.fingerprint)),
-        _field("Database", short(history.target_identity_digest)),
+        field_line("Fingerprint", short(history.fingerprint)),
+        field_line("Database", short(history.target_identity_digest)),
     ]
     if history.revisions:
         rows = [
@@ -253,21 +256,21 @@ def plan_lines(reference: PlanReference, plan: PtahMigrationPlan | None) -> list
     lines = [f"Plan {reference.name}{uid}:"]
     if plan is None:
         lines += [
-            _field("Fingerprint", reference.fingerprint or "-"),
+            field_line("Fingerprint", reference.fingerprint or "-"),
             "  (the plan object could not be read)",
         ]
         return lines
     spec = plan.spec
     lines += [
-        _field("Fingerprint", spec.fingerprint),
-        _field(
+        field_line("Fingerprint", spec.fingerprint),
+        field_line(
             "Versions",
             f"{spec.from_version or '(empty history)'} -> {spec.to_version} "
             f"({len(spec.versions)} to apply)",
         ),
-        _field("History", short(spec.history_fingerprint)),
-        _field("Database", short(spec.target_identity_digest)),
-        _field("Transaction mode", spec.transaction_mode or "(Ptah picks)"),
+        field_line("History", short(spec.history_fingerprint)),
+        field_line("Database", short(spec.target_identity_digest)),
+        field_line("Transaction mode", spec.transaction_mode or "(Ptah picks)"),
     ]
     rows = [[v.version, v.checksum, v.description or ""] for v in spec.versions]
     lines += table(["VERSION", "CHECKSUM", "DESCRIPTION"], rows, indent="    ")
@@ -288,10 +291,10 @@ def render_plan(
         lines += [
             "",
             "Bound to (a change to any of these retires the plan):",
-            _field("Source", _bound_source(spec.source)),
-            _field("History", short(spec.history_fingerprint)),
-            _field("Database", short(spec.target_identity_digest)),
-            _field(
+            field_line("Source", bound_source_line(spec.source)),
+            field_line("History", short(spec.history_fingerprint)),
+            field_line("Database", short(spec.target_identity_digest)),
+            field_line(
                 "Executor",
                 short(spec.execution_binding.digest) if spec.execution_binding.digest else "-",
             ),
@@ -311,19 +314,19 @@ def _last_run(run: LastRun | None) -> list[str]:
     lines = [
         "",
         f"Last run {run.operation_id}: {run.outcome}",
-        _field("Plan", f"{run.plan.name} ({short(run.plan.fingerprint)})"),
+        field_line("Plan", f"{run.plan.name} ({short(run.plan.fingerprint)})"),
     ]
     if run.approval is not None:
         lines.append(
-            _field("Authorized by", f"approval {run.approval.name}, {person(run.approver)}")
+            field_line("Authorized by", f"approval {run.approval.name}, {person(run.approver)}")
         )
     elif run.authorization is not None:
-        lines.append(_field("Authorized by", str(run.authorization)))
+        lines.append(field_line("Authorized by", str(run.authorization)))
     lines += [
-        _field("Job", run.job.name if run.job else "-"),
-        _field("Started", when(run.started_at)),
-        _field("Finished", when(run.finished_at)),
-        _field("Applied", _versions(run.applied_versions)),
+        field_line("Job", run.job.name if run.job else "-"),
+        field_line("Started", when(run.started_at)),
+        field_line("Finished", when(run.finished_at)),
+        field_line("Applied", _versions(run.applied_versions)),
     ]
     if run.failure is not None:
         failure = run.failure
@@ -334,13 +337,13 @@ def _last_run(run: LastRun | None) -> list[str]:
             parts.append(f"SQLSTATE {failure.sqlstate}")
         if failure.mysql_errno is not None:
             parts.append(f"errno {failure.mysql_errno}")
-        lines.append(_field("Failed at", ", ".join(parts)))
-    lines.append(_field("Database", short(run.target_identity_digest)))
+        lines.append(field_line("Failed at", ", ".join(parts)))
+    lines.append(field_line("Database", short(run.target_identity_digest)))
     if run.verification is not None:
         v = run.verification
-        lines.append(_field("Verified", f"{v.outcome} at {when(v.read_at)}"))
+        lines.append(field_line("Verified", f"{v.outcome} at {when(v.read_at)}"))
     if run.message:
-        lines.append(_field("Message", one_line(run.message)))
+        lines.append(field_line("Message", one_line(run.message)))
     return lines
 
 
@@ -352,18 +355,18 @@ def _unresolved(run: UnresolvedRun | None) -> list[str]:
         "",
         f"Unresolved run {run.operation_id}: {run.outcome}"
         + (" (restored from metadata)" if run.restored else ""),
-        _field("Plan", f"{run.plan.name} ({short(run.plan.fingerprint)})"),
-        _field("Job", job),
-        _field("Finished", when(run.finished_at)),
-        _field("Planned database", short(run.planned_target_digest)),
-        _field("Database", short(run.target_identity_digest)),
+        field_line("Plan", f"{run.plan.name} ({short(run.plan.fingerprint)})"),
+        field_line("Job", job),
+        field_line("Finished", when(run.finished_at)),
+        field_line("Planned database", short(run.planned_target_digest)),
+        field_line("Database", short(run.target_identity_digest)),
         "  Nothing applies until a history read of the planned database finds nothing pending,",
         f"  or a PtahMigrationRunAcknowledgment names operation {run.operation_id}, "
         f"plan {run.plan.name} and Job {job}.",
     ]
 
 
-def _entry_details(entry: JournalEntry) -> str:
+def entry_details(entry: JournalEntry) -> str:
     parts: list[str] = []
     if entry.operation is not None:
         parts.append(str(entry.operation))
@@ -387,10 +390,14 @@ def _entry_details(entry: JournalEntry) -> str:
         parts.append(f"stopped at {entry.stopped_at}")
     if entry.count is not None and entry.count > 1:
         parts.append(f"{entry.count} times")
+    if entry.approval_required:
+        parts.append("approval required")
+    if entry.replaced is not None:
+        parts.append(f"replaced {entry.replaced.name}")
     return ", ".join(parts)
 
 
-def _journal(journal: Journal | None) -> list[str]:
+def journal_lines(journal: Journal | None) -> list[str]:
     if journal is None or not journal.entries:
         return ["", "Journal: empty"]
     since = f"; complete since {when(journal.covered_since)}" if journal.covered_since else ""
@@ -400,7 +407,7 @@ def _journal(journal: Journal | None) -> list[str]:
             when(e.time),
             e.type.value,
             e.outcome.value if e.outcome else (e.reason or "-"),
-            _entry_details(e),
+            entry_details(e),
         ]
         for e in entries
     ]
@@ -415,7 +422,7 @@ def render_migration(migration: PtahMigration, plan: PtahMigrationPlan | None = 
     """`kubectl ptah migration NAME`: everything the status says, readable."""
     status = migration.status or PtahMigrationStatus()
     lines = _overview(migration, status)
-    lines += _conditions(status)
+    lines += condition_lines(status)
     lines += _history(status.history)
     lines.append("")
     if status.plan is not None:
@@ -424,7 +431,7 @@ def render_migration(migration: PtahMigration, plan: PtahMigrationPlan | None = 
         lines.append("Plan: none")
     lines += _last_run(status.last_run)
     lines += _unresolved(status.unresolved_run)
-    lines += _journal(status.journal)
+    lines += journal_lines(status.journal)
     return "\n".join(lines) + "\n"
 
 

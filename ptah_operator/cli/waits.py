@@ -5,8 +5,11 @@
   VerifyingHistory (and the one Reading pass after it, unless the run is verified already). A
   plan retired before it ran ends the wait too: the approval authorizes nothing else
   (APR-11, APR-12).
+- `apply_progress`: `approve schema/NAME --wait` waits for the Apply of the plan it approved
+  to be proved: `status.lastApply` names that plan and records its verification. A plan
+  retired before it ran ends the wait too.
 - `phase_reached`: `wait --for=PHASE` waits for the phase, in a status that describes the
-  current generation.
+  current generation (a migration's or a schema's).
 - `next_read_request`: the value `refresh` writes, later than any the resource holds and than
   the last one `status.lastReadRequest` answered (RRQ-20).
 - `ReadTracker`: `refresh --wait` waits until the value is answered and the read it started has
@@ -22,10 +25,11 @@ from datetime import datetime, timedelta
 from enum import Enum
 
 from ptah_operator.api.common import StatusCommon
-from ptah_operator.api.constants import MigrationPhase, OperationType, RunOutcome
+from ptah_operator.api.constants import MigrationPhase, OperationType, RunOutcome, SchemaPhase
 from ptah_operator.api.fields import format_time
 from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
 from ptah_operator.api.read_requests import parse_read_request, recorded_read_request
+from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus
 
 RUNNING_PHASES = frozenset({MigrationPhase.APPLYING, MigrationPhase.VERIFYING_HISTORY})
 # Where a migration rests without a plan: a plan gone in one of these will not run.
@@ -72,12 +76,41 @@ def run_progress(status: PtahMigrationStatus, plan_name: str, plan_uid: str | No
     return RunProgress.WAITING
 
 
-def phase_reached(migration: PtahMigration, phase: MigrationPhase) -> bool:
+# Where a schema rests without a plan: a plan gone in one of these will not run.
+SCHEMA_RESTING_PHASES = frozenset(
+    {SchemaPhase.IN_SYNC, SchemaPhase.BLOCKED, SchemaPhase.FAILED, SchemaPhase.SUSPENDED}
+)
+
+
+def apply_progress(status: PtahSchemaStatus, plan_name: str, plan_uid: str | None) -> RunProgress:
+    """Where the Apply of one approved schema plan stands: finished once its proof settled
+    (lastApply names the plan and records its verification)."""
+    record = status.last_apply
+    ran = (
+        record is not None
+        and record.plan.name == plan_name
+        and (plan_uid is None or record.plan.uid is None or record.plan.uid == plan_uid)
+    )
+    if ran and record is not None:
+        return RunProgress.WAITING if record.verification is None else RunProgress.FINISHED
+    if status.phase == SchemaPhase.APPLYING:
+        return RunProgress.WAITING
+    current = status.plan
+    if current is not None and (
+        current.name != plan_name or (current.uid is not None and current.uid != plan_uid)
+    ):
+        return RunProgress.RETIRED
+    if current is None and status.phase in SCHEMA_RESTING_PHASES:
+        return RunProgress.RETIRED
+    return RunProgress.WAITING
+
+
+def phase_reached(resource: PtahMigration | PtahSchema, phase: str) -> bool:
     """The status says `phase`, and it describes the current spec."""
-    status = migration.status
+    status = resource.status
     if status is None or status.phase != phase:
         return False
-    generation = migration.metadata.generation
+    generation = resource.metadata.generation
     observed = status.observed_generation
     return generation is None or observed is None or observed >= generation
 

@@ -6,10 +6,13 @@ status records and nothing the status could not show (no SQL, no names of databa
 - `ptah_operations_started_total{family,type}`: an operation claim appeared;
 - `ptah_operations_finished_total{family,type,result}` and
   `ptah_operation_duration_seconds{family,type}`: a claim ended (result: the history verdict,
-  the run's outcome, or `Failed` / `Withdrawn`);
+  the run's outcome, or `Failed` / `Withdrawn`; for a PtahSchema the Apply's outcome
+  (`Succeeded` / `Unknown`), a Plan's `Changes` / `NoChanges`, or `Completed` / `Failed` /
+  `Withdrawn`);
 - `ptah_plans_published_total{family}`, `ptah_approvals_accepted_total{family}`,
-  `ptah_runs_finished_total{family,outcome}`, `ptah_operation_failures_total{family,type}`:
-  new journal entries of those types;
+  `ptah_runs_finished_total{family,outcome}` (RunFinished of a migration, ApplyFinished of a
+  schema: the Apply runs), `ptah_operation_failures_total{family,type}`: new journal entries
+  of those types;
 - `ptah_resources{family,phase}`: how many resources are in each phase now.
 """
 
@@ -25,6 +28,24 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from ptah_operator.api.fields import parse_time
 
 _DURATION_BUCKETS = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
+SCHEMA_FAMILY = "PtahSchema"
+_SCHEMA_WITHDRAWN_PHASES = frozenset({"Pending", "Suspended", "Blocked"})
+
+
+def _schema_read_result(op_type: str, op_id: Any, after: Mapping[str, Any]) -> str:
+    """How a schema read's claim ended, from the status it left (its result leaves no record
+    of its own beside the plan a Plan produced)."""
+    phase = after.get("phase")
+    plan = after.get("plan") or {}
+    if op_type == "Plan" and plan.get("operationID") == op_id:
+        return "Changes"
+    if op_type == "Plan" and phase == "InSync":
+        return "NoChanges"
+    if phase == "Failed":
+        return "Failed"
+    if phase in _SCHEMA_WITHDRAWN_PHASES:
+        return "Withdrawn"
+    return "Completed"
 
 
 def _entries(status: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
@@ -117,11 +138,16 @@ class LifecycleMetrics:
         op_type, op_id = str(claim.get("type")), claim.get("operationID")
         result = "Withdrawn"
         last_run = after.get("lastRun") or {}
+        last_apply = after.get("lastApply") or {}
         history = after.get("history") or {}
         if last_run.get("operationID") == op_id:
             result = str(last_run.get("outcome"))
+        elif last_apply.get("operationID") == op_id:
+            result = str(last_apply.get("outcome") or "Unknown")
         elif history.get("operationID") == op_id and history.get("verdict"):
             result = str(history["verdict"])
+        elif family == SCHEMA_FAMILY:
+            result = _schema_read_result(op_type, op_id, after)
         elif any(
             c.get("type") == "ReconciliationFailed" and c.get("status") == "True"
             for c in after.get("conditions") or []
@@ -148,7 +174,7 @@ class LifecycleMetrics:
                 self.plans_published.labels(family).inc()
             elif kind == "ApprovalAccepted":
                 self.approvals_accepted.labels(family).inc()
-            elif kind == "RunFinished":
+            elif kind in ("RunFinished", "ApplyFinished"):
                 self.runs_finished.labels(family, str(entry.get("outcome"))).inc()
             elif kind == "OperationFailed":
                 self.operation_failures.labels(family, str(entry.get("operation"))).inc()

@@ -2,9 +2,9 @@
 
 Contract: a `ControllerFactory` takes the `Manager` (shared informers, metrics, clock, API
 client) and returns a `Controller` wired to its informers; `ControllerRegistry.build(manager)`
-makes every registered controller and adds it to the manager. `default_registry()` is what
-the command line uses. Today it holds the observation placeholders for PtahMigration and
-PtahSchema; the family reconcilers replace them (issue #4 schema, issue #6 migration).
+makes every registered controller and adds it to the manager. `default_registry()` holds the
+observers for PtahMigration and PtahSchema; `cli/manager.py` registers the family reconcilers
+(`migration.py`, `schema.py`) in their place when it serves the webhooks and results.
 """
 
 from __future__ import annotations

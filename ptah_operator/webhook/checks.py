@@ -3,10 +3,10 @@
 The mutating webhook replaces whatever a client wrote in the approver fields with the user the
 API server authenticated (APR-04), so an approval can never claim to come from somebody else.
 The validating webhook refuses a decision the evidence no longer supports (APR-05..APR-10): an
-approval names one exact plan, and that plan is approvable only while it is the migration's
-current plan, the migration waits for a decision, and what the plan was computed from (the
-history reading, the database, the source, the executor) is still what the migration's status
-records. An acknowledgment must name the run `status.unresolvedRun` holds.
+approval names one exact plan, and that plan is approvable only while it is the resource's
+current plan, the resource waits for a decision, and what the plan was computed from (for a
+migration the history reading, for a schema the published plan's fingerprint and digest; the
+database, the source, the executor) is still what the resource's status records. An acknowledgment must name the run `status.unresolvedRun` holds.
 
 Each refusal is a `Finding`: a stable code (for logs, metrics and tests) and a message a person
 reads in kubectl's output, naming what moved. Messages name objects, versions and digests only.
@@ -33,12 +33,17 @@ from ptah_operator.api.common import (
     SourceRecord,
     UserInfo,
 )
-from ptah_operator.api.constants import Kind, MigrationPhase
+from ptah_operator.api.constants import Kind, MigrationPhase, SchemaPhase
 from ptah_operator.api.fields import format_time
-from ptah_operator.api.fingerprints import plan_source_binding
+from ptah_operator.api.fingerprints import plan_fingerprint_matches, plan_source_binding
 from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
-from ptah_operator.api.plans import PtahMigrationPlan, PtahMigrationPlanSpec, PtahSchemaPlan
-from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus
+from ptah_operator.api.plans import (
+    PtahMigrationPlan,
+    PtahMigrationPlanSpec,
+    PtahSchemaPlan,
+    PtahSchemaPlanSpec,
+)
+from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus, SchemaPlanStatus
 
 # --- the stamp ---------------------------------------------------------------------------------
 
@@ -136,6 +141,8 @@ SOURCE_CHANGED: Final = "SourceChanged"
 EXECUTOR_CHANGED: Final = "ExecutorChanged"
 NO_UNRESOLVED_RUN: Final = "NoUnresolvedRun"
 RUN_MISMATCH: Final = "RunMismatch"
+NOT_PUBLISHED: Final = "NotPublished"
+DIGEST_MISMATCH: Final = "DigestMismatch"
 
 
 _FULL_DIGEST = re.compile(r"sha256:([0-9a-f]{12})[0-9a-f]{52}")
@@ -403,31 +410,129 @@ def check_migration_approval(
     return findings
 
 
+def _schema_evidence_findings(
+    plan_name: str, plan: PtahSchemaPlanSpec, status: PtahSchemaStatus
+) -> list[Finding]:
+    """What a schema plan binds is still what the schema's status records: the database its
+    drift was read from, the resolved source, the executor (APR-07..APR-09)."""
+    findings: list[Finding] = []
+    drift = status.drift
+    if (
+        drift is not None
+        and drift.target_identity_digest is not None
+        and drift.target_identity_digest != plan.target_identity_digest
+    ):
+        findings.append(
+            Finding(
+                TARGET_CHANGED,
+                f"the database changed since plan {plan_name} was made: "
+                f"{short_digest(plan.target_identity_digest)} -> "
+                f"{short_digest(drift.target_identity_digest)}",
+            )
+        )
+    if status.source is None:
+        findings.append(
+            Finding(SOURCE_CHANGED, "the schema records no resolved source to compare with")
+        )
+    else:
+        changed = source_changes(plan.source, status.source)
+        if changed:
+            findings.append(
+                Finding(
+                    SOURCE_CHANGED,
+                    f"the source changed since plan {plan_name} was made: " + ", ".join(changed),
+                )
+            )
+    if status.execution_binding is None:
+        findings.append(Finding(EXECUTOR_CHANGED, "the schema records no executor to compare with"))
+    else:
+        changed = execution_changes(plan.execution_binding, status.execution_binding)
+        if changed:
+            findings.append(
+                Finding(
+                    EXECUTOR_CHANGED,
+                    f"the executor was rolled out since plan {plan_name} was made: "
+                    + ", ".join(changed),
+                )
+            )
+    return findings
+
+
+def _published_findings(
+    plan_name: str, current: SchemaPlanStatus, plan: PtahSchemaPlanSpec
+) -> list[Finding]:
+    """The plan object is the one the schema published: its fingerprint still covers its spec
+    (so its digest), and it is the fingerprint and digest status.plan recorded."""
+    findings: list[Finding] = []
+    if current.uid is None:
+        findings.append(
+            Finding(
+                NOT_PUBLISHED,
+                f"plan {plan_name} is not published yet (its chunks are being made); "
+                "approve it once the schema waits for a decision",
+            )
+        )
+    if not plan_fingerprint_matches(plan) or (
+        current.fingerprint is not None and current.fingerprint != plan.fingerprint
+    ):
+        findings.append(
+            Finding(
+                FINGERPRINT_MISMATCH,
+                f"plan {plan_name} does not hold the fingerprint it was published with "
+                f"({short_digest(current.fingerprint)})",
+            )
+        )
+    if current.digest is not None and current.digest != plan.digest:
+        findings.append(
+            Finding(
+                DIGEST_MISMATCH,
+                f"plan {plan_name} holds SQL of digest {short_digest(plan.digest)}, not the "
+                f"{short_digest(current.digest)} the schema published",
+            )
+        )
+    return findings
+
+
 def check_schema_approval(
     spec: PtahSchemaApprovalSpec,
     namespace: str,
     schema: PtahSchema | None,
     plan: PtahSchemaPlan | None,
 ) -> list[Finding]:
-    """Why a PtahSchemaApproval may not be admitted: the plan reference and fingerprint only.
+    """Why a PtahSchemaApproval may not be admitted; empty when it may (APR-02..APR-10).
 
-    The schema lifecycle's own evidence checks come with that lifecycle.
+    It must name the schema (name, UID), the plan status.plan names (name, UID) and that
+    plan's fingerprint, which binds its digest; the schema must be AwaitingApproval with that
+    plan published; and what the plan binds (database, source, executor) must still be what
+    the schema's status records.
     """
     found = _resource_findings(Kind.PTAH_SCHEMA, spec.schema_ref, schema, namespace)
     if found or schema is None:
         return found
     status = schema.status or PtahSchemaStatus()
     resource = f"schema {spec.schema_ref.name}"
+    findings: list[Finding] = []
+    if status.phase != SchemaPhase.AWAITING_APPROVAL:
+        findings.append(
+            Finding(
+                NOT_AWAITING_APPROVAL,
+                f"{resource} is not waiting for a decision: its phase is "
+                f"{status.phase or 'not set yet'}, not AwaitingApproval",
+            )
+        )
     replaced = _current_plan_findings(resource, spec.plan_ref, status.plan)
-    if replaced:
-        return replaced
+    if replaced or status.plan is None:
+        # Whatever else differs follows from the replacement; naming it is enough.
+        return findings + replaced
+    plan_name = spec.plan_ref.name
     missing = _plan_object_findings(Kind.PTAH_SCHEMA_PLAN, spec.plan_ref, plan, namespace)
     if missing or plan is None:
-        return missing
-    plan_name = spec.plan_ref.name
-    return _owner_findings(
-        plan_name, Kind.PTAH_SCHEMA, plan.spec.schema_ref, spec.schema_ref
-    ) + _fingerprint_findings(plan_name, spec.plan_fingerprint, plan.spec.fingerprint)
+        return findings + missing
+    findings += _owner_findings(plan_name, Kind.PTAH_SCHEMA, plan.spec.schema_ref, spec.schema_ref)
+    findings += _fingerprint_findings(plan_name, spec.plan_fingerprint, plan.spec.fingerprint)
+    findings += _published_findings(plan_name, status.plan, plan.spec)
+    findings += _schema_evidence_findings(plan_name, plan.spec, status)
+    return findings
 
 
 def check_run_acknowledgment(

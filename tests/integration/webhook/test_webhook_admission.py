@@ -21,19 +21,15 @@ from kubernetes_asyncio import client
 from localstack.controlplane import ControlPlane
 
 from ptah_operator.api.approvals import PtahMigrationRunAcknowledgment, PtahSchemaApproval
-from ptah_operator.api.common import ConfigMapSource, KeyReference, Target
-from ptah_operator.api.constants import GROUP, VERSION, Engine, MigrationPhase
-from ptah_operator.api.fingerprints import plan_source_binding, schema_plan_fingerprint
-from ptah_operator.api.kinds import from_manifest, to_manifest
+from ptah_operator.api.constants import GROUP, VERSION, MigrationPhase, SchemaPhase
+from ptah_operator.api.kinds import to_manifest
 from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
 from ptah_operator.api.objectmeta import ObjectMeta
 from ptah_operator.api.plans import (
-    ChunkReference,
     PtahMigrationPlan,
     PtahSchemaPlan,
-    PtahSchemaPlanSpec,
 )
-from ptah_operator.api.schema import PtahSchema, PtahSchemaSpec, PtahSchemaStatus, SchemaPlanStatus
+from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus, SchemaPlanStatus
 from ptah_operator.webhook.registration import VALIDATING_WEBHOOK_NAME
 from ptah_operator.webhook.tls import HttpsServer
 from tests.support.migration_objects import (
@@ -45,10 +41,16 @@ from tests.support.migration_objects import (
     plan_spec,
     unresolved_run,
 )
+from tests.support.schema_objects import awaiting_approval as schema_awaiting_approval
+from tests.support.schema_objects import (
+    create_schema,
+    create_schema_plan,
+    schema_plan_spec,
+    write_schema_status,
+)
 from tests.support.webhook_stack import (
     approval_manifest,
     approver_rules,
-    create,
     create_migration,
     create_namespace,
     create_plan,
@@ -316,90 +318,143 @@ async def test_an_approval_the_evidence_no_longer_supports_is_refused(
 # --- schema approvals --------------------------------------------------------------------------
 
 
+async def _schema_approvals(api: client.ApiClient, namespace: str) -> list[dict[str, Any]]:
+    listed = await client.CustomObjectsApi(api).list_namespaced_custom_object(
+        GROUP, VERSION, namespace, "ptahschemaapprovals"
+    )
+    items: list[dict[str, Any]] = listed["items"]
+    return items
+
+
+async def _waiting_schema(
+    api: client.ApiClient, namespace: str
+) -> tuple[PtahSchema, PtahSchemaPlan]:
+    schema = await create_schema(api, namespace, "catalog")
+    spec = schema_plan_spec(ref(schema))
+    plan = await create_schema_plan(api, namespace, spec, "catalog-1")
+    schema = await write_schema_status(api, namespace, "catalog", schema_awaiting_approval(plan))
+    return schema, plan
+
+
+def _schema_approval(
+    schema: PtahSchema, plan: PtahSchemaPlan, name: str, **spec_fields: Any
+) -> dict[str, Any]:
+    body = to_manifest(
+        PtahSchemaApproval.model_validate(
+            {
+                "metadata": {"name": name},
+                "spec": {
+                    "schemaRef": ref(schema).model_dump(),
+                    "planRef": ref(plan).model_dump(),
+                    "planFingerprint": plan.spec.fingerprint,
+                },
+            }
+        )
+    )
+    body["spec"].update(spec_fields)
+    return body
+
+
 @pytest.mark.req("APR-04", "APR-02")
-async def test_a_schema_approval_is_stamped_and_checked_against_the_current_plan(
+async def test_an_exact_schema_approval_is_stamped_and_admitted(
     kube: ControlPlane,
     api_client: client.ApiClient,
     namespace: str,
     webhooks: HttpsServer,
     alice: Path,
 ) -> None:
-    schema = from_manifest(
-        PtahSchema,
-        await create(
-            api_client,
-            namespace,
-            PtahSchema(
-                metadata=ObjectMeta(name="catalog"),
-                spec=PtahSchemaSpec(
-                    target=Target(
-                        engine=Engine.POSTGRESQL,
-                        coordination_key="test/catalog",
-                        url_from=KeyReference(name="catalog-database", key="url"),
-                    ),
-                    config_map=ConfigMapSource(name="catalog-schema"),
-                ),
-            ),
-        ),
-    )
-    spec = PtahSchemaPlanSpec(
-        schema_ref=ref(schema),
-        plan_contract_version=2,
-        source=plan_source_binding(config_map_record()),
-        engine=Engine.POSTGRESQL,
-        target_identity_digest=d("target"),
-        observed_fingerprint=d("observed"),
-        desired_fingerprint=d("desired"),
-        execution_binding=executor(),
-        digest=d("sql"),
-        size=10,
-        statement_count=1,
-        approval_required=True,
-        chunks=[ChunkReference(name="catalog-1-0", index=0, digest=d("chunk"))],
-        fingerprint=d("placeholder"),
-    )
-    spec = spec.model_copy(update={"fingerprint": schema_plan_fingerprint(spec)})
-    plan = from_manifest(
-        PtahSchemaPlan,
-        await create(
-            api_client, namespace, PtahSchemaPlan(metadata=ObjectMeta(name="catalog-1"), spec=spec)
-        ),
-    )
-    custom = client.CustomObjectsApi(api_client)
-    current = await custom.get_namespaced_custom_object(
-        GROUP, VERSION, namespace, "ptahschemas", "catalog"
-    )
-    current["status"] = PtahSchemaStatus(
-        plan=SchemaPlanStatus(name="catalog-1", uid=plan.metadata.uid, fingerprint=spec.fingerprint)
-    ).model_dump(mode="json", by_alias=True, exclude_none=True)
-    await custom.replace_namespaced_custom_object_status(
-        GROUP, VERSION, namespace, "ptahschemas", "catalog", current
-    )
-    approval = to_manifest(
-        PtahSchemaApproval.model_validate(
-            {
-                "metadata": {"name": "wrong"},
-                "spec": {
-                    "schemaRef": ref(schema).model_dump(),
-                    "planRef": ref(plan).model_dump(),
-                    "planFingerprint": d("other"),
-                },
-            }
-        )
-    )
+    schema, plan = await _waiting_schema(api_client, namespace)
+    body = _schema_approval(schema, plan, "right", approvedBy={"username": "mallory"})
     result = await as_person(
-        kube, alice, "create", "-n", namespace, "-f", "-", input=json.dumps(approval)
-    )
-    assert result.returncode != 0
-    assert DENIED + "PtahSchemaApproval refused: planFingerprint sha256:" in result.stderr
-
-    approval["metadata"]["name"] = "right"
-    approval["spec"]["planFingerprint"] = spec.fingerprint
-    result = await as_person(
-        kube, alice, "create", "-n", namespace, "-f", "-", input=json.dumps(approval)
+        kube, alice, "create", "-n", namespace, "-f", "-", input=json.dumps(body)
     )
     assert result.returncode == 0, result.stderr
-    stored = await custom.get_namespaced_custom_object(
+    assert "spec.approvedBy was replaced" in result.stderr
+    stored = await client.CustomObjectsApi(api_client).get_namespaced_custom_object(
         GROUP, VERSION, namespace, "ptahschemaapprovals", "right"
     )
     assert stored["spec"]["approvedBy"]["username"] == ALICE
+    assert stored["spec"]["planRef"] == {"name": "catalog-1", "uid": plan.metadata.uid}
+
+
+@pytest.mark.parametrize(
+    ("setup", "expected"),
+    [
+        pytest.param(
+            lambda s, p: (schema_awaiting_approval(p), {"planFingerprint": d("other")}),
+            "planFingerprint sha256:{other} is not the fingerprint of plan catalog-1 "
+            "(sha256:{fingerprint})",
+            id="wrong-fingerprint",
+            marks=pytest.mark.req("APR-02", "APR-03"),
+        ),
+        pytest.param(
+            lambda s, p: (
+                schema_awaiting_approval(p).model_copy(update={"phase": SchemaPhase.APPLYING}),
+                {},
+            ),
+            "schema catalog is not waiting for a decision: its phase is Applying, "
+            "not AwaitingApproval",
+            id="not-waiting",
+            marks=pytest.mark.req("APR-10"),
+        ),
+        pytest.param(
+            lambda s, p: (
+                schema_awaiting_approval(p).model_copy(
+                    update={
+                        "plan": SchemaPlanStatus(
+                            name="catalog-2", uid="sp-2", fingerprint=d("new plan")
+                        )
+                    }
+                ),
+                {},
+            ),
+            "plan catalog-1 was replaced: the current plan of schema catalog is catalog-2",
+            id="replaced",
+            marks=pytest.mark.req("APR-05", "APR-12"),
+        ),
+        pytest.param(
+            lambda s, p: (
+                schema_awaiting_approval(p, source=config_map_record(content="files-2")),
+                {},
+            ),
+            "the source changed since plan catalog-1 was made: content of the selected files",
+            id="source-moved",
+            marks=pytest.mark.req("APR-07"),
+        ),
+        pytest.param(
+            lambda s, p: (
+                schema_awaiting_approval(p).model_copy(
+                    update={"execution_binding": executor("runner-2")}
+                ),
+                {},
+            ),
+            "the executor was rolled out since plan catalog-1 was made: runner image",
+            id="executor-rolled-out",
+            marks=pytest.mark.req("APR-09"),
+        ),
+    ],
+)
+async def test_a_stale_or_wrong_schema_approval_is_refused_readably(
+    kube: ControlPlane,
+    api_client: client.ApiClient,
+    namespace: str,
+    webhooks: HttpsServer,
+    alice: Path,
+    setup: Callable[[PtahSchema, PtahSchemaPlan], tuple[PtahSchemaStatus, dict[str, Any]]],
+    expected: str,
+) -> None:
+    schema, plan = await _waiting_schema(api_client, namespace)
+    status, changes = setup(schema, plan)
+    await write_schema_status(api_client, namespace, "catalog", status)
+    body = _schema_approval(schema, plan, "stale", **changes)
+    result = await as_person(
+        kube, alice, "create", "-n", namespace, "-f", "-", input=json.dumps(body)
+    )
+    assert result.returncode != 0
+    message = (
+        DENIED
+        + "PtahSchemaApproval refused: "
+        + expected.format(other=d("other")[7:19], fingerprint=plan.spec.fingerprint[7:19])
+    )
+    assert message in result.stderr, result.stderr
+    assert await _schema_approvals(api_client, namespace) == []

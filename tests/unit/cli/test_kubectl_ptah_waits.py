@@ -203,7 +203,9 @@ def test_commands_and_their_flags() -> None:
     [
         [],
         ["approve"],
-        ["approve", "schema/catalog"],
+        ["plan", "migration/orders", "--applied"],
+        ["wait", "schema/catalog", "--for=VerifyingHistory"],
+        ["schema", "migration/orders"],
         ["approve", "orders/"],
         ["refresh", "orders"],
         ["refresh", "table/orders"],

@@ -12,30 +12,24 @@ from ptah_operator.api.approvals import (
     PtahSchemaApprovalSpec,
 )
 from ptah_operator.api.common import (
-    ConfigMapSource,
     JobReference,
-    KeyReference,
     ObjectReference,
     PlanReference,
     SourceRecord,
-    Target,
     UserInfo,
 )
-from ptah_operator.api.constants import Engine, MigrationPhase, RunOutcome, SourceKind
+from ptah_operator.api.constants import MigrationPhase, RunOutcome, SchemaPhase, SourceKind
 from ptah_operator.api.fingerprints import (
     plan_source_binding,
     repository_path_digest,
-    schema_plan_fingerprint,
 )
 from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
 from ptah_operator.api.objectmeta import ObjectMeta
 from ptah_operator.api.plans import (
-    ChunkReference,
     PtahMigrationPlan,
     PtahSchemaPlan,
-    PtahSchemaPlanSpec,
 )
-from ptah_operator.api.schema import PtahSchema, PtahSchemaSpec, PtahSchemaStatus, SchemaPlanStatus
+from ptah_operator.api.schema import PtahSchema, SchemaPlanStatus
 from ptah_operator.webhook import checks
 from ptah_operator.webhook.checks import (
     Finding,
@@ -59,6 +53,10 @@ from tests.support.migration_objects import (
     plan_spec,
     unresolved_run,
 )
+from tests.support.schema_objects import (
+    awaiting_approval as schema_awaiting_approval,
+)
+from tests.support.schema_objects import catalog_schema, schema_plan, schema_plan_spec
 
 NS = "application"
 NOW = datetime(2026, 8, 30, 12, 30, 5, 123456, tzinfo=UTC)
@@ -447,58 +445,103 @@ def test_nothing_to_acknowledge() -> None:
 # --- schema approvals --------------------------------------------------------------------------
 
 
-def _schema_setup() -> tuple[PtahSchema, PtahSchemaPlan, PtahSchemaApprovalSpec]:
-    s_ref = ObjectReference(name="catalog", uid="s-uid")
-    spec = PtahSchemaPlanSpec(
-        schema_ref=s_ref,
-        plan_contract_version=2,
-        source=plan_source_binding(config_map_record()),
-        engine=Engine.POSTGRESQL,
-        target_identity_digest=d("target"),
-        observed_fingerprint=d("observed"),
-        desired_fingerprint=d("desired"),
-        execution_binding=executor(),
-        digest=d("sql"),
-        size=10,
-        statement_count=1,
-        approval_required=True,
-        chunks=[ChunkReference(name="catalog-1-0", index=0, digest=d("chunk"))],
-        fingerprint=d("placeholder"),
-    )
-    spec = spec.model_copy(update={"fingerprint": schema_plan_fingerprint(spec)})
-    p = PtahSchemaPlan(metadata=ObjectMeta(name="catalog-1", uid="sp-uid"), spec=spec)
-    schema = PtahSchema(
-        metadata=ObjectMeta(name="catalog", uid="s-uid"),
-        spec=PtahSchemaSpec(
-            target=Target(
-                engine=Engine.POSTGRESQL,
-                coordination_key="k",
-                url_from=KeyReference(name="db", key="url"),
-            ),
-            config_map=ConfigMapSource(name="catalog-schema"),
-        ),
-        status=PtahSchemaStatus(
-            plan=SchemaPlanStatus(name="catalog-1", uid="sp-uid", fingerprint=spec.fingerprint)
-        ),
-    )
+def _schema_setup(
+    **status_changes: object,
+) -> tuple[PtahSchema, PtahSchemaPlan, PtahSchemaApprovalSpec]:
+    s_ref = ObjectReference(name="catalog", uid="s-uid-1")
+    p = schema_plan(schema_plan_spec(s_ref))
+    status = schema_awaiting_approval(p).model_copy(update=status_changes)
+    schema = catalog_schema(status=status)
     approval = PtahSchemaApprovalSpec(
         schema_ref=s_ref,
-        plan_ref=ObjectReference(name="catalog-1", uid="sp-uid"),
-        plan_fingerprint=spec.fingerprint,
+        plan_ref=ObjectReference(name="catalog-plan", uid="sp-uid-1"),
+        plan_fingerprint=p.spec.fingerprint,
     )
     return schema, p, approval
 
 
 @pytest.mark.req("APR-02")
-def test_schema_approvals_check_the_plan_and_its_fingerprint() -> None:
+def test_an_exact_schema_approval_is_admitted() -> None:
     schema, p, a = _schema_setup()
     assert check_schema_approval(a, NS, schema, p) == []
+
+
+@pytest.mark.req("APR-02", "APR-05", "APR-12")
+def test_schema_approvals_check_the_plan_and_its_fingerprint() -> None:
+    schema, p, a = _schema_setup()
     wrong = a.model_copy(update={"plan_fingerprint": d("x")})
     assert _codes(check_schema_approval(wrong, NS, schema, p)) == [checks.FINGERPRINT_MISMATCH]
+    other_uid = a.model_copy(update={"plan_ref": ObjectReference(name="catalog-plan", uid="x")})
+    assert _codes(check_schema_approval(other_uid, NS, schema, p)) == [checks.PLAN_REPLACED]
     assert schema.status is not None
     schema.status.plan = SchemaPlanStatus(name="catalog-2", uid="sp-2")
-    assert _codes(check_schema_approval(a, NS, schema, p)) == [checks.PLAN_REPLACED]
+    findings = check_schema_approval(a, NS, schema, p)
+    assert _codes(findings) == [checks.PLAN_REPLACED]
+    assert findings[0].message == (
+        "plan catalog-plan was replaced: the current plan of schema catalog is catalog-2"
+    )
     assert _codes(check_schema_approval(a, NS, None, p)) == [checks.OBJECT_NOT_FOUND]
+    assert _codes(check_schema_approval(a, NS, schema, None)) == [checks.PLAN_REPLACED]
+    gone = catalog_schema(uid="s-uid-2", status=schema_awaiting_approval(p))
+    assert _codes(check_schema_approval(a, NS, gone, p)) == [checks.OBJECT_REPLACED]
+
+
+@pytest.mark.req("APR-10")
+def test_a_schema_approval_needs_a_schema_waiting_for_a_decision() -> None:
+    schema, p, a = _schema_setup(phase=SchemaPhase.APPLYING)
+    findings = check_schema_approval(a, NS, schema, p)
+    assert _codes(findings) == [checks.NOT_AWAITING_APPROVAL]
+    assert findings[0].message == (
+        "schema catalog is not waiting for a decision: its phase is Applying, not AwaitingApproval"
+    )
+
+
+def test_a_schema_approval_names_a_published_plan_with_its_digest() -> None:
+    schema, p, a = _schema_setup()
+    assert schema.status is not None
+    assert schema.status.plan is not None
+    schema.status.plan = schema.status.plan.model_copy(update={"digest": d("other sql")})
+    findings = check_schema_approval(a, NS, schema, p)
+    assert _codes(findings) == [checks.DIGEST_MISMATCH]
+    assert "not the sha256:" in findings[0].message
+    schema.status.plan = schema.status.plan.model_copy(update={"digest": None, "uid": None})
+    assert _codes(check_schema_approval(a, NS, schema, p)) == [checks.NOT_PUBLISHED]
+
+
+@pytest.mark.parametrize(
+    ("changes", "code", "text"),
+    [
+        (
+            {"source": config_map_record(content="files-2")},
+            checks.SOURCE_CHANGED,
+            "content of the selected files",
+        ),
+        (
+            {"source": config_map_record(config_map_uid="cm-uid-2")},
+            checks.SOURCE_CHANGED,
+            "source ConfigMap (re-created)",
+        ),
+        ({"execution_binding": executor("runner-2")}, checks.EXECUTOR_CHANGED, "runner image"),
+    ],
+)
+@pytest.mark.req("APR-07", "APR-08", "APR-09")
+def test_a_schema_approval_is_refused_once_a_binding_moved(
+    changes: dict[str, object], code: str, text: str
+) -> None:
+    schema, p, a = _schema_setup(**changes)
+    findings = check_schema_approval(a, NS, schema, p)
+    assert _codes(findings) == [code]
+    assert text in findings[0].message
+
+
+def test_a_schema_approval_is_refused_once_the_database_changed() -> None:
+    schema, p, a = _schema_setup()
+    assert schema.status is not None
+    assert schema.status.drift is not None
+    schema.status.drift.target_identity_digest = d("target-2")
+    findings = check_schema_approval(a, NS, schema, p)
+    assert _codes(findings) == [checks.TARGET_CHANGED]
+    assert findings[0].message.startswith("the database changed since plan catalog-plan was made")
 
 
 def test_short_digest() -> None:

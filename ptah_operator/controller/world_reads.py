@@ -1,0 +1,401 @@
+"""Reading the informer caches into the parts of a World both families share.
+
+Contract: everything here reads caches only, never the API server, and turns raw objects into
+the pure layer's types: a source ConfigMap into `SourceFiles`, a policy key into `PolicyFile`,
+a Job and its Pods into `JobState`, a result record into `OperationResult`, a Lease into
+`LeaseState`, a schema Plan's uploaded piece records into `PlanText`. `SharedCaches.common(...)`
+gathers, for one resource, the fields `MigrationWorld` and `SchemaWorld` have alike
+(`CommonWorld`), so each family's shell adds only its own.
+
+A result record is `ptah-result-<operation hex>` (key `result.json`); an uploaded piece of a
+plan file is `ptah-result-<operation hex>-<index>`, whose one data key `piece` holds the piece
+(docs/design/schema-path.md, "The piece record").
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+import structlog
+
+from ptah_operator.api.common import CommonSpec
+from ptah_operator.api.constants import LABEL_OPERATION_ID, LABEL_SNAPSHOT, Kind
+from ptah_operator.api.content import MAX_SNAPSHOT_BYTES, ContentError, digest_of_files
+from ptah_operator.api.fields import parse_time
+from ptah_operator.api.kinds import from_manifest
+from ptah_operator.api.realm import PtahRealm
+from ptah_operator.api.source_policy import SourcePolicyError, parse_source_policy
+from ptah_operator.controller.indexes import (
+    BY_COORDINATION_KEY,
+    BY_JOB,
+    BY_OWNER_UID,
+    PRIMARY_INDEXES,
+    index_job_name,
+    index_owner_uid,
+    spec_of,
+)
+from ptah_operator.controller.informer import Informer
+from ptah_operator.controller.manager import Manager
+from ptah_operator.controller.observe import ptah_resource
+from ptah_operator.controller.resources import CONFIG_MAPS, JOBS, LEASES, PODS
+from ptah_operator.controller.store import KubeObject, metadata
+from ptah_operator.reconcile.jobs import realm_lease_name
+from ptah_operator.reconcile.schema.world import PlanText
+from ptah_operator.reconcile.world import (
+    Claimant,
+    JobPhase,
+    JobState,
+    LeaseState,
+    OperationResult,
+    PolicyFile,
+    SourceFiles,
+)
+
+log = structlog.get_logger(__name__)
+
+RESULT_KEY = "result.json"
+PIECE_KEY = "piece"
+RESULT_PREFIX = "ptah-result-"
+_PIECE_RECORD = re.compile(r"ptah-result-([0-9a-f]+)-([0-9]{1,2})")
+
+MIGRATIONS = ptah_resource(Kind.PTAH_MIGRATION)
+SCHEMAS = ptah_resource(Kind.PTAH_SCHEMA)
+REALMS = ptah_resource(Kind.PTAH_REALM)
+
+SOURCE_CONTAINERS = frozenset({"source", "fetch"})
+SNAPSHOT_REFUSED_EXIT = 3
+"""The exit code of the runner's `source` and `fetch` init containers for files that do not
+give the bound digest (or a Git commit no longer reachable)."""
+
+
+def now_utc() -> dt.datetime:
+    return dt.datetime.now(dt.UTC).replace(microsecond=0)
+
+
+# --- one object at a time ----------------------------------------------------------------------
+
+
+def source_files(configmap: KubeObject, keys: Iterable[str] | None) -> SourceFiles:
+    """The selected keys of a source ConfigMap as files, with their digest or a refusal."""
+    meta = metadata(configmap)
+    everything: dict[str, bytes] = {
+        k: str(v).encode() for k, v in (configmap.get("data") or {}).items()
+    }
+    everything.update(
+        {k: base64.b64decode(v) for k, v in (configmap.get("binaryData") or {}).items()}
+    )
+    wanted = list(keys) if keys is not None else sorted(everything)
+    missing = [k for k in wanted if k not in everything]
+    files = {k: everything[k] for k in wanted if k in everything}
+    refusal: str | None = None
+    if missing:
+        refusal = f"ConfigMap {meta.get('name')} has no key {missing[0]}"
+    elif sum(len(v) for v in files.values()) > MAX_SNAPSHOT_BYTES:
+        refusal = f"the selected files are larger than {MAX_SNAPSHOT_BYTES} bytes"
+    try:
+        digest, manifest = digest_of_files(files)
+    except ContentError as error:
+        digest, manifest = digest_of_files({})
+        refusal = refusal or str(error)
+    return SourceFiles(
+        config_map_name=str(meta.get("name")),
+        config_map_uid=str(meta.get("uid")),
+        files=files,
+        content_digest=digest,
+        manifest=manifest,
+        refusal=refusal,
+    )
+
+
+def key_bytes(configmap: KubeObject | None, key: str) -> bytes | None:
+    """A ConfigMap key's bytes as a Pod would see them mounted; None when absent."""
+    if configmap is None:
+        return None
+    data = configmap.get("data") or {}
+    if key in data:
+        return str(data[key]).encode()
+    binary = configmap.get("binaryData") or {}
+    if key in binary:
+        return base64.b64decode(binary[key])
+    return None
+
+
+def policy_digest(configmap: KubeObject | None, key: str) -> str | None:
+    """SHA-256 of a ConfigMap key's bytes; None when absent."""
+    raw = key_bytes(configmap, key)
+    return None if raw is None else "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def source_policy_file(configmap: KubeObject | None, name: str, key: str) -> PolicyFile:
+    """A source policy as the cluster holds it: its digest, and the policy parsed (or why it
+    cannot be)."""
+    raw = key_bytes(configmap, key)
+    if raw is None:
+        return PolicyFile(name, key, None)
+    digest = "sha256:" + hashlib.sha256(raw).hexdigest()
+    try:
+        return PolicyFile(name, key, digest, policy=parse_source_policy(raw))
+    except SourcePolicyError as error:
+        return PolicyFile(name, key, digest, error=str(error))
+
+
+def job_state(job: KubeObject, pods: Iterable[KubeObject] = ()) -> JobState:
+    """A Job reduced to what a decision uses; `pods` are the Job's Pods (for the init
+    container's verdict on the snapshot, and the failing container's last line)."""
+    meta = metadata(job)
+    conditions = (job.get("status") or {}).get("conditions") or []
+    phase, reason, message, finished = JobPhase.ACTIVE, None, None, None
+    for condition in conditions:
+        if condition.get("status") != "True":
+            continue
+        if condition.get("type") == "Complete":
+            phase = JobPhase.SUCCEEDED
+            finished = parse_time(condition.get("lastTransitionTime"))
+        elif condition.get("type") == "Failed":
+            phase, reason, message = (
+                JobPhase.FAILED,
+                condition.get("reason"),
+                condition.get("message"),
+            )
+            finished = parse_time(condition.get("lastTransitionTime"))
+    snapshot_refused = False
+    for pod in pods:
+        status = pod.get("status") or {}
+        for container in status.get("initContainerStatuses") or []:
+            terminated = (container.get("state") or {}).get("terminated") or {}
+            if (
+                container.get("name") in SOURCE_CONTAINERS
+                and terminated.get("exitCode") == SNAPSHOT_REFUSED_EXIT
+            ):
+                snapshot_refused = True
+                message = terminated.get("message") or message
+        for container in status.get("containerStatuses") or []:
+            terminated = (container.get("state") or {}).get("terminated") or {}
+            if terminated.get("exitCode") not in (None, 0) and terminated.get("message"):
+                message = terminated["message"]
+    return JobState(
+        name=str(meta.get("name")),
+        uid=str(meta.get("uid")),
+        operation_id=str((meta.get("labels") or {}).get(LABEL_OPERATION_ID, "")),
+        phase=phase,
+        reason=reason,
+        message=message,
+        finished_at=finished,
+        snapshot_refused=snapshot_refused,
+    )
+
+
+def is_piece_record(configmap: KubeObject) -> bool:
+    """Whether a ConfigMap is an uploaded piece of a plan file (not a report)."""
+    return _PIECE_RECORD.fullmatch(str(metadata(configmap).get("name", ""))) is not None
+
+
+def operation_result(configmap: KubeObject) -> OperationResult | None:
+    meta = metadata(configmap)
+    try:
+        payload = json.loads((configmap.get("data") or {})[RESULT_KEY])
+    except (KeyError, ValueError):
+        log.warning("unreadable result record", name=meta.get("name"))
+        return None
+    if not isinstance(payload, dict):
+        return None
+    return OperationResult(
+        operation_id=str(payload.get("operationID", "")),
+        operation_type=str(payload.get("type", "")),
+        received_at=parse_time(meta.get("creationTimestamp")) or now_utc(),
+        payload=payload,
+    )
+
+
+def plan_piece(configmap: KubeObject) -> tuple[str, int, str] | None:
+    """(operation id, index, text) of an uploaded piece record, or None when it is not one or
+    holds no readable text (the lifecycle then finds the piece missing)."""
+    meta = metadata(configmap)
+    match = _PIECE_RECORD.fullmatch(str(meta.get("name", "")))
+    if match is None:
+        return None
+    operation_id = str((meta.get("labels") or {}).get(LABEL_OPERATION_ID) or "")
+    if not operation_id:
+        operation_id = "op-" + match.group(1)
+    data = configmap.get("data") or {}
+    binary = configmap.get("binaryData") or {}
+    if PIECE_KEY in data:
+        text = str(data[PIECE_KEY])
+    elif PIECE_KEY in binary:
+        try:
+            text = base64.b64decode(binary[PIECE_KEY]).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            log.warning("unreadable plan piece record", name=meta.get("name"))
+            return None
+    else:
+        log.warning("plan piece record without its text", name=meta.get("name"))
+        return None
+    return operation_id, int(match.group(2)), text
+
+
+def plan_texts(configmaps: Iterable[KubeObject]) -> dict[str, PlanText]:
+    """The uploaded plan files among a resource's ConfigMaps, by operation id."""
+    pieces: dict[str, dict[int, str]] = {}
+    for configmap in configmaps:
+        piece = plan_piece(configmap)
+        if piece is not None:
+            operation_id, index, text = piece
+            pieces.setdefault(operation_id, {})[index] = text
+    return {op: PlanText(op, dict(sorted(found.items()))) for op, found in pieces.items()}
+
+
+def lease_state(lease: KubeObject, now: dt.datetime) -> LeaseState:
+    meta, spec = metadata(lease), spec_of(lease)
+    holder = spec.get("holderIdentity") or None
+    renewed = parse_time(spec.get("renewTime")) or parse_time(spec.get("acquireTime"))
+    duration = int(spec.get("leaseDurationSeconds") or 0)
+    expired = holder is None or renewed is None or renewed + dt.timedelta(seconds=duration) < now
+    return LeaseState(
+        name=str(meta.get("name")),
+        namespace=str(meta.get("namespace")),
+        holder=holder,
+        epoch=int(spec.get("leaseTransitions") or 0),
+        expired=expired,
+    )
+
+
+# --- one resource's shared part of the World ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CommonWorld:
+    """The World fields MigrationWorld and SchemaWorld share, under the same names."""
+
+    source: SourceFiles | None = None
+    verification_policy: PolicyFile | None = None
+    source_policy: PolicyFile | None = None
+    snapshots: frozenset[str] = frozenset()
+    jobs: Mapping[str, JobState] = field(default_factory=dict)
+    results: Mapping[str, OperationResult] = field(default_factory=dict)
+    claimants: tuple[Claimant, ...] = ()
+    realm: PtahRealm | None = None
+    realm_missing: bool = False
+    lease: LeaseState | None = None
+    manager_namespace: str = "ptah-system"
+
+    def fields(self) -> dict[str, Any]:
+        """The fields as keyword arguments of a World (shallow: values stay as they are)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+class SharedCaches:
+    """The informers both families read, taken from the manager (shared by resource)."""
+
+    def __init__(self, manager: Manager, lease_namespace: str) -> None:
+        self.lease_namespace = lease_namespace
+        self.migrations = manager.informer(MIGRATIONS, indexers=PRIMARY_INDEXES)
+        self.schemas = manager.informer(SCHEMAS, indexers=PRIMARY_INDEXES)
+        self.configmaps = manager.informer(CONFIG_MAPS, indexers={BY_OWNER_UID: index_owner_uid})
+        self.jobs = manager.informer(JOBS, indexers={BY_OWNER_UID: index_owner_uid})
+        self.pods = manager.informer(PODS, indexers={BY_JOB: index_job_name})
+        self.realms = manager.informer(REALMS)
+        self.leases = manager.informer(LEASES, lease_namespace)
+
+    @property
+    def claimant_informers(self) -> tuple[Informer, ...]:
+        return (self.migrations, self.schemas)
+
+    def owned_configmaps(self, uid: str) -> list[KubeObject]:
+        return self.configmaps.store.by_index(BY_OWNER_UID, uid)
+
+    def common(
+        self,
+        spec: CommonSpec,
+        namespace: str,
+        uid: str,
+        now: dt.datetime,
+        owned_configmaps: list[KubeObject] | None = None,
+    ) -> CommonWorld:
+        """What the caches say about one resource's source, operations, census and Lease."""
+        configmaps = self.configmaps.store
+        source_policy: PolicyFile | None = None
+        named = spec.config_map or spec.git
+        policy_ref = named.source_policy_from if named is not None else None
+        if policy_ref is not None:
+            holder = configmaps.get(f"{namespace}/{policy_ref.name}")
+            source_policy = source_policy_file(holder, policy_ref.name, policy_ref.key)
+        source: SourceFiles | None = None
+        if spec.config_map is not None:
+            configmap = configmaps.get(f"{namespace}/{spec.config_map.name}")
+            if configmap is not None:
+                source = source_files(configmap, spec.config_map.keys)
+                if source_policy is not None:
+                    source = replace(source, source_policy_digest=source_policy.digest)
+        verification_policy: PolicyFile | None = None
+        if spec.artifact is not None:
+            ref = spec.artifact.verification_policy_from
+            holder = configmaps.get(f"{namespace}/{ref.name}")
+            verification_policy = PolicyFile(ref.name, ref.key, policy_digest(holder, ref.key))
+
+        owned = owned_configmaps if owned_configmaps is not None else self.owned_configmaps(uid)
+        snapshots = frozenset(
+            str(metadata(cm).get("name"))
+            for cm in owned
+            if (metadata(cm).get("labels") or {}).get(LABEL_SNAPSHOT)
+        )
+        results: dict[str, OperationResult] = {}
+        for cm in owned:
+            name = str(metadata(cm).get("name", ""))
+            if name.startswith(RESULT_PREFIX) and not is_piece_record(cm):
+                result = operation_result(cm)
+                if result is not None:
+                    results[result.operation_id] = result
+
+        jobs = {
+            state.name: state
+            for state in (
+                job_state(
+                    j,
+                    self.pods.store.by_index(BY_JOB, f"{namespace}/{metadata(j).get('name')}"),
+                )
+                for j in self.jobs.store.by_index(BY_OWNER_UID, uid)
+            )
+        }
+        claimants = tuple(
+            Claimant(
+                kind=str(other.get("kind")),
+                namespace=str(metadata(other).get("namespace")),
+                name=str(metadata(other).get("name")),
+                uid=str(metadata(other).get("uid")),
+                shared_realm=bool((spec_of(other).get("target") or {}).get("sharedRealm")),
+                suspended=bool(spec_of(other).get("suspend")),
+            )
+            for informer in self.claimant_informers
+            for other in informer.store.by_index(BY_COORDINATION_KEY, spec.target.coordination_key)
+        )
+        realm: PtahRealm | None = None
+        realm_missing = False
+        if spec.target.realm:
+            realm_obj = self.realms.store.get(spec.target.realm)
+            if realm_obj is None:
+                realm_missing = True
+            else:
+                realm = from_manifest(PtahRealm, realm_obj)
+        lease_obj = self.leases.store.get(
+            f"{self.lease_namespace}/{realm_lease_name(spec.target.coordination_key)}"
+        )
+        return CommonWorld(
+            source=source,
+            verification_policy=verification_policy,
+            source_policy=source_policy,
+            snapshots=snapshots,
+            jobs=jobs,
+            results=results,
+            claimants=claimants,
+            realm=realm,
+            realm_missing=realm_missing,
+            lease=lease_state(lease_obj, now) if lease_obj is not None else None,
+            manager_namespace=self.lease_namespace,
+        )
