@@ -26,6 +26,11 @@ PLUGIN = str(Path(sys.executable).parent / "kubectl-ptah")
 
 
 class Scenario:
+    resource = "ptahmigration"
+    """The kind's resource name for kubectl."""
+    noun = "migration"
+    """The kind as `kubectl ptah` names it (migration/NAME, schema/NAME)."""
+
     def __init__(
         self, stack: LocalStack, engine: str = "PostgreSQL", database: str | None = None
     ) -> None:
@@ -181,7 +186,7 @@ class Scenario:
 
     def get(self, name: str = "orders") -> dict[str, Any]:
         document: dict[str, Any] = json.loads(
-            self.kubectl("get", "ptahmigration", name, "-o", "json").stdout
+            self.kubectl("get", self.resource, name, "-o", "json").stdout
         )
         return document
 
@@ -222,11 +227,14 @@ class Scenario:
 
     def approve(self, name: str = "orders", wait: bool = False) -> subprocess.CompletedProcess[str]:
         return self.plugin(
-            "approve", f"migration/{name}", *(["--wait"] if wait else []), kubeconfig=self.approver
+            "approve",
+            f"{self.noun}/{name}",
+            *(["--wait"] if wait else []),
+            kubeconfig=self.approver,
         )
 
     def request_read(self, name: str = "orders") -> None:
-        self.plugin("refresh", f"migration/{name}")
+        self.plugin("refresh", f"{self.noun}/{name}")
 
     def events(self) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = json.loads(
@@ -310,3 +318,43 @@ class Scenario:
                 f"ptah migrations {' '.join(args)}: {result.stderr}{result.stdout}"
             )
         return result.stdout
+
+
+class SchemaScenario(Scenario):
+    """The same person, with a PtahSchema: a desired schema in a ConfigMap instead of a
+    migration directory."""
+
+    resource = "ptahschema"
+    noun = "schema"
+
+    def desired(self, files: Mapping[str, str], name: str = "desired") -> None:
+        """The desired schema files, as a ConfigMap a person applies."""
+        self.migrations(files, name)
+
+    def schema(
+        self,
+        name: str = "orders",
+        apply: str = "OnApproval",
+        *,
+        policy: Mapping[str, Any] | None = None,
+        source: Mapping[str, Any] | None = None,
+        **spec: Any,
+    ) -> None:
+        self.apply(
+            self.database_secret(name, self.url),
+            {
+                "apiVersion": "operator.ptah.run/v1alpha1",
+                "kind": "PtahSchema",
+                "metadata": {"name": name},
+                "spec": {
+                    "target": {
+                        "engine": self.engine,
+                        "coordinationKey": f"{self.namespace}/{self.database}",
+                        "urlFrom": {"name": f"{name}-database", "key": "url"},
+                    },
+                    **(source or {"configMap": {"name": "desired"}}),
+                    "policy": {"apply": apply, **(policy or {})},
+                    **spec,
+                },
+            },
+        )
