@@ -33,7 +33,9 @@ def _journal_types(s: SchemaScenario) -> list[str]:
     return [e["type"] for e in (s.status().get("journal") or {}).get("entries") or []]
 
 
-@pytest.mark.req("PATH-17", "PATH-21", "SCH-05", "SCH-10", "SCH-13", "SCH-19", "SCH-22", "SCH-26")
+@pytest.mark.req(
+    "PATH-02", "PATH-17", "PATH-21", "SCH-05", "SCH-10", "SCH-13", "SCH-19", "SCH-22", "SCH-26"
+)
 def test_a_schema_goes_from_nothing_to_insync_through_an_approval(e2e_stack: LocalStack) -> None:
     s = SchemaScenario(e2e_stack)
     s.desired({"schema.sql": SCHEMA})
