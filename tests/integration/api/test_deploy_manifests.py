@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from localstack.controlplane import ControlPlane
 
@@ -21,3 +23,34 @@ def test_deploy_base_is_accepted_by_the_api_server(crds_installed: ControlPlane)
         "deployment.apps/ptah-operator",
     ):
         assert expected in created
+
+
+def test_viewers_read_every_kind_but_the_chunks_that_hold_sql(crds_installed: ControlPlane) -> None:
+    """ptah-viewer aggregates into the built-in `view` role; a plan chunk holds SQL, which
+    approvers review and viewers need not see."""
+    cp = crds_installed
+    cp.kubectl("apply", "-f", "deploy/rbac.yaml", "-n", "default")
+    cp.kubectl(
+        "create",
+        "clusterrolebinding",
+        "victor-views",
+        "--clusterrole=ptah-viewer",
+        "--user=victor@example.com",
+        check=False,
+    )
+    victor = cp.user_kubeconfig("victor@example.com", ["viewers"])
+
+    def can(verb: str, resource: str) -> bool:
+        for _ in range(50):
+            answer = cp.kubectl(
+                "auth", "can-i", verb, resource, "-n", "default", check=False, kubeconfig=victor
+            ).stdout.strip()
+            if answer == "yes" or resource == "ptahschemaplanchunks":
+                return answer == "yes"
+            time.sleep(0.2)
+        return False
+
+    for resource in ("ptahschemas", "ptahmigrations", "ptahschemaplans", "ptahmigrationplans"):
+        assert can("get", resource), resource
+    assert not can("get", "ptahschemaplanchunks")
+    assert not can("create", "ptahschemaapprovals")
