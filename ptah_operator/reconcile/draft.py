@@ -11,8 +11,9 @@ the end, `finish` turns that into a Decision, and on the way:
   a journal starts with the first status write that happens anyway (JNL-22);
 - deletes what nothing names any more: snapshots not named by the stored status, the new
   status or a claim (SRC-CM-14: after the resolution that replaced them is stored), result
-  records of reads that ended or were dropped and of a run already in lastRun, and the
-  operation Secret of a claim that ended;
+  records of reads that ended or were dropped and of a run already in lastRun, the
+  operation Secret of a claim that ended, and plans and spent approvals beyond the few kept
+  (retention.py, PATH-23);
 - leaves `status` None when the status did not change, so a pass that found nothing new
   writes nothing.
 """
@@ -26,6 +27,7 @@ from typing import Any
 
 from ptah_operator.api.common import ExecutionBinding
 from ptah_operator.api.constants import (
+    API_VERSION,
     EventReason,
     EventType,
     JournalEntryType,
@@ -35,7 +37,7 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.fingerprints import execution_binding_digest
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.migration import PtahMigration, PtahMigrationSpec, PtahMigrationStatus
-from ptah_operator.reconcile import conditions, journal
+from ptah_operator.reconcile import approvals, conditions, journal, retention
 from ptah_operator.reconcile.conditions import Standing
 from ptah_operator.reconcile.decision import (
     Decision,
@@ -273,3 +275,38 @@ class Draft:
                     "v1", "Secret", self.namespace, operation_secret_name(old_claim.operation_id)
                 )
             )
+        self._retain()
+
+    def _retain(self) -> None:
+        """A bounded store of plans and approvals (PATH-23, retention.py)."""
+        status = self.status
+        claim = status.active_operation
+        held = status.unresolved_run
+        named = {
+            ref.name
+            for ref in (
+                status.plan,
+                claim.plan if claim is not None else None,
+                status.last_run.plan if status.last_run is not None else None,
+                held.plan if held is not None else None,
+            )
+            if ref is not None
+        }
+        doomed = retention.plans_to_delete(self.world.plans, named)
+        for name in doomed:
+            self.delete(ObjectRef(API_VERSION, "PtahMigrationPlan", self.namespace, name))
+        protected = {
+            a.metadata.uid or ""
+            for a in self.world.approvals
+            if status.plan is not None and a.spec.plan_ref.name == status.plan.name
+        }
+        if claim is not None and claim.approval is not None:
+            protected.add(claim.approval.uid)
+        for name in retention.approvals_to_delete(
+            self.world.approvals,
+            plan_of={a.metadata.uid or "": a.spec.plan_ref.name for a in self.world.approvals},
+            live_plans=set(self.world.plans) - set(doomed),
+            consumed=approvals.consumed(status),
+            protected=protected,
+        ):
+            self.delete(ObjectRef(API_VERSION, "PtahMigrationApproval", self.namespace, name))

@@ -31,6 +31,7 @@ from typing import Any
 
 from ptah_operator.api.common import ExecutionBinding
 from ptah_operator.api.constants import (
+    API_VERSION,
     ConditionStatus,
     ConditionType,
     EventReason,
@@ -43,7 +44,7 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.fingerprints import execution_binding_digest
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.schema import PtahSchema, PtahSchemaSpec, PtahSchemaStatus
-from ptah_operator.reconcile import conditions, journal
+from ptah_operator.reconcile import conditions, journal, retention
 from ptah_operator.reconcile.decision import (
     Decision,
     Event,
@@ -419,6 +420,46 @@ class SchemaDraft:
                     "v1", "Secret", self.namespace, operation_secret_name(old_claim.operation_id)
                 )
             )
+        self._retain()
+
+    def _retain(self) -> None:
+        """A bounded store of plans and approvals (PATH-23, reconcile/retention.py); a plan's
+        chunks are owned by it and go with it."""
+        status = self.status
+        claim = status.active_operation
+        last_apply = status.last_apply
+        named = {
+            ref.name
+            for ref in (
+                status.plan,
+                claim.plan if claim is not None else None,
+                last_apply.plan if last_apply is not None else None,
+                status.applied.plan if status.applied is not None else None,
+                status.retired_plan,
+            )
+            if ref is not None
+        }
+        doomed = retention.plans_to_delete(self.world.plans, named)
+        for name in doomed:
+            self.delete(ObjectRef(API_VERSION, "PtahSchemaPlan", self.namespace, name))
+        consumed = journal.accepted_approval_uids(status.journal)
+        if last_apply is not None and last_apply.approval is not None:
+            consumed.add(last_apply.approval.uid)
+        protected = {
+            a.metadata.uid or ""
+            for a in self.world.approvals
+            if status.plan is not None and a.spec.plan_ref.name == status.plan.name
+        }
+        if claim is not None and claim.approval is not None:
+            protected.add(claim.approval.uid)
+        for name in retention.approvals_to_delete(
+            self.world.approvals,
+            plan_of={a.metadata.uid or "": a.spec.plan_ref.name for a in self.world.approvals},
+            live_plans=set(self.world.plans) - set(doomed),
+            consumed=consumed,
+            protected=protected,
+        ):
+            self.delete(ObjectRef(API_VERSION, "PtahSchemaApproval", self.namespace, name))
 
 
 def _chunked(draft: SchemaDraft) -> bool:
