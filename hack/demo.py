@@ -1,10 +1,13 @@
-"""`make demo`: a PtahMigration taken from nothing to InSync through a person's approval.
+"""`make demo`: a PtahMigration, then a PtahSchema, taken to InSync through a person's approval.
 
 On the local stack (a real kube-apiserver, etcd and controller manager; PostgreSQL; the Job
 executor running real containers with podman; the operator as a process with its admission
 webhooks registered), this applies a ConfigMap of migration files and a PtahMigration, waits
 for the plan, shows it, approves it as a person (alice, through `kubectl ptah approve`), waits
 for the run and its verification, and shows the resource and the tables the run created.
+Then the same for a desired schema on a second database: the operator observes it, publishes a
+plan whose SQL `kubectl ptah plan` shows, alice approves that exact plan, and a fresh
+no-change plan proves the Apply converged the database (`--migration-only` skips this part).
 
 `--keep` leaves the stack running and prints how to reach it; Ctrl-C stops it.
 """
@@ -57,14 +60,24 @@ def show(command: list[str], env: dict[str, str] | None = None) -> str:
     return result.stdout
 
 
-def migration(stack: LocalStack) -> dict[str, Any]:
-    out = stack.cp.kubectl("get", "ptahmigration", "orders", "-n", NAMESPACE, "-o", "json")
+DESIRED_SCHEMA = (
+    "CREATE TABLE products (\n  id bigint PRIMARY KEY,\n  sku text NOT NULL UNIQUE,\n"
+    "  price_cents bigint NOT NULL CHECK (price_cents >= 0)\n);\n"
+    "CREATE TABLE stock (\n  product_id bigint PRIMARY KEY REFERENCES products (id),\n"
+    "  quantity integer NOT NULL DEFAULT 0\n);\n"
+)
+
+
+def resource(
+    stack: LocalStack, kind: str = "ptahmigration", name: str = "orders"
+) -> dict[str, Any]:
+    out = stack.cp.kubectl("get", kind, name, "-n", NAMESPACE, "-o", "json")
     document: dict[str, Any] = json.loads(out.stdout)
     return document
 
 
-def phase(stack: LocalStack) -> str:
-    return str(migration(stack).get("status", {}).get("phase", ""))
+def phase(stack: LocalStack, kind: str = "ptahmigration", name: str = "orders") -> str:
+    return str(resource(stack, kind, name).get("status", {}).get("phase", ""))
 
 
 def manifests(postgres_url: str) -> str:
@@ -97,7 +110,85 @@ def manifests(postgres_url: str) -> str:
     return "\n---\n".join(json.dumps(d) for d in (configmap, secret, resource))
 
 
-def run(keep: bool, workdir: Path) -> None:
+def schema_manifests(postgres_url: str) -> str:
+    configmap = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "catalog-schema", "namespace": NAMESPACE},
+        "data": {"schema.sql": DESIRED_SCHEMA},
+    }
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "catalog-database", "namespace": NAMESPACE},
+        "stringData": {"url": postgres_url},
+    }
+    schema = {
+        "apiVersion": "operator.ptah.run/v1alpha1",
+        "kind": "PtahSchema",
+        "metadata": {"name": "catalog", "namespace": NAMESPACE},
+        "spec": {
+            "target": {
+                "engine": "PostgreSQL",
+                "coordinationKey": "demo/catalog-primary",
+                "urlFrom": {"name": "catalog-database", "key": "url"},
+            },
+            "configMap": {"name": "catalog-schema"},
+            "scope": {"schemas": ["public"]},
+            "policy": {"apply": "OnApproval"},
+        },
+    }
+    return "\n---\n".join(json.dumps(d) for d in (configmap, secret, schema))
+
+
+def schema_act(stack: LocalStack, kubectl: list[str], plugin: list[str], alice: Path) -> None:
+    assert stack.postgres is not None
+    show(
+        [
+            shutil.which("psql") or "psql",
+            stack.postgres.admin_url,
+            "-q",
+            "-c",
+            "CREATE DATABASE catalog",
+        ]
+    )
+    say("Now a desired schema: a ConfigMap holding schema.sql, and a PtahSchema")
+    stack.cp.kubectl("apply", "-f", "-", input=schema_manifests(stack.postgres.url_for("catalog")))
+    say("The operator observes the database in a Job, plans in another, and publishes the plan")
+    wait_for(
+        lambda: phase(stack, "ptahschema", "catalog") in ("AwaitingApproval", "Blocked", "Failed"),
+        240,
+        "a schema plan",
+    )
+    show([*kubectl, "get", "ptahschemas", "-n", NAMESPACE])
+    show([*plugin, "plan", "schema/catalog", "-n", NAMESPACE])
+    if phase(stack, "ptahschema", "catalog") != "AwaitingApproval":
+        raise SystemExit("demo: the schema did not reach AwaitingApproval")
+    say("alice approves exactly that plan; the Apply runs it, and a fresh plan proves it")
+    show(
+        [
+            str(Path(sys.executable).parent / "kubectl-ptah"),
+            f"--kubeconfig={alice}",
+            "approve",
+            "schema/catalog",
+            "-n",
+            NAMESPACE,
+            "--wait",
+        ]
+    )
+    wait_for(
+        lambda: phase(stack, "ptahschema", "catalog") in ("InSync", "Blocked", "Failed"),
+        240,
+        "the proof",
+    )
+    show([*plugin, "schema", "catalog", "-n", NAMESPACE])
+    show([shutil.which("psql") or "psql", stack.postgres.url_for("catalog"), "-c", r"\dt"])
+    final = phase(stack, "ptahschema", "catalog")
+    if final != "InSync":
+        raise SystemExit(f"demo: the schema ended {final}, not InSync")
+
+
+def run(keep: bool, workdir: Path, with_schema: bool = True) -> None:
     started = time.monotonic()
     say("Starting the local stack: etcd, kube-apiserver, kube-controller-manager, PostgreSQL,")
     print("    the Job executor (podman) and the operator (this takes a minute the first time)")
@@ -166,6 +257,9 @@ def run(keep: bool, workdir: Path) -> None:
         if final != "InSync":
             raise SystemExit(f"demo: the migration ended {final}, not InSync")
         say(f"InSync, through an approval of the exact plan, in {time.monotonic() - started:.0f}s")
+        if with_schema:
+            schema_act(stack, kubectl, plugin, alice)
+            say(f"Both InSync, {time.monotonic() - started:.0f}s from the start")
         if keep:
             print(f"\n    KUBECONFIG={kubeconfig}\n    Ctrl-C stops the stack.")
             try:
@@ -182,13 +276,16 @@ def _interrupt(signum: int, frame: object) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", action="store_true", help="leave the stack running")
+    parser.add_argument(
+        "--migration-only", action="store_true", help="show the PtahMigration path only"
+    )
     args = parser.parse_args()
     # A SIGTERM (a CI timeout, `kill`) unwinds like Ctrl-C, so the stack is stopped and removed.
     signal.signal(signal.SIGTERM, _interrupt)
     workdir = Path(tempfile.mkdtemp(prefix="ptah-demo-"))
     os.chdir(REPO)
     try:
-        run(args.keep, workdir)
+        run(args.keep, workdir, with_schema=not args.migration_only)
     except BaseException:
         for log in ("operator.log", "executor.log"):
             path = workdir / log

@@ -16,6 +16,7 @@ and still gives that digest.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -279,13 +280,33 @@ def _sql_lines(plan: PtahSchemaPlan, text: PlanText | None) -> list[str]:
         return []
     if text.text is None:
         return ["", f"SQL: not shown ({text.why_not})"]
-    body = text.text if text.text.endswith("\n") else text.text + "\n"
+    body = readable_statements(text.text)
     return [
         "",
         SQL_BEGIN.format(digest=short(plan.spec.digest)),
         body.rstrip("\n"),
         SQL_END,
     ]
+
+
+def readable_statements(plan_file: str) -> str:
+    """The plan file's statements as a person reads SQL: each one terminated, preceded by a
+    comment with its position, what it does and its severity. The digest was checked over
+    the plan file itself; a file that is not the engine's JSON plan is shown as it is."""
+    try:
+        document = json.loads(plan_file)
+        statements = document["statements"]
+        rendered = []
+        for position, statement in enumerate(statements, start=1):
+            sql = str(statement["sql"]).rstrip().rstrip(";")
+            note = str(statement.get("reason") or "")
+            severity = statement.get("severity")
+            where = f" ({severity})" if severity else ""
+            outside = "" if statement.get("transactional", True) else ", outside the transaction"
+            rendered.append(f"-- {position}/{len(statements)}: {note}{where}{outside}\n{sql};")
+    except (ValueError, KeyError, TypeError):
+        return plan_file
+    return "\n\n".join(rendered) + "\n"
 
 
 _DECISIONS = {

@@ -3,6 +3,8 @@ waits end, and how their arguments are read: pure functions of API models."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from ptah_operator.api.common import ObjectReference, PlanReference, UserInfo
@@ -239,3 +241,32 @@ def test_schema_commands_and_their_flags() -> None:
     command, _ = parse_command(["wait", "schema/catalog", "--for=VerifyingConvergence"])
     assert command.phase == "VerifyingConvergence"
     assert command.kind == Kind.PTAH_SCHEMA
+
+
+def test_the_plan_file_is_shown_as_statements_a_person_reads() -> None:
+    from ptah_operator.cli.schema_view import readable_statements
+
+    plan_file = json.dumps(
+        {
+            "statements": [
+                {
+                    "sql": 'CREATE TABLE "t" (id int)',
+                    "reason": "create table t",
+                    "severity": "safe",
+                },
+                {
+                    "sql": "ALTER TYPE mood ADD VALUE 'ok';",
+                    "reason": "add enum value",
+                    "severity": "safe",
+                    "transactional": False,
+                },
+            ]
+        }
+    )
+    shown = readable_statements(plan_file)
+    assert shown == (
+        '-- 1/2: create table t (safe)\nCREATE TABLE "t" (id int);\n\n'
+        "-- 2/2: add enum value (safe), outside the transaction\n"
+        "ALTER TYPE mood ADD VALUE 'ok';\n"
+    )
+    assert readable_statements("not json") == "not json"
