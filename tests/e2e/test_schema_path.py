@@ -122,3 +122,52 @@ def test_a_mariadb_schema_converges_and_a_hand_made_change_is_seen_as_drift(
     assert s.condition("Ready")["reason"] == "DestructiveChangeDisallowed"
     assert (blocked.get("drift") or {}).get("total", 0) >= 1
     assert "scratch" in s.tables()
+
+
+@pytest.mark.req("SCH-04", "SCH-06", "SCH-07", "SCH-08", "SRC-OCI-06")
+def test_schemas_from_an_oci_artifact_and_from_git_converge(e2e_stack: LocalStack) -> None:
+    from ptah_operator.engine.sources.oci import parse_ref
+    from tests.support.sources import oci_client, unique
+
+    assert e2e_stack.registry is not None
+    assert e2e_stack.git is not None
+    schema_type = "application/vnd.stokaro.ptah.schema.v1"
+
+    oci = SchemaScenario(e2e_stack)
+    reference = e2e_stack.registry.ref(unique("acme/catalog-schema"), "stable")
+    digest = oci_client(e2e_stack.registry).push(
+        parse_ref(reference), {"schema.sql": SCHEMA.encode()}, schema_type
+    )
+    oci.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "verification"},
+            "data": {"policy.yaml": f"version: 1\nartifact_types:\n  - {schema_type}\n"},
+        }
+    )
+    oci.schema(
+        apply="Always",
+        source={
+            "artifact": {
+                "ociRef": reference,
+                "verificationPolicyFrom": {"name": "verification", "key": "policy.yaml"},
+            }
+        },
+    )
+    done = oci.wait_phase("InSync", timeout=300)
+    assert done["source"]["ociDigest"] == digest
+    assert oci.condition("ArtifactVerified")["reason"] == "PolicySatisfied"
+    assert {"customers", "orders"} <= oci.tables()
+
+    git = SchemaScenario(e2e_stack)
+    repo = e2e_stack.git.create_repo()
+    commit = repo.commit({"db/schema.sql": SCHEMA.encode()}, "desired schema")
+    repo.push("main")
+    git.schema(
+        apply="Always", source={"git": {"repository": repo.url, "ref": "main", "path": "db"}}
+    )
+    done = git.wait_phase("InSync", timeout=300)
+    assert done["source"]["commit"] == commit
+    assert git.condition("ArtifactResolved")["reason"] == "CommitResolved"
+    assert {"customers", "orders"} <= git.tables()
