@@ -84,55 +84,20 @@ import asyncio
 import contextlib
 import os
 import re
-import signal
 import sys
-from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import structlog
 
-from ptah_operator.api.constants import MAX_CHUNK_CHARS, MAX_PLAN_CHUNKS
 from ptah_operator.runner.logs import configure_logging
-from ptah_operator.runner.operation import OperationError, parse_operation
-from ptah_operator.runner.operations import (
-    DEFAULT_LOCK_TIMEOUT_SECONDS,
-    Finished,
-    Progress,
-    describe,
-    interrupted,
-    recorded_after_interruption,
-    run_apply,
-    run_history,
-)
-from ptah_operator.runner.report import (
-    DEFAULT_BUDGET_SECONDS,
-    ReportConfigError,
-    ReportTarget,
-    encode,
-    get_plan,
-    post_result,
-    put_piece,
-)
-from ptah_operator.runner.schema_document import Piece, describe_schema
-from ptah_operator.runner.schema_operation import is_schema_document, parse_schema_operation
-from ptah_operator.runner.schema_operations import (
-    Fetched,
-    SchemaProgress,
-    Upload,
-    run_observe,
-    run_plan,
-    schema_interrupted,
-)
-from ptah_operator.runner.schema_operations import run_apply as run_schema_apply
-from ptah_operator.runner.source import SnapshotError, take_snapshot
-from ptah_operator.runner.source_commands import (
-    Ending,
-    fetch_command,
-    resolve_command,
-    verify_command,
-)
+
+if TYPE_CHECKING:
+    from ptah_operator.runner.source_commands import Ending
+
+# Each command imports what it runs when it runs: the init container that checks a snapshot
+# must not pay for loading the schema engine, the Git and OCI clients and every API model.
 
 log = structlog.get_logger("ptah.runner")
 
@@ -143,8 +108,6 @@ EXIT_SNAPSHOT_REFUSED = 3
 EXIT_NOT_REPORTED = 4
 
 DEFAULT_TERMINATION_LOG = "/dev/termination-log"
-MAX_PLAN_BYTES = MAX_PLAN_CHUNKS * 4 * MAX_CHUNK_CHARS
-"""The most a published plan can hold: 64 chunks of 262,144 characters of up to 4 bytes."""
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 
@@ -193,21 +156,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _seconds(name: str, default: float) -> float:
-    text = os.environ.get(name)
-    if not text:
-        return default
-    value = float(text)
-    if value < 0:
-        raise ValueError(f"{name} must not be negative")
-    return value
-
-
 def _source(args: argparse.Namespace) -> int:
     if not _DIGEST.match(args.digest):
         log.error("bad digest")
         write_termination_message("bad invocation: --digest is not sha256:<64 hex>")
         return EXIT_USAGE
+    from ptah_operator.runner.source import SnapshotError, take_snapshot
+
     try:
         names = take_snapshot(args.snapshot, args.digest, args.out)
     except SnapshotError as exc:
@@ -216,191 +171,6 @@ def _source(args: argparse.Namespace) -> int:
         return EXIT_SNAPSHOT_REFUSED
     log.info("snapshot checked", files=len(names))
     return 0
-
-
-@dataclass(frozen=True)
-class _Settings:
-    target: ReportTarget
-    budget: float
-    lock_timeout: float
-
-
-def _settings() -> _Settings | str:
-    """The result endpoint and the timings, or what is wrong with them. Checked before
-    anything runs: an Apply that could not report must not start."""
-    try:
-        return _Settings(
-            ReportTarget.from_env(
-                os.environ.get("PTAH_RESULT_URL"),
-                os.environ.get("PTAH_RESULT_TOKEN_FILE"),
-                os.environ.get("PTAH_RESULT_CA_FILE"),
-            ),
-            _seconds("PTAH_RESULT_RETRY_SECONDS", DEFAULT_BUDGET_SECONDS),
-            _seconds("PTAH_LOCK_TIMEOUT_SECONDS", DEFAULT_LOCK_TIMEOUT_SECONDS),
-        )
-    except (ReportConfigError, ValueError) as exc:
-        return str(exc)
-
-
-def _usage(message: str, *, what: str = "bad operation document") -> int:
-    log.error(what, reason=message)
-    write_termination_message(f"{what}: {message}")
-    return EXIT_USAGE
-
-
-async def _until_done(work: Coroutine[Any, Any, Finished]) -> Finished | None:
-    """Run the work; None when SIGTERM/SIGINT stopped it first (its caller reports that)."""
-    task: asyncio.Task[Finished] = asyncio.create_task(work)
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, task.cancel)
-    try:
-        return await task
-    except asyncio.CancelledError:
-        return None
-    finally:
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(signum)
-
-
-async def _report(
-    settings: _Settings, namespace: str, operation_id: str, finished: Finished, summary: str
-) -> int:
-    outcome = await post_result(
-        settings.target,
-        namespace,
-        operation_id,
-        encode(finished.document),
-        budget_seconds=settings.budget,
-    )
-    if not outcome.reported:
-        write_termination_message("result not reported")
-        return EXIT_NOT_REPORTED
-    error = finished.document.get("error")
-    if error is not None:
-        write_termination_message(f"{summary}: {error['reason']}: {error['message']}")
-    else:
-        write_termination_message(summary)
-    return finished.exit_code
-
-
-async def _operate(args: argparse.Namespace) -> int:
-    text = os.environ.get("PTAH_OPERATION", "")
-    if is_schema_document(text):
-        return await _operate_schema(args, text)
-    try:
-        operation = parse_operation(text)
-    except OperationError as exc:
-        return _usage(str(exc))
-    structlog.contextvars.bind_contextvars(operationID=operation.operation_id)
-    if operation.type.lower() != args.command:
-        log.error("operation type does not match the command", type=operation.type)
-        write_termination_message(f"bad operation document: type is not {args.command}")
-        return EXIT_USAGE
-    if args.files is None:
-        return _usage(f"a migration's {operation.type} reads --files", what="bad invocation")
-    settings = _settings()
-    if isinstance(settings, str):
-        return _usage(settings, what="bad configuration")
-    # The URL lives in this process only as long as it must, and no child inherits it.
-    url = os.environ.pop("PTAH_DATABASE_URL", None)
-    progress = Progress()
-    log.info("operation started", type=operation.type)
-    if operation.is_apply:
-        work = run_apply(operation, args.files, url, progress, lock_timeout=settings.lock_timeout)
-    else:
-        work = run_history(operation, args.files, url, progress)
-    finished = await _until_done(work)
-    if finished is None:
-        log.warning("operation interrupted", apply_started=progress.apply_started)
-        recorded = (
-            await recorded_after_interruption(operation, url, progress.spell)
-            if progress.apply_started
-            else []
-        )
-        finished = interrupted(operation, progress, recorded=recorded)
-    return await _report(
-        settings,
-        operation.resource.namespace,
-        operation.operation_id,
-        finished,
-        describe(finished.document),
-    )
-
-
-async def _operate_schema(args: argparse.Namespace, text: str) -> int:
-    """Observe, Plan or Apply of a PtahSchema (docs/design/schema-path.md)."""
-    try:
-        operation = parse_schema_operation(text)
-    except OperationError as exc:
-        return _usage(str(exc))
-    structlog.contextvars.bind_contextvars(operationID=operation.operation_id)
-    if operation.type.lower() != args.command:
-        log.error("operation type does not match the command", type=operation.type)
-        write_termination_message(f"bad operation document: type is not {args.command}")
-        return EXIT_USAGE
-    if operation.is_apply and args.files is not None:
-        # The Pod that changes the database reads no source files: it runs the published plan.
-        return _usage("a schema Apply reads no --files", what="bad invocation")
-    settings = _settings()
-    if isinstance(settings, str):
-        return _usage(settings, what="bad configuration")
-    url = os.environ.pop("PTAH_DATABASE_URL", None)
-    namespace = operation.resource.namespace
-    operation_id = operation.operation_id
-    progress = SchemaProgress()
-    log.info("operation started", type=operation.type, proof=operation.proof)
-
-    async def upload(piece: Piece) -> Upload:
-        sent = await put_piece(
-            settings.target,
-            namespace,
-            operation_id,
-            piece.index,
-            piece.text,
-            budget_seconds=settings.budget,
-        )
-        if sent.done:
-            return Upload()
-        return Upload(
-            f"HTTP {sent.status}: {sent.error}"
-            if sent.status is not None and sent.error
-            else f"HTTP {sent.status}"
-            if sent.status is not None
-            else "the result endpoint could not be reached"
-        )
-
-    async def fetch() -> Fetched:
-        assert operation.plan is not None
-        got = await get_plan(
-            settings.target,
-            namespace,
-            operation_id,
-            max_bytes=MAX_PLAN_BYTES,
-            budget_seconds=settings.budget,
-        )
-        if got.done:
-            return Fetched(data=got.body)
-        if got.status is None:
-            return Fetched(refused="the result endpoint could not be reached")
-        return Fetched(refused=f"HTTP {got.status}: {got.error or 'refused'}")
-
-    work: Coroutine[Any, Any, Finished]
-    if operation.type == "Observe":
-        work = run_observe(operation, args.files, url, progress)
-    elif operation.type == "Plan":
-        work = run_plan(
-            operation, args.files, url, progress, upload, lock_timeout=settings.lock_timeout
-        )
-    else:
-        work = run_schema_apply(operation, url, progress, fetch, lock_timeout=settings.lock_timeout)
-    finished = await _until_done(work)
-    if finished is None:
-        log.warning("operation interrupted", apply_started=progress.apply_started)
-        finished = schema_interrupted(operation, progress)
-    return await _report(
-        settings, namespace, operation_id, finished, describe_schema(finished.document)
-    )
 
 
 def _ended(ending: Ending) -> int:
@@ -414,6 +184,8 @@ def _fetch(args: argparse.Namespace) -> int:
         log.error("bad digest")
         write_termination_message("bad invocation: --digest is not sha256:<64 hex>")
         return EXIT_USAGE
+    from ptah_operator.runner.source_commands import fetch_command
+
     return _ended(fetch_command(args.source, args.digest, args.out, args.credentials))
 
 
@@ -426,10 +198,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "fetch":
         return _fetch(args)
     if args.command == "resolve":
+        from ptah_operator.runner.source_commands import resolve_command
+
         return _ended(asyncio.run(resolve_command(args.credentials)))
     if args.command == "verify":
+        from ptah_operator.runner.source_commands import verify_command
+
         return _ended(asyncio.run(verify_command(args.policy, args.credentials)))
-    return asyncio.run(_operate(args))
+    from ptah_operator.runner.database_commands import operate
+
+    return asyncio.run(operate(args))
 
 
 if __name__ == "__main__":

@@ -187,3 +187,19 @@ def parse_operation(text: str) -> Operation:
         expected=expected,
         planned_target_digest=planned,
     )
+
+
+SCHEMA_KIND = "PtahSchema"
+
+
+def is_schema_document(text: str) -> bool:
+    """Whether a document names a PtahSchema (so the schema commands read it). Anything that is
+    not even JSON is left to the migration reader, which says what is wrong with it."""
+    try:
+        raw = json.loads(text)
+    except (ValueError, TypeError):
+        return False
+    if not isinstance(raw, dict):
+        return False
+    resource = raw.get("resource")
+    return isinstance(resource, dict) and resource.get("kind") == SCHEMA_KIND

@@ -29,9 +29,13 @@ from ptah_operator.api.constants import MAX_PLAN_CHUNKS
 from ptah_operator.engine.migrations.connection import Engine
 from ptah_operator.engine.schema.plan import Policy
 from ptah_operator.engine.schema.scope import Scope
-from ptah_operator.runner.operation import OPERATION_CONTRACT, OperationError, ResourceRef
+from ptah_operator.runner.operation import (
+    OPERATION_CONTRACT,
+    SCHEMA_KIND,
+    OperationError,
+    ResourceRef,
+)
 
-SCHEMA_KIND = "PtahSchema"
 SCHEMA_OPERATION_TYPES = ("Observe", "Plan", "Apply")
 MAX_SCOPE_ENTRIES = 256
 MAX_PATTERN_CHARS = 256
@@ -79,19 +83,6 @@ class SchemaOperation:
     def policy(self) -> Policy:
         """The schema's policy, as the engine holds a plan to it."""
         return Policy(self.protected_tables, self.allow_destructive)
-
-
-def is_schema_document(text: str) -> bool:
-    """Whether a document names a PtahSchema (so the schema commands read it). Anything that is
-    not even JSON is left to the migration reader, which says what is wrong with it."""
-    try:
-        raw = json.loads(text)
-    except (ValueError, TypeError):
-        return False
-    if not isinstance(raw, dict):
-        return False
-    resource = raw.get("resource")
-    return isinstance(resource, dict) and resource.get("kind") == SCHEMA_KIND
 
 
 def _object(value: Any, where: str) -> dict[str, Any]:
