@@ -340,6 +340,7 @@ class EventReason(StrEnum):
     ARTIFACT_VERIFIED = "ArtifactVerified"
     ARTIFACT_REFUSED = "ArtifactRefused"
     LEASE_CONTINUITY_LOST = "LeaseContinuityLost"
+    LEASE_RELEASED = "LeaseReleased"
     TARGET_IDENTITY_CHANGED = "TargetIdentityChanged"
 
 
@@ -384,6 +385,9 @@ ANNOTATION_SETTLED_APPLY: Final = f"{GROUP}/settled-apply"
 # The hold of an unresolved run, kept in metadata too so that a restore without status brings it
 # back (MIG-24, RUN-21).
 ANNOTATION_UNRESOLVED_RUN: Final = f"{GROUP}/unresolved-run"
+# On a database-realm Lease: the UID of the resource whose operation took it, so that resource
+# can recognize a Lease it took but never recorded (the manager stopped between the two).
+ANNOTATION_LEASE_HOLDER_UID: Final = f"{GROUP}/holder-uid"
 
 LABEL_MANAGED_BY: Final = "app.kubernetes.io/managed-by"
 MANAGED_BY: Final = "ptah-operator"

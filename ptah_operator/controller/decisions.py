@@ -34,7 +34,7 @@ import structlog
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from ptah_operator.api.constants import GROUP, VERSION
+from ptah_operator.api.constants import ANNOTATION_LEASE_HOLDER_UID, GROUP, VERSION
 from ptah_operator.api.kinds import kind_info
 from ptah_operator.controller.clock import Clock
 from ptah_operator.controller.controller import Result
@@ -231,7 +231,7 @@ class DecisionExecutor:
         for action in decision.lease:
             if action.verb is not LeaseVerb.ACQUIRE:
                 continue
-            if not await self.lease(action, now):
+            if not await self.lease(action, now, owner_uid=str(meta.get("uid") or "")):
                 await self._release_taken(taken, now)
                 return Result.requeue(RETRY_SOON)
             taken.append(action)
@@ -287,8 +287,9 @@ class DecisionExecutor:
             except ApiException as error:
                 log.warning("lease not released", lease=action.name, status=error.status)
 
-    async def lease(self, action: LeaseAction, now: dt.datetime) -> bool:
-        """Take or release the realm Lease; False when another operation holds it.
+    async def lease(self, action: LeaseAction, now: dt.datetime, owner_uid: str = "") -> bool:
+        """Take or release the realm Lease; False when another operation holds it. Taking it
+        also records which resource took it (ANNOTATION_LEASE_HOLDER_UID).
 
         Bodies are plain dicts with six-digit microseconds: the API server refuses the times the
         generated models write when the microseconds are zero.
@@ -307,7 +308,11 @@ class DecisionExecutor:
             body = {
                 "apiVersion": "coordination.k8s.io/v1",
                 "kind": "Lease",
-                "metadata": {"name": action.name, "namespace": action.namespace},
+                "metadata": {
+                    "name": action.name,
+                    "namespace": action.namespace,
+                    "annotations": {ANNOTATION_LEASE_HOLDER_UID: owner_uid},
+                },
                 "spec": {
                     "holderIdentity": action.holder,
                     "leaseDurationSeconds": LEASE_DURATION_SECONDS,
@@ -339,6 +344,8 @@ class DecisionExecutor:
                 leaseDurationSeconds=LEASE_DURATION_SECONDS,
                 leaseTransitions=int(spec.get("leaseTransitions") or 0) + 1,
             )
+            annotations = lease.setdefault("metadata", {}).setdefault("annotations", {})
+            annotations[ANNOTATION_LEASE_HOLDER_UID] = owner_uid
         else:
             return False
         try:

@@ -26,7 +26,12 @@ from typing import Any
 import structlog
 
 from ptah_operator.api.common import CommonSpec
-from ptah_operator.api.constants import LABEL_OPERATION_ID, LABEL_SNAPSHOT, Kind
+from ptah_operator.api.constants import (
+    ANNOTATION_LEASE_HOLDER_UID,
+    LABEL_OPERATION_ID,
+    LABEL_SNAPSHOT,
+    Kind,
+)
 from ptah_operator.api.content import MAX_SNAPSHOT_BYTES, ContentError, digest_of_files
 from ptah_operator.api.fields import parse_time
 from ptah_operator.api.kinds import from_manifest
@@ -263,6 +268,7 @@ def lease_state(lease: KubeObject, now: dt.datetime) -> LeaseState:
         holder=holder,
         epoch=int(spec.get("leaseTransitions") or 0),
         expired=expired,
+        holder_uid=(meta.get("annotations") or {}).get(ANNOTATION_LEASE_HOLDER_UID),
     )
 
 

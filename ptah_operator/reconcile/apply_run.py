@@ -436,6 +436,41 @@ def release_ended(draft: Draft) -> None:
     draft.leases.append(LeaseAction(LeaseVerb.RELEASE, lease.name, lease.namespace, lease.holder))
 
 
+def release_orphan(draft: Draft) -> None:
+    """Give back a Lease this resource took but never recorded.
+
+    A Lease is taken before the status write that records its claim (decision.py), so a
+    manager that stopped between the two leaves the Lease held under an operation id no status
+    names, and every Apply on the database would wait for it to expire (an hour). The Lease
+    says which resource took it; when that is this one and neither the stored nor the new
+    status names the holder, no claim, run or Job can exist under it (the Job is created only
+    after the claim), so this pass releases it."""
+    lease = draft.world.lease
+    if lease is None or lease.holder is None or lease.expired or lease.holder_uid != draft.uid:
+        return
+    recorded: set[str] = set()
+    for status in (draft.stored, draft.status):
+        if status is None:
+            continue
+        for operation_id in (
+            status.active_operation.operation_id if status.active_operation else None,
+            status.last_run.operation_id if status.last_run else None,
+            status.unresolved_run.operation_id if status.unresolved_run else None,
+        ):
+            if operation_id is not None:
+                recorded.add(operation_id)
+    if lease.holder in recorded:
+        return
+    if any(a.verb is LeaseVerb.RELEASE and a.holder == lease.holder for a in draft.leases):
+        return
+    draft.leases.append(LeaseAction(LeaseVerb.RELEASE, lease.name, lease.namespace, lease.holder))
+    draft.normal(
+        EventReason.LEASE_RELEASED,
+        f"released the database-realm Lease that operation {lease.holder} took but never "
+        "recorded (the manager stopped in between)",
+    )
+
+
 def _release(draft: Draft, claim: ActiveOperation) -> None:
     lease_name = claim.lease_name or realm_lease_name(draft.spec.target.coordination_key)
     draft.leases.append(

@@ -15,7 +15,8 @@ of REQUIREMENTS.md). A pass does, in order:
    (MIG-16), a read that is due (new, Pending, resumed, an edit, a moved source, a request,
    the interval, a retry), and otherwise the published plan's policy (planning.py).
 4. Whatever the pass decided: a Lease still held by the resource's own ended run is given
-   back (apply_run.release_ended).
+   back (apply_run.release_ended), and so is one it took but never recorded
+   (apply_run.release_orphan).
 
 One pass ends at most one operation or starts one, so every verdict is visible in status
 before what it allows begins. A ConfigMap source's "Resolving" never shows: the snapshot is
@@ -123,6 +124,7 @@ def reconcile_migration(world: MigrationWorld) -> Decision:
     else:
         _idle(draft, refusal)
     apply_run.release_ended(draft)
+    apply_run.release_orphan(draft)
     return draft.finish()
 
 

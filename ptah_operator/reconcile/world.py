@@ -125,6 +125,8 @@ class LeaseState:
     """Incremented on every change of holder: a result produced across an epoch change is
     discarded (LCK-10, LCK-11)."""
     expired: bool
+    holder_uid: str | None = None
+    """The UID of the resource whose operation took it (the Lease's annotation)."""
 
 
 @dataclass(frozen=True)

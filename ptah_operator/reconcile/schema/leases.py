@@ -106,6 +106,7 @@ def settle(draft: SchemaDraft) -> None:
         if claim is not None:
             ours.add(claim.operation_id)
     if lease.holder not in ours:
+        _release_orphan(draft)
         return
     needed = holder_of(draft, status.active_operation)
     last = status.last_apply
@@ -119,6 +120,31 @@ def settle(draft: SchemaDraft) -> None:
         # The Apply ended and its proof starts next pass, under the same Lease (SCH-58).
         needed = last.operation_id
     if lease.holder == needed:
+        return
+    if any(a.verb is LeaseVerb.RELEASE and a.holder == lease.holder for a in draft.leases):
+        return
+    draft.leases.append(LeaseAction(LeaseVerb.RELEASE, lease.name, lease.namespace, lease.holder))
+
+
+def _release_orphan(draft: SchemaDraft) -> None:
+    """A Lease this schema took but never recorded (the manager stopped between taking it and
+    writing the claim): the Lease names this resource and no status names its holder, so no
+    Job can run under it; give it back rather than make every operation on the database wait
+    for it to expire."""
+    lease = draft.world.lease
+    if lease is None or lease.holder is None or lease.expired:
+        return
+    if lease.holder_uid != draft.schema.metadata.uid:
+        return
+    recorded: set[str] = set()
+    for status in (draft.stored, draft.status):
+        if status is None:
+            continue
+        if status.active_operation is not None:
+            recorded.add(status.active_operation.operation_id)
+        if status.last_apply is not None:
+            recorded.add(status.last_apply.operation_id)
+    if lease.holder in recorded:
         return
     if any(a.verb is LeaseVerb.RELEASE and a.holder == lease.holder for a in draft.leases):
         return

@@ -20,6 +20,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from localstack.controlplane import ControlPlane
 
 from ptah_operator.api.common import ExecutionBinding
+from ptah_operator.api.constants import ANNOTATION_LEASE_HOLDER_UID
 from ptah_operator.controller.manager import Manager, ManagerOptions
 from ptah_operator.controller.migration import (
     MIGRATIONS,
@@ -101,6 +102,9 @@ async def test_a_release_waits_for_the_status_write_that_ends_the_claim(
     take = Decision(lease=(LeaseAction(LeaseVerb.ACQUIRE, lease_name, namespace, HOLDER),))
     await reconciler.carry_out(obj, world, take)
     assert await _holder(coordination, lease_name, namespace) == HOLDER
+    taken = await coordination.read_namespaced_lease(lease_name, namespace)
+    # The Lease names the resource that took it, so an unrecorded take can be recognized.
+    assert taken.metadata.annotations[ANNOTATION_LEASE_HOLDER_UID] == obj["metadata"]["uid"]
 
     # The run's end, decided from a cache one write behind: the status write is refused.
     stale = {**obj, "metadata": {**obj["metadata"], "resourceVersion": "1"}}

@@ -699,3 +699,29 @@ def test_a_run_whose_job_was_never_seen_still_writes_one_approval_and_one_end() 
         Entry.RUN_FINISHED,
     ]
     assert status_of(world, decision).phase == MigrationPhase.VERIFYING_HISTORY
+
+
+def _orphan_lease(world: MigrationWorld, holder_uid: str) -> MigrationWorld:
+    name = realm_lease_name(world.migration.spec.target.coordination_key)
+    lease = LeaseState(name, "ptah-system", "op-0000000ab0", 3, False, holder_uid=holder_uid)
+    return dataclasses.replace(world, lease=lease)
+
+
+def test_a_lease_this_resource_took_but_never_recorded_is_given_back() -> None:
+    waiting = with_approval(awaiting_approval())
+    world = _orphan_lease(waiting, str(waiting.migration.metadata.uid))
+    decision = reconcile_migration(world)
+    verbs = [(a.verb, a.holder) for a in decision.lease]
+    assert verbs == [(LeaseVerb.RELEASE, "op-0000000ab0")], "released, and nothing taken yet"
+    after = step(world)
+    assert after.lease is not None
+    assert after.lease.holder is None
+    applying_now = reconcile_migration(after)
+    assert [a.verb for a in applying_now.lease] == [LeaseVerb.ACQUIRE]
+
+
+def test_a_lease_another_resource_took_is_waited_for_not_released() -> None:
+    waiting = with_approval(awaiting_approval())
+    world = _orphan_lease(waiting, "00000000-0000-4000-8000-00000000beef")
+    decision = reconcile_migration(world)
+    assert decision.lease == ()

@@ -123,3 +123,18 @@ def test_a_schema_keeps_its_waiting_plan_and_the_newest_few_others() -> None:
     oldest = {f"old-{RETAINED_PLANS}", f"old-{RETAINED_PLANS + 1}"}
     assert deleted == oldest
     assert current.name not in deleted
+
+
+def test_a_schema_gives_back_a_lease_it_took_but_never_recorded() -> None:
+    from ptah_operator.reconcile.decision import LeaseVerb
+    from ptah_operator.reconcile.schema.lifecycle import reconcile_schema
+    from ptah_operator.reconcile.world import LeaseState
+    from tests.unit.reconcile.schema import worlds as schema_worlds
+
+    world = schema_worlds.awaiting_approval()
+    uid = str(world.schema.metadata.uid)
+    orphan = LeaseState("ptah-realm-x", "ptah-system", "op-00000000f0", 2, False, holder_uid=uid)
+    decision = reconcile_schema(dataclasses.replace(world, lease=orphan))
+    assert [(a.verb, a.holder) for a in decision.lease] == [(LeaseVerb.RELEASE, "op-00000000f0")]
+    foreign = dataclasses.replace(orphan, holder_uid="someone-else")
+    assert reconcile_schema(dataclasses.replace(world, lease=foreign)).lease == ()
