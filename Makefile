@@ -58,6 +58,7 @@ bench: deps venv control-plane
 	test -d $(BENCH_PEERS)/schemainspect || $(PY) -m pip install -q --target $(BENCH_PEERS) 'sqlalchemy<2' psycopg2-binary schemainspect
 	PTAH_BENCH_PEERS=$(BENCH_PEERS) $(PY) tests/bench/bench_schema.py
 	$(PY) tests/bench/bench_cluster.py
+	$(PY) tests/bench/bench_cluster.py --kind schema
 
 clean:
 	rm -rf .venv .mypy_cache .ruff_cache .pytest_cache .coverage

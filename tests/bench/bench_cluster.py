@@ -1,13 +1,14 @@
-"""Benchmark: PtahMigrations created at once on the local stack, taken to InSync.
+"""Benchmark: PtahMigrations (or PtahSchemas) created at once on the local stack, taken to InSync.
 
-For N resources (default 100), each with its own database, two migration files and
-`apply: Always`, this measures the time from creation to InSync (per resource: p50, p95, max;
+For N resources (default 100), each with its own database, two migration files (or a desired
+schema of the same two tables, with `--kind schema`) and `apply: Always`, this measures the time from creation to InSync (per resource: p50, p95, max;
 and the wall time until the last one), and the API requests the operator made per resource
 (its `ptah_api_requests_total`, watches included). The baseline, in the same run, is a single
 resource on the same stack: requests per resource should not grow with N, and a resource
 among N should not wait much longer than one alone, beyond what two cores can run at once.
 
-Run: `.venv/bin/python tests/bench/bench_cluster.py [--resources 100] [--executor process|podman]`
+Run: `.venv/bin/python tests/bench/bench_cluster.py [--resources 100] [--executor process|podman]
+[--kind migration|schema]`
 """
 
 from __future__ import annotations
@@ -47,8 +48,41 @@ def operator_requests(stack: LocalStack) -> float:
     return total
 
 
-def documents(namespace: str, index: int, url: str) -> list[dict[str, Any]]:
+SCHEMA = "".join(FILES[name] for name in sorted(FILES))
+
+
+def documents(namespace: str, index: int, url: str, kind: str) -> list[dict[str, Any]]:
     name = f"m{index:04d}"
+    if kind == "schema":
+        return [
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": f"{name}-files", "namespace": namespace},
+                "data": {"schema.sql": SCHEMA},
+            },
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": f"{name}-db", "namespace": namespace},
+                "stringData": {"url": url},
+            },
+            {
+                "apiVersion": "operator.ptah.run/v1alpha1",
+                "kind": "PtahSchema",
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": {
+                    "target": {
+                        "engine": "PostgreSQL",
+                        "coordinationKey": f"bench/{namespace}/{name}",
+                        "urlFrom": {"name": f"{name}-db", "key": "url"},
+                    },
+                    "configMap": {"name": f"{name}-files"},
+                    "scope": {"schemas": ["public"]},
+                    "policy": {"apply": "Always"},
+                },
+            },
+        ]
     return [
         {
             "apiVersion": "v1",
@@ -83,7 +117,9 @@ def parse(value: str) -> dt.datetime:
     return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
-def run_batch(stack: LocalStack, namespace: str, count: int, timeout: float) -> dict[str, Any]:
+def run_batch(
+    stack: LocalStack, namespace: str, count: int, timeout: float, kind: str = "migration"
+) -> dict[str, Any]:
     assert stack.postgres is not None
     stack.cp.kubectl("create", "namespace", namespace)
     urls = []
@@ -96,7 +132,7 @@ def run_batch(stack: LocalStack, namespace: str, count: int, timeout: float) -> 
             capture_output=True,
         )
     manifest = "\n---\n".join(
-        json.dumps(d) for i, url in enumerate(urls) for d in documents(namespace, i, url)
+        json.dumps(d) for i, url in enumerate(urls) for d in documents(namespace, i, url, kind)
     )
     before = operator_requests(stack)
     started = time.monotonic()
@@ -104,7 +140,7 @@ def run_batch(stack: LocalStack, namespace: str, count: int, timeout: float) -> 
     deadline = started + timeout
     items: list[dict[str, Any]] = []
     while time.monotonic() < deadline:
-        out = stack.cp.kubectl("get", "ptahmigrations", "-n", namespace, "-o", "json")
+        out = stack.cp.kubectl("get", f"ptah{kind}s", "-n", namespace, "-o", "json")
         items = json.loads(out.stdout)["items"]
         phases = [(i.get("status") or {}).get("phase") for i in items]
         if len(items) == count and all(p == "InSync" for p in phases):
@@ -147,13 +183,15 @@ def main() -> int:
     parser.add_argument("--resources", type=int, default=100)
     parser.add_argument("--executor", choices=["process", "podman"], default="process")
     parser.add_argument("--timeout", type=float, default=1800)
+    parser.add_argument("--kind", choices=["migration", "schema"], default="migration")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="ptah-bench-"))
     with LocalStack(workdir, executor_mode=args.executor, operator_args=("--workers=8",)) as stack:
         print(f"stack up; executor={args.executor}", flush=True)
-        baseline = run_batch(stack, "bench-one", 1, args.timeout)
+        print(f"kind: {args.kind}", flush=True)
+        baseline = run_batch(stack, "bench-one", 1, args.timeout, args.kind)
         print("baseline (1 resource):", json.dumps(baseline), flush=True)
-        batch = run_batch(stack, "bench-many", args.resources, args.timeout)
+        batch = run_batch(stack, "bench-many", args.resources, args.timeout, args.kind)
         print(f"batch ({args.resources} resources):", json.dumps(batch), flush=True)
     growth = batch["requests_per_resource"] / max(baseline["requests_per_resource"], 0.1)
     print(
