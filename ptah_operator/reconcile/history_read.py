@@ -40,6 +40,7 @@ from ptah_operator.api.constants import (
 from ptah_operator.reconcile import (
     conditions,
     planning,
+    resolutions,
     snapshots,
     source_read,
     sources,
@@ -81,7 +82,9 @@ def start(
         record = status.last_run.source
         request = None
         if not sources.ensure(draft, record):
-            _refused(draft, None, f"the files the run read ({sources.describe(record)}) are gone")
+            _refused(
+                draft, None, f"the files the run read ({resolutions.describe(record)}) are gone"
+            )
             return
     elif sources.read_by_job(draft):
         proof = False
@@ -282,7 +285,7 @@ def _create_job(draft: Draft, claim: ActiveOperation) -> bool:
     else:
         record = claim.source
         if record is None or not sources.ensure(draft, record):
-            what = sources.describe(record) if record is not None else "the source"
+            what = resolutions.describe(record) if record is not None else "the source"
             _refused(draft, claim, f"the files the read is bound to ({what}) are gone")
             return False
         try:

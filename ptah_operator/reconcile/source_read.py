@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from ptah_operator.api.common import ActiveOperation, SourceRecord
 from ptah_operator.api.constants import EventReason, OperationType, Reason, SourceKind
-from ptah_operator.reconcile import conditions, planning, sources
+from ptah_operator.reconcile import conditions, planning, resolutions, sources
 from ptah_operator.reconcile.decision import OperationCredentials
 from ptah_operator.reconcile.draft import Draft, current_binding
 from ptah_operator.reconcile.jobs import job_name, owner_reference, resolve_job, verify_job
@@ -132,51 +132,23 @@ def adopt(draft: Draft, claim: ActiveOperation, report: OperationReport) -> str 
 
 
 def _adopt_resolution(draft: Draft, claim: ActiveOperation, report: OperationReport) -> str | None:
-    resolved = report.resolve
-    if resolved is None:
-        return "the result holds no resolution"
     when = report.finished_at or draft.now
-    if resolved.kind != sources.kind(draft):
-        return f"the result resolves a {resolved.kind.value} source"
-    if resolved.kind == SourceKind.GIT:
-        if resolved.commit is None or resolved.content_digest is None:
-            return "the result names no commit or content digest"
-        record = SourceRecord(
-            kind=SourceKind.GIT,
-            repository=resolved.repository,
-            ref=resolved.ref,
-            path=resolved.path or None,
-            commit=resolved.commit,
-            content_digest=resolved.content_digest,
-            source_policy_digest=claim.source.source_policy_digest if claim.source else None,
-            resolved_at=when,
-        )
-    else:
-        if resolved.oci_digest is None:
-            return "the result names no artifact digest"
-        record = SourceRecord(
-            kind=SourceKind.ARTIFACT,
-            oci_ref=resolved.oci_ref,
-            oci_digest=resolved.oci_digest,
-            resolved_at=when,
-        )
+    record = resolutions.resolved_record(report.resolve, sources.kind(draft), claim.source, when)
+    if isinstance(record, str):
+        return record
     if not sources.names_spec_source(draft, record):
         return "the result answers for another source than the spec names"
     status = draft.status
     status.active_operation = None
     status.source = record
     conditions.clear_failure(status)
-    what = sources.describe(record)
+    what = resolutions.describe(record)
+    reason = resolutions.resolved_reason(record)
+    conditions.artifact_resolved(status, True, reason, what, draft.now, draft.generation)
     if record.kind == SourceKind.GIT:
-        conditions.artifact_resolved(
-            status, True, Reason.COMMIT_RESOLVED, what, draft.now, draft.generation
-        )
         draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what} ({record.content_digest})")
         draft.stand(conditions.operating(OperationType.HISTORY))
     else:
-        conditions.artifact_resolved(
-            status, True, Reason.DIGEST_RESOLVED, what, draft.now, draft.generation
-        )
         draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what}")
         draft.stand(conditions.operating(OperationType.VERIFY))
     draft.wake_now()
@@ -186,60 +158,31 @@ def _adopt_resolution(draft: Draft, claim: ActiveOperation, report: OperationRep
 def _adopt_verification(
     draft: Draft, claim: ActiveOperation, report: OperationReport
 ) -> str | None:
-    verdict = report.verify
-    record = claim.source
-    if verdict is None:
-        return "the result holds no verification"
-    if record is None:
-        return "the Verify claim names no resolution"
-    status = draft.status
-    when = report.finished_at or draft.now
     artifact = draft.spec.artifact
-    policy = artifact.verification_policy_from if artifact is not None else None
-    policy_name = f"{policy.name}/{policy.key}" if policy is not None else "?"
+    ref = artifact.verification_policy_from if artifact is not None else None
+    policy = f"{ref.name}/{ref.key}" if ref is not None else "?"
+    when = report.finished_at or draft.now
+    verdict = resolutions.verification(report.verify, claim.source, policy, when)
+    if isinstance(verdict, str):
+        return verdict
+    status = draft.status
+    status.source = verdict.record
+    status.active_operation = None
     if verdict.accepted:
-        if verdict.content_digest is None or verdict.policy_digest is None:
-            return "the result names no content or policy digest"
-        status.source = record.model_copy(
-            update={
-                "verification_policy_digest": verdict.policy_digest,
-                "artifact_type": verdict.artifact_type,
-                "content_digest": verdict.content_digest,
-                "verified_at": when,
-            }
-        )
-        status.active_operation = None
         conditions.clear_failure(status)
-        message = (
-            f"{sources.describe(record)} ({verdict.artifact_type}) is accepted by the "
-            f"verification policy {policy_name}"
-        )
         conditions.artifact_verified(
-            status, True, Reason.POLICY_SATISFIED, message, draft.now, draft.generation
+            status, True, Reason.POLICY_SATISFIED, verdict.message, draft.now, draft.generation
         )
-        draft.normal(EventReason.ARTIFACT_VERIFIED, message)
+        draft.normal(EventReason.ARTIFACT_VERIFIED, verdict.message)
         draft.stand(conditions.operating(OperationType.HISTORY))
         draft.wake_now()
         return None
-    status.source = record.model_copy(
-        update={
-            "verification_policy_digest": verdict.policy_digest,
-            "artifact_type": verdict.artifact_type,
-            "content_digest": None,
-            "verified_at": None,
-        }
-    )
-    status.active_operation = None
-    refusal = verdict.refusal or "the artifact is not one the policy accepts"
-    message = (
-        f"{sources.describe(record)} is refused by the verification policy {policy_name}: {refusal}"
-    )
     conditions.artifact_verified(
-        status, False, Reason.POLICY_REFUSED, message, draft.now, draft.generation
+        status, False, Reason.POLICY_REFUSED, verdict.message, draft.now, draft.generation
     )
     planning.retire(draft, "the verification policy refused the artifact")
-    draft.warning(EventReason.ARTIFACT_REFUSED, message)
+    draft.warning(EventReason.ARTIFACT_REFUSED, verdict.message)
     status.next_reconciliation_time = draft.now + interval(draft.migration)
-    draft.stand(conditions.blocked(Reason.POLICY_REFUSED, message))
+    draft.stand(conditions.blocked(Reason.POLICY_REFUSED, verdict.message))
     draft.wake_at(status.next_reconciliation_time)
     return None

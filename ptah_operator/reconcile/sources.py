@@ -195,15 +195,3 @@ def ensure(draft: Draft, record: SourceRecord) -> bool:
     if record.kind == SourceKind.CONFIG_MAP:
         return snapshots.ensure(draft, record)
     return bool(record.content_digest)
-
-
-def describe(record: SourceRecord) -> str:
-    """A record in words for messages: no credential, no content."""
-    if record.kind == SourceKind.GIT:
-        where = f"{record.repository} {record.ref}"
-        if record.path:
-            where += f" ({record.path})"
-        return f"commit {record.commit} of {where}"
-    if record.kind == SourceKind.ARTIFACT:
-        return f"{record.oci_ref}@{record.oci_digest}"
-    return f"snapshot {record.snapshot_name}"

@@ -43,7 +43,7 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.fingerprints import model_digest
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.schema import AppliedPlan, PtahSchemaStatus, SchemaVerification
-from ptah_operator.reconcile import conditions
+from ptah_operator.reconcile import conditions, resolutions
 from ptah_operator.reconcile.schedule import LEASE_WAIT, failure_retry_interval
 from ptah_operator.reconcile.schema import claims, leases, plans, sources
 from ptah_operator.reconcile.schema.draft import (
@@ -83,7 +83,7 @@ def start(draft: SchemaDraft) -> None:
     assert last is not None
     record = last.source
     if record is None or not sources.ensure(draft, record):
-        what = sources.describe(record) if record is not None else "the source"
+        what = resolutions.describe(record) if record is not None else "the source"
         draft.fail(
             Reason.SNAPSHOT_MISSING,
             f"the proof of Apply {last.operation_id} cannot read the files it ran from ({what}); "

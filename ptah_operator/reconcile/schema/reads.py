@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from ptah_operator.api.common import ActiveOperation
 from ptah_operator.api.constants import EventReason, OperationType, Reason
-from ptah_operator.reconcile import conditions
+from ptah_operator.reconcile import conditions, resolutions
 from ptah_operator.reconcile.decision import ObjectRef
 from ptah_operator.reconcile.jobs import job_name, result_record_name
 from ptah_operator.reconcile.read_request import answer_invalid, unanswered
@@ -258,7 +258,9 @@ def _between_attempts(draft: SchemaDraft, claim: ActiveOperation) -> None:
         and not sources.ensure(draft, claim.source)
     ):
         _refused(
-            draft, claim, f"the files it is bound to ({sources.describe(claim.source)}) are gone"
+            draft,
+            claim,
+            f"the files it is bound to ({resolutions.describe(claim.source)}) are gone",
         )
         return
     claim = claim.model_copy(

@@ -294,15 +294,3 @@ def take_snapshot(draft: SchemaDraft) -> SourceRecord:
 def unresolved(draft: SchemaDraft, reason: str, message: str) -> None:
     """ArtifactResolved=False: the source could not be pinned."""
     conditions.artifact_resolved(draft.status, False, reason, message, draft.now, draft.generation)
-
-
-def describe(record: SourceRecord) -> str:
-    """A record in words for messages: no credential, no content."""
-    if record.kind == SourceKind.GIT:
-        where = f"{record.repository} {record.ref}"
-        if record.path:
-            where += f" ({record.path})"
-        return f"commit {record.commit} of {where}"
-    if record.kind == SourceKind.ARTIFACT:
-        return f"{record.oci_ref}@{record.oci_digest}"
-    return f"snapshot {record.snapshot_name}"

@@ -22,7 +22,7 @@ cycle sets nextReconciliationTime, spec.interval later (RETRY-12).
 
 from __future__ import annotations
 
-from ptah_operator.api.common import ActiveOperation, SourceRecord
+from ptah_operator.api.common import ActiveOperation
 from ptah_operator.api.constants import (
     EventReason,
     OperationType,
@@ -31,7 +31,7 @@ from ptah_operator.api.constants import (
     SourceKind,
 )
 from ptah_operator.api.schema import DriftCategory, DriftSummary
-from ptah_operator.reconcile import conditions
+from ptah_operator.reconcile import conditions, resolutions
 from ptah_operator.reconcile.read_request import unanswered
 from ptah_operator.reconcile.schedule import interval
 from ptah_operator.reconcile.schema import plans, proof, sources
@@ -87,51 +87,23 @@ def replan(draft: SchemaDraft, claim: ActiveOperation, why: str) -> None:
 def _resolution(
     draft: SchemaDraft, claim: ActiveOperation, report: SchemaOperationReport
 ) -> str | None:
-    resolved = report.resolve
-    if resolved is None:
-        return "the result holds no resolution"
     when = report.finished_at or draft.now
-    if resolved.kind != sources.kind(draft):
-        return f"the result resolves a {resolved.kind.value} source"
-    if resolved.kind == SourceKind.GIT:
-        if resolved.commit is None or resolved.content_digest is None:
-            return "the result names no commit or content digest"
-        record = SourceRecord(
-            kind=SourceKind.GIT,
-            repository=resolved.repository,
-            ref=resolved.ref,
-            path=resolved.path or None,
-            commit=resolved.commit,
-            content_digest=resolved.content_digest,
-            source_policy_digest=claim.source.source_policy_digest if claim.source else None,
-            resolved_at=when,
-        )
-    else:
-        if resolved.oci_digest is None:
-            return "the result names no artifact digest"
-        record = SourceRecord(
-            kind=SourceKind.ARTIFACT,
-            oci_ref=resolved.oci_ref,
-            oci_digest=resolved.oci_digest,
-            resolved_at=when,
-        )
+    record = resolutions.resolved_record(report.resolve, sources.kind(draft), claim.source, when)
+    if isinstance(record, str):
+        return record
     if not sources.names_spec_source(draft, record):
         return "the result answers for another source than the spec names"
     status = draft.status
     status.active_operation = None
     status.source = record
     conditions.clear_failure(status)
-    what = sources.describe(record)
+    what = resolutions.describe(record)
+    reason = resolutions.resolved_reason(record)
+    conditions.artifact_resolved(status, True, reason, what, draft.now, draft.generation)
     if record.kind == SourceKind.GIT:
-        conditions.artifact_resolved(
-            status, True, Reason.COMMIT_RESOLVED, what, draft.now, draft.generation
-        )
         draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what} ({record.content_digest})")
         draft.stand(next_up(SchemaPhase.OBSERVING, f"resolved {what}; the database is next"))
     else:
-        conditions.artifact_resolved(
-            status, True, Reason.DIGEST_RESOLVED, what, draft.now, draft.generation
-        )
         draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what}")
         draft.stand(next_up(SchemaPhase.VERIFYING, f"resolved {what}; it is verified next"))
     draft.wake_now()
@@ -141,60 +113,31 @@ def _resolution(
 def _verification(
     draft: SchemaDraft, claim: ActiveOperation, report: SchemaOperationReport
 ) -> str | None:
-    verdict = report.verify
-    record = claim.source
-    if verdict is None:
-        return "the result holds no verification"
-    if record is None:
-        return "the Verify claim names no resolution"
-    status = draft.status
-    when = report.finished_at or draft.now
     artifact = draft.spec.artifact
     ref = artifact.verification_policy_from if artifact is not None else None
     policy = f"{ref.name}/{ref.key}" if ref is not None else "?"
+    when = report.finished_at or draft.now
+    verdict = resolutions.verification(report.verify, claim.source, policy, when)
+    if isinstance(verdict, str):
+        return verdict
+    status = draft.status
+    status.source = verdict.record
+    status.active_operation = None
     if verdict.accepted:
-        if verdict.content_digest is None or verdict.policy_digest is None:
-            return "the result names no content or policy digest"
-        status.source = record.model_copy(
-            update={
-                "verification_policy_digest": verdict.policy_digest,
-                "artifact_type": verdict.artifact_type,
-                "content_digest": verdict.content_digest,
-                "verified_at": when,
-            }
-        )
-        status.active_operation = None
         conditions.clear_failure(status)
-        message = (
-            f"{sources.describe(record)} ({verdict.artifact_type}) is accepted by the "
-            f"verification policy {policy}"
-        )
         conditions.artifact_verified(
-            status, True, Reason.POLICY_SATISFIED, message, draft.now, draft.generation
+            status, True, Reason.POLICY_SATISFIED, verdict.message, draft.now, draft.generation
         )
-        draft.normal(EventReason.ARTIFACT_VERIFIED, message)
-        draft.stand(next_up(SchemaPhase.OBSERVING, f"{message}; the database is next"))
+        draft.normal(EventReason.ARTIFACT_VERIFIED, verdict.message)
+        draft.stand(next_up(SchemaPhase.OBSERVING, f"{verdict.message}; the database is next"))
         draft.wake_now()
         return None
-    status.source = record.model_copy(
-        update={
-            "verification_policy_digest": verdict.policy_digest,
-            "artifact_type": verdict.artifact_type,
-            "content_digest": None,
-            "verified_at": None,
-        }
-    )
-    status.active_operation = None
-    refusal = verdict.refusal or "the artifact is not one the policy accepts"
-    message = (
-        f"{sources.describe(record)} is refused by the verification policy {policy}: {refusal}"
-    )
     conditions.artifact_verified(
-        status, False, Reason.POLICY_REFUSED, message, draft.now, draft.generation
+        status, False, Reason.POLICY_REFUSED, verdict.message, draft.now, draft.generation
     )
     plans.retire(draft, "the verification policy refused the artifact")
-    draft.warning(EventReason.ARTIFACT_REFUSED, message)
-    draft.stand(blocked(Reason.POLICY_REFUSED, message))
+    draft.warning(EventReason.ARTIFACT_REFUSED, verdict.message)
+    draft.stand(blocked(Reason.POLICY_REFUSED, verdict.message))
     rest(draft)
     return None
 
