@@ -47,7 +47,8 @@ from ptah_operator.reconcile import (
     verdicts,
 )
 from ptah_operator.reconcile.decision import ObjectRef, OperationCredentials
-from ptah_operator.reconcile.draft import Draft, binding_digest, current_binding
+from ptah_operator.reconcile.draft import Draft
+from ptah_operator.reconcile.effects import binding_digest, current_binding
 from ptah_operator.reconcile.jobs import history_job, job_name, owner_reference, result_record_name
 from ptah_operator.reconcile.read_request import ReadRequest, answer, answer_invalid, unanswered
 from ptah_operator.reconcile.reports import Unreadable, read_report

@@ -75,7 +75,8 @@ from ptah_operator.reconcile import (
     sources,
 )
 from ptah_operator.reconcile.decision import Decision
-from ptah_operator.reconcile.draft import Draft, current_binding
+from ptah_operator.reconcile.draft import Draft
+from ptah_operator.reconcile.effects import current_binding
 from ptah_operator.reconcile.migration_plan import misfit
 from ptah_operator.reconcile.read_request import ReadRequest, answer_invalid, unanswered
 from ptah_operator.reconcile.realm import Refusal

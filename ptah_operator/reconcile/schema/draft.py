@@ -25,60 +25,27 @@ changes; reads and failures leave it as the last plan left it.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
-from ptah_operator.api.common import ExecutionBinding
 from ptah_operator.api.constants import (
     API_VERSION,
     ConditionStatus,
     ConditionType,
-    EventReason,
-    EventType,
-    JournalEntryType,
     OperationType,
     Reason,
     SchemaPhase,
 )
-from ptah_operator.api.fingerprints import execution_binding_digest
-from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.schema import PtahSchema, PtahSchemaSpec, PtahSchemaStatus
 from ptah_operator.reconcile import conditions, journal, retention
 from ptah_operator.reconcile.decision import (
     Decision,
-    Event,
-    LeaseAction,
     ObjectRef,
-    OperationCredentials,
 )
+from ptah_operator.reconcile.effects import Effects, current_binding, wire
 from ptah_operator.reconcile.jobs import operation_secret_name, result_record_name
 from ptah_operator.reconcile.schedule import failure_retry_interval
 from ptah_operator.reconcile.schema.names import plan_text_record_name
 from ptah_operator.reconcile.schema.world import SchemaWorld
-
-Creatable = Mapping[str, Any] | OperationCredentials
-
-
-def current_binding(world: SchemaWorld) -> ExecutionBinding:
-    """The runner's execution binding, with its digest filled in."""
-    binding = world.runner.binding
-    if binding.digest is not None:
-        return binding
-    return binding.model_copy(update={"digest": execution_binding_digest(binding)})
-
-
-def binding_digest(binding: ExecutionBinding | None) -> str | None:
-    if binding is None:
-        return None
-    return binding.digest or execution_binding_digest(binding)
-
-
-def wire(status: PtahSchemaStatus | None) -> dict[str, Any] | None:
-    if status is None:
-        return None
-    return status.model_dump(mode="json", by_alias=True, exclude_none=True)
-
 
 # --- standings ---------------------------------------------------------------------------------
 
@@ -191,17 +158,10 @@ def pending(reason: str, message: str) -> Standing:
 # --- the draft ---------------------------------------------------------------------------------
 
 
-@dataclass
-class SchemaDraft:
+@dataclass(kw_only=True)
+class SchemaDraft(Effects):
     world: SchemaWorld
     status: PtahSchemaStatus
-    creates: list[Creatable] = field(default_factory=list)
-    deletes: list[ObjectRef] = field(default_factory=list)
-    leases: list[LeaseAction] = field(default_factory=list)
-    events: list[Event] = field(default_factory=list)
-    annotations: dict[str, str | None] = field(default_factory=dict)
-    entries: list[JournalEntry] = field(default_factory=list)
-    wake: dt.datetime | None = None
 
     @classmethod
     def begin(cls, world: SchemaWorld) -> SchemaDraft:
@@ -289,45 +249,6 @@ class SchemaDraft:
             self.wake_at(status.next_reconciliation_time)
         conditions.record_failure(status, reason, message, self.now, self.generation)
         self.stand(failed(reason, message))
-
-    def normal(self, reason: EventReason, message: str) -> None:
-        self.events.append(Event(EventType.NORMAL, reason, conditions.bounded(message)))
-
-    def warning(self, reason: EventReason, message: str) -> None:
-        self.events.append(Event(EventType.WARNING, reason, conditions.bounded(message)))
-
-    def journal(self, entry: JournalEntry) -> None:
-        self.entries.append(entry)
-
-    def operation_failed(
-        self, operation: OperationType, reason: str, when: dt.datetime | None = None
-    ) -> None:
-        """Journal one failed attempt; the journal folds repeats into a count (JNL-12)."""
-        self.journal(
-            JournalEntry(
-                type=JournalEntryType.OPERATION_FAILED,
-                time=when or self.now,
-                operation=operation,
-                reason=reason,
-            )
-        )
-
-    def create(self, manifest: Creatable) -> None:
-        self.creates.append(manifest)
-
-    def delete(self, ref: ObjectRef) -> None:
-        if ref not in self.deletes:
-            self.deletes.append(ref)
-
-    def wake_at(self, when: dt.datetime) -> None:
-        if self.wake is None or when < self.wake:
-            self.wake = when
-
-    def wake_in(self, delay: dt.timedelta) -> None:
-        self.wake_at(self.now + delay)
-
-    def wake_now(self) -> None:
-        self.wake_at(self.now)
 
     # --- the end of the pass -------------------------------------------------------------------
 

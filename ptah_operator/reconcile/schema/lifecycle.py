@@ -41,19 +41,12 @@ from ptah_operator.api.constants import (
 )
 from ptah_operator.reconcile import conditions, realm
 from ptah_operator.reconcile.decision import Decision
+from ptah_operator.reconcile.effects import binding_digest, current_binding
 from ptah_operator.reconcile.read_request import ReadRequest, answer_invalid, unanswered
 from ptah_operator.reconcile.realm import Refusal
 from ptah_operator.reconcile.schedule import LEASE_WAIT
 from ptah_operator.reconcile.schema import apply, claims, leases, plans, proof, reads, sources
-from ptah_operator.reconcile.schema.draft import (
-    SchemaDraft,
-    binding_digest,
-    blocked,
-    current_binding,
-    next_up,
-    pending,
-    suspended,
-)
+from ptah_operator.reconcile.schema.draft import SchemaDraft, blocked, next_up, pending, suspended
 from ptah_operator.reconcile.schema.world import SchemaWorld
 
 _READS = frozenset(

@@ -33,6 +33,7 @@ from ptah_operator.api.common import ActiveOperation
 from ptah_operator.api.constants import EventReason, OperationType, Reason
 from ptah_operator.reconcile import conditions, resolutions
 from ptah_operator.reconcile.decision import ObjectRef
+from ptah_operator.reconcile.effects import binding_digest, current_binding
 from ptah_operator.reconcile.jobs import job_name, result_record_name
 from ptah_operator.reconcile.read_request import answer_invalid, unanswered
 from ptah_operator.reconcile.reports import Unreadable
@@ -44,14 +45,7 @@ from ptah_operator.reconcile.schedule import (
     interval,
 )
 from ptah_operator.reconcile.schema import claims, leases, plans, proof, sources, verdicts
-from ptah_operator.reconcile.schema.draft import (
-    SchemaDraft,
-    binding_digest,
-    current_binding,
-    operating,
-    pending,
-    read_retrying,
-)
+from ptah_operator.reconcile.schema.draft import SchemaDraft, operating, pending, read_retrying
 from ptah_operator.reconcile.schema.results import read_schema_report
 from ptah_operator.reconcile.world import JobPhase
 
