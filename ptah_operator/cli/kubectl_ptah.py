@@ -42,7 +42,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NoReturn, TextIO, TypeVar
@@ -475,27 +475,52 @@ async def wait_for_run(
     session: Session, name: str, plan_name: str, plan_uid: str | None, wait_seconds: float
 ) -> int:
     """Follow the migration until the run of the plan reaches its verdict."""
+
+    def judge(migration: Any) -> int | None:
+        status: PtahMigrationStatus = migration.status or PtahMigrationStatus()
+        progress = run_progress(status, plan_name, plan_uid)
+        if progress is RunProgress.RETIRED:
+            _retired(plan_name, status)
+        return _report_run(session, status) if progress is RunProgress.FINISHED else None
+
+    return await _follow(
+        session, Kind.PTAH_MIGRATION, name, f"the run of plan {plan_name}", wait_seconds, judge
+    )
+
+
+async def _follow(
+    session: Session,
+    kind: Kind,
+    name: str,
+    what: str,
+    wait_seconds: float,
+    judge: Callable[[Any], int | None],
+) -> int:
+    """Say each new phase of the resource until `judge` returns an exit code."""
     shown = ""
     try:
         async with asyncio.timeout(wait_seconds):
-            async for migration in _states(session, Kind.PTAH_MIGRATION, name):
-                status = migration.status or PtahMigrationStatus()
-                line = _phase_line(status, status.phase)
+            async for resource in _states(session, kind, name):
+                status = resource.status or StatusCommon()
+                line = _phase_line(status, getattr(status, "phase", None))
                 if line != shown:
                     session.say(line)
                     shown = line
-                progress = run_progress(status, plan_name, plan_uid)
-                if progress is RunProgress.RETIRED:
-                    current = status.plan.name if status.plan else "none"
-                    raise CommandError(
-                        f"plan {plan_name} was retired before it ran (current plan: {current}); "
-                        "the approval authorizes nothing else"
-                    )
-                if progress is RunProgress.FINISHED:
-                    return _report_run(session, status)
+                code = judge(resource)
+                if code is not None:
+                    return code
     except TimeoutError:
-        raise CommandError(f"timed out waiting for the run of plan {plan_name}") from None
-    raise CommandError(f"stopped watching migration {name}")
+        raise CommandError(f"timed out waiting for {what}") from None
+    raise CommandError(f"stopped watching {_noun(kind)} {name}")
+
+
+def _retired(plan_name: str, status: StatusCommon) -> NoReturn:
+    plan = getattr(status, "plan", None)
+    current = plan.name if plan is not None else "none"
+    raise CommandError(
+        f"plan {plan_name} was retired before it ran (current plan: {current}); "
+        "the approval authorizes nothing else"
+    )
 
 
 def _report_run(session: Session, status: PtahMigrationStatus) -> int:
@@ -699,27 +724,17 @@ async def wait_for_apply(
     session: Session, name: str, plan_name: str, plan_uid: str | None, wait_seconds: float
 ) -> int:
     """Follow the schema until the Apply of the plan was proved (or the plan retired)."""
-    shown = ""
-    try:
-        async with asyncio.timeout(wait_seconds):
-            async for schema in _states(session, Kind.PTAH_SCHEMA, name):
-                status = schema.status or PtahSchemaStatus()
-                line = _phase_line(status, status.phase)
-                if line != shown:
-                    session.say(line)
-                    shown = line
-                progress = apply_progress(status, plan_name, plan_uid)
-                if progress is RunProgress.RETIRED:
-                    current = status.plan.name if status.plan else "none"
-                    raise CommandError(
-                        f"plan {plan_name} was retired before it ran (current plan: {current}); "
-                        "the approval authorizes nothing else"
-                    )
-                if progress is RunProgress.FINISHED:
-                    return _report_apply(session, status)
-    except TimeoutError:
-        raise CommandError(f"timed out waiting for the Apply of plan {plan_name}") from None
-    raise CommandError(f"stopped watching schema {name}")
+
+    def judge(schema: Any) -> int | None:
+        status: PtahSchemaStatus = schema.status or PtahSchemaStatus()
+        progress = apply_progress(status, plan_name, plan_uid)
+        if progress is RunProgress.RETIRED:
+            _retired(plan_name, status)
+        return _report_apply(session, status) if progress is RunProgress.FINISHED else None
+
+    return await _follow(
+        session, Kind.PTAH_SCHEMA, name, f"the Apply of plan {plan_name}", wait_seconds, judge
+    )
 
 
 def _report_apply(session: Session, status: PtahSchemaStatus) -> int:
@@ -851,7 +866,7 @@ async def set_source(session: Session, command: Command) -> int:
     """Point the resource at another OCI artifact with one merge patch of its spec, under
     optimistic concurrency (the resourceVersion read)."""
     info = kind_info(command.kind)
-    noun = "migration" if command.kind == Kind.PTAH_MIGRATION else "schema"
+    noun = _noun(command.kind)
     for _ in range(_CONFLICT_RETRIES):
         obj = await session.get(command.kind, command.name)
         assert obj is not None
