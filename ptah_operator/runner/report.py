@@ -30,6 +30,8 @@ import structlog
 log = structlog.get_logger("ptah.runner")
 
 DEFAULT_BUDGET_SECONDS = 120.0
+_LAST_TRY_MARGIN = 0.05
+"""Seconds before the deadline under which no further attempt is started."""
 _FIRST_DELAY = 0.5
 _MAX_DELAY = 10.0
 _ATTEMPT_TIMEOUT = 30.0
@@ -168,11 +170,14 @@ async def exchange(
                     log.error(f"{what} refused", status=status, error=error)
                     return Exchange(False, status, attempts, error=error)
                 log.warning(f"{what} endpoint unavailable", attempt=attempts, status=status)
-            pause = min(delay, _MAX_DELAY) * (0.5 + random.random() / 2)
-            if time.monotonic() + pause >= deadline:
+            left = deadline - time.monotonic()
+            if left <= _LAST_TRY_MARGIN:
                 log.error(f"{what} not {verb}", attempts=attempts, status=status)
                 return Exchange(False, status, attempts)
-            await asyncio.sleep(pause)
+            # The last pause is cut short so that one more attempt lands at the deadline: the
+            # whole budget is used, however the jitter fell.
+            pause = min(delay, _MAX_DELAY) * (0.5 + random.random() / 2)
+            await asyncio.sleep(min(pause, left))
             delay *= 2
 
 
