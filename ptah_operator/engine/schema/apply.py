@@ -3,10 +3,15 @@
 Order, each step before the next can change anything:
 1. hash the exact bytes (`read_plan`) and compare with the digest the caller expects;
 2. hold the plan to the policy (protected tables, destructive changes);
-3. connect, take the schema-level advisory lock (`pg_try_advisory_lock` / `GET_LOCK`);
-4. inspect the scope again and compare its fingerprint with the one the plan was made from
+3. check that every entry is exactly one statement, lexed as the server lexes it (the
+   migration engine's splitter: quotes, dollar quoting, comments); the connection runs one
+   statement per call besides (`Connection.run_statement`), so nothing can ride along;
+4. connect, take the schema-level advisory lock (`pg_try_advisory_lock` / `GET_LOCK`) and set
+   the session's timeouts (`Timeouts`: how long a statement waits for a table's lock, and how
+   long it may run);
+5. inspect the scope again and compare its fingerprint with the one the plan was made from
    (SCH-57: a stale plan is refused and nothing runs);
-5. run the statements with per-statement progress — PostgreSQL in one transaction, or, when
+6. run the statements with per-statement progress — PostgreSQL in one transaction, or, when
    the plan adds enum values, in a first transaction that commits them and a second one for
    the rest (`transactions`); MySQL/MariaDB one by one.
 
@@ -14,6 +19,12 @@ The outcome is `applied` only when every statement ran and committed. Any error 
 execution began gives `unknown` (SCH-59): it is not established what committed, and the
 caller observes afresh rather than replaying. Errors carry SQLSTATE/errno and the statement
 index, never statement or server text (PRIV-05).
+
+`dry_run` runs no change that stays. PostgreSQL: the exact statements run in one transaction
+that is always rolled back, under the same timeouts; the first failure is the refusal
+(`DryRunRefused`, with its index and SQLSTATE). MySQL and MariaDB commit DDL as they run it,
+so there is no such trial: `checks.mysql_checks` does what can be done without changing
+anything, and says what it did (`checked`), never calling itself a dry run.
 """
 
 from __future__ import annotations
@@ -24,11 +35,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import sqlglot
+import asyncpg
 
 from ptah_operator.engine.locks import ADVISORY_LOCK_KEY, named_lock
+from ptah_operator.engine.migrations.splitter import Dialect as SplitDialect
+from ptah_operator.engine.migrations.splitter import SplitError, split
+from ptah_operator.engine.schema.checks import mysql_checks
 from ptah_operator.engine.schema.connection import Connection
 from ptah_operator.engine.schema.diff import Statement
+from ptah_operator.engine.schema.model import Dialect
 from ptah_operator.engine.schema.operations import observe
 from ptah_operator.engine.schema.plan import Plan, PlanFileError, Policy, policy_refusals, read_plan
 
@@ -36,8 +51,40 @@ Progress = Callable[[dict[str, Any]], None]
 
 
 @dataclass(frozen=True)
+class Timeouts:
+    """What every statement of an Apply or a dry run is held to, in seconds. `lock`: how long
+    one statement may wait for a lock on what it changes (PostgreSQL `lock_timeout`, MySQL
+    `lock_wait_timeout` and `innodb_lock_wait_timeout`): an ALTER TABLE queued behind a long
+    transaction otherwise blocks every reader of the table behind it. `statement`: how long
+    one statement may run (PostgreSQL `statement_timeout`, MariaDB `max_statement_time`;
+    MySQL has no limit for DDL), None for no limit."""
+
+    lock: float = 30.0
+    statement: float | None = None
+
+    def postgresql(self) -> list[str]:
+        statement = 0 if self.statement is None else max(1, round(self.statement * 1000))
+        return [
+            f"SET lock_timeout = '{max(1, round(self.lock * 1000))}ms'",
+            f"SET statement_timeout = '{statement}ms'",
+        ]
+
+    def mysql(self, dialect: Dialect) -> list[str]:
+        seconds = max(1, round(self.lock))
+        settings = [
+            f"SET SESSION lock_wait_timeout = {seconds}",
+            f"SET SESSION innodb_lock_wait_timeout = {seconds}",
+        ]
+        if dialect is Dialect.MARIADB:
+            statement = 0 if self.statement is None else max(0.001, self.statement)
+            settings.append(f"SET SESSION max_statement_time = {statement:.3f}")
+        return settings
+
+
+@dataclass(frozen=True)
 class ApplyResult:
-    # "applied", "unknown", "refused" (nothing ran) or "dryRun" (nothing ran, all checks held).
+    # "applied", "unknown", "refused" (nothing ran) or "dryRun" (nothing stayed; every check
+    # held: `detail` says what was checked).
     outcome: str
     reason: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
@@ -101,6 +148,15 @@ async def release_lock(conn: Connection) -> None:
             await cur.execute("SELECT RELEASE_LOCK(%s)", (lock_name(conn.target.database),))
 
 
+def one_statement(sql: str, dialect: Dialect) -> bool:
+    """Whether `sql` is exactly one statement as the server's own client would cut it."""
+    family = SplitDialect.POSTGRESQL if dialect.family == "postgresql" else SplitDialect.MYSQL
+    try:
+        return len(split(sql, family)) == 1
+    except SplitError:
+        return False
+
+
 async def apply_plan(
     url: str,
     raw: bytes,
@@ -109,8 +165,11 @@ async def apply_plan(
     expected_digest: str | None = None,
     dry_run: bool = False,
     lock_timeout: float = 30.0,
+    timeouts: Timeouts | None = None,
     progress: Progress | None = None,
 ) -> ApplyResult:
+    """`lock_timeout`: how long to wait for the engine's own database lock (LCK-05);
+    `timeouts`: what every statement is held to."""
     try:
         plan = read_plan(raw)
     except PlanFileError as error:
@@ -121,13 +180,9 @@ async def apply_plan(
     refusals = policy_refusals(statements, policy)
     if refusals:
         return ApplyResult("refused", "PolicyRefused", {"refusals": refusals})
-    for statement in statements:
-        try:
-            sqlglot.parse(statement.sql, read=plan.dialect.sqlglot)
-        except sqlglot.errors.ParseError:
-            return ApplyResult(
-                "refused", "PlanUnparseable", {"statement": statements.index(statement)}
-            )
+    for index, statement in enumerate(statements):
+        if not one_statement(statement.sql, plan.dialect):
+            return ApplyResult("refused", "PlanUnparseable", {"statement": index})
     conn = await Connection.open(url)
     try:
         if conn.dialect.family != plan.dialect.family:
@@ -135,11 +190,21 @@ async def apply_plan(
         if not await acquire_lock(conn, lock_timeout):
             return ApplyResult("refused", "LockNotAcquired")
         try:
+            await _set_timeouts(conn, timeouts or Timeouts())
             return await _locked(conn, plan, dry_run, progress)
         finally:
             await release_lock(conn)
     finally:
         await conn.close()
+
+
+async def _set_timeouts(conn: Connection, timeouts: Timeouts) -> None:
+    if conn.dialect is Dialect.POSTGRESQL:
+        for setting in timeouts.postgresql():
+            await conn.raw.execute(setting)
+        return
+    for setting in timeouts.mysql(conn.dialect):
+        await conn.raw.query(setting)
 
 
 async def _stale(conn: Connection, plan: Plan, own_transaction: bool) -> ApplyResult | None:
@@ -168,11 +233,18 @@ async def _locked(
                 }
             )
 
+    if dry_run and conn.dialect is Dialect.POSTGRESQL:
+        return await _postgresql_dry_run(conn, plan)
     if dry_run or not statements:
         refused = await _stale(conn, plan, own_transaction=True)
         if refused is not None:
             return refused
-        return ApplyResult("dryRun" if dry_run else "applied")
+        if not dry_run:
+            return ApplyResult("applied")
+        checked = await mysql_checks(conn, statements)
+        if checked.refused:
+            return ApplyResult("refused", "PrecheckRefused", checked.detail)
+        return ApplyResult("dryRun", detail=checked.detail)
     if conn.dialect.family == "postgresql":
         return await _postgresql(conn, plan, report)
     refused = await _stale(conn, plan, own_transaction=True)
@@ -181,9 +253,7 @@ async def _locked(
     executed = 0
     for index, statement in enumerate(statements):
         try:
-            # The connection's own call, not a cursor's: a cursor turns each server note into
-            # a Python warning, which would print server text on stderr (PRIV-05).
-            await conn.raw.query(statement.sql)
+            await conn.run_statement(statement.sql)
         except Exception as error:  # every execution error is an unknown outcome (SCH-59)
             return ApplyResult(
                 "unknown",
@@ -213,15 +283,65 @@ def transactions(statements: list[Statement]) -> list[range]:
     return cuts
 
 
+async def _function_bodies_unchecked(conn: Connection, plan: Plan) -> None:
+    if any(s.category.startswith("functions_") for s in plan.statements):
+        # As pg_restore does: a function body may read tables made later in the plan. The
+        # body is checked when the function is called.
+        await conn.raw.execute("SET check_function_bodies = off")
+
+
+# A value `ALTER TYPE ... ADD VALUE` added is usable only once that transaction commits.
+_UNSAFE_NEW_ENUM_VALUE = "55P04"
+
+
+async def _postgresql_dry_run(conn: Connection, plan: Plan) -> ApplyResult:
+    """The exact statements in one transaction that is always rolled back: the first error is
+    the refusal. A plan that adds enum values commits them before the statements that use
+    them; a trial cannot, so it stops, and says so, at the first statement that uses one."""
+    statements = plan.statements
+    await _function_bodies_unchecked(conn, plan)
+    transaction = conn.raw.transaction()
+    await transaction.start()
+    try:
+        refused = await _stale(conn, plan, own_transaction=False)
+        if refused is not None:
+            return refused
+        for index, statement in enumerate(statements):
+            try:
+                await conn.run_statement(statement.sql)
+            except asyncpg.PostgresError as error:
+                added_before = any(not s.transactional for s in statements[:index])
+                if error.sqlstate == _UNSAFE_NEW_ENUM_VALUE and added_before:
+                    return ApplyResult(
+                        "dryRun",
+                        detail=_tried(index, len(statements), "EnumValueNotCommitted"),
+                    )
+                return ApplyResult(
+                    "refused", "DryRunRefused", {"statement": index, **_error_code(error)}
+                )
+        return ApplyResult("dryRun", detail=_tried(len(statements), len(statements)))
+    finally:
+        with contextlib.suppress(Exception):
+            await transaction.rollback()
+
+
+def _tried(ran: int, total: int, stopped: str | None = None) -> dict[str, Any]:
+    detail: dict[str, Any] = {
+        "checked": ["statementsRunAndRolledBack"],
+        "statementsRun": ran,
+        "statements": total,
+    }
+    if stopped is not None:
+        detail["stoppedAt"] = {"statement": ran, "reason": stopped}
+    return detail
+
+
 async def _postgresql(conn: Connection, plan: Plan, report: Callable[[int], None]) -> ApplyResult:
     """Each transaction of `transactions` in turn, the freshness check inside the first: a
     stale plan changes nothing. An error rolls back the transaction it happens in; any
     before it stay committed, so the outcome is unknown (SCH-59) either way."""
     statements = plan.statements
-    if any(s.category.startswith("functions_") for s in statements):
-        # As pg_restore does: a function body may read tables made later in the plan. The
-        # body is checked when the function is called.
-        await conn.raw.execute("SET check_function_bodies = off")
+    await _function_bodies_unchecked(conn, plan)
     executed = 0
     for number, cut in enumerate(transactions(statements)):
         transaction = conn.raw.transaction()
@@ -233,7 +353,7 @@ async def _postgresql(conn: Connection, plan: Plan, report: Callable[[int], None
                     await transaction.rollback()
                     return refused
             for index in cut:
-                await conn.raw.execute(statements[index].sql)
+                await conn.run_statement(statements[index].sql)
                 executed += 1
                 report(index)
         except Exception as error:  # every execution error is an unknown outcome (SCH-59)

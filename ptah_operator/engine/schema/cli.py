@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ptah_operator.engine.schema.apply import apply_plan
+from ptah_operator.engine.schema.apply import Timeouts, apply_plan
 from ptah_operator.engine.schema.connection import TargetError
 from ptah_operator.engine.schema.diff import PlanError
 from ptah_operator.engine.schema.drift import drift_report
@@ -33,6 +33,16 @@ from ptah_operator.engine.schema.scope import Scope
 CONTRACT_VERSION = "ptah.schema.cli/v1"
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_POLICY, EXIT_REFUSED, EXIT_UNKNOWN = 0, 1, 2, 3, 4, 5
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("not a number of seconds") from None
+    if not 0 < value < 86400 * 7:
+        raise argparse.ArgumentTypeError("seconds must be more than 0 and less than a week")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -78,9 +88,29 @@ def _parser() -> argparse.ArgumentParser:
     apply.add_argument(
         "--dry-run",
         action="store_true",
-        help="verify bytes, policy, parse and freshness; run nothing",
+        help="verify bytes, policy, statements and freshness, then try the plan without "
+        "keeping anything: on PostgreSQL it runs in a transaction that is rolled back; on "
+        "MySQL/MariaDB each statement is prepared and the rows are checked (the report says "
+        "what was checked)",
     )
-    apply.add_argument("--lock-timeout", type=float, default=30.0)
+    apply.add_argument(
+        "--lock-timeout",
+        type=_seconds,
+        default=30.0,
+        help="seconds to wait for the engine's own database lock (default 30)",
+    )
+    apply.add_argument(
+        "--ddl-lock-timeout",
+        type=_seconds,
+        default=30.0,
+        help="seconds one statement may wait for a lock on what it changes (default 30)",
+    )
+    apply.add_argument(
+        "--statement-timeout",
+        type=_seconds,
+        default=None,
+        help="seconds one statement may run (default: no limit; MySQL has none for DDL)",
+    )
     policy(apply)
     return parser
 
@@ -126,6 +156,7 @@ async def _run(args: argparse.Namespace) -> int:
             expected_digest=args.expect_digest,
             dry_run=args.dry_run,
             lock_timeout=args.lock_timeout,
+            timeouts=Timeouts(lock=args.ddl_lock_timeout, statement=args.statement_timeout),
             progress=_progress,
         )
         _print({"command": command, **result.to_json()})

@@ -13,6 +13,7 @@ from urllib.parse import unquote, urlsplit
 
 import aiomysql
 import asyncpg
+from pymysql.constants import CLIENT
 
 from ptah_operator.engine.schema.model import Dialect
 
@@ -71,7 +72,7 @@ async def connect_postgresql(target: Target) -> Any:
 
 
 async def connect_mysql(target: Target) -> Any:
-    return await aiomysql.connect(
+    raw = aiomysql.Connection(
         host=target.host,
         port=target.port,
         user=target.user,
@@ -80,6 +81,12 @@ async def connect_mysql(target: Target) -> Any:
         autocommit=True,
         charset="utf8mb4",
     )
+    # aiomysql always asks for CLIENT_MULTI_STATEMENTS. The engine sends one statement per
+    # call, and a server that refuses a second one in the same string is the last guard
+    # that nothing rides along with a plan entry (it answers 1064).
+    raw.client_flag &= ~CLIENT.MULTI_STATEMENTS
+    await raw._connect()
+    return raw
 
 
 async def mysql_dialect(conn: Any) -> Dialect:
@@ -104,6 +111,24 @@ class Connection:
             return cls(target, Dialect.POSTGRESQL, await connect_postgresql(target))
         raw = await connect_mysql(target)
         return cls(target, await mysql_dialect(raw), raw)
+
+    async def run_statement(self, sql: str) -> None:
+        """Run exactly one statement. PostgreSQL: through the extended query protocol, whose
+        Parse takes one statement only (42601 for more); MySQL/MariaDB: on a connection made
+        without CLIENT_MULTI_STATEMENTS (1064 for more). The connection's own call, not a
+        cursor's: a cursor turns each server note into a Python warning, which would print
+        server text on stderr (PRIV-05)."""
+        if self.dialect is Dialect.POSTGRESQL:
+            await self.raw.fetch(sql)
+        else:
+            await self.raw.query(sql)
+
+    async def mysql_rows(self, sql: str) -> tuple[tuple[Any, ...], ...]:
+        """MySQL/MariaDB: the rows of one query, read off the connection's own result (a
+        cursor would print the server's warnings, see `run_statement`)."""
+        await self.raw.query(sql)
+        result = self.raw._result
+        return tuple(result.rows or ()) if result is not None else ()
 
     async def close(self) -> None:
         if self.dialect is Dialect.POSTGRESQL:

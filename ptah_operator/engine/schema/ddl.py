@@ -47,6 +47,7 @@ from ptah_operator.engine.schema.normalize import (
     normalize_action,
     normalize_default,
     normalize_grantee,
+    normalize_index_method,
     normalize_privileges,
     normalize_type,
     sequence_options,
@@ -659,7 +660,7 @@ def _statement(dialect: Dialect, reader: _TableReader, parts: Parts, node: exp.E
                 unique=bool(node.args.get("unique")),
                 where=where.this if where is not None else None,
                 include=list(params.args.get("include") or []) if params else [],
-                method=str(using.name).lower() if using is not None else None,
+                method=normalize_index_method(d, str(using.name)) if using is not None else None,
             )
             parts.attachments.append((schema, table, index))
             return
@@ -696,7 +697,10 @@ def _statement(dialect: Dialect, reader: _TableReader, parts: Parts, node: exp.E
             schema = "" if d.family == "mysql" else (ident(d, db) if db else "public")
             parts.comments.append((schema, table, ident(d, target.this), comment))
             return
-    raise DesiredSchemaError(f"{source}: unsupported statement ({type(node).__name__})")
+    raise DesiredSchemaError(
+        f"{source}: unsupported statement ({type(node).__name__}): a desired schema states "
+        "structure, not changes or data"
+    )
 
 
 def _create_table(d: Dialect, reader: _TableReader, parts: Parts, node: exp.Create) -> None:
@@ -707,14 +711,22 @@ def _create_table(d: Dialect, reader: _TableReader, parts: Parts, node: exp.Crea
     items: list[Attachment] = []
     columns: list[Column] = []
     for element in schema_node.expressions:
-        if isinstance(element, exp.ColumnDef):
-            columns.append(reader.column(name, element, items))
-        elif isinstance(element, exp.Constraint):
-            constraint_name = ident(d, element.this)
-            for inner in element.expressions:
-                items.append(reader.constraint(name, inner, constraint_name))
-        else:
-            items.append(reader.constraint(name, element, None))
+        try:
+            if isinstance(element, exp.ColumnDef):
+                columns.append(reader.column(name, element, items))
+            elif isinstance(element, exp.Constraint):
+                constraint_name = ident(d, element.this)
+                for inner in element.expressions:
+                    items.append(reader.constraint(name, inner, constraint_name))
+            else:
+                items.append(reader.constraint(name, element, None))
+        except NormalizationError as error:
+            what = "a constraint"
+            if isinstance(element, exp.ColumnDef):
+                what = f"column {name}.{ident(d, element.this)}"
+            elif isinstance(element, exp.Constraint):
+                what = f"constraint {ident(d, element.this)}"
+            raise NormalizationError(f"table {name}, {what}: {error}") from None
     comment = None
     properties = node.args.get("properties")
     for prop in properties.expressions if properties else []:

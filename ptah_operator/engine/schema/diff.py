@@ -85,6 +85,48 @@ class PlanError(ValueError):
 
 
 @dataclass(frozen=True)
+class Requirement:
+    """What the rows a statement finds must satisfy for it to succeed, in a form a check can
+    query without running the statement (MySQL commits DDL as it runs it; see `checks`):
+    `unique` (no two rows share non-NULL `columns`, each maybe cut to a prefix), `notNull`
+    (no NULL in `columns`), `check` (no row makes `expression` false), `references` (every
+    non-NULL `columns` value is found in `ref_table.ref_columns`). Names only the objects."""
+
+    kind: str
+    table: str
+    columns: tuple[str, ...] = ()
+    prefixes: tuple[int | None, ...] = ()
+    expression: str | None = None
+    ref_table: str | None = None
+    ref_columns: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        value: dict[str, Any] = {"kind": self.kind, "table": self.table}
+        if self.columns:
+            value["columns"] = list(self.columns)
+        if any(p is not None for p in self.prefixes):
+            value["prefixes"] = list(self.prefixes)
+        if self.expression is not None:
+            value["expression"] = self.expression
+        if self.ref_table is not None:
+            value["refTable"] = self.ref_table
+            value["refColumns"] = list(self.ref_columns)
+        return value
+
+    @classmethod
+    def from_json(cls, value: dict[str, Any]) -> Requirement:
+        return cls(
+            kind=value["kind"],
+            table=value["table"],
+            columns=tuple(value.get("columns", ())),
+            prefixes=tuple(value.get("prefixes", ())),
+            expression=value.get("expression"),
+            ref_table=value.get("refTable"),
+            ref_columns=tuple(value.get("refColumns", ())),
+        )
+
+
+@dataclass(frozen=True)
 class Statement:
     sql: str
     severity: Severity
@@ -93,9 +135,10 @@ class Statement:
     tables: tuple[str, ...]
     # False for statements PostgreSQL cannot run, or run usefully, inside a transaction block.
     transactional: bool = True
+    requires: tuple[Requirement, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        value: dict[str, Any] = {
             "sql": self.sql,
             "severity": self.severity.value,
             "category": self.category,
@@ -103,6 +146,9 @@ class Statement:
             "tables": list(self.tables),
             "transactional": self.transactional,
         }
+        if self.requires:
+            value["requires"] = [r.to_json() for r in self.requires]
+        return value
 
 
 T = TypeVar("T", UniqueConstraint, Index, ForeignKey, Check)
@@ -150,8 +196,11 @@ class _Planner:
         tables: tuple[str, ...] = (),
         *,
         transactional: bool = True,
+        requires: tuple[Requirement, ...] = (),
     ) -> None:
-        self.out.append(Statement(sql, severity, category, reason, tables, transactional))
+        # PostgreSQL's dry run runs the statements themselves: its plans carry no requirements.
+        needs = () if self.pg else requires
+        self.out.append(Statement(sql, severity, category, reason, tables, transactional, needs))
 
 
 def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
@@ -251,12 +300,27 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
         old, new = observed_tables[key], desired_tables[key]
         missing, _ = _match(list(new.foreign_keys), list(old.foreign_keys))
         for fk in missing:
+            referenced = (fk.ref_schema, fk.ref_table)
+            known = referenced in observed_tables and all(
+                old.column(c) is not None for c in fk.columns
+            )
             p.emit(
                 r.add_constraint(new, r.foreign_key_clause(fk)),
                 Severity.WARNING,
                 "foreign_keys_added",
                 f"add foreign key on {new.qualified}; existing rows must satisfy it",
                 (new.qualified,),
+                requires=(
+                    Requirement(
+                        "references",
+                        new.qualified,
+                        fk.columns,
+                        ref_table=_qualified(*referenced),
+                        ref_columns=fk.ref_columns,
+                    ),
+                )
+                if known
+                else (),
             )
     _owners(
         p,
@@ -1047,18 +1111,35 @@ def _drop_constraints(p: _Planner, old: Table, new: Table) -> None:
         )
 
 
+def _qualified(schema: str, name: str) -> str:
+    return f"{schema}.{name}" if schema else name
+
+
+def _existing(old: Table, columns: tuple[str, ...]) -> bool:
+    """Whether every one of `columns` is a plain column the table already has: what a check
+    of the rows can read before the plan runs."""
+    return bool(columns) and all(is_plain_column(c) and old.column(c) is not None for c in columns)
+
+
 def _add_constraints(p: _Planner, old: Table, new: Table) -> None:
     r = p.r
     where = (new.qualified,)
     if new.primary_key is not None and (
         old.primary_key is None or new.primary_key.key() != old.primary_key.key()
     ):
+        columns = new.primary_key.columns
         p.emit(
             r.add_constraint(new, r.primary_key_clause(new.primary_key)),
             Severity.WARNING,
             "constraints_added",
             f"add primary key to {new.qualified}; existing rows must be unique and not null",
             where,
+            requires=(
+                Requirement("notNull", new.qualified, columns),
+                Requirement("unique", new.qualified, columns),
+            )
+            if _existing(old, columns)
+            else (),
         )
     missing_uniques, _ = _match(list(new.uniques), list(old.uniques))
     for unique in missing_uniques:
@@ -1068,6 +1149,9 @@ def _add_constraints(p: _Planner, old: Table, new: Table) -> None:
             "constraints_added",
             f"add unique constraint on {new.qualified}; existing rows must be unique",
             where,
+            requires=(Requirement("unique", new.qualified, unique.columns),)
+            if _existing(old, unique.columns)
+            else (),
         )
     missing_checks, _ = _match(list(new.checks), list(old.checks))
     for check in missing_checks:
@@ -1077,16 +1161,21 @@ def _add_constraints(p: _Planner, old: Table, new: Table) -> None:
             "constraints_added",
             f"add check on {new.qualified}; existing rows must pass it",
             where,
+            requires=(Requirement("check", new.qualified, expression=check.expr),),
         )
     missing_indexes, _ = _match(list(new.indexes), list(old.indexes))
     for index in missing_indexes:
         severity = Severity.WARNING if index.unique else Severity.SAFE
+        checkable = index.unique and index.where is None and _existing(old, index.columns)
         p.emit(
             r.create_index(new, index),
             severity,
             "indexes_added",
             f"create index on {new.qualified}",
             where,
+            requires=(Requirement("unique", new.qualified, index.columns, index.prefix_lengths),)
+            if checkable
+            else (),
         )
 
 
@@ -1203,7 +1292,17 @@ def _change_column(p: _Planner, table: Table, old: Column, new: Column) -> None:
     severity = max((s for s, _ in reasons), key=lambda s: s.rank)
     reason = f"change column {name}: " + ", ".join(text for _, text in reasons)
     if not p.pg:
-        p.emit(r.modify_column(table, new), severity, "columns_changed", reason, where)
+        adds_not_null = old.nullable and not new.nullable
+        p.emit(
+            r.modify_column(table, new),
+            severity,
+            "columns_changed",
+            reason,
+            where,
+            requires=(Requirement("notNull", table.qualified, (new.name,)),)
+            if adds_not_null
+            else (),
+        )
         return
     statements: list[tuple[str, Severity]] = []
     was_generated = old.identity in _GENERATED

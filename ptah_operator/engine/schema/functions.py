@@ -22,7 +22,12 @@ import sqlglot
 from sqlglot import Token, TokenType
 
 from ptah_operator.engine.schema.model import Argument, Dialect, Function
-from ptah_operator.engine.schema.normalize import normalize_default, normalize_type
+from ptah_operator.engine.schema.normalize import (
+    NormalizationError,
+    normalize_default,
+    normalize_qualified_name,
+    normalize_type,
+)
 
 _PG = Dialect.POSTGRESQL
 
@@ -393,6 +398,11 @@ def read_create_function(text: str, tokens: list[Token]) -> Function:
             result = read_result(text, reader.until_clause())
         elif reader.take("LANGUAGE"):
             language = reader.next().text.lower()
+            try:
+                # Spelt into CREATE FUNCTION as it is: one name and nothing more.
+                normalize_qualified_name(language, "a function's language")
+            except NormalizationError as error:
+                raise FunctionError(str(error)) from None
         elif reader.word() in {"IMMUTABLE", "STABLE", "VOLATILE"}:
             volatility = reader.next().text.lower()
         elif reader.take("STRICT"):

@@ -55,9 +55,11 @@ enum column is written `type = enum("a", "b")`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import textwrap
+from collections.abc import Iterator
 from typing import Any
 
 import hcl2
@@ -84,12 +86,14 @@ from ptah_operator.engine.schema.normalize import (
     normalize_default,
     normalize_expression,
     normalize_index_key,
+    normalize_index_method,
     normalize_privileges,
     normalize_type,
     parse_grantee,
     sequence_options,
     sequence_type,
     serial_base,
+    string_literal,
 )
 from ptah_operator.engine.schema.parts import DesiredSchemaError, Parts
 from ptah_operator.engine.schema.views import ViewError, desired_view
@@ -150,6 +154,14 @@ class _Reader:
     def error(self, what: str) -> DesiredSchemaError:
         return DesiredSchemaError(f"{self.source}: {what}")
 
+    @contextlib.contextmanager
+    def within(self, what: str) -> Iterator[None]:
+        """An expression or a type that cannot be taken is refused naming the object."""
+        try:
+            yield
+        except NormalizationError as error:
+            raise self.error(f"{what}: {error}") from None
+
     def schema_of(self, body: dict[str, Any]) -> str:
         if self.dialect.family == "mysql":
             return ""
@@ -175,7 +187,7 @@ class _Reader:
         if "default" in body:
             value = body["default"]
             if _is_quoted(value):
-                text = "'" + _string(value).replace("'", "''") + "'"
+                text = string_literal(d, _string(value))
             elif isinstance(value, bool):
                 text = "TRUE" if value else "FALSE"
             elif isinstance(value, str) and value.startswith("${sql("):
@@ -216,7 +228,7 @@ class _Reader:
                 raise self.error(f"index {name}: an `on` block names no column or expr")
             prefixes.append(int(part["prefix"]) if "prefix" in part else None)
             options.append(self.key_options(name, part))
-        method = _string(body["type"]).lower() if "type" in body else None
+        method = normalize_index_method(d, _string(body["type"])) if "type" in body else None
         return Index(
             name=name,
             columns=tuple(columns),
@@ -224,7 +236,7 @@ class _Reader:
             where=normalize_expression(d, _string(body["where"])) if "where" in body else None,
             include=tuple(_reference_tail(c) for c in body.get("include", [])),
             prefix_lengths=tuple(prefixes) if any(p is not None for p in prefixes) else (),
-            method=None if method in {None, "btree"} else method,
+            method=method,
             key_options=index_key_options_tuple(options),
         )
 
@@ -411,35 +423,46 @@ def _document(dialect: Dialect, reader: _Reader, parts: Parts, document: dict[st
     for name, body in tables:
         if name is None:
             raise reader.error("a table block has no name")
-        columns = tuple(
-            reader.column(name, cname or "", cbody) for cname, cbody in _blocks(body, "column")
-        )
+        columns: list[Column] = []
+        for cname, cbody in _blocks(body, "column"):
+            with reader.within(f"column {name}.{cname}"):
+                columns.append(reader.column(name, cname or "", cbody))
         pk = None
         for pk_name, pk_body in _blocks(body, "primary_key"):
             pk = PrimaryKey(
                 columns=tuple(_reference_tail(c) for c in pk_body.get("columns", [])),
                 name=pk_name,
             )
+        indexes: list[Index] = []
+        for index_name, index_body in _blocks(body, "index"):
+            with reader.within(f"index {index_name or '(unnamed)'} on table {name}"):
+                indexes.append(reader.index(index_name, index_body))
+        foreign_keys: list[ForeignKey] = []
+        for fk_name, fk_body in _blocks(body, "foreign_key"):
+            with reader.within(f"foreign key {fk_name or '(unnamed)'} on table {name}"):
+                foreign_keys.append(reader.foreign_key(fk_name, fk_body, table_schemas))
+        checks: list[Check] = []
+        for check_name, check_body in _blocks(body, "check"):
+            with reader.within(f"check {check_name or '(unnamed)'} on table {name}"):
+                expr = normalize_expression(dialect, _string(check_body["expr"]))
+                checks.append(Check(expr=expr, name=check_name))
         parts.tables.append(
             Table(
                 schema=reader.schema_of(body),
                 name=name,
-                columns=columns,
+                columns=tuple(columns),
                 primary_key=pk,
-                indexes=tuple(reader.index(n, b) for n, b in _blocks(body, "index")),
-                foreign_keys=tuple(
-                    reader.foreign_key(n, b, table_schemas) for n, b in _blocks(body, "foreign_key")
-                ),
-                checks=tuple(
-                    Check(expr=normalize_expression(dialect, _string(b["expr"])), name=n)
-                    for n, b in _blocks(body, "check")
-                ),
+                indexes=tuple(indexes),
+                foreign_keys=tuple(foreign_keys),
+                checks=tuple(checks),
                 comment=_string(body["comment"]) if "comment" in body else None,
                 grants=tuple(reader.grants(name, body)),
                 owner=reader.owner(f"table {name}", body),
             )
         )
     for name, body in _blocks(document, "sequence"):
-        parts.sequences.append(reader.sequence(name or "", body))
+        with reader.within(f"sequence {name}"):
+            parts.sequences.append(reader.sequence(name or "", body))
     for name, body in _blocks(document, "view"):
-        parts.views.append(reader.view(name or "", body))
+        with reader.within(f"view {name}"):
+            parts.views.append(reader.view(name or "", body))

@@ -14,7 +14,7 @@ import logging
 import re
 
 import sqlglot
-from sqlglot import exp
+from sqlglot import TokenType, exp
 
 from ptah_operator.engine.schema.model import Dialect
 
@@ -25,6 +25,52 @@ logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 class NormalizationError(ValueError):
     """A type or expression the engine cannot read."""
+
+
+# What an expression field (a default, a check, an index key or predicate, a generated
+# column) may never hold: a statement of any kind, a query, or a second statement after a
+# `;`. The servers refuse subqueries in all these places anyway; sqlglot, though, reads
+# `0; DROP TABLE t` as one `Block`, and the text would reach a plan entry whole.
+_STATEMENTS = (
+    exp.Query,
+    exp.DDL,
+    exp.DML,
+    exp.Command,
+    exp.Block,
+    exp.Drop,
+    exp.Alter,
+    exp.Set,
+    exp.Use,
+    exp.Transaction,
+    exp.Commit,
+    exp.Rollback,
+)
+
+
+def parse_expression(dialect: Dialect, text: str, what: str) -> exp.Expr:
+    """`text` as exactly one SQL expression (no statement, no subquery, no `;`), or a
+    NormalizationError naming `what` (never the text)."""
+    sqlglot_dialect = sqlglot.Dialect.get_or_raise(dialect.sqlglot)
+    try:
+        tokens = sqlglot_dialect.tokenize(text)
+    except sqlglot.errors.SqlglotError:
+        raise NormalizationError(f"unreadable {what}") from None
+    if any(token.token_type is TokenType.SEMICOLON for token in tokens):
+        raise NormalizationError(f"{what} is more than one expression (it holds a `;`)")
+    try:
+        trees = [t for t in sqlglot_dialect.parser().parse(tokens, text) if t is not None]
+    except sqlglot.errors.SqlglotError:
+        raise NormalizationError(f"unreadable {what}") from None
+    if len(trees) != 1:
+        raise NormalizationError(f"{what} is not one expression")
+    return _one_expression(trees[0], what)
+
+
+def _one_expression(tree: exp.Expr, what: str) -> exp.Expr:
+    for node in tree.walk():
+        if isinstance(node, _STATEMENTS):
+            raise NormalizationError(f"{what} holds a statement or a subquery")
+    return tree
 
 
 _PG_ALIASES = {
@@ -104,27 +150,71 @@ def serial_base(type_text: str) -> str | None:
     return _PG_SERIALS.get(_squash(type_text).lower())
 
 
+# What a canonical type may look like: a name (bare lower case or double-quoted, maybe
+# qualified), words (`with time zone`, `unsigned`), one argument list, array brackets; on
+# MySQL also enum(...)/set(...) of quoted values. A type is spelt into DDL as it is, so the
+# shape is checked after normalization, on both sides.
+_NAME = r'(?:[a-z_][a-z0-9_$]*|"(?:[^"]|"")+")'
+_WORD = r"[a-z_][a-z0-9_]*"
+_PG_TYPE = re.compile(
+    rf"{_NAME}(?:\.{_NAME})?(?: {_WORD})*(?:\([a-z0-9_, ]+\))?(?: {_WORD})*(?:\[\])*"
+)
+_MY_VALUE = r"'(?:[^'\\]|''|\\.)*'"
+_MY_TYPE = re.compile(
+    rf"{_WORD}(?: {_WORD})*(?:\(\d+(?:,\d+)?\))?(?: {_WORD})*"
+    rf"|(?:enum|set)\((?:{_MY_VALUE}(?:,{_MY_VALUE})*)?\)"
+)
+
+
 @functools.lru_cache(maxsize=65536)
 def normalize_type(dialect: Dialect, text: str) -> str:
     """The canonical spelling of a column type in `dialect`."""
     if dialect.family == "postgresql":
-        return _normalize_pg_type(text)
-    return _normalize_my_type(text)
+        result, shape = _normalize_pg_type(text), _PG_TYPE
+    else:
+        result, shape = _normalize_my_type(text), _MY_TYPE
+    if not shape.fullmatch(result):
+        raise NormalizationError("unreadable column type")
+    return result
+
+
+_MY_ESCAPES = {"0": "\0", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a"}
+
+
+def _mysql_unescape(match: re.Match[str]) -> str:
+    text = match.group(0)
+    if text == "''":
+        return "'"
+    return _MY_ESCAPES.get(text[1], text[1])
 
 
 def _split_enum_args(args: str) -> list[str]:
+    """The values of MySQL's enum(...)/set(...), decoded as the server reads its strings
+    (`''` and backslash escapes)."""
     values = []
-    for match in re.finditer(r"'((?:[^']|'')*)'", args):
-        values.append(match.group(1).replace("''", "'"))
+    for match in re.finditer(r"'((?:[^'\\]|''|\\.)*)'", args):
+        values.append(re.sub(r"''|\\.", _mysql_unescape, match.group(1)))
     return values
+
+
+def string_literal(dialect: Dialect, text: str) -> str:
+    """`text` as a string literal of `dialect`, as the catalogs spell one: PostgreSQL doubles
+    quotes (standard_conforming_strings); MySQL/MariaDB also double a backslash, which would
+    otherwise escape the quote after it."""
+    if dialect.family == "mysql":
+        text = text.replace("\\", "\\\\")
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _normalize_pg_type(text: str) -> str:
     squashed = _squash(text)
+    # PostgreSQL keeps no array dimensions or sizes: `integer[3][]` is `integer[]`.
     arrays = 0
-    while squashed.endswith("[]"):
-        arrays += 1
-        squashed = squashed[:-2].rstrip()
+    while (bracket := re.search(r"\[\s*\d*\s*\]$", squashed)) is not None:
+        arrays = 1
+        squashed = squashed[: bracket.start()].rstrip()
+    if squashed.lower().endswith(" array"):
+        arrays, squashed = 1, squashed[: -len(" array")].rstrip()
     lowered = squashed.lower()
     if '"' in squashed:
         # A quoted user-defined type: keep its case.
@@ -167,7 +257,7 @@ def _normalize_my_type(text: str) -> str:
         original = _squash(text)
         inner = original[original.index("(") + 1 : original.rindex(")")]
         values = _split_enum_args(inner)
-        quoted = ",".join("'" + v.replace("'", "''") + "'" for v in values)
+        quoted = ",".join(string_literal(Dialect.MYSQL, v) for v in values)
         return f"{kind}({quoted})"
     base, args, rest = _split_type(squashed)
     for suffix in ("zerofill", "unsigned", "signed"):
@@ -306,16 +396,14 @@ def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
 @functools.lru_cache(maxsize=65536)
 def normalize_expression(dialect: Dialect, text: str) -> str:
     """The canonical text of a SQL expression (a check, a predicate, an index key)."""
-    try:
-        tree = sqlglot.parse_one(text, read=dialect.sqlglot)
-    except sqlglot.errors.ParseError as error:
-        raise NormalizationError("unreadable SQL expression") from error
-    return canonical_expression(dialect, tree)
+    return canonical_expression(dialect, parse_expression(dialect, text, "SQL expression"))
 
 
-def canonical_expression(dialect: Dialect, tree: exp.Expr) -> str:
+def canonical_expression(dialect: Dialect, tree: exp.Expr, what: str = "SQL expression") -> str:
+    """The canonical text of one expression. The text is read back after every rendering,
+    as one expression again: what comes out is checked like what went in."""
     previous = None
-    current = tree.copy()
+    current = _one_expression(tree, what).copy()
     # Simplification can expose more of itself (a paren inside a cast inside a paren).
     for _ in range(8):
         current = current.transform(lambda n: _simplify(n, dialect.family))
@@ -323,7 +411,7 @@ def canonical_expression(dialect: Dialect, tree: exp.Expr) -> str:
         if rendered == previous:
             break
         previous = rendered
-        current = sqlglot.parse_one(rendered, read=dialect.sqlglot)
+        current = parse_expression(dialect, rendered, what)
     return current.sql(dialect=dialect.sqlglot)
 
 
@@ -335,16 +423,13 @@ def normalize_default(dialect: Dialect, text: str | None, column_type: str) -> s
     stripped = text.strip()
     if not stripped or stripped.upper() == "NULL":
         return None
-    try:
-        tree = sqlglot.parse_one(stripped, read=dialect.sqlglot)
-    except sqlglot.errors.ParseError as error:
-        raise NormalizationError("unreadable column default") from error
+    tree = parse_expression(dialect, stripped, "column default")
     while isinstance(tree, exp.Paren):
         tree = tree.this
     if isinstance(tree, exp.Null):
         return None
-    rendered = canonical_expression(dialect, tree)
-    tree = sqlglot.parse_one(rendered, read=dialect.sqlglot)
+    rendered = canonical_expression(dialect, tree, "column default")
+    tree = parse_expression(dialect, rendered, "column default")
     if (
         _is_string_literal(tree)
         and is_numeric_type(column_type)
@@ -380,12 +465,42 @@ def _scaled(dialect: Dialect, number: str, column_type: str) -> str:
     return str(value.quantize(decimal.Decimal(1).scaleb(-int(match.group(1)))))
 
 
+_ACTIONS = frozenset({"NO ACTION", "RESTRICT", "CASCADE", "SET NULL", "SET DEFAULT"})
+
+
 def normalize_action(dialect: Dialect, action: str | None) -> str:
     """A foreign-key action; MySQL treats NO ACTION as RESTRICT."""
     value = _squash(action or "NO ACTION").upper()
+    if value not in _ACTIONS:
+        raise NormalizationError("a foreign-key action is one of " + ", ".join(sorted(_ACTIONS)))
     if dialect.family == "mysql" and value == "NO ACTION":
         return "RESTRICT"
     return value
+
+
+_QUALIFIED_NAME = re.compile(rf"{_NAME}(?:\.{_NAME})?")
+_MYSQL_INDEX_METHODS = frozenset({"btree", "hash", "fulltext", "spatial"})
+
+
+def normalize_index_method(dialect: Dialect, text: str) -> str | None:
+    """An index method (`USING gin`; MySQL's FULLTEXT and SPATIAL kinds): one bare name, None
+    for the default (btree). It is spelt into CREATE INDEX as it is, so nothing else passes."""
+    method = _squash(text).lower()
+    if dialect.family == "mysql" and method not in _MYSQL_INDEX_METHODS:
+        raise NormalizationError(
+            "an index type is one of " + ", ".join(sorted(_MYSQL_INDEX_METHODS))
+        )
+    if not re.fullmatch(r"[a-z_][a-z0-9_]*", method):
+        raise NormalizationError("an index method is one bare name (btree, hash, gin, gist...)")
+    return None if method == "btree" else method
+
+
+def normalize_qualified_name(text: str, what: str) -> str:
+    """A name spelt into SQL as written (an operator class, a function language): a bare or
+    double-quoted name, optionally schema-qualified, and nothing more."""
+    if not _QUALIFIED_NAME.fullmatch(text):
+        raise NormalizationError(f"{what} is a name, optionally schema-qualified")
+    return text
 
 
 def normalize_identifier(dialect: Dialect, name: str) -> str:
@@ -400,19 +515,18 @@ def normalize_index_key(dialect: Dialect, text: str) -> str:
     """An index key: a plain column is its bare name, anything else a canonical expression."""
     if re.fullmatch(r"[a-z_][a-z0-9_]*", text):
         return text
-    try:
-        tree = sqlglot.parse_one(text, read=dialect.sqlglot)
-    except sqlglot.errors.ParseError as error:
-        raise NormalizationError("unreadable index key") from error
+    tree = parse_expression(dialect, text, "index key")
     while isinstance(tree, exp.Paren):
         tree = tree.this
     if isinstance(tree, exp.Column) and not tree.table:
         identifier = tree.this
         name = str(identifier.this)
+        if not name:
+            raise NormalizationError("an index key names no column")
         if dialect.family == "postgresql" and not identifier.quoted:
             return name.lower()
         return name
-    return canonical_expression(dialect, tree)
+    return canonical_expression(dialect, tree, "index key")
 
 
 # Operator classes that are the default of every index method and type they serve
@@ -505,7 +619,7 @@ def index_key_options(
     PostgreSQL sorts NULLs last ascending and first descending; only an order that departs
     from that is spelt out. MySQL/MariaDB have no NULLS clause and no operator classes.
     """
-    opclass = opclass.lower()
+    opclass = normalize_qualified_name(opclass.lower(), "an operator class") if opclass else ""
     postgresql = dialect.family == "postgresql"
     parts = [opclass] if postgresql and opclass and opclass not in _DEFAULT_OPCLASSES else []
     if desc:

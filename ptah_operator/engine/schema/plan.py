@@ -9,7 +9,8 @@
       "transactional": true,                 # PostgreSQL: apply in one transaction
       "summary": {"total": 3, "highestSeverity": "warning", "categories": {...}},
       "statements": [{"index": 0, "sql": "...", "severity": "safe", "category": "...",
-                      "reason": "...", "tables": [...], "transactional": true}, ...],
+                      "reason": "...", "tables": [...], "transactional": true,
+                      "requires": [...]}, ...],     # MySQL: what the rows must satisfy
       "digest": "sha256:..."                 # of the same document without "digest"
     }
 
@@ -27,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from ptah_operator.engine.schema.diff import CATEGORIES, Statement
+from ptah_operator.engine.schema.diff import CATEGORIES, Requirement, Statement
 from ptah_operator.engine.schema.model import Dialect, Schema
 from ptah_operator.engine.schema.scope import Scope
 from ptah_operator.engine.schema.severity import Severity, highest
@@ -114,6 +115,7 @@ class Plan:
                 reason=s["reason"],
                 tables=tuple(s["tables"]),
                 transactional=s["transactional"],
+                requires=tuple(Requirement.from_json(r) for r in s.get("requires", ())),
             )
             for s in self.document["statements"]
         ]

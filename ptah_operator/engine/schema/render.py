@@ -24,17 +24,16 @@ from ptah_operator.engine.schema.model import (
     UniqueConstraint,
     View,
 )
-from ptah_operator.engine.schema.normalize import is_plain_column
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+from ptah_operator.engine.schema.normalize import is_plain_column, string_literal
 
 
 class Renderer:
     def __init__(self, dialect: Dialect) -> None:
         self.dialect = dialect
         self.pg = dialect.family == "postgresql"
+
+    def literal(self, text: str) -> str:
+        return string_literal(self.dialect, text)
 
     def q(self, name: str) -> str:
         if self.pg:
@@ -58,12 +57,12 @@ class Renderer:
         return f"CREATE SCHEMA {self.q(name)}"
 
     def create_enum(self, enum: EnumType) -> str:
-        values = ", ".join(_literal(v) for v in enum.values)
+        values = ", ".join(self.literal(v) for v in enum.values)
         return f"CREATE TYPE {self.table(enum.schema, enum.name)} AS ENUM ({values})"
 
     def add_enum_value(self, enum: EnumType, value: str, before: str | None) -> str:
-        where = f" BEFORE {_literal(before)}" if before is not None else ""
-        return f"ALTER TYPE {self.table(enum.schema, enum.name)} ADD VALUE {_literal(value)}{where}"
+        where = f" BEFORE {self.literal(before)}" if before is not None else ""
+        return f"ALTER TYPE {self.table(enum.schema, enum.name)} ADD VALUE {self.literal(value)}{where}"
 
     def drop_enum(self, enum: EnumType) -> str:
         return f"DROP TYPE {self.table(enum.schema, enum.name)}"
@@ -101,7 +100,7 @@ class Renderer:
         if column.identity == "auto_increment":
             parts.append("AUTO_INCREMENT")
         if not self.pg and column.comment is not None:
-            parts.append(f"COMMENT {_literal(column.comment)}")
+            parts.append(f"COMMENT {self.literal(column.comment)}")
         return " ".join(parts)
 
     def primary_key_clause(self, pk: PrimaryKey) -> str:
@@ -133,7 +132,7 @@ class Renderer:
         body = ",\n  ".join(lines)
         suffix = ""
         if not self.pg and table.comment is not None:
-            suffix = f" COMMENT {_literal(table.comment)}"
+            suffix = f" COMMENT {self.literal(table.comment)}"
         return f"CREATE TABLE {self.table(table.schema, table.name)} (\n  {body}\n){suffix}"
 
     def drop_table(self, table: Table) -> str:
@@ -141,13 +140,13 @@ class Renderer:
 
     def table_comment(self, table: Table, comment: str | None) -> str:
         # An empty comment removes it in both dialects (and parses everywhere, unlike NULL).
-        text = _literal(comment or "")
+        text = self.literal(comment or "")
         if self.pg:
             return f"COMMENT ON TABLE {self.table(table.schema, table.name)} IS {text}"
         return f"ALTER TABLE {self.table(table.schema, table.name)} COMMENT {text}"
 
     def column_comment(self, table: Table, column: str, comment: str | None) -> str:
-        text = _literal(comment or "")
+        text = self.literal(comment or "")
         return (
             f"COMMENT ON COLUMN {self.table(table.schema, table.name)}.{self.q(column)} IS {text}"
         )
@@ -279,7 +278,7 @@ class Renderer:
         return f"CREATE SEQUENCE {self.table(table.schema, name)} AS {type_text} OWNED BY {owner}"
 
     def nextval(self, schema: str, name: str) -> str:
-        return f"nextval({_literal(self.table(schema, name))}::regclass)"
+        return f"nextval({self.literal(self.table(schema, name))}::regclass)"
 
     # Views.
 
@@ -354,7 +353,7 @@ class Renderer:
         if self.pg:
             return grantee if grantee == "PUBLIC" else self.q(grantee)
         # A MySQL user is kept as the server spells it ('app'@'%'); a role is a bare name.
-        return grantee if grantee.startswith("'") else _literal(grantee)
+        return grantee if grantee.startswith("'") else self.literal(grantee)
 
     def grant(
         self, table: Table, grantee: str, privileges: list[str], *, grantable: bool = False

@@ -85,3 +85,28 @@ async def execute(url: str, *statements: str) -> None:
 
 async def apply_bytes(url: str, raw: bytes, **kwargs: Any) -> ApplyResult:
     return await apply_plan(url, raw, policy=kwargs.pop("policy", Policy()), **kwargs)
+
+
+async def rows(url: str, sql: str) -> list[tuple[Any, ...]]:
+    """The rows of one query, read behind the engine's back."""
+    target = parse_url(url)
+    if target.family == "postgresql":
+        conn = await asyncpg.connect(url)
+        try:
+            return [tuple(r) for r in await conn.fetch(sql)]
+        finally:
+            await conn.close()
+    mconn = await aiomysql.connect(
+        host=target.host,
+        port=target.port,
+        user=target.user,
+        password=target.password or "",
+        db=target.database,
+        autocommit=True,
+    )
+    try:
+        async with mconn.cursor() as cur:
+            await cur.execute(sql)
+            return [tuple(r) for r in await cur.fetchall()]
+    finally:
+        mconn.close()

@@ -1,0 +1,175 @@
+"""A statement smuggled into any desired-schema field that carries SQL never runs.
+
+The probe: a table `accounts` holds a row and is protected; a desired schema carries
+`DROP TABLE accounts` after a `;` in one field. Three guards, each tested on its own:
+1. the desired-schema readers refuse the field, naming the object (`ptah schema plan`);
+2. Apply refuses a plan entry that is not exactly one statement (PlanUnparseable), even in a
+   plan file whose digest holds;
+3. the connection runs one statement per call: the server refuses a second one.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ptah_operator.engine.schema.connection import Connection
+from ptah_operator.engine.schema.plan import Policy, digest_of, encode
+
+from .schema_roundtrip import apply_bytes, converge, execute, plan_for, rows, write_desired
+
+SMUGGLED = "0; DROP TABLE accounts"
+
+ACCOUNTS = "CREATE TABLE accounts (id int PRIMARY KEY, balance int)"
+
+
+@pytest.fixture(params=["postgresql", "mariadb"])
+def url(request: pytest.FixtureRequest) -> str:
+    value: str = request.getfixturevalue("pg_url" if request.param == "postgresql" else "maria_url")
+    return value
+
+
+def _hcl_table(body: str, *, pg: bool) -> str:
+    schema = 'schema "public" {}\n' if pg else ""
+    table_schema = "schema = schema.public\n" if pg else ""
+    return f"""{schema}
+table "accounts" {{
+  {table_schema}
+  column "id" {{ type = int  null = false }}
+  column "balance" {{ type = int }}
+  primary_key {{ columns = [column.id] }}
+}}
+table "t" {{
+  {table_schema}
+  column "id" {{ type = int  null = false }}
+  column "a" {{ type = int }}
+  primary_key {{ columns = [column.id] }}
+  {body}
+}}
+"""
+
+
+# Each HCL field that reaches a statement, with the smuggled text in it.
+HCL_FIELDS = {
+    "column default": 'column "b" { type = int  default = sql("0; DROP TABLE accounts") }',
+    "column type": 'column "b" { type = "int; DROP TABLE accounts" }',
+    "generated expression": 'column "b" { type = int  as { expr = "a; DROP TABLE accounts" } }',
+    "index type": 'index "ix" { columns = [column.a]  type = "btree (a); DROP TABLE accounts; --" }',
+    "index key expression": 'index "ix" { on { expr = "a); DROP TABLE accounts; --" } }',
+    "index predicate": 'index "ix" { columns = [column.a]  where = "a > 0; DROP TABLE accounts" }',
+    "check": 'check "c" { expr = "a > 0); DROP TABLE accounts; --" }',
+    "foreign key action": (
+        'foreign_key "fk" { columns = [column.a]  ref_columns = [table.accounts.column.id]  '
+        'on_delete = "CASCADE; DROP TABLE accounts" }'
+    ),
+}
+PG_ONLY_HCL_FIELDS = {
+    "index operator class": (
+        'index "ix" { on { column = column.a  ops = "int4_ops; DROP TABLE accounts" } }'
+    ),
+}
+SQL_FIELDS = {
+    "a second statement": "CREATE TABLE t (id int PRIMARY KEY, a int DEFAULT 0); DROP TABLE accounts;",
+    "a default holding a subquery": "CREATE TABLE t (id int PRIMARY KEY, a int DEFAULT (SELECT 1));",
+}
+PG_ONLY_SQL_FIELDS = {
+    "function language": (
+        "CREATE FUNCTION f() RETURNS int LANGUAGE 'sql; DROP TABLE accounts' AS $$ SELECT 1 $$;"
+    ),
+}
+
+
+def _ptah(*args: str) -> tuple[int, dict[str, object]]:
+    ptah = str(Path(sys.executable).with_name("ptah"))
+    done = subprocess.run([ptah, "schema", *args], capture_output=True, text=True, check=False)
+    assert "Traceback" not in done.stderr, "a traceback, not an error"
+    return done.returncode, json.loads(done.stdout)
+
+
+async def _accounts_intact(url: str) -> None:
+    assert await rows(url, "SELECT id, balance FROM accounts") == [(1, 100)]
+
+
+def _cases(url: str) -> list[tuple[str, str, str]]:
+    pg = url.startswith("postgres")
+    hcl = {**HCL_FIELDS, **(PG_ONLY_HCL_FIELDS if pg else {})}
+    sql = {**SQL_FIELDS, **(PG_ONLY_SQL_FIELDS if pg else {})}
+    accounts = ACCOUNTS + ";\n"
+    return [(f"hcl {name}", ".hcl", _hcl_table(body, pg=pg)) for name, body in hcl.items()] + [
+        (f"sql {name}", ".sql", accounts + body) for name, body in sql.items()
+    ]
+
+
+async def test_every_sql_field_refuses_a_smuggled_statement(url: str, tmp_path: Path) -> None:
+    await converge(url, tmp_path, ACCOUNTS + ";")
+    await execute(url, "INSERT INTO accounts VALUES (1, 100)")
+    for name, suffix, text in _cases(url):
+        desired = write_desired(tmp_path, text, suffix)
+        out = tmp_path / "plan.json"
+        code, answer = _ptah(
+            "plan",
+            "--url",
+            url,
+            "--desired",
+            str(desired),
+            "--out",
+            str(out),
+            "--protected-table",
+            "accounts",
+        )
+        assert (code, answer.get("error")) == (1, "DesiredSchemaError"), (name, answer)
+        message = str(answer["message"])
+        assert "DROP TABLE" not in message.upper(), (name, "the message quotes the SQL")
+        assert not out.exists(), name
+        await _accounts_intact(url)
+
+
+async def test_apply_refuses_an_entry_of_two_statements_even_with_a_good_digest(
+    url: str, tmp_path: Path
+) -> None:
+    await converge(url, tmp_path, ACCOUNTS + ";")
+    await execute(url, "INSERT INTO accounts VALUES (1, 100)")
+    planned = await plan_for(
+        url, write_desired(tmp_path, ACCOUNTS + "; CREATE TABLE t (id int PRIMARY KEY);")
+    )
+    document = json.loads(planned.plan_bytes)
+    assert [s["severity"] for s in document["statements"]] == ["safe"]
+    document["statements"][0]["sql"] += "; DROP TABLE accounts"
+    document["digest"] = digest_of(document)
+    forged = encode(document)
+    for dry_run in (True, False):
+        result = await apply_bytes(
+            url, forged, policy=Policy(allow_destructive=True), dry_run=dry_run
+        )
+        assert (result.outcome, result.reason) == ("refused", "PlanUnparseable")
+        assert result.detail == {"statement": 0}
+    await _accounts_intact(url)
+    assert await rows(url, "SELECT 1 FROM information_schema.tables WHERE table_name = 't'") == []
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT 1; DROP TABLE accounts",
+        "SELECT 1 /* a comment */; DROP TABLE accounts",
+        "DROP TABLE accounts; SELECT 1",
+    ],
+)
+async def test_the_connection_runs_one_statement_per_call(
+    url: str, tmp_path: Path, sql: str
+) -> None:
+    await converge(url, tmp_path, ACCOUNTS + ";")
+    await execute(url, "INSERT INTO accounts VALUES (1, 100)")
+    conn = await Connection.open(url)
+    try:
+        with pytest.raises(Exception) as raised:
+            await conn.run_statement(sql)
+        code = getattr(raised.value, "sqlstate", None) or raised.value.args[0]
+        assert code in {"42601", 1064}
+    finally:
+        await conn.close()
+    await _accounts_intact(url)
