@@ -77,6 +77,8 @@ ARTIFACT_TYPE_SCHEMA: Final = "application/vnd.stokaro.ptah.schema.v1"
 ARTIFACT_TYPE_MIGRATIONS: Final = "application/vnd.stokaro.ptah.migrations.v1"
 
 DEFAULT_INTERVAL: Final = "10m"
+DEFAULT_LOCK_TIMEOUT: Final = "30s"
+"""How long one schema statement may wait for a lock on what it changes."""
 DEFAULT_FAILURE_RETRY_INTERVAL: Final = "1m"
 DEFAULT_REVISION_TABLE: Final = "schema_migrations"
 

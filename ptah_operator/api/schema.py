@@ -22,6 +22,7 @@ from ptah_operator.api.common import (
     UserInfo,
 )
 from ptah_operator.api.constants import (
+    DEFAULT_LOCK_TIMEOUT,
     MAX_DRIFT_CATEGORIES,
     MAX_PROTECTED_TABLES,
     ApplyOutcome,
@@ -35,6 +36,7 @@ from ptah_operator.api.fields import (
     ApiModel,
     ConditionReason,
     Digest,
+    Duration,
     LabelName,
     ShortText,
     Timestamp,
@@ -58,6 +60,13 @@ class SchemaPolicy(ApiModel):
     """Allow a plan that drops or narrows what holds data. Without it such a plan is Blocked."""
     protected_tables: list[TablePattern] = bounded_list(MAX_PROTECTED_TABLES)
     """Tables no plan may change. A plan that would is Blocked."""
+    lock_timeout: Duration = DEFAULT_LOCK_TIMEOUT
+    """How long one statement of an Apply, or of the Plan's dry run, may wait for a lock on
+    what it changes (PostgreSQL lock_timeout, MySQL lock_wait_timeout). Past it the statement
+    fails instead of queueing every reader of the table behind it. 0s: no limit."""
+    statement_timeout: Duration | None = None
+    """How long one statement of an Apply or a dry run may run (PostgreSQL statement_timeout,
+    MariaDB max_statement_time; MySQL has no limit for DDL). Unset or 0s: no limit."""
 
 
 class SchemaScope(ApiModel):

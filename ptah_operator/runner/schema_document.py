@@ -72,6 +72,7 @@ class SchemaErrorReason:
     INTROSPECTION_FAILED = "IntrospectionFailed"
     PLAN_INCOHERENT = "PlanIncoherent"
     DRY_RUN_REFUSED = "DryRunRefused"
+    PRECHECK_REFUSED = "PrecheckRefused"
     LOCK_NOT_ACQUIRED = "LockNotAcquired"
     LOCK_LOST = "LockLost"
     PLAN_TOO_LARGE = "PlanTooLarge"
@@ -217,6 +218,7 @@ def plan_block(
     plan_bytes: bytes,
     pieces: Sequence[Piece],
     protected: Sequence[str],
+    trial: Json | None = None,
 ) -> Json:
     """Plan's `plan`. Without statements it says only that nothing changes, and between which
     fingerprints: no digest, no pieces (nothing is published)."""
@@ -244,6 +246,10 @@ def plan_block(
         protectedTables=list(protected),
         pieces=[p.as_json() for p in pieces],
     )
+    if trial is not None:
+        # What the Apply path tried of these bytes before they were published: counts and
+        # the names of the checks, never a statement or a row.
+        block["trial"] = trial
     return block
 
 

@@ -7,8 +7,10 @@ docs/design/schema-path.md. What the runner takes from it:
 - `scope` {schemas, includeTables, excludeTables}: the engine's scope (`--schema`, `--table`,
   `--exclude`). No schema named means the engine's default (`public`; MySQL/MariaDB ignore it,
   their scope is the URL's database).
-- `policy` {allowDestructive, protectedTables}: a Plan names the protected tables its plan would
-  change (the manager judges); an Apply holds the plan to it once more before it runs.
+- `policy` {allowDestructive, protectedTables, lockTimeoutSeconds, statementTimeoutSeconds}: a
+  Plan names the protected tables its plan would change (the manager judges); an Apply holds
+  the plan to it once more before it runs; both hold every statement of the dry run and of
+  the Apply to the timeouts (lock 30 s when absent, statement none; 0 is no limit).
 - `contentDigest` (Observe, Plan): the files must still give it.
 - `plan` {name, uid, fingerprint, digest, size, observedFingerprint, chunks} and
   `plannedTargetDigest` (Apply): the bytes fetched must give `plan.digest`, and the database must
@@ -29,6 +31,7 @@ from ptah_operator.api.constants import MAX_PLAN_CHUNKS
 from ptah_operator.engine.migrations.connection import Engine
 from ptah_operator.engine.schema.plan import Policy
 from ptah_operator.engine.schema.scope import Scope
+from ptah_operator.engine.schema.timeouts import Timeouts
 from ptah_operator.runner.operation import (
     OPERATION_CONTRACT,
     SCHEMA_KIND,
@@ -69,6 +72,7 @@ class SchemaOperation:
     scope: Scope
     protected_tables: tuple[str, ...]
     allow_destructive: bool
+    timeouts: Timeouts = dataclasses.field(default_factory=Timeouts)
     content_digest: str | None = None
     expected_target_digest: str | None = None
     proof: bool = False
@@ -150,12 +154,36 @@ def _scope(value: Any) -> Scope:
     )
 
 
-def _policy(value: Any) -> tuple[tuple[str, ...], bool]:
+def _policy(value: Any) -> tuple[tuple[str, ...], bool, Timeouts]:
     doc = _object(value if value is not None else {}, "policy")
     allow = doc.get("allowDestructive", False)
     if not isinstance(allow, bool):
         raise OperationError("policy.allowDestructive must be true or false")
-    return _patterns(doc, "protectedTables", "policy."), allow
+    lock = _seconds(doc, "lockTimeoutSeconds")
+    timeouts = Timeouts(
+        lock=Timeouts().lock if lock is None else lock or None,
+        statement=_seconds(doc, "statementTimeoutSeconds") or None,
+    )
+    return _patterns(doc, "protectedTables", "policy."), allow, timeouts
+
+
+# MySQL's own upper bound for lock_wait_timeout.
+_MAX_SECONDS = 365 * 24 * 3600
+
+
+def _seconds(doc: dict[str, Any], key: str) -> float | None:
+    value = doc.get(key)
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not 0 < value <= _MAX_SECONDS
+    ):
+        raise OperationError(
+            f"policy.{key} must be a number of seconds, more than 0, at most a week"
+        )
+    return float(value)
 
 
 def _plan(value: Any) -> PlanBinding:
@@ -197,7 +225,7 @@ def parse_schema_operation(text: str) -> SchemaOperation:
     proof = doc.get("proof", False)
     if not isinstance(proof, bool):
         raise OperationError("proof must be true or false")
-    protected, allow_destructive = _policy(doc.get("policy"))
+    protected, allow_destructive, timeouts = _policy(doc.get("policy"))
     operation = SchemaOperation(
         operation_id=operation_id,
         type=str(kind),
@@ -206,6 +234,7 @@ def parse_schema_operation(text: str) -> SchemaOperation:
         scope=_scope(doc.get("scope")),
         protected_tables=protected,
         allow_destructive=allow_destructive,
+        timeouts=timeouts,
         expected_target_digest=_optional_digest(doc, "expectedTargetDigest"),
         proof=proof,
     )

@@ -24,7 +24,11 @@ Plan (SCH-55, SCH-56):
     lock and checks that the database is still the one they were planned from. A refusal is
     DryRunRefused, except that the lock being taken meanwhile is LockLost. The dry run holds
     the plan to no policy: what the policy says of it is the manager's verdict (SCH-14), for
-    which the report names the protected tables it would change;
+    which the report names the protected tables it would change. On PostgreSQL it runs the
+    statements in a transaction it rolls back (a failure is DryRunRefused, with the statement
+    and SQLSTATE); MySQL/MariaDB commit DDL as they run it, so there it prepares each
+    statement and checks the rows (PrecheckRefused). The report's `plan.trial` names what was
+    checked; both hold every statement to the policy's timeouts;
   - with changes, the plan file is uploaded in pieces (`PUT …/plan/{index}`) before the report
     names them (PlanTooLarge over 64 pieces, PlanNotUploaded when a piece is refused).
 
@@ -72,6 +76,7 @@ from ptah_operator.engine.schema.normalize import NormalizationError
 from ptah_operator.engine.schema.operations import PlanResult, plan_url
 from ptah_operator.engine.schema.parts import DesiredSchemaError
 from ptah_operator.engine.schema.plan import Policy
+from ptah_operator.engine.schema.timeouts import Timeouts
 from ptah_operator.engine.schema.views import ViewError
 from ptah_operator.runner.document import ErrorBlock, ErrorReason, Json
 from ptah_operator.runner.operations import Finished, Now, connection_message, utc_now
@@ -366,11 +371,20 @@ class _SchemaLock:
         return held
 
 
-async def _dry_run(url: str, plan_bytes: bytes, lock_timeout: float) -> None:
-    """The Apply path reads the exact bytes: hash, parse, lock, stale check; nothing runs."""
+async def _dry_run(
+    url: str, plan_bytes: bytes, lock_timeout: float, timeouts: Timeouts
+) -> dict[str, Any]:
+    """The Apply path reads the exact bytes (hash, statements, lock, stale check) and tries
+    them without keeping anything: on PostgreSQL it runs them in a transaction it rolls back;
+    on MySQL/MariaDB it prepares each and checks the rows. What it checked is returned."""
     try:
         result = await apply_plan(
-            url, plan_bytes, policy=_NO_POLICY, dry_run=True, lock_timeout=lock_timeout
+            url,
+            plan_bytes,
+            policy=_NO_POLICY,
+            dry_run=True,
+            lock_timeout=lock_timeout,
+            timeouts=timeouts,
         )
     except asyncio.CancelledError:
         raise
@@ -378,11 +392,27 @@ async def _dry_run(url: str, plan_bytes: bytes, lock_timeout: float) -> None:
         error = engine_error(exc)
         raise _StoppedError(error.reason, error.message) from None
     if result.outcome == "dryRun":
-        return
+        return result.detail
     if result.reason == "LockNotAcquired":
         raise _StoppedError(
             SchemaErrorReason.LOCK_LOST,
             "the schema lock was taken by another session before the dry run could hold it",
+        )
+    detail = result.detail
+    where = f"statement {detail['statement']}" if "statement" in detail else "the plan"
+    if result.reason == "DryRunRefused":
+        code = detail.get("sqlstate") or detail.get("error", "an error")
+        raise _StoppedError(
+            SchemaErrorReason.DRY_RUN_REFUSED,
+            f"{where} failed when the plan was tried and rolled back (SQLSTATE {code}); "
+            "nothing was kept",
+        )
+    if result.reason == "PrecheckRefused":
+        check = detail.get("check", "a check")
+        raise _StoppedError(
+            SchemaErrorReason.PRECHECK_REFUSED,
+            f"{where} would fail: {check} found what it refuses (errno "
+            f"{detail.get('errno', '-')}); nothing ran",
         )
     raise _StoppedError(
         SchemaErrorReason.DRY_RUN_REFUSED,
@@ -432,7 +462,7 @@ async def run_plan(
                 SchemaErrorReason.PLAN_INCOHERENT,
                 "two independent plans of the same files and database differ",
             )
-        await _dry_run(checked, first.plan_bytes, lock_timeout)
+        trial = await _dry_run(checked, first.plan_bytes, lock_timeout, operation.timeouts)
         statements = first.statements
         pieces: list[Piece] = []
         if statements:
@@ -451,6 +481,7 @@ async def run_plan(
         plan_bytes=first.plan_bytes,
         pieces=pieces,
         protected=protected_tables(statements, operation.protected_tables),
+        trial=trial,
     )
     log.info(
         "plan made",
@@ -577,6 +608,7 @@ async def run_apply(
             raw,
             policy=operation.policy,
             lock_timeout=lock_timeout,
+            timeouts=operation.timeouts,
             progress=counted,
         )
     except asyncio.CancelledError:

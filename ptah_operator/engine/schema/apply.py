@@ -46,39 +46,9 @@ from ptah_operator.engine.schema.diff import Statement
 from ptah_operator.engine.schema.model import Dialect
 from ptah_operator.engine.schema.operations import observe
 from ptah_operator.engine.schema.plan import Plan, PlanFileError, Policy, policy_refusals, read_plan
+from ptah_operator.engine.schema.timeouts import Timeouts
 
 Progress = Callable[[dict[str, Any]], None]
-
-
-@dataclass(frozen=True)
-class Timeouts:
-    """What every statement of an Apply or a dry run is held to, in seconds. `lock`: how long
-    one statement may wait for a lock on what it changes (PostgreSQL `lock_timeout`, MySQL
-    `lock_wait_timeout` and `innodb_lock_wait_timeout`): an ALTER TABLE queued behind a long
-    transaction otherwise blocks every reader of the table behind it. `statement`: how long
-    one statement may run (PostgreSQL `statement_timeout`, MariaDB `max_statement_time`;
-    MySQL has no limit for DDL), None for no limit."""
-
-    lock: float = 30.0
-    statement: float | None = None
-
-    def postgresql(self) -> list[str]:
-        statement = 0 if self.statement is None else max(1, round(self.statement * 1000))
-        return [
-            f"SET lock_timeout = '{max(1, round(self.lock * 1000))}ms'",
-            f"SET statement_timeout = '{statement}ms'",
-        ]
-
-    def mysql(self, dialect: Dialect) -> list[str]:
-        seconds = max(1, round(self.lock))
-        settings = [
-            f"SET SESSION lock_wait_timeout = {seconds}",
-            f"SET SESSION innodb_lock_wait_timeout = {seconds}",
-        ]
-        if dialect is Dialect.MARIADB:
-            statement = 0 if self.statement is None else max(0.001, self.statement)
-            settings.append(f"SET SESSION max_statement_time = {statement:.3f}")
-        return settings
 
 
 @dataclass(frozen=True)

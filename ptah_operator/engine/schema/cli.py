@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ptah_operator.engine.schema.apply import Timeouts, apply_plan
+from ptah_operator.engine.schema.apply import apply_plan
 from ptah_operator.engine.schema.connection import TargetError
 from ptah_operator.engine.schema.diff import PlanError
 from ptah_operator.engine.schema.drift import drift_report
@@ -29,6 +29,7 @@ from ptah_operator.engine.schema.operations import inspect_url, plan_url
 from ptah_operator.engine.schema.parts import DesiredSchemaError
 from ptah_operator.engine.schema.plan import Policy, policy_refusals, summarize
 from ptah_operator.engine.schema.scope import Scope
+from ptah_operator.engine.schema.timeouts import Timeouts
 
 CONTRACT_VERSION = "ptah.schema.cli/v1"
 

@@ -523,6 +523,12 @@ def normalize_index_key(dialect: Dialect, text: str) -> str:
         name = str(identifier.this)
         if not name:
             raise NormalizationError("an index key names no column")
+        if not is_plain_column(name):
+            # The model keeps a plain key as the bare name and an expression as its text;
+            # such a name would be read back as an expression.
+            raise NormalizationError(
+                "an index key names a column whose name holds a space or a parenthesis"
+            )
         if dialect.family == "postgresql" and not identifier.quoted:
             return name.lower()
         return name

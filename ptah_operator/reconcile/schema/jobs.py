@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from ptah_operator.api.common import SourceRecord
 from ptah_operator.api.constants import ARTIFACT_TYPE_SCHEMA, OperationType
+from ptah_operator.api.fields import parse_duration
 from ptah_operator.api.plans import PtahSchemaPlan
-from ptah_operator.api.schema import PtahSchema
+from ptah_operator.api.schema import PtahSchema, SchemaPolicy
 from ptah_operator.api.source_policy import SourcePolicy
 from ptah_operator.reconcile.jobs import (
     OPERATION_CONTRACT,
@@ -36,6 +37,21 @@ from ptah_operator.reconcile.jobs import (
     source_verify_job,
 )
 from ptah_operator.reconcile.world import RunnerConfig
+
+_YEAR_SECONDS = 365 * 24 * 3600.0
+
+
+def _timeouts(policy: SchemaPolicy) -> dict[str, float]:
+    """The policy's timeouts in seconds, as the runner holds every statement to them (at most
+    a year: MySQL's bound, and longer than any lock is worth waiting for)."""
+
+    def seconds(value: str) -> float:
+        return min(parse_duration(value).total_seconds(), _YEAR_SECONDS)
+
+    found = {"lockTimeoutSeconds": seconds(policy.lock_timeout)}
+    if policy.statement_timeout is not None:
+        found["statementTimeoutSeconds"] = seconds(policy.statement_timeout)
+    return found
 
 
 def operation_document(
@@ -74,6 +90,7 @@ def operation_document(
         "policy": {
             "allowDestructive": spec.policy.allow_destructive,
             "protectedTables": list(spec.policy.protected_tables),
+            **_timeouts(spec.policy),
         },
     }
     if content_digest is not None:

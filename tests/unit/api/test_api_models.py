@@ -588,6 +588,7 @@ def test_every_example_kind_round_trips_with_defaults_filled() -> None:
         "apply": "OnApproval",
         "allowDestructive": False,
         "protectedTables": [],
+        "lockTimeout": "30s",
     }
     assert from_manifest(PtahSchema, manifest) == schema
 

@@ -20,9 +20,9 @@ import aiomysql
 import asyncpg
 import pytest
 
-from ptah_operator.engine.schema.apply import Timeouts
 from ptah_operator.engine.schema.connection import parse_url
 from ptah_operator.engine.schema.plan import Policy
+from ptah_operator.engine.schema.timeouts import Timeouts
 
 from .schema_roundtrip import apply_bytes, converge, execute, fingerprint, plan_for, write_desired
 
