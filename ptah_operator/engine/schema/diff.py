@@ -44,7 +44,7 @@ from ptah_operator.engine.schema.severity import (
     Severity,
     enum_change,
     mysql_enum_change,
-    type_widens,
+    type_change,
 )
 
 CATEGORIES = (
@@ -1269,10 +1269,8 @@ def _change_column(p: _Planner, table: Table, old: Column, new: Column) -> None:
             enum = mysql_enum_change(old.type, new.type) if not p.pg else None
             if enum is not None:
                 reasons.append(enum)
-            elif type_widens(old.type, new.type):
-                reasons.append((Severity.WARNING, "type widens"))
             else:
-                reasons.append((Severity.DESTRUCTIVE, "type narrows or converts"))
+                reasons.append(type_change(p.dialect.family, old.type, new.type))
     if old.nullable and not new.nullable:
         reasons.append((Severity.DESTRUCTIVE, "adds NOT NULL"))
     if not old.nullable and new.nullable:

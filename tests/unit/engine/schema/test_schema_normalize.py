@@ -11,7 +11,6 @@ from ptah_operator.engine.schema.normalize import (
     normalize_index_key,
     normalize_type,
 )
-from ptah_operator.engine.schema.severity import type_widens
 
 PG = Dialect.POSTGRESQL
 MY = Dialect.MARIADB
@@ -117,23 +116,3 @@ def test_index_keys_plain_columns_and_expressions() -> None:
     assert normalize_index_key(PG, "lower((email)::text)") == normalize_index_key(
         PG, "lower(email)"
     )
-
-
-@pytest.mark.parametrize(
-    ("old", "new", "widens"),
-    [
-        ("integer", "bigint", True),
-        ("bigint", "integer", False),
-        ("character varying(10)", "character varying(20)", True),
-        ("character varying(20)", "character varying(10)", False),
-        ("character varying(20)", "text", True),
-        ("numeric(10,2)", "numeric(12,2)", True),
-        ("numeric(10,2)", "numeric(10,3)", False),
-        ("text", "integer", False),
-        ("enum('a','b')", "enum('a','b','c')", True),
-        ("enum('a','b')", "enum('a')", False),
-        ("int", "int unsigned", False),
-    ],
-)
-def test_type_widening(old: str, new: str, widens: bool) -> None:
-    assert type_widens(old, new) is widens
