@@ -70,8 +70,13 @@ _EXTRA_WORD = re.compile(
 )
 
 
+_NOTHING = Extra()
+
+
 def read_extra(text: str | None) -> Extra:
-    lowered = " ".join((text or "").lower().split())
+    if not text:
+        return _NOTHING  # most columns: read a thousand tables' worth without a regex
+    lowered = " ".join(text.lower().split())
     auto_increment = invisible = False
     on_update: str | None = None
     generated: str | None = None

@@ -108,8 +108,9 @@ class Renderer:
             parts.append(f"GENERATED {column.identity.upper()} AS IDENTITY")
         if column.default is not None and column.generated is None:
             parts.append(f"DEFAULT {column.default}")
-        if self.pg or column.generated is None:
-            # MariaDB refuses a nullability clause on a generated column.
+        if self.pg or column.generated is None or self.dialect is Dialect.MYSQL:
+            # MariaDB refuses a nullability clause on a generated column (it is always
+            # nullable there); MySQL takes one, and MODIFY would drop a NOT NULL unsaid.
             parts.append("NULL" if column.nullable else "NOT NULL")
         if not self.pg and column.on_update is not None:
             parts.append(f"ON UPDATE {column.on_update}")

@@ -307,6 +307,9 @@ def test_a_column_is_rendered_whole() -> None:
     )
     virtual = Column(name="v", type="int", generated="a * 2", virtual=True)
     assert Renderer(MY).column_definition(virtual) == "`v` int GENERATED ALWAYS AS (a * 2) VIRTUAL"
+    assert Renderer(MYSQL).column_definition(dataclasses.replace(virtual, nullable=False)) == (
+        "`v` int GENERATED ALWAYS AS (a * 2) VIRTUAL NOT NULL"
+    )
     place = Column(name="p", type="point", nullable=False, srid=4326)
     assert Renderer(MY).column_definition(place) == "`p` point REF_SYSTEM_ID=4326 NOT NULL"
     assert Renderer(MYSQL).column_definition(place) == "`p` point SRID 4326 NOT NULL"
