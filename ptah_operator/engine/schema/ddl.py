@@ -12,6 +12,14 @@ The file is split into statements with sqlglot's tokenizer. Sequences, grants, o
 function headers are read from those tokens rather than from sqlglot's tree: its tree of
 CREATE SEQUENCE loses a leading `NO CYCLE` (it reads `CYCLE`), MySQL's `'user'@'host'`
 grantees and OWNER TO fall outside it, and a function's body is never parsed.
+
+MySQL/MariaDB columns take what MODIFY COLUMN must restate (see `mysql_columns`): `CHARACTER
+SET`, `COLLATE`, `ON UPDATE CURRENT_TIMESTAMP[(n)]`, `INVISIBLE`, `[GENERATED ALWAYS] AS
+(...) VIRTUAL|STORED|PERSISTENT` (VIRTUAL when neither is said, as the server takes it), the
+spatial types with MariaDB's `REF_SYSTEM_ID=n` or MySQL's `SRID n`; indexes `FULLTEXT` and
+`SPATIAL` (`FULLTEXT KEY ...` in CREATE TABLE, `CREATE FULLTEXT|SPATIAL INDEX`). sqlglot
+knows neither the spatial types but GEOMETRY, nor SRIDs, nor PERSISTENT, nor CREATE
+FULLTEXT INDEX: `_mysql_tokens` reads those from the tokens and hands sqlglot the rest.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ from ptah_operator.engine.schema.model import (
     Table,
     UniqueConstraint,
 )
+from ptah_operator.engine.schema.mysql_columns import SPATIAL_TYPES, normalize_on_update
 from ptah_operator.engine.schema.normalize import (
     NormalizationError,
     canonical_expression,
@@ -130,21 +139,43 @@ class _TableReader:
         self.dialect = dialect
         self.source = source
 
-    def column(self, table: str, node: exp.ColumnDef, items: list[Attachment]) -> Column:
+    def column(
+        self,
+        table: str,
+        node: exp.ColumnDef,
+        items: list[Attachment],
+        spatial: dict[str, tuple[str, int | None]] | None = None,
+    ) -> Column:
         d = self.dialect
+        mysql = d.family == "mysql"
         name = ident(d, node.this)
         kind = node.args.get("kind")
         if kind is None:
             raise DesiredSchemaError(f"{self.source}: column {table}.{name} has no type")
         raw_type = kind.sql(dialect=d.sqlglot)
+        spatial_type, srid = (spatial or {}).get(name, (None, None))
+        if spatial_type is not None:
+            raw_type = spatial_type
         identity: str | None = None
         serial = serial_base(raw_type) if d.family == "postgresql" else None
         if serial is not None:
             raw_type, identity = serial, "serial"
         type_text = normalize_type(d, raw_type)
         nullable, default, generated, collation, comment = True, None, None, None, None
+        virtual, invisible = False, False
+        charset: str | None = None
+        on_update: str | None = None
         for constraint in node.constraints:
             c = constraint.kind
+            if not mysql and isinstance(
+                c,
+                exp.OnUpdateColumnConstraint
+                | exp.CharacterSetColumnConstraint
+                | exp.InvisibleColumnConstraint,
+            ):
+                raise DesiredSchemaError(
+                    f"{self.source}: unsupported clause on column {table}.{name}"
+                )
             if isinstance(c, exp.NotNullColumnConstraint):
                 nullable = bool(c.args.get("allow_null"))
             elif isinstance(c, exp.DefaultColumnConstraint):
@@ -163,8 +194,18 @@ class _TableReader:
                 identity = "auto_increment"
             elif isinstance(c, exp.ComputedColumnConstraint):
                 generated = canonical_expression(d, c.this)
+                # MySQL/MariaDB: VIRTUAL unless STORED (PERSISTENT) is said.
+                virtual = mysql and not c.args.get("persisted")
             elif isinstance(c, exp.CollateColumnConstraint):
                 collation = ident(d, c.this) if isinstance(c.this, exp.Identifier) else c.this.name
+                if mysql:
+                    collation = collation.lower()
+            elif isinstance(c, exp.CharacterSetColumnConstraint):
+                charset = c.this.name.lower()
+            elif isinstance(c, exp.OnUpdateColumnConstraint):
+                on_update = normalize_on_update(c.this.sql(dialect=d.sqlglot))
+            elif isinstance(c, exp.InvisibleColumnConstraint):
+                invisible = True
             elif isinstance(c, exp.CommentColumnConstraint):
                 comment = _literal_text(c.this)
             else:
@@ -180,6 +221,11 @@ class _TableReader:
             generated=generated,
             collation=collation,
             comment=comment,
+            virtual=virtual,
+            charset=charset,
+            on_update=on_update,
+            invisible=invisible,
+            srid=srid,
         )
 
     def constraint(self, table: str, node: exp.Expr, name: str | None) -> Attachment:
@@ -198,8 +244,12 @@ class _TableReader:
         if isinstance(node, exp.CheckColumnConstraint):
             return Check(expr=canonical_expression(d, node.this), name=name)
         if isinstance(node, exp.IndexColumnConstraint):
+            kind = str(node.args.get("kind") or "").lower()
             return self.index_from_columns(
-                ident(d, node.this) if node.this else None, node.expressions, unique=False
+                ident(d, node.this) if node.this else None,
+                node.expressions,
+                unique=False,
+                method=kind or None,
             )
         raise DesiredSchemaError(f"{self.source}: unsupported constraint on table {table}")
 
@@ -244,7 +294,7 @@ class _TableReader:
             where=canonical_expression(d, where) if where is not None else None,
             include=tuple(ident(d, c) for c in include or []),
             prefix_lengths=tuple(prefixes) if any(p is not None for p in prefixes) else (),
-            method=None if method in {None, "btree"} else method,
+            method=normalize_index_method(d, method) if method is not None else None,
             key_options=index_key_options_tuple(options),
         )
 
@@ -300,6 +350,10 @@ def parse_ddl(dialect: Dialect, text: str, source: str) -> Parts:
                 raise DesiredSchemaError(
                     f"{source}: statement {position}: state the grants a table has, not revokes"
                 )
+            spatial: dict[str, tuple[str, int | None]] = {}
+            index_kind: str | None = None
+            if dialect.family == "mysql":
+                tokens, spatial, index_kind = _mysql_tokens(tokens)
             try:
                 statement = parser.parser().parse(tokens, text)[0]
             except sqlglot.errors.ParseError as error:
@@ -307,7 +361,7 @@ def parse_ddl(dialect: Dialect, text: str, source: str) -> Parts:
                     f"{source}: statement {position} is not valid {dialect.family} DDL"
                 ) from error
             if statement is not None:
-                _statement(dialect, reader, parts, statement)
+                _statement(dialect, reader, parts, statement, spatial, index_kind)
         except (NormalizationError, ViewError, _UnreadableError, FunctionError) as error:
             raise DesiredSchemaError(f"{source}: statement {position}: {error}") from error
         except DesiredSchemaError:
@@ -317,6 +371,81 @@ def parse_ddl(dialect: Dialect, text: str, source: str) -> Parts:
                 f"{source}: statement {position} is not understood as schema DDL"
             ) from error
     return parts
+
+
+# What starts a table element that is not a column (`KEY point (p)` names an index).
+_NOT_COLUMNS = frozenset(
+    {"CONSTRAINT", "KEY", "INDEX", "UNIQUE", "PRIMARY", "FOREIGN", "CHECK", "FULLTEXT", "SPATIAL"}
+)
+
+
+def _mysql_tokens(
+    tokens: list[Token],
+) -> tuple[list[Token], dict[str, tuple[str, int | None]], str | None]:
+    """What sqlglot does not read in MySQL/MariaDB DDL, taken out of a statement's tokens:
+    (the tokens for sqlglot; per column of a CREATE TABLE, its spatial type and SRID; the
+    kind of a CREATE FULLTEXT|SPATIAL INDEX).
+
+    A spatial type other than GEOMETRY goes to sqlglot as GEOMETRY, `REF_SYSTEM_ID=n`
+    (MariaDB) and `SRID n` (MySQL) not at all, MariaDB's `PERSISTENT` as `STORED`."""
+    words = [t.text.upper() if t.token_type is not TokenType.STRING else "" for t in tokens]
+    if len(tokens) > 2 and words[0] == "CREATE" and words[1] in {"FULLTEXT", "SPATIAL"}:
+        return [tokens[0], *tokens[2:]], {}, words[1].lower()
+    if len(tokens) < 3 or words[:2] != ["CREATE", "TABLE"]:
+        return tokens, {}, None
+    spatial: dict[str, tuple[str, int | None]] = {}
+    kept: list[Token] = []
+    depth = 0
+    element: list[Token] = []  # the tokens of the current column or constraint so far
+    at = 0
+    while at < len(tokens):
+        token = tokens[at]
+        kind = token.token_type
+        if kind is TokenType.L_PAREN:
+            depth += 1
+            if depth == 1:
+                kept.append(token)
+                element = []
+                at += 1
+                continue
+        elif kind is TokenType.R_PAREN:
+            depth -= 1
+        elif kind is TokenType.COMMA and depth == 1:
+            kept.append(token)
+            element = []
+            at += 1
+            continue
+        if depth == 1 and element and token.token_type is not TokenType.STRING:
+            name = element[0].text
+            word = token.text.upper()
+            if (
+                len(element) == 1
+                and token.text.lower() in SPATIAL_TYPES
+                and element[0].text.upper() not in _NOT_COLUMNS
+            ):
+                spatial[name] = (token.text.lower(), spatial.get(name, ("", None))[1])
+                token = Token(TokenType.GEOMETRY, "GEOMETRY", token.line, token.col)
+            elif len(element) >= 2 and word in {"SRID", "REF_SYSTEM_ID"}:
+                step = 1
+                if (
+                    word == "REF_SYSTEM_ID"
+                    and at + 1 < len(tokens)
+                    and tokens[at + 1].token_type is TokenType.EQ
+                ):
+                    step = 2
+                if at + step < len(tokens) and tokens[at + step].token_type is TokenType.NUMBER:
+                    base = spatial.get(name, (element[1].text.lower(), None))[0]
+                    spatial[name] = (base, int(tokens[at + step].text))
+                    element.append(token)
+                    at += step + 1
+                    continue
+            elif word == "PERSISTENT" and element[-1].token_type is TokenType.R_PAREN:
+                token = Token(TokenType.VAR, "STORED", token.line, token.col)
+        if depth >= 1:
+            element.append(token)
+        kept.append(token)
+        at += 1
+    return kept, spatial, None
 
 
 class _Words:
@@ -625,7 +754,14 @@ def _grant_statement(dialect: Dialect, words: _Words, parts: Parts) -> None:
                 parts.grants.append((schema, table, Grant(grantee, privilege, grantable)))
 
 
-def _statement(dialect: Dialect, reader: _TableReader, parts: Parts, node: exp.Expr) -> None:
+def _statement(
+    dialect: Dialect,
+    reader: _TableReader,
+    parts: Parts,
+    node: exp.Expr,
+    spatial: dict[str, tuple[str, int | None]] | None = None,
+    index_kind: str | None = None,
+) -> None:
     source = parts.source
     d = dialect
     if isinstance(node, exp.Create):
@@ -643,7 +779,7 @@ def _statement(dialect: Dialect, reader: _TableReader, parts: Parts, node: exp.E
             parts.enums.append(EnumType(schema=schema, name=name, values=values))
             return
         if kind == "TABLE":
-            _create_table(d, reader, parts, node)
+            _create_table(d, reader, parts, node, spatial or {})
             return
         if kind == "VIEW":
             _create_view(d, parts, node)
@@ -660,7 +796,8 @@ def _statement(dialect: Dialect, reader: _TableReader, parts: Parts, node: exp.E
                 unique=bool(node.args.get("unique")),
                 where=where.this if where is not None else None,
                 include=list(params.args.get("include") or []) if params else [],
-                method=normalize_index_method(d, str(using.name)) if using is not None else None,
+                method=index_kind
+                or (normalize_index_method(d, str(using.name)) if using is not None else None),
             )
             parts.attachments.append((schema, table, index))
             return
@@ -703,7 +840,13 @@ def _statement(dialect: Dialect, reader: _TableReader, parts: Parts, node: exp.E
     )
 
 
-def _create_table(d: Dialect, reader: _TableReader, parts: Parts, node: exp.Create) -> None:
+def _create_table(
+    d: Dialect,
+    reader: _TableReader,
+    parts: Parts,
+    node: exp.Create,
+    spatial: dict[str, tuple[str, int | None]],
+) -> None:
     schema_node = node.this
     if not isinstance(schema_node, exp.Schema):
         raise DesiredSchemaError(f"{parts.source}: CREATE TABLE without columns")
@@ -713,7 +856,7 @@ def _create_table(d: Dialect, reader: _TableReader, parts: Parts, node: exp.Crea
     for element in schema_node.expressions:
         try:
             if isinstance(element, exp.ColumnDef):
-                columns.append(reader.column(name, element, items))
+                columns.append(reader.column(name, element, items, spatial))
             elif isinstance(element, exp.Constraint):
                 constraint_name = ident(d, element.this)
                 for inner in element.expressions:

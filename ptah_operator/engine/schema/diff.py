@@ -11,6 +11,12 @@ revoke, then grant -> drop functions -> drop sequences -> drop enum types -> dro
 Within a phase, objects go by name (views by what they read, then by name), so the same
 inputs always give the same list.
 
+MySQL/MariaDB: a column change is one `MODIFY COLUMN` that restates the column whole from the
+desired model (what it leaves out, the server drops); a column whose observed state holds what
+the model cannot express (`Column.unmodelled`) is refused, `PlanError`. A foreign key over a
+column whose type, character set or collation changes is dropped with the other foreign keys
+and added again, unchanged, with them: the server refuses the change under it.
+
 Each statement carries a severity (see `severity`), a category out of `CATEGORIES` (the
 bounded vocabulary of the drift report), a reason naming the object but never its data, and
 the tables it touches (for the protected-tables policy).
@@ -38,6 +44,7 @@ from ptah_operator.engine.schema.model import (
     UniqueConstraint,
     View,
 )
+from ptah_operator.engine.schema.mysql_columns import is_spatial
 from ptah_operator.engine.schema.normalize import is_plain_column, serial_sequence_name
 from ptah_operator.engine.schema.render import Renderer
 from ptah_operator.engine.schema.severity import (
@@ -242,6 +249,12 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
         old, new = observed_tables[key], desired_tables[key]
         _, gone = _match(list(new.foreign_keys), list(old.foreign_keys))
         fk_drops += [(old, fk, True) for fk in gone]
+    dropped = {(table.qualified, fk.name) for table, fk, _ in fk_drops}
+    relinked = [
+        (table, fk, columns)
+        for table, fk, columns in _linked_foreign_keys(p, observed_tables, desired_tables, kept)
+        if (table.qualified, fk.name) not in dropped
+    ]
     for table, fk, table_kept in fk_drops:
         p.emit(
             r.drop_foreign_key(table, fk),
@@ -264,6 +277,15 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
                     (table.qualified,),
                 )
 
+    for table, fk, columns in relinked:
+        p.emit(
+            r.drop_foreign_key(table, fk),
+            Severity.WARNING,
+            "columns_changed",
+            f"drop foreign key {fk.name} on {table.qualified} while {columns} change type; "
+            "it is added again after them",
+            (table.qualified,),
+        )
     for key in kept:
         _drop_constraints(p, observed_tables[key], desired_tables[key])
     for key in removed:
@@ -296,6 +318,15 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
                 ),
                 (table.qualified,),
             )
+    for table, fk, columns in relinked:
+        p.emit(
+            r.add_constraint(table, r.foreign_key_clause(fk)),
+            Severity.WARNING,
+            "columns_changed",
+            f"add foreign key {fk.name} on {table.qualified} again now that {columns} changed "
+            "type; existing rows must satisfy it",
+            (table.qualified,),
+        )
     for key in kept:
         old, new = observed_tables[key], desired_tables[key]
         missing, _ = _match(list(new.foreign_keys), list(old.foreign_keys))
@@ -376,6 +407,52 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
             "does not manage",
         )
     return p.out
+
+
+def _linked_foreign_keys(
+    p: _Planner,
+    observed_tables: dict[tuple[str, str], Table],
+    desired_tables: dict[tuple[str, str], Table],
+    kept: list[tuple[str, str]],
+) -> list[tuple[Table, ForeignKey, str]]:
+    """MySQL/MariaDB: each existing foreign key of a kept table that uses, on either side, a
+    column whose type, character set or collation changes (`_retyped`), with those columns
+    named. The server refuses such a change under the key (errno 1832, 1833): the key is
+    dropped before the column changes and added again, as it was, after. PostgreSQL converts
+    the key along with its columns."""
+    if p.pg:
+        return []
+    retyped: set[tuple[str, str, str]] = set()
+    for key in kept:
+        old, new = observed_tables[key], desired_tables[key]
+        if old.columns == new.columns:
+            continue
+        for column in old.columns:
+            wanted = new.column(column.name)
+            if wanted is not None and _retyped(column, wanted):
+                retyped.add((old.schema, old.name, column.name))
+    if not retyped:
+        return []
+    linked: list[tuple[Table, ForeignKey, str]] = []
+    for key in kept:
+        table = observed_tables[key]
+        for fk in table.foreign_keys:
+            used = [
+                f"{table.qualified}.{c}"
+                for c in fk.columns
+                if (table.schema, table.name, c) in retyped
+            ] + [
+                f"{_qualified_name(fk.ref_schema, fk.ref_table)}.{c}"
+                for c in fk.ref_columns
+                if (fk.ref_schema, fk.ref_table, c) in retyped
+            ]
+            if used:
+                linked.append((table, fk, ", ".join(used)))
+    return linked
+
+
+def _qualified_name(schema: str, name: str) -> str:
+    return f"{schema}.{name}" if schema else name
 
 
 def _sequences_early(
@@ -1032,13 +1109,43 @@ def _remake_enum(
 
 def _create_table(p: _Planner, table: Table) -> None:
     r = p.r
+    # MySQL/MariaDB: Apply reads each statement with sqlglot before it runs, and sqlglot reads
+    # no spatial type but GEOMETRY, nor an SRID, in CREATE TABLE. Such a column is made a
+    # GEOMETRY and then, the table still empty, given its type and SRID.
+    spatial = (
+        []
+        if p.pg
+        else [
+            c
+            for c in table.columns
+            if is_spatial(c.type) and (c.type, c.srid) != ("geometry", None)
+        ]
+    )
+    created = table
+    if spatial:
+        created = dataclasses.replace(
+            table,
+            columns=tuple(
+                dataclasses.replace(c, type="geometry", srid=None) if c in spatial else c
+                for c in table.columns
+            ),
+        )
     p.emit(
-        r.create_table(table),
+        r.create_table(created),
         Severity.SAFE,
         "tables_added",
         f"create table {table.qualified}",
         (table.qualified,),
     )
+    for column in spatial:
+        p.emit(
+            r.modify_column(table, column),
+            Severity.SAFE,
+            "tables_added",
+            f"give column {table.qualified}.{column.name} of the new table its spatial type "
+            "and SRID",
+            (table.qualified,),
+        )
     if p.pg:
         if table.comment is not None:
             p.emit(
@@ -1186,6 +1293,7 @@ def _columns(p: _Planner, old: Table, new: Table) -> None:
     where = (new.qualified,)
     old_columns = {c.name: c for c in old.columns}
     new_names = {c.name for c in new.columns}
+    own_checks = _own_checks(old, new)
     for column in new.columns:
         before = old_columns.get(column.name)
         if before is None:
@@ -1216,7 +1324,7 @@ def _columns(p: _Planner, old: Table, new: Table) -> None:
                     where,
                 )
         elif before != column:
-            _change_column(p, new, before, column)
+            _change_column(p, new, before, column, own_checks.get(column.name, ()))
     for column in old.columns:
         if column.name not in new_names:
             p.emit(
@@ -1236,15 +1344,55 @@ def _columns(p: _Planner, old: Table, new: Table) -> None:
         )
 
 
+def _own_checks(old: Table, new: Table) -> dict[str, tuple[Check, ...]]:
+    """MariaDB: per column, the column-level checks it keeps (`Check.column`), which a
+    MODIFY COLUMN restates: the server drops those it is not given again."""
+    if not any(c.column is not None for c in old.checks):
+        return {}
+    _, gone = _match(list(new.checks), list(old.checks))
+    own: dict[str, tuple[Check, ...]] = {}
+    for check in old.checks:
+        if check.column is not None and check not in gone:
+            own[check.column] = (*own.get(check.column, ()), check)
+    return own
+
+
+def _refuse_unmodelled(table: Table, column: Column) -> None:
+    """MySQL/MariaDB restate a column whole: one holding what the model cannot express
+    would lose it, so no change to it is planned."""
+    if column.unmodelled:
+        raise PlanError(
+            f"column {table.qualified}.{column.name} holds {', '.join(column.unmodelled)}, "
+            "which the engine cannot restate: changing the column would drop it. Change "
+            "this column by hand, or leave it as the database has it"
+        )
+
+
+def _retyped(old: Column, new: Column) -> bool:
+    """Whether the column's type, character set or collation changes, or it is made again
+    (its generation changes): what MySQL/MariaDB refuse on a column a foreign key uses."""
+    return (old.type, old.charset, old.collation, old.generated, old.virtual) != (
+        new.type,
+        new.charset,
+        new.collation,
+        new.generated,
+        new.virtual,
+    )
+
+
 _GENERATED = frozenset({"always", "by default"})
 
 
-def _change_column(p: _Planner, table: Table, old: Column, new: Column) -> None:
+def _change_column(
+    p: _Planner, table: Table, old: Column, new: Column, own_checks: tuple[Check, ...] = ()
+) -> None:
     r = p.r
     where = (table.qualified,)
     name = f"{table.qualified}.{new.name}"
-    if old.generated != new.generated:
-        # A generated column's expression cannot be altered in place.
+    if not p.pg:
+        _refuse_unmodelled(table, old)
+    if old.generated != new.generated or old.virtual != new.virtual:
+        # A generated column's expression, or whether it is stored, cannot be altered in place.
         p.emit(
             r.drop_column(table, old.name),
             Severity.DESTRUCTIVE,
@@ -1253,7 +1401,7 @@ def _change_column(p: _Planner, table: Table, old: Column, new: Column) -> None:
             where,
         )
         p.emit(
-            r.add_column(table, new),
+            r.add_column(table, new, own_checks),
             Severity.SAFE,
             "columns_changed",
             f"add column {name} with its new generation",
@@ -1261,9 +1409,15 @@ def _change_column(p: _Planner, table: Table, old: Column, new: Column) -> None:
         )
         return
     reasons: list[tuple[Severity, str]] = []
-    type_changed = old.type != new.type or old.collation != new.collation
+    type_changed = (
+        old.type != new.type or old.collation != new.collation or old.charset != new.charset
+    )
     if type_changed:
-        if old.collation != new.collation:
+        if old.charset != new.charset:
+            reasons.append(
+                (Severity.DESTRUCTIVE, "character set converts; what the new one lacks is lost")
+            )
+        elif old.collation != new.collation:
             reasons.append((Severity.WARNING, "collation changes"))
         if old.type != new.type:
             enum = mysql_enum_change(old.type, new.type) if not p.pg else None
@@ -1287,12 +1441,20 @@ def _change_column(p: _Planner, table: Table, old: Column, new: Column) -> None:
     comment_changed = old.comment != new.comment
     if comment_changed:
         reasons.append((Severity.SAFE, "comment changes"))
+    if old.on_update != new.on_update:
+        reasons.append((Severity.SAFE, "ON UPDATE changes"))
+    if old.invisible != new.invisible:
+        reasons.append(
+            (Severity.WARNING, "visibility changes (SELECT * and INSERT without columns)")
+        )
+    if old.srid != new.srid:
+        reasons.append((Severity.WARNING, "SRID changes; a row in another SRID fails it"))
     severity = max((s for s, _ in reasons), key=lambda s: s.rank)
     reason = f"change column {name}: " + ", ".join(text for _, text in reasons)
     if not p.pg:
         adds_not_null = old.nullable and not new.nullable
         p.emit(
-            r.modify_column(table, new),
+            r.modify_column(table, new, own_checks),
             severity,
             "columns_changed",
             reason,

@@ -10,7 +10,7 @@
       column "made"  { type = timestamptz  default = sql("now()") }
       column "n"     { type = int  auto_increment = true }
       column "st"    { type = enum.status }
-      column "g"     { type = int  as { expr = "n * 2" } }
+      column "g"     { type = int  as { expr = "n * 2" } }   # STORED unless type = VIRTUAL
       primary_key { columns = [column.id] }
       index "ix" {
         unique  = true
@@ -50,7 +50,20 @@ the owning role.
     }
 
 On MySQL/MariaDB the `schema` attributes are ignored (the scope is the URL's database) and an
-enum column is written `type = enum("a", "b")`.
+enum column is written `type = enum("a", "b")`. A column there also takes what MODIFY COLUMN
+must restate, and an index its kind:
+    table "posts" {
+      column "updated" {
+        type      = timestamp
+        default   = sql("CURRENT_TIMESTAMP")
+        on_update = sql("CURRENT_TIMESTAMP")    # or CURRENT_TIMESTAMP(3) for timestamp(3)
+      }
+      column "title" { type = varchar(200)  charset = "latin1"  collate = "latin1_bin" }
+      column "secret" { type = int  invisible = true }
+      column "twice"  { type = int  as { expr = "n * 2"  type = VIRTUAL } }   # or STORED
+      column "place"  { type = point  null = false  srid = 4326 }
+      index "ft" { type = FULLTEXT  columns = [column.title] }           # or SPATIAL
+    }
 """
 
 from __future__ import annotations
@@ -78,6 +91,7 @@ from ptah_operator.engine.schema.model import (
     Table,
     View,
 )
+from ptah_operator.engine.schema.mysql_columns import normalize_on_update
 from ptah_operator.engine.schema.normalize import (
     NormalizationError,
     index_key_options,
@@ -195,14 +209,34 @@ class _Reader:
             else:
                 text = _string(value)
             default = normalize_default(d, text, type_text)
+        mysql_only = sorted({"on_update", "charset", "invisible", "srid"} & body.keys())
+        if d.family != "mysql" and mysql_only:
+            raise self.error(f"column {table}.{name}: `{mysql_only[0]}` is MySQL/MariaDB only")
+        on_update = None
+        if "on_update" in body:
+            value = body["on_update"]
+            if isinstance(value, str) and value.startswith("${sql("):
+                value = json.loads(value[len("${sql(") : -2])
+            on_update = normalize_on_update(_string(value))
         for _, block in _blocks(body, "identity"):
             generated = _string(block.get("generated", "BY_DEFAULT")).upper()
             identity = "always" if generated == "ALWAYS" else "by default"
         if body.get("auto_increment") is True:
             identity = "auto_increment"
         generated_expr = None
+        virtual = False
         for _, block in _blocks(body, "as"):
             generated_expr = normalize_expression(d, _string(block["expr"]))
+            storage = _string(block.get("type", "STORED")).upper()
+            if storage not in {"STORED", "PERSISTENT", "VIRTUAL"}:
+                raise self.error(f"column {table}.{name}: `as` is STORED or VIRTUAL")
+            if storage == "VIRTUAL" and d.family != "mysql":
+                raise self.error(f"column {table}.{name}: PostgreSQL generates STORED only")
+            virtual = storage == "VIRTUAL"
+        srid = body.get("srid")
+        if srid is not None and (isinstance(srid, bool) or not isinstance(srid, int)):
+            raise self.error(f"column {table}.{name}: `srid` is a number")
+        collation = _string(body["collate"]) if "collate" in body else None
         return Column(
             name=name,
             type=type_text,
@@ -210,8 +244,13 @@ class _Reader:
             default=default,
             identity=identity,
             generated=generated_expr,
-            collation=_string(body["collate"]) if "collate" in body else None,
+            collation=collation.lower() if collation and d.family == "mysql" else collation,
             comment=_string(body["comment"]) if "comment" in body else None,
+            virtual=virtual,
+            charset=_string(body["charset"]).lower() if "charset" in body else None,
+            on_update=on_update,
+            invisible=body.get("invisible") is True,
+            srid=srid,
         )
 
     def index(self, name: str | None, body: dict[str, Any]) -> Index:

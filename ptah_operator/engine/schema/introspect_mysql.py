@@ -1,9 +1,14 @@
-"""Read a MySQL/MariaDB database into the model: eight set-based information_schema queries.
+"""Read a MySQL/MariaDB database into the model: eight set-based information_schema queries,
+and a ninth where a table has a spatial column (its SRID).
 
 The scope is the URL's database (`DATABASE()`); information_schema reports only what the
 login has some privilege on. Reads run in a READ ONLY transaction. The index MySQL creates
 for a foreign key that has none is folded into the key (`ForeignKey.backing_index`) rather
 than reported as an index nobody declared.
+
+A column carries all that MODIFY COLUMN must restate (see `mysql_columns`): ON UPDATE,
+VIRTUAL or STORED generation, INVISIBLE, character set, SRID. What else `EXTRA` reports, or
+an SRID the server does not report, is named in `Column.unmodelled`.
 """
 
 from __future__ import annotations
@@ -11,6 +16,8 @@ from __future__ import annotations
 import dataclasses
 from collections import defaultdict
 from typing import Any
+
+import pymysql
 
 from ptah_operator.engine.schema.model import (
     Check,
@@ -25,6 +32,7 @@ from ptah_operator.engine.schema.model import (
     View,
     canonical_schema,
 )
+from ptah_operator.engine.schema.mysql_columns import charset_of, is_spatial, read_extra
 from ptah_operator.engine.schema.normalize import (
     index_key_options,
     index_key_options_tuple,
@@ -45,7 +53,7 @@ WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE'
 
 _COLUMNS = """
 SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, EXTRA,
-       GENERATION_EXPRESSION, COLLATION_NAME, COLUMN_COMMENT
+       GENERATION_EXPRESSION, COLLATION_NAME, COLUMN_COMMENT, CHARACTER_SET_NAME
 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()
 ORDER BY TABLE_NAME, ORDINAL_POSITION
 """
@@ -87,6 +95,31 @@ SELECT TABLE_NAME, CONSTRAINT_NAME, CHECK_CLAUSE FROM information_schema.CHECK_C
 WHERE CONSTRAINT_SCHEMA = DATABASE()
 """
 
+# MariaDB 10.5.10+: LEVEL tells a column-level check (`a int CHECK (a > 0)`, named after the
+# column), which MODIFY COLUMN drops unless it restates it, from a table-level one.
+_CHECKS_MARIADB = """
+SELECT TABLE_NAME, CONSTRAINT_NAME, CHECK_CLAUSE, LEVEL FROM information_schema.CHECK_CONSTRAINTS
+WHERE CONSTRAINT_SCHEMA = DATABASE()
+"""
+
+# The SRID of each spatial column: MariaDB's GEOMETRY_COLUMNS (0 for none), MySQL 8's
+# COLUMNS.SRS_ID (NULL for none).
+_SRIDS = {
+    "mariadb": """
+SELECT G_TABLE_NAME, G_GEOMETRY_COLUMN, SRID FROM information_schema.GEOMETRY_COLUMNS
+WHERE G_TABLE_SCHEMA = DATABASE()
+""",
+    "mysql": """
+SELECT TABLE_NAME, COLUMN_NAME, SRS_ID FROM information_schema.COLUMNS
+WHERE TABLE_SCHEMA = DATABASE() AND SRS_ID IS NOT NULL
+""",
+}
+
+
+# INDEX_TYPE: FULLTEXT and SPATIAL are kinds of index; BTREE and HASH (InnoDB reports BTREE
+# even for USING HASH; MariaDB's long unique keys are HASH) are plain ones, read as None.
+_INDEX_METHODS = {"FULLTEXT": "fulltext", "SPATIAL": "spatial"}
+
 
 async def _rows(conn: Any, sql: str) -> list[tuple[Any, ...]]:
     async with conn.cursor() as cur:
@@ -120,6 +153,7 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
     table_collation = {r[0]: r[2] for r in table_rows}
     columns: dict[str, list[Column]] = defaultdict(list)
     binary: set[tuple[str, str]] = set()
+    spatial = False
     for r in await _rows(conn, _COLUMNS):
         table = r[0]
         if table not in names:
@@ -127,21 +161,35 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
         type_text = normalize_type(dialect, r[2])
         if type_text == "longtext" and r[7] == _JSON_COLLATION:
             binary.add((table, r[1]))
-        extra = (_text(r[5]) or "").lower()
-        generated = _text(r[6]) if "generated" in extra else None
+        extra = read_extra(_text(r[5]))
+        unmodelled = list(extra.unmodelled)
+        generated = _text(r[6]) if extra.generated else None
+        if extra.generated and not generated:
+            # MariaDB's system-versioning columns: generated, without an expression.
+            unmodelled.append("GENERATED ALWAYS AS ROW START/END (system versioning)")
         collation = r[7] if r[7] and r[7] != table_collation[table] else None
+        own_charset = _text(r[9])
+        table_charset = charset_of(table_collation[table] or "")
+        spatial = spatial or is_spatial(type_text)
         columns[table].append(
             Column(
                 name=r[1],
                 type=type_text,
                 nullable=r[3] == "YES",
                 default=None if generated else normalize_default(dialect, _text(r[4]), type_text),
-                identity="auto_increment" if "auto_increment" in extra else None,
+                identity="auto_increment" if extra.auto_increment else None,
                 generated=normalize_expression(dialect, generated) if generated else None,
                 collation=collation,
                 comment=_text(r[8]) or None,
+                virtual=bool(generated) and extra.generated == "virtual",
+                charset=own_charset if own_charset and own_charset != table_charset else None,
+                on_update=extra.on_update,
+                invisible=extra.invisible,
+                unmodelled=tuple(unmodelled),
             )
         )
+    if spatial:
+        await _read_srids(conn, dialect, columns)
     rules = {(r[0], r[1]): (r[2], r[3]) for r in await _rows(conn, _RULES)}
     fk_parts: dict[tuple[str, str], list[tuple[Any, ...]]] = defaultdict(list)
     for r in await _rows(conn, _FOREIGN_KEYS):
@@ -158,15 +206,19 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
         if name == "PRIMARY":
             pks[table] = PrimaryKey(columns=cols, name="PRIMARY")
             continue
-        kind = str(parts[0][5]).upper()
-        prefixes = tuple(int(p[4]) if p[4] is not None else None for p in parts)
+        method = _INDEX_METHODS.get(str(parts[0][5]).upper())
+        # MariaDB reports a SPATIAL key with SUB_PART 32 (the bytes of its MBR); no prefix
+        # can be written on one.
+        prefixes = tuple(
+            int(p[4]) if p[4] is not None and method != "spatial" else None for p in parts
+        )
         indexes[table].append(
             Index(
                 name=name,
                 columns=cols,
                 unique=not parts[0][2],
                 prefix_lengths=prefixes if any(p is not None for p in prefixes) else (),
-                method=None if kind == "BTREE" else kind.lower(),
+                method=method,
                 # COLLATION is "D" for a descending key part (MariaDB 10.8+, MySQL 8).
                 key_options=index_key_options_tuple(
                     [index_key_options(dialect, desc=p[6] == "D") for p in parts]
@@ -195,10 +247,15 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
             )
         )
     checks: dict[str, list[Check]] = defaultdict(list)
-    for r in await _rows(conn, _CHECKS):
+    for r in await _check_rows(conn, dialect):
         if r[0] in names:
+            level = _text(r[3]) if len(r) > 3 else None
             checks[r[0]].append(
-                Check(expr=normalize_expression(dialect, _text(r[2]) or ""), name=r[1])
+                Check(
+                    expr=normalize_expression(dialect, _text(r[2]) or ""),
+                    name=r[1],
+                    column=r[1] if level == "Column" else None,
+                )
             )
     _fold_json_columns(dialect, columns, checks, binary)
     grants: dict[str, list[Grant]] = defaultdict(list)
@@ -219,6 +276,7 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
             checks=tuple(checks[r[0]]),
             comment=_text(r[1]) or None,
             grants=tuple(grants[r[0]]),
+            collation=r[2],
         )
         for r in table_rows
     ]
@@ -257,15 +315,55 @@ def _fold_json_columns(
             continue
         checks[table] = [c for c in checks[table] if c != implied]
         columns[table] = [
-            dataclasses.replace(c, type="json", collation=None) if c.name == column else c
+            dataclasses.replace(c, type="json", collation=None, charset=None)
+            if c.name == column
+            else c
             for c in columns[table]
         ]
+
+
+async def _check_rows(conn: Any, dialect: Dialect) -> list[tuple[Any, ...]]:
+    if dialect is Dialect.MARIADB:
+        try:
+            return await _rows(conn, _CHECKS_MARIADB)
+        except pymysql.MySQLError:
+            pass  # before 10.5.10: no LEVEL, every check read as the table's
+    return await _rows(conn, _CHECKS)
+
+
+async def _read_srids(conn: Any, dialect: Dialect, columns: dict[str, list[Column]]) -> None:
+    """Each spatial column's SRID; where the server does not report it, the column says so
+    (`unmodelled`): restating it could drop an SRID nobody can see."""
+    try:
+        rows: list[tuple[Any, ...]] | None = await _rows(
+            conn, _SRIDS["mariadb" if dialect is Dialect.MARIADB else "mysql"]
+        )
+    except pymysql.MySQLError:
+        rows = None
+    srids = {(r[0], r[1]): int(r[2]) for r in rows or () if r[2] is not None and int(r[2]) != 0}
+    unknown = "SRID (this server does not report it)"
+    for table, found in columns.items():
+        read: list[Column] = []
+        for column in found:
+            if is_spatial(column.type):
+                if rows is None:
+                    column = dataclasses.replace(column, unmodelled=(*column.unmodelled, unknown))
+                else:
+                    column = dataclasses.replace(column, srid=srids.get((table, column.name)))
+            read.append(column)
+        columns[table] = read
 
 
 def _implicit_index(indexes: list[Index], fk_name: str, columns: tuple[str, ...]) -> str | None:
     """The index the server named after the key (or its first column) for a key that had none."""
     for index in indexes:
-        if index.unique or index.columns != columns or index.prefix_lengths or index.key_options:
+        if (
+            index.unique
+            or index.columns != columns
+            or index.prefix_lengths
+            or index.key_options
+            or index.method is not None
+        ):
             continue
         name = index.name or ""
         if name == fk_name or name == columns[0] or name.startswith(columns[0] + "_"):

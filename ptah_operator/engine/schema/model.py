@@ -47,12 +47,31 @@ class Column:
     # PostgreSQL: "always", "by default" (identity) or "serial" (an owned sequence's nextval);
     # MySQL/MariaDB: "auto_increment".
     identity: str | None = None
-    # Expression of a STORED generated column.
+    # Expression of a generated column: STORED, or on MySQL/MariaDB VIRTUAL (`virtual`).
     generated: str | None = None
+    # MySQL/MariaDB: the column's collation where it differs from the table's default.
     collation: str | None = None
     comment: str | None = None
     # PostgreSQL `serial`: the name of its sequence, where known (introspection); not compared.
     sequence: str | None = field(default=None, compare=False)
+    # What MySQL/MariaDB hold for a column besides the above, so that MODIFY COLUMN (which
+    # restates a column whole) can restate it; never set on PostgreSQL.
+    # A generated column computed when read (VIRTUAL) rather than stored.
+    virtual: bool = False
+    # The character set where it differs from the table's default (the collation, when the
+    # column has one of its own, implies it; see `mysql_columns.settle_columns`).
+    charset: str | None = None
+    # ON UPDATE of a timestamp/datetime column: `CURRENT_TIMESTAMP()` or `CURRENT_TIMESTAMP(n)`.
+    on_update: str | None = None
+    # MariaDB / MySQL 8.0.23+: left out of `SELECT *` and of INSERT without a column list.
+    invisible: bool = False
+    # The spatial reference system of a spatial column (MariaDB REF_SYSTEM_ID, MySQL SRID);
+    # None for none (0).
+    srid: int | None = None
+    # Observed side: what the server holds for the column that the model cannot express
+    # (system versioning, an EXTRA word it does not know, an SRID it cannot read), each named.
+    # A plan that would restate the column is refused rather than drop it. Not compared.
+    unmodelled: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
@@ -83,6 +102,8 @@ class Index:
     include: tuple[str, ...] = ()
     # MySQL/MariaDB only: prefix length per column (None for a whole column).
     prefix_lengths: tuple[int | None, ...] = ()
+    # PostgreSQL: the access method, None for btree. MySQL/MariaDB: "fulltext" or "spatial",
+    # None for a plain index (BTREE or HASH: the storage engine picks, InnoDB always BTREE).
     method: str | None = None
     # Per key, its canonical options (`normalize.index_key_options`): operator class
     # (PostgreSQL), `DESC`, `NULLS FIRST/LAST` (PostgreSQL), "" for a key with none; () when
@@ -125,6 +146,9 @@ class ForeignKey:
 class Check:
     expr: str
     name: str | None = None
+    # MariaDB: the column a column-level check belongs to (`a int CHECK (a > 0)`, named after
+    # the column). MODIFY COLUMN drops such a check unless it restates it. Not compared.
+    column: str | None = field(default=None, compare=False)
 
     def key(self) -> tuple[str, ...]:
         return (self.expr,)
@@ -159,6 +183,9 @@ class Table:
     # PostgreSQL: the owning role. Always known on the observed side; on the desired side
     # None means the owner is not managed (not compared).
     owner: str | None = None
+    # MySQL/MariaDB, observed side: the table's default collation, which a column without a
+    # collation of its own takes. Table options are not managed: not compared.
+    collation: str | None = field(default=None, compare=False)
 
     @property
     def qualified(self) -> str:

@@ -486,10 +486,14 @@ def normalize_index_method(dialect: Dialect, text: str) -> str | None:
     """An index method (`USING gin`; MySQL's FULLTEXT and SPATIAL kinds): one bare name, None
     for the default (btree). It is spelt into CREATE INDEX as it is, so nothing else passes."""
     method = _squash(text).lower()
-    if dialect.family == "mysql" and method not in _MYSQL_INDEX_METHODS:
-        raise NormalizationError(
-            "an index type is one of " + ", ".join(sorted(_MYSQL_INDEX_METHODS))
-        )
+    if dialect.family == "mysql":
+        if method not in _MYSQL_INDEX_METHODS:
+            raise NormalizationError(
+                "an index type is one of " + ", ".join(sorted(_MYSQL_INDEX_METHODS))
+            )
+        # FULLTEXT and SPATIAL are kinds of index; BTREE and HASH are the storage engine's
+        # pick (InnoDB reports a HASH index as BTREE).
+        return method if method in {"fulltext", "spatial"} else None
     if not re.fullmatch(r"[a-z_][a-z0-9_]*", method):
         raise NormalizationError("an index method is one bare name (btree, hash, gin, gist...)")
     return None if method == "btree" else method

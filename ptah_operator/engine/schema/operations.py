@@ -2,7 +2,8 @@
 
 Each opens its own connection and reads inside a read-only transaction; none writes. Planning
 also asks the server how it reads the desired views (`views.settle_views`): on PostgreSQL in
-temporary views inside a transaction that is always rolled back.
+temporary views inside a transaction that is always rolled back. On MySQL/MariaDB it asks
+which collation a character set named alone comes to (`mysql_columns.settle_columns`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ptah_operator.engine.schema.drift import drift_report
 from ptah_operator.engine.schema.introspect_mysql import inspect_mysql
 from ptah_operator.engine.schema.introspect_postgresql import inspect_postgresql
 from ptah_operator.engine.schema.model import Dialect, Schema
+from ptah_operator.engine.schema.mysql_columns import settle_columns
 from ptah_operator.engine.schema.plan import build_plan
 from ptah_operator.engine.schema.scope import Scope
 from ptah_operator.engine.schema.views import settle_views
@@ -48,6 +50,7 @@ async def plan_url(url: str, desired_paths: list[Path], scope: Scope) -> PlanRes
         desired = load_files(conn.dialect, desired_paths, scope)
         observed = await observe(conn, scope)
         desired = await settle_views(conn.raw, observed, desired)
+        desired = await settle_columns(conn.raw, observed, desired)
     if scope.tables or scope.exclude:
         # Under table globs the engine does not see all a schema holds: it drops none.
         desired = dataclasses.replace(

@@ -78,7 +78,11 @@ class Renderer:
 
     # Tables and columns.
 
-    def column_definition(self, column: Column) -> str:
+    def column_definition(self, column: Column, checks: tuple[Check, ...] = ()) -> str:
+        """The column whole. On MySQL/MariaDB, in the order both servers take: type, SRID,
+        character set, collation, generation, nullability, default, ON UPDATE,
+        AUTO_INCREMENT, INVISIBLE, comment, then `checks`, the column's own (MariaDB
+        column-level) checks, which MODIFY COLUMN would otherwise drop."""
         parts = [self.q(column.name)]
         if self.pg and column.identity == "serial":
             parts.append(
@@ -86,21 +90,36 @@ class Renderer:
             )
         else:
             parts.append(column.type)
+        if not self.pg and column.srid is not None:
+            # MariaDB takes REF_SYSTEM_ID only right after the type.
+            if self.dialect is Dialect.MARIADB:
+                parts.append(f"REF_SYSTEM_ID={column.srid}")
+            else:
+                parts.append(f"SRID {column.srid}")
+        if not self.pg and column.charset is not None:
+            parts.append(f"CHARACTER SET {self.q(column.charset)}")
         if column.collation is not None:
             parts.append(f"COLLATE {self.q(column.collation)}")
         if column.generated is not None:
-            parts.append(f"GENERATED ALWAYS AS ({column.generated}) STORED")
+            storage = "VIRTUAL" if column.virtual and not self.pg else "STORED"
+            parts.append(f"GENERATED ALWAYS AS ({column.generated}) {storage}")
         if column.identity in {"always", "by default"}:
             parts.append(f"GENERATED {column.identity.upper()} AS IDENTITY")
         if column.default is not None and column.generated is None:
             parts.append(f"DEFAULT {column.default}")
-        if self.pg or column.generated is None:
-            # MariaDB refuses a nullability clause on a generated column.
+        if self.pg or column.generated is None or self.dialect is Dialect.MYSQL:
+            # MariaDB refuses a nullability clause on a generated column (it is always
+            # nullable there); MySQL takes one, and MODIFY would drop a NOT NULL unsaid.
             parts.append("NULL" if column.nullable else "NOT NULL")
+        if not self.pg and column.on_update is not None:
+            parts.append(f"ON UPDATE {column.on_update}")
         if column.identity == "auto_increment":
             parts.append("AUTO_INCREMENT")
+        if not self.pg and column.invisible:
+            parts.append("INVISIBLE")
         if not self.pg and column.comment is not None:
             parts.append(f"COMMENT {self.literal(column.comment)}")
+        parts += [f"CHECK ({check.expr})" for check in checks]
         return " ".join(parts)
 
     def primary_key_clause(self, pk: PrimaryKey) -> str:
@@ -154,15 +173,16 @@ class Renderer:
     def alter(self, table: Table, action: str) -> str:
         return f"ALTER TABLE {self.table(table.schema, table.name)} {action}"
 
-    def add_column(self, table: Table, column: Column) -> str:
-        return self.alter(table, f"ADD COLUMN {self.column_definition(column)}")
+    def add_column(self, table: Table, column: Column, checks: tuple[Check, ...] = ()) -> str:
+        return self.alter(table, f"ADD COLUMN {self.column_definition(column, checks)}")
 
     def drop_column(self, table: Table, column: str) -> str:
         return self.alter(table, f"DROP COLUMN {self.q(column)}")
 
-    def modify_column(self, table: Table, column: Column) -> str:
-        """MySQL/MariaDB: restate the whole column."""
-        return self.alter(table, f"MODIFY COLUMN {self.column_definition(column)}")
+    def modify_column(self, table: Table, column: Column, checks: tuple[Check, ...] = ()) -> str:
+        """MySQL/MariaDB: restate the whole column (with its own checks, see
+        `column_definition`): what the statement leaves out, the server drops."""
+        return self.alter(table, f"MODIFY COLUMN {self.column_definition(column, checks)}")
 
     def alter_column(self, table: Table, column: str, action: str) -> str:
         return self.alter(table, f"ALTER COLUMN {self.q(column)} {action}")
