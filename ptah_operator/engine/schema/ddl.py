@@ -49,6 +49,7 @@ from ptah_operator.engine.schema.model import (
 )
 from ptah_operator.engine.schema.mysql_columns import SPATIAL_TYPES, normalize_on_update
 from ptah_operator.engine.schema.normalize import (
+    READ_FAILURES,
     NormalizationError,
     canonical_expression,
     index_key_options,
@@ -366,11 +367,33 @@ def parse_ddl(dialect: Dialect, text: str, source: str) -> Parts:
             raise DesiredSchemaError(f"{source}: statement {position}: {error}") from error
         except DesiredSchemaError:
             raise
-        except (KeyError, AttributeError, TypeError, ValueError, IndexError) as error:
+        except READ_FAILURES as error:
             raise DesiredSchemaError(
-                f"{source}: statement {position} is not understood as schema DDL"
+                f"{source}: statement {position} ({_head(tokens)}) is not understood as "
+                f"schema DDL ({type(error).__name__})"
             ) from error
     return parts
+
+
+def _head(tokens: list[Token], words: int = 4) -> str:
+    """The first words of a statement, to name it in an error: keywords and (dotted) names
+    only, up to the first string, number or parenthesis (what follows could be data)."""
+    shown = ""
+    count = 0
+    for token in tokens:
+        if token.token_type is TokenType.DOT:
+            shown += "."
+            continue
+        if (
+            token.token_type in _Words._NOT_WORDS or token.token_type is TokenType.EQ
+        ) and token.token_type is not TokenType.IDENTIFIER:
+            break
+        if count >= words and not shown.endswith("."):
+            break
+        text = f'"{token.text}"' if token.token_type is TokenType.IDENTIFIER else token.text
+        shown += text if not shown or shown.endswith(".") else " " + text
+        count += 1
+    return shown
 
 
 # What starts a table element that is not a column (`KEY point (p)` names an index).

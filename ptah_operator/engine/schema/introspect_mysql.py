@@ -41,6 +41,7 @@ from ptah_operator.engine.schema.normalize import (
     normalize_expression,
     normalize_type,
     parse_grantee,
+    reading,
     table_privileges,
 )
 from ptah_operator.engine.schema.scope import Scope
@@ -158,36 +159,39 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
         table = r[0]
         if table not in names:
             continue
-        type_text = normalize_type(dialect, r[2])
-        if type_text == "longtext" and r[7] == _JSON_COLLATION:
-            binary.add((table, r[1]))
-        extra = read_extra(_text(r[5]))
-        unmodelled = list(extra.unmodelled)
-        generated = _text(r[6]) if extra.generated else None
-        if extra.generated and not generated:
-            # MariaDB's system-versioning columns: generated, without an expression.
-            unmodelled.append("GENERATED ALWAYS AS ROW START/END (system versioning)")
-        collation = r[7] if r[7] and r[7] != table_collation[table] else None
-        own_charset = _text(r[9])
-        table_charset = charset_of(table_collation[table] or "")
-        spatial = spatial or is_spatial(type_text)
-        columns[table].append(
-            Column(
-                name=r[1],
-                type=type_text,
-                nullable=r[3] == "YES",
-                default=None if generated else normalize_default(dialect, _text(r[4]), type_text),
-                identity="auto_increment" if extra.auto_increment else None,
-                generated=normalize_expression(dialect, generated) if generated else None,
-                collation=collation,
-                comment=_text(r[8]) or None,
-                virtual=bool(generated) and extra.generated == "virtual",
-                charset=own_charset if own_charset and own_charset != table_charset else None,
-                on_update=extra.on_update,
-                invisible=extra.invisible,
-                unmodelled=tuple(unmodelled),
+        with reading(f"table {table}, column {r[1]}"):
+            type_text = normalize_type(dialect, r[2])
+            if type_text == "longtext" and r[7] == _JSON_COLLATION:
+                binary.add((table, r[1]))
+            extra = read_extra(_text(r[5]))
+            unmodelled = list(extra.unmodelled)
+            generated = _text(r[6]) if extra.generated else None
+            if extra.generated and not generated:
+                # MariaDB's system-versioning columns: generated, without an expression.
+                unmodelled.append("GENERATED ALWAYS AS ROW START/END (system versioning)")
+            collation = r[7] if r[7] and r[7] != table_collation[table] else None
+            own_charset = _text(r[9])
+            table_charset = charset_of(table_collation[table] or "")
+            spatial = spatial or is_spatial(type_text)
+            columns[table].append(
+                Column(
+                    name=r[1],
+                    type=type_text,
+                    nullable=r[3] == "YES",
+                    default=None
+                    if generated
+                    else normalize_default(dialect, _text(r[4]), type_text),
+                    identity="auto_increment" if extra.auto_increment else None,
+                    generated=normalize_expression(dialect, generated) if generated else None,
+                    collation=collation,
+                    comment=_text(r[8]) or None,
+                    virtual=bool(generated) and extra.generated == "virtual",
+                    charset=own_charset if own_charset and own_charset != table_charset else None,
+                    on_update=extra.on_update,
+                    invisible=extra.invisible,
+                    unmodelled=tuple(unmodelled),
+                )
             )
-        )
     if spatial:
         await _read_srids(conn, dialect, columns)
     rules = {(r[0], r[1]): (r[2], r[3]) for r in await _rows(conn, _RULES)}
@@ -250,13 +254,14 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
     for r in await _check_rows(conn, dialect):
         if r[0] in names:
             level = _text(r[3]) if len(r) > 3 else None
-            checks[r[0]].append(
-                Check(
-                    expr=normalize_expression(dialect, _text(r[2]) or ""),
-                    name=r[1],
-                    column=r[1] if level == "Column" else None,
+            with reading(f"table {r[0]}, check {r[1]}"):
+                checks[r[0]].append(
+                    Check(
+                        expr=normalize_expression(dialect, _text(r[2]) or ""),
+                        name=r[1],
+                        column=r[1] if level == "Column" else None,
+                    )
                 )
-            )
     _fold_json_columns(dialect, columns, checks, binary)
     grants: dict[str, list[Grant]] = defaultdict(list)
     known = set(table_privileges(dialect))

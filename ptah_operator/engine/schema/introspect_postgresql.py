@@ -40,6 +40,7 @@ from ptah_operator.engine.schema.normalize import (
     normalize_expression,
     normalize_index_key,
     normalize_type,
+    reading,
     table_privileges,
 )
 from ptah_operator.engine.schema.scope import Scope
@@ -255,6 +256,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
     ]
     oids = [r[0] for r in table_rows]
     table_names = {r[0]: r[2] for r in table_rows}
+    qualified = {r[0]: f"{r[1]}.{r[2]}" for r in table_rows}
     columns: dict[int, list[Column]] = defaultdict(list)
     names: dict[int, dict[int, str]] = defaultdict(dict)
     for (
@@ -272,29 +274,32 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
         draws_from_it,
     ) in await conn.fetch(_COLUMNS, oids):
         names[relid][attnum] = name
-        type_text = normalize_type(_D, raw_type)
-        identity = _IDENTITY.get(identity_code)
-        if (
-            identity is None
-            and draws_from_it
-            and is_serial_sequence(table_names[relid], name, sequence_name)
-        ):
-            identity, default_text = "serial", None
-        else:
-            sequence_name = None
-        columns[relid].append(
-            Column(
-                name=name,
-                type=type_text,
-                nullable=not not_null,
-                default=normalize_default(_D, default_text, type_text) if default_text else None,
-                identity=identity,
-                generated=normalize_expression(_D, generated) if generated else None,
-                collation=collation,
-                comment=comment,
-                sequence=sequence_name,
+        with reading(f"table {qualified[relid]}, column {name}"):
+            type_text = normalize_type(_D, raw_type)
+            identity = _IDENTITY.get(identity_code)
+            if (
+                identity is None
+                and draws_from_it
+                and is_serial_sequence(table_names[relid], name, sequence_name)
+            ):
+                identity, default_text = "serial", None
+            else:
+                sequence_name = None
+            columns[relid].append(
+                Column(
+                    name=name,
+                    type=type_text,
+                    nullable=not not_null,
+                    default=normalize_default(_D, default_text, type_text)
+                    if default_text
+                    else None,
+                    identity=identity,
+                    generated=normalize_expression(_D, generated) if generated else None,
+                    collation=collation,
+                    comment=comment,
+                    sequence=sequence_name,
+                )
             )
-        )
     constraint_rows = await conn.fetch(_CONSTRAINTS, oids)
     outside = sorted({r[6] for r in constraint_rows if r[2] == "f" and r[6] not in names})
     if outside:
@@ -317,57 +322,60 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
         on_delete,
         check,
     ) in constraint_rows:
-        own = names[relid]
-        cols = tuple(own[n] for n in conkey)
-        if kind == "p":
-            pks[relid] = PrimaryKey(columns=cols, name=name)
-        elif kind == "u":
-            uniques[relid].append(UniqueConstraint(columns=cols, name=name))
-        elif kind == "f":
-            referenced = names[ref_relid]
-            fks[relid].append(
-                ForeignKey(
-                    columns=cols,
-                    ref_schema=ref_schema,
-                    ref_table=ref_table,
-                    ref_columns=tuple(referenced[n] for n in confkey),
-                    on_update=_ACTIONS[on_update],
-                    on_delete=_ACTIONS[on_delete],
-                    name=name,
+        with reading(f"table {qualified[relid]}, constraint {name}"):
+            own = names[relid]
+            # A check that names no column (`CHECK (1 > 0)`) has no conkey.
+            cols = tuple(own[n] for n in conkey or ())
+            if kind == "p":
+                pks[relid] = PrimaryKey(columns=cols, name=name)
+            elif kind == "u":
+                uniques[relid].append(UniqueConstraint(columns=cols, name=name))
+            elif kind == "f":
+                referenced = names[ref_relid]
+                fks[relid].append(
+                    ForeignKey(
+                        columns=cols,
+                        ref_schema=ref_schema,
+                        ref_table=ref_table,
+                        ref_columns=tuple(referenced[n] for n in confkey),
+                        on_update=_ACTIONS[on_update],
+                        on_delete=_ACTIONS[on_delete],
+                        name=name,
+                    )
                 )
-            )
-        else:
-            checks[relid].append(Check(expr=normalize_expression(_D, check), name=name))
+            else:
+                checks[relid].append(Check(expr=normalize_expression(_D, check), name=name))
     indexes: dict[int, list[Index]] = defaultdict(list)
     opclasses: dict[int, str] = dict(await conn.fetch(_OPCLASSES))
     for row in await conn.fetch(_INDEXES, oids):
         relid, name, unique, nkey, indkey, definitions, where, method, classes, flags = row
-        own = names[relid]
-        keys = [
-            own[n] if n else normalize_index_key(_D, definitions[position])
-            for position, n in enumerate(indkey)
-        ]
-        # indoption bit 0 is DESC, bit 1 NULLS FIRST (pg_index.h).
-        options = [
-            index_key_options(
-                _D,
-                desc=bool(flag & 1),
-                nulls_first=bool(flag & 2),
-                opclass=opclasses.get(opclass, ""),
+        with reading(f"table {qualified[relid]}, index {name}"):
+            own = names[relid]
+            keys = [
+                own[n] if n else normalize_index_key(_D, definitions[position])
+                for position, n in enumerate(indkey)
+            ]
+            # indoption bit 0 is DESC, bit 1 NULLS FIRST (pg_index.h).
+            options = [
+                index_key_options(
+                    _D,
+                    desc=bool(flag & 1),
+                    nulls_first=bool(flag & 2),
+                    opclass=opclasses.get(opclass, ""),
+                )
+                for opclass, flag in zip(classes[:nkey], flags[:nkey], strict=True)
+            ]
+            indexes[relid].append(
+                Index(
+                    name=name,
+                    columns=tuple(keys[:nkey]),
+                    unique=unique,
+                    where=normalize_expression(_D, where) if where else None,
+                    include=tuple(keys[nkey:]),
+                    method=None if method == "btree" else method,
+                    key_options=index_key_options_tuple(options),
+                )
             )
-            for opclass, flag in zip(classes[:nkey], flags[:nkey], strict=True)
-        ]
-        indexes[relid].append(
-            Index(
-                name=name,
-                columns=tuple(keys[:nkey]),
-                unique=unique,
-                where=normalize_expression(_D, where) if where else None,
-                include=tuple(keys[nkey:]),
-                method=None if method == "btree" else method,
-                key_options=index_key_options_tuple(options),
-            )
-        )
     grants: dict[int, list[Grant]] = defaultdict(list)
     known = set(table_privileges(_D))
     for relid, grantee, privilege, grantable in await conn.fetch(_GRANTS, oids):
@@ -454,24 +462,28 @@ async def _functions(conn: Any, scope: Scope, schema_names: list[str]) -> list[F
         rows = await conn.fetch(_FUNCTIONS, schema_names)
     finally:
         await conn.execute("SELECT set_config('search_path', $1, true)", path)
-    return [
-        catalog_function(
-            schema=r[0],
-            name=r[1],
-            arguments=r[2],
-            result=r[3],
-            language=r[4],
-            body=r[5] or "",
-            volatility=r[6],
-            strict=r[7],
-            security_definer=r[8],
-            leakproof=r[9],
-            parallel=r[10],
-            cost=r[11],
-            rows=r[12],
-            config=r[13],
-            owner=r[14],
-        )
-        for r in rows
-        if scope.admits_table(_D, r[0], r[1])
-    ]
+    functions: list[Function] = []
+    for r in rows:
+        if not scope.admits_table(_D, r[0], r[1]):
+            continue
+        with reading(f"function {r[0]}.{r[1]}"):
+            functions.append(
+                catalog_function(
+                    schema=r[0],
+                    name=r[1],
+                    arguments=r[2],
+                    result=r[3],
+                    language=r[4],
+                    body=r[5] or "",
+                    volatility=r[6],
+                    strict=r[7],
+                    security_definer=r[8],
+                    leakproof=r[9],
+                    parallel=r[10],
+                    cost=r[11],
+                    rows=r[12],
+                    config=r[13],
+                    owner=r[14],
+                )
+            )
+    return functions

@@ -8,10 +8,12 @@ DDL or HCL. The result is one canonical spelling per meaning, so that `int4`, `i
 
 from __future__ import annotations
 
+import contextlib
 import decimal
 import functools
 import logging
 import re
+from collections.abc import Iterator
 
 import sqlglot
 from sqlglot import TokenType, exp
@@ -25,6 +27,30 @@ logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 class NormalizationError(ValueError):
     """A type or expression the engine cannot read."""
+
+
+# What reading a catalog row or a desired statement may raise on content the engine does not
+# expect: never to leave the engine as a traceback, but as an error naming the object.
+READ_FAILURES = (ArithmeticError, AttributeError, IndexError, KeyError, TypeError, ValueError)
+
+
+@contextlib.contextmanager
+def reading(what: str) -> Iterator[None]:
+    """Name `what` (an object, never its data) in any error raised while reading it: a
+    NormalizationError keeps its message behind the name; any other failure of the readers
+    (an engine bug, or catalog content the engine does not expect) becomes a
+    NormalizationError that names the object and the kind of failure only."""
+    try:
+        yield
+    except NormalizationError as error:
+        raise NormalizationError(f"{what}: {error}") from error
+    except READ_FAILURES as error:
+        if type(error).__module__.startswith("ptah_operator."):
+            # The engine's own readers (functions, views) say what they could not read.
+            raise NormalizationError(f"{what}: {error}") from error
+        raise NormalizationError(
+            f"{what}: the engine cannot read it ({type(error).__name__})"
+        ) from error
 
 
 # What an expression field (a default, a check, an index key or predicate, a generated
@@ -458,11 +484,13 @@ def _scaled(dialect: Dialect, number: str, column_type: str) -> str:
     match = re.fullmatch(r"decimal\(\d+,(\d+)\)(?: unsigned)?", column_type)
     if dialect.family != "mysql" or match is None:
         return number
+    # MySQL holds up to 65 digits, scale 30: more than decimal's default context (28).
+    context = decimal.Context(prec=200)
     try:
         value = decimal.Decimal(number)
+        return str(value.quantize(decimal.Decimal(1).scaleb(-int(match.group(1))), context=context))
     except decimal.InvalidOperation:
         return number
-    return str(value.quantize(decimal.Decimal(1).scaleb(-int(match.group(1)))))
 
 
 _ACTIONS = frozenset({"NO ACTION", "RESTRICT", "CASCADE", "SET NULL", "SET DEFAULT"})

@@ -15,12 +15,13 @@ from typing import Any
 
 from ptah_operator.engine.schema.connection import Connection
 from ptah_operator.engine.schema.desired import load_files
-from ptah_operator.engine.schema.diff import Statement, plan_changes
+from ptah_operator.engine.schema.diff import PlanError, Statement, plan_changes
 from ptah_operator.engine.schema.drift import drift_report
 from ptah_operator.engine.schema.introspect_mysql import inspect_mysql
 from ptah_operator.engine.schema.introspect_postgresql import inspect_postgresql
 from ptah_operator.engine.schema.model import Dialect, Schema
 from ptah_operator.engine.schema.mysql_columns import settle_columns
+from ptah_operator.engine.schema.normalize import READ_FAILURES, NormalizationError
 from ptah_operator.engine.schema.plan import build_plan
 from ptah_operator.engine.schema.scope import Scope
 from ptah_operator.engine.schema.views import settle_views
@@ -45,6 +46,20 @@ class PlanResult:
     plan_bytes: bytes
 
 
+def planned(observed: Schema, desired: Schema) -> list[Statement]:
+    """`plan_changes`, whose only errors are the engine's own: any other failure is a bug
+    of the engine's, reported as a PlanError (its kind, never data) rather than a traceback."""
+    try:
+        return plan_changes(observed, desired)
+    except (PlanError, NormalizationError):
+        raise
+    except READ_FAILURES as error:
+        raise PlanError(
+            f"the engine failed while planning ({type(error).__name__}): this is a bug of the "
+            "engine's; nothing was planned"
+        ) from error
+
+
 async def plan_url(url: str, desired_paths: list[Path], scope: Scope) -> PlanResult:
     async with await Connection.open(url) as conn:
         desired = load_files(conn.dialect, desired_paths, scope)
@@ -56,7 +71,7 @@ async def plan_url(url: str, desired_paths: list[Path], scope: Scope) -> PlanRes
         desired = dataclasses.replace(
             desired, schemas=tuple(sorted({*desired.schemas, *observed.schemas}))
         )
-    statements = plan_changes(observed, desired)
+    statements = planned(observed, desired)
     return PlanResult(
         observed, desired, statements, build_plan(observed, desired, scope, statements)
     )
