@@ -48,9 +48,20 @@ from ptah_operator.engine.schema.scope import Scope
 from ptah_operator.engine.schema.views import observed_dependencies, server_definition
 
 _TABLES = """
-SELECT TABLE_NAME, TABLE_COMMENT, TABLE_COLLATION FROM information_schema.TABLES
-WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE'
+SELECT TABLE_NAME, TABLE_COMMENT, TABLE_COLLATION, ENGINE, CREATE_OPTIONS, TABLE_TYPE
+FROM information_schema.TABLES
+WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED', 'SEQUENCE')
 """
+
+# What the database holds that the engine does not model: triggers, routines, events.
+_UNMANAGED = (
+    "SELECT CONCAT('table ', EVENT_OBJECT_TABLE, ': trigger ', TRIGGER_NAME) "
+    "FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE()",
+    "SELECT CONCAT(LOWER(ROUTINE_TYPE), ' ', ROUTINE_NAME) FROM information_schema.ROUTINES "
+    "WHERE ROUTINE_SCHEMA = DATABASE()",
+    "SELECT CONCAT('event ', EVENT_NAME) FROM information_schema.EVENTS "
+    "WHERE EVENT_SCHEMA = DATABASE()",
+)
 
 _COLUMNS = """
 SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, EXTRA,
@@ -80,7 +91,7 @@ FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = DATABA
 """
 
 _VIEWS = """
-SELECT TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS
+SELECT TABLE_NAME, VIEW_DEFINITION, CHECK_OPTION, SECURITY_TYPE FROM information_schema.VIEWS
 WHERE TABLE_SCHEMA = DATABASE()
 """
 
@@ -148,8 +159,32 @@ async def inspect_mysql(
     return await _inspect(conn, dialect, scope)
 
 
+def _table_unmanaged(row: tuple[Any, ...]) -> list[str]:
+    """What a TABLES row says the engine does not model: partitioning, system versioning, a
+    sequence, explicit table options (`CREATE_OPTIONS`)."""
+    name, kind = row[0], _text(row[5])
+    found: list[str] = []
+    if kind == "SYSTEM VERSIONED":
+        found.append(f"table {name}: system versioning (WITH SYSTEM VERSIONING)")
+    elif kind == "SEQUENCE":
+        found.append(f"sequence {name} (MariaDB sequences)")
+    for option in (_text(row[4]) or "").split():
+        if option.lower() == "partitioned":
+            found.append(f"table {name}: partitioning (PARTITION BY)")
+        else:
+            found.append(f"table {name}: the table option {option.split('=')[0].upper()}")
+    return found
+
+
 async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
-    table_rows = [r for r in await _rows(conn, _TABLES) if scope.admits_table(dialect, "", r[0])]
+    all_rows = [r for r in await _rows(conn, _TABLES) if scope.admits_table(dialect, "", r[0])]
+    unmanaged = [u for r in all_rows for u in _table_unmanaged(r)]
+    table_rows = [r for r in all_rows if _text(r[5]) == "BASE TABLE"]
+    for query in _UNMANAGED:
+        try:
+            unmanaged += [_text(r[0]) or "" for r in await _rows(conn, query)]
+        except pymysql.MySQLError:
+            unmanaged.append("objects the login may not list (information_schema refused)")
     names = {r[0] for r in table_rows}
     table_collation = {r[0]: r[2] for r in table_rows}
     columns: dict[str, list[Column]] = defaultdict(list)
@@ -282,13 +317,18 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
             comment=_text(r[1]) or None,
             grants=tuple(grants[r[0]]),
             collation=r[2],
+            engine=_text(r[3]),
         )
         for r in table_rows
     ]
     views = []
-    for name, definition in await _rows(conn, _VIEWS):
+    for name, definition, check_option, security in await _rows(conn, _VIEWS):
         if not scope.admits_table(dialect, "", name):
             continue
+        if (_text(check_option) or "NONE") != "NONE":
+            unmanaged.append(f"view {name}: WITH CHECK OPTION")
+        if (_text(security) or "DEFINER") != "DEFINER":
+            unmanaged.append(f"view {name}: SQL SECURITY INVOKER")
         text = server_definition(_text(definition) or "")
         views.append(
             View(
@@ -298,7 +338,7 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
                 depends_on=observed_dependencies(dialect, text),
             )
         )
-    return canonical_schema(dialect, [], tables, [], [], views)
+    return canonical_schema(dialect, [], tables, [], [], views, unmanaged=unmanaged)
 
 
 # MariaDB's `json` is an alias: `longtext` in utf8mb4_bin with a column check named after the

@@ -24,6 +24,7 @@ from ptah_operator.engine.schema.mysql_columns import settle_columns
 from ptah_operator.engine.schema.normalize import READ_FAILURES, NormalizationError
 from ptah_operator.engine.schema.plan import build_plan
 from ptah_operator.engine.schema.scope import Scope
+from ptah_operator.engine.schema.settle import settle_expressions
 from ptah_operator.engine.schema.views import settle_views
 
 
@@ -66,6 +67,7 @@ async def plan_url(url: str, desired_paths: list[Path], scope: Scope) -> PlanRes
         observed = await observe(conn, scope)
         desired = await settle_views(conn.raw, observed, desired)
         desired = await settle_columns(conn.raw, observed, desired)
+        desired = await settle_expressions(conn.raw, observed, desired)
     if scope.tables or scope.exclude:
         # Under table globs the engine does not see all a schema holds: it drops none.
         desired = dataclasses.replace(
