@@ -169,6 +169,8 @@ def _table_unmanaged(row: tuple[Any, ...]) -> list[str]:
     elif kind == "SEQUENCE":
         found.append(f"sequence {name} (MariaDB sequences)")
     for option in (_text(row[4]) or "").split():
+        if (_text(row[3]) or "").lower() == "aria" and option.lower() == "transactional=1":
+            continue  # what Aria reports for a table made without the option
         if option.lower() == "partitioned":
             found.append(f"table {name}: partitioning (PARTITION BY)")
         else:

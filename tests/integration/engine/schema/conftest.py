@@ -14,9 +14,7 @@ from localstack.mariadb import MariaDBServer
 from localstack.postgres import PostgresServer
 
 
-@pytest.fixture
-async def pg_twin(pg_server: PostgresServer) -> AsyncIterator[str]:
-    """A second fresh PostgreSQL database, to load a desired file into directly."""
+async def _pg_database(pg_server: PostgresServer) -> AsyncIterator[str]:
     name = "twin_" + secrets.token_hex(6)
     conn = await asyncpg.connect(pg_server.admin_url)
     try:
@@ -29,6 +27,20 @@ async def pg_twin(pg_server: PostgresServer) -> AsyncIterator[str]:
         await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     finally:
         await conn.close()
+
+
+@pytest.fixture
+async def pg_twin(pg_server: PostgresServer) -> AsyncIterator[str]:
+    """A second fresh PostgreSQL database, to load a desired file into directly."""
+    async for url in _pg_database(pg_server):
+        yield url
+
+
+@pytest.fixture
+async def pg_third(pg_server: PostgresServer) -> AsyncIterator[str]:
+    """A third fresh PostgreSQL database."""
+    async for url in _pg_database(pg_server):
+        yield url
 
 
 @pytest.fixture
