@@ -879,7 +879,9 @@ def _sequence_statement(dialect: Dialect, words: _Words, parts: Parts) -> None:
     )
 
 
-_OWNED_KINDS = frozenset({"TABLE", "VIEW", "MATERIALIZED", "SEQUENCE", "TYPE", "FUNCTION"})
+_OWNED_KINDS = frozenset(
+    {"TABLE", "VIEW", "MATERIALIZED", "SEQUENCE", "TYPE", "FUNCTION", "DOMAIN"}
+)
 
 
 def _is_owner_statement(words: _Words) -> bool:

@@ -19,6 +19,7 @@ from ptah_operator.engine.schema.hcl import parse_hcl
 from ptah_operator.engine.schema.model import (
     Column,
     Dialect,
+    Domain,
     EnumType,
     Extension,
     ForeignKey,
@@ -43,8 +44,8 @@ from ptah_operator.engine.schema.parts import Attachment, DesiredSchemaError, Pa
 from ptah_operator.engine.schema.scope import Scope
 from ptah_operator.engine.schema.triggers import quote, resolve_function
 
-T = TypeVar("T", Table, EnumType, Sequence, View)
-F = TypeVar("F", Table, EnumType, Sequence, View, Function)
+T = TypeVar("T", Table, EnumType, Sequence, View, Domain)
+F = TypeVar("F", Table, EnumType, Sequence, View, Function, Domain)
 
 
 def finish_table(dialect: Dialect, table: Table) -> Table:
@@ -114,9 +115,12 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
     enums: dict[tuple[str, str], tuple[EnumType, str]] = {}
     sequences: dict[tuple[str, str], tuple[Sequence, str]] = {}
     views: dict[tuple[str, str], tuple[View, str]] = {}
+    domains: dict[tuple[str, str], tuple[Domain, str]] = {}
     schemas: set[str] = set()
     for part in parts:
         schemas.update(part.schemas)
+        for domain in part.domains:
+            _merge(domains, "domain", (domain.schema, domain.name), domain, part.source)
         for sequence in part.sequences:
             _merge(sequences, "sequence", (sequence.schema, sequence.name), sequence, part.source)
         for view in part.views:
@@ -181,6 +185,7 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
     _column_clauses(dialect, parts, tables)
     serial_sequences = _fold_serials(dialect, sequences, tables)
     known_types = {f"{s}.{n}" for s, n in enums} | {f"{s}.{n}" for s, n in tables}
+    known_types |= {f"{s}.{n}" for s, n in domains}
     functions: dict[tuple[str, str, tuple[str, ...]], tuple[Function, str]] = {}
     for part in parts:
         for function in part.functions:
@@ -192,7 +197,17 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
                     f"{functions[key][1]} and {part.source}"
                 )
             functions.setdefault(key, (function, part.source))
-    _set_owners(parts, tables, enums, sequences, views, functions, known_types, serial_sequences)
+    _set_owners(
+        parts,
+        tables,
+        enums,
+        sequences,
+        views,
+        functions,
+        known_types,
+        serial_sequences,
+        domains,
+    )
     _attach_triggers(parts, tables, functions)
     clash = sorted(set(views) & (set(tables) | set(sequences)))
     if clash:
@@ -200,7 +215,7 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
             f"view {_qualified(*clash[0])} has the name of a table or sequence in "
             f"{views[clash[0]][1]}"
         )
-    enum_names = {f"{s}.{n}" for s, n in enums}
+    enum_names = {f"{s}.{n}" for s, n in enums} | {f"{s}.{n}" for s, n in domains}
     finished = []
     for (schema, name), (table, source) in tables.items():
         _check_columns(table, source)
@@ -234,6 +249,12 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
             schema_comments[name] = (comment, part.source)
     if dialect.family == "postgresql":
         kept_enums = [e for e, _ in enums.values() if scope.admits_schema(dialect, e.schema)]
+        kept_domains = [
+            _resolve_domain_type(d, enum_names)
+            for d, _ in domains.values()
+            if scope.admits_schema(dialect, d.schema)
+        ]
+        schemas.update(d.schema for d in kept_domains)
         schemas.update(t.schema for t in finished)
         schemas.update(v.schema for v in kept_views)
         schemas.update(s.schema for s in kept_sequences)
@@ -250,7 +271,7 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
                 )
         extensions = [e for e in extensions if scope.admits_schema(dialect, e.schema)]
     else:
-        schemas, kept_enums, extensions = set(), [], []
+        schemas, kept_enums, extensions, kept_domains = set(), [], [], []
     return canonical_schema(
         dialect,
         sorted(schemas),
@@ -262,6 +283,7 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
         extensions,
         [(n, r) for n, (r, _) in schema_owners.items() if scope.admits_schema(dialect, n)],
         [(n, c or "") for n, (c, _) in schema_comments.items() if scope.admits_schema(dialect, n)],
+        domains=kept_domains,
     )
 
 
@@ -308,6 +330,7 @@ def _set_owners(
     functions: dict[tuple[str, str, tuple[str, ...]], tuple[Function, str]],
     known_types: set[str],
     serial_sequences: dict[tuple[str, str], str] | None = None,
+    domains: dict[tuple[str, str], tuple[Domain, str]] | None = None,
 ) -> None:
     """Apply `ALTER ... OWNER TO`; a sequence owned by a column has its table's owner (the
     owner pg_dump names for a `serial`'s sequence must be its table's)."""
@@ -328,6 +351,8 @@ def _set_owners(
                 _with_owner(functions, function_key, what, role, part.source)
             elif kind == "TYPE" and key in enums:
                 _with_owner(enums, key, what, role, part.source)
+            elif kind in {"TYPE", "DOMAIN"} and domains is not None and key in domains:
+                _with_owner(domains, key, what, role, part.source)
             elif kind == "TABLE" and key in tables:
                 _with_owner(tables, key, what, role, part.source)
             elif kind in {"TABLE", "VIEW"} and key in views:
@@ -586,6 +611,15 @@ _TYPE_NAME = re.compile(
 
 def _unquote(part: str) -> str:
     return part[1:-1].replace('""', '"') if part.startswith('"') else part
+
+
+def _resolve_domain_type(domain: Domain, names: set[str]) -> Domain:
+    """A domain over an enum or another domain names it as introspection prints it."""
+    table = Table(
+        schema=domain.schema, name=domain.name, columns=(Column(name="", type=domain.type),)
+    )
+    resolved = _resolve_enum_types(Dialect.POSTGRESQL, table, names).columns[0].type
+    return domain if resolved == domain.type else dataclasses.replace(domain, type=resolved)
 
 
 def _resolve_enum_types(dialect: Dialect, table: Table, enum_names: set[str]) -> Table:

@@ -34,6 +34,7 @@ from ptah_operator.engine.schema.model import (
     Check,
     Column,
     Dialect,
+    Domain,
     EnumType,
     Extension,
     ForeignKey,
@@ -88,7 +89,7 @@ CATEGORIES = (
     "functions_removed",
     "extensions_changed",
     "triggers_changed",
-    "schemas_changed",
+    "domains_changed",
 )
 
 
@@ -268,6 +269,7 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
     for key in sorted(desired_enums.keys() & observed_enums.keys()):
         if not _enum_values(p, observed_enums[key], desired_enums[key]):
             remade_enums.append((observed_enums[key], desired_enums[key]))
+    _domains(p, observed, desired)
     enum_types = {name for old, _ in remade_enums for name in enum_type_names(old)}
     remade_triggers = _drop_triggers(
         p, observed, desired, observed_tables, desired_tables, kept, enum_types
@@ -346,6 +348,7 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
     remade_functions |= _functions(p, observed, desired, enum_types, late=True)
     for key in kept:
         _add_constraints(p, observed_tables[key], desired_tables[key])
+    _domains_late(p, observed, desired)
     for key in added:
         table = desired_tables[key]
         for fk in table.foreign_keys:
@@ -426,6 +429,15 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
                 "sequences_removed",
                 f"drop sequence {sequence.qualified}; its current value is lost",
             )
+    wanted_domains = {d.qualified for d in desired.domains}
+    for domain in reversed(observed.domains):
+        if domain.qualified not in wanted_domains:
+            p.emit(
+                r.drop_domain(domain),
+                Severity.DESTRUCTIVE,
+                "domains_changed",
+                f"drop domain {domain.qualified}",
+            )
     for key in sorted(observed_enums.keys() - desired_enums.keys()):
         enum = observed_enums[key]
         p.emit(
@@ -455,6 +467,98 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
             "does not manage",
         )
     return p.out
+
+
+def _domains(p: _Planner, observed: Schema, desired: Schema) -> None:
+    """Make new domains and change kept ones (default, NOT NULL, checks), before functions
+    and tables use them; those the desired schema leaves out are dropped late. A domain's
+    base type or collation is not changed in place: refused."""
+    r = p.r
+    old = {d.qualified: d for d in observed.domains}
+    # A domain over another comes after it.
+    names = {name: d for d in desired.domains for name in _domain_names(d)}
+    ordered: list[Domain] = []
+    remaining = list(desired.domains)
+    while remaining:
+        ready = [
+            d
+            for d in remaining
+            if not (
+                (base := names.get(d.type.removesuffix("[]"))) is not None and base in remaining
+            )
+        ] or remaining[:1]
+        ordered += ready
+        remaining = [d for d in remaining if d not in ready]
+    for domain in ordered:
+        before = old.get(domain.qualified)
+        if before is None:
+            p.emit(
+                r.create_domain(domain),
+                Severity.SAFE,
+                "domains_changed",
+                f"create domain {domain.qualified}",
+            )
+            continue
+        if (before.type, before.collation) != (domain.type, domain.collation):
+            raise PlanError(
+                f"domain {domain.qualified}: changing its base type or collation is not "
+                "planned (its columns would have to be converted); make a new domain"
+            )
+        why = f"change domain {domain.qualified}"
+        if before.default != domain.default:
+            action = f"SET {r.default(domain.default)}" if domain.default else "DROP DEFAULT"
+            p.emit(r.alter_domain(domain, action), Severity.SAFE, "domains_changed", why)
+        if not before.nullable and domain.nullable:
+            p.emit(
+                r.alter_domain(domain, "DROP NOT NULL"),
+                Severity.SAFE,
+                "domains_changed",
+                why,
+            )
+        _, gone = _match(list(domain.checks), list(before.checks))
+        for check in gone:
+            p.emit(
+                r.alter_domain(domain, f"DROP CONSTRAINT {r.q(check.name or '')}"),
+                Severity.DESTRUCTIVE,
+                "domains_changed",
+                f"drop check {check.name} of domain {domain.qualified}",
+            )
+
+
+def _domains_late(p: _Planner, observed: Schema, desired: Schema) -> None:
+    """What a kept domain gains that its values must pass (a check, NOT NULL): once the
+    columns that go are gone (PostgreSQL refuses ADD CONSTRAINT on a domain an array column
+    uses)."""
+    r = p.r
+    old = {d.qualified: d for d in observed.domains}
+    for domain in desired.domains:
+        before = old.get(domain.qualified)
+        if before is None:
+            continue
+        if before.nullable and not domain.nullable:
+            p.emit(
+                r.alter_domain(domain, "SET NOT NULL"),
+                Severity.DESTRUCTIVE,
+                "domains_changed",
+                f"change domain {domain.qualified}; a NULL in a column of it fails",
+            )
+        missing, _ = _match(list(domain.checks), list(before.checks))
+        # Named ones first: an unnamed check takes `domain_check`, which one may be named.
+        for check in sorted(missing, key=lambda c: c.name is None):
+            p.emit(
+                r.alter_domain(domain, f"ADD {r.check_clause(check)}"),
+                Severity.WARNING,
+                "domains_changed",
+                f"add a check to domain {domain.qualified}; existing values must pass it",
+            )
+
+
+def _domain_names(domain: Domain) -> set[str]:
+    """How a column or another domain names `domain` (as `enum_type_names` does an enum)."""
+    return {
+        f"{domain.schema}.{domain.name}",
+        f"{_type_ident(domain.schema)}.{_type_ident(domain.name)}",
+    }
 
 
 def _mentions(expression: str | None, column: str) -> bool:
@@ -597,7 +701,7 @@ def _schema_comments(p: _Planner, observed: Schema, desired: Schema) -> None:
             p.emit(
                 p.r.schema_comment(schema, comment),
                 Severity.SAFE,
-                "schemas_changed",
+                "schemas_added",
                 f"comment on schema {schema}",
             )
 
@@ -1012,6 +1116,18 @@ def _owners(
                 Severity.PRIVILEGE,
                 "owners_changed",
                 f"schema {schema} owned by {schema_role}",
+            )
+    old_domains = {d.qualified: d for d in observed.domains}
+    for domain in desired.domains:
+        before_domain = old_domains.get(domain.qualified)
+        if domain.owner is not None and (
+            before_domain is None or before_domain.owner != domain.owner
+        ):
+            p.emit(
+                r.owner_to("DOMAIN", r.table(domain.schema, domain.name), domain.owner),
+                Severity.PRIVILEGE,
+                "owners_changed",
+                f"domain {domain.qualified} owned by {domain.owner}",
             )
     old_enums = {e.qualified: e for e in observed.enums}
     for enum in desired.enums:

@@ -19,6 +19,7 @@ from ptah_operator.engine.schema.model import (
     Check,
     Column,
     Dialect,
+    Domain,
     EnumType,
     Extension,
     ForeignKey,
@@ -69,12 +70,12 @@ WHERE n.nspname = ANY($1::text[])
 # qualified name). Extensions' members are theirs, and left out.
 _UNMANAGED = """
 SELECT k, q FROM (
-  SELECT CASE t.typtype WHEN 'd' THEN 'domain' WHEN 'r' THEN 'range type'
+  SELECT CASE t.typtype WHEN 'r' THEN 'range type'
               WHEN 'b' THEN 'base type' ELSE 'composite type' END AS k,
          n.nspname || '.' || t.typname AS q, t.oid AS o, 'pg_type'::regclass AS c
   FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
   WHERE n.nspname = ANY($1::text[]) AND t.typcategory <> 'A'
-    AND (t.typtype IN ('d', 'r', 'b')
+    AND (t.typtype IN ('r', 'b')
          OR (t.typtype = 'c' AND (SELECT relkind FROM pg_class WHERE oid = t.typrelid) = 'c'))
   UNION ALL
   SELECT 'collation', n.nspname || '.' || co.collname, co.oid, 'pg_collation'::regclass
@@ -108,6 +109,28 @@ SELECT k, q FROM (
 ) found
 WHERE NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = found.c AND e.objid = found.o
                   AND e.deptype IN ('e', 'i'))
+"""
+
+# Domains: the base type named as a column's is (an enum or domain schema-qualified), the
+# default and checks as the catalog prints them, each check's name and whether it is valid.
+_DOMAINS = """
+SELECT n.nspname, t.typname,
+       CASE WHEN bt.typtype IN ('e', 'd')
+            THEN quote_ident(bn.nspname) || '.' || quote_ident(bt.typname)
+            ELSE format_type(t.typbasetype, t.typtypmod) END,
+       t.typnotnull, pg_get_expr(t.typdefaultbin, 0),
+       CASE WHEN t.typcollation <> bt.typcollation THEN co.collname END,
+       pg_get_userbyid(t.typowner),
+       ARRAY(SELECT ARRAY[c.conname, pg_get_expr(c.conbin, 0), c.convalidated::text]
+             FROM pg_constraint c WHERE c.contypid = t.oid AND c.contype = 'c'
+             ORDER BY c.conname)
+FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+JOIN pg_type bt ON bt.oid = t.typbasetype
+JOIN pg_namespace bn ON bn.oid = bt.typnamespace
+LEFT JOIN pg_collation co ON co.oid = t.typcollation
+WHERE t.typtype = 'd' AND n.nspname = ANY($1::text[])
+  AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_type'::regclass
+                  AND e.objid = t.oid AND e.deptype = 'e')
 """
 
 # Identity columns' sequences: the options a column's identity holds, and the sequence's name.
@@ -182,9 +205,10 @@ WHERE c.relkind IN ('r', 'p')
 # lookup per column cost more than everything else together on a thousand tables.
 _COLUMNS = """
 SELECT a.attrelid, a.attnum, a.attname,
-       CASE WHEN t.typtype = 'e'
+       CASE WHEN t.typtype IN ('e', 'd')
             THEN quote_ident(tn.nspname) || '.' || quote_ident(t.typname)
-            WHEN t.typelem <> 0 AND t.typelem IN (SELECT oid FROM pg_type WHERE typtype = 'e')
+            WHEN t.typelem <> 0
+                 AND t.typelem IN (SELECT oid FROM pg_type WHERE typtype IN ('e', 'd'))
             THEN (SELECT quote_ident(en.nspname) || '.' || quote_ident(e.typname) || '[]'
                   FROM pg_type e JOIN pg_namespace en ON en.oid = e.typnamespace
                   WHERE e.oid = t.typelem)
@@ -579,6 +603,32 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
         EnumType(schema=r[0], name=r[1], values=tuple(r[2]), owner=r[3])
         for r in await conn.fetch(_ENUMS, schema_names)
     ]
+    domains: list[Domain] = []
+    for schema, name, base, not_null, default, collation, owner, checks_read in await conn.fetch(
+        _DOMAINS, schema_names
+    ):
+        where = f"domain {schema}.{name}"
+        with reading(where):
+            base_type = normalize_type(_D, base)
+            domain_checks = []
+            for check_name, expression, valid in checks_read:
+                if valid != "true":
+                    unmanaged.append(f"{where}, constraint {check_name}: a NOT VALID constraint")
+                domain_checks.append(
+                    Check(expr=normalize_expression(_D, expression), name=check_name)
+                )
+            domains.append(
+                Domain(
+                    schema=schema,
+                    name=name,
+                    type=base_type,
+                    nullable=not not_null,
+                    default=normalize_default(_D, default, base_type) if default else None,
+                    collation=collation,
+                    checks=tuple(domain_checks),
+                    owner=owner,
+                )
+            )
     sequences = [
         Sequence(
             schema=schema,
@@ -690,6 +740,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
         schema_owners,
         schema_comments,
         unmanaged,
+        domains,
     )
 
 

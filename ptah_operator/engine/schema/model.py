@@ -269,6 +269,25 @@ class EnumType:
 
 
 @dataclass(frozen=True)
+class Domain:
+    """A PostgreSQL domain: a base type with a default, NOT NULL and checks (`VALUE > 0`),
+    each check compared by content and, where the desired schema names it, by name."""
+
+    schema: str
+    name: str
+    type: str
+    nullable: bool = True
+    default: str | None = None
+    collation: str | None = None
+    checks: tuple[Check, ...] = ()
+    owner: str | None = None
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.name}"
+
+
+@dataclass(frozen=True)
 class Extension:
     """A PostgreSQL extension installed in a schema in scope. Its version is not compared
     (`ALTER EXTENSION ... UPDATE` is not planned); its comment only where the desired schema
@@ -412,6 +431,7 @@ class Schema:
     views: tuple[View, ...] = ()
     functions: tuple[Function, ...] = ()
     extensions: tuple[Extension, ...] = ()
+    domains: tuple[Domain, ...] = ()
     # PostgreSQL: (schema, role) for each schema whose owner is known (observed) or named
     # (desired; one it does not name is not compared), and (schema, comment) likewise.
     schema_owners: tuple[tuple[str, str], ...] = ()
@@ -555,6 +575,7 @@ def canonical_schema(
     schema_owners: list[tuple[str, str]] | tuple[tuple[str, str], ...] = (),
     schema_comments: list[tuple[str, str]] | tuple[tuple[str, str], ...] = (),
     unmanaged: list[str] | tuple[str, ...] = (),
+    domains: list[Domain] | tuple[Domain, ...] = (),
 ) -> Schema:
     return Schema(
         dialect=dialect,
@@ -570,4 +591,10 @@ def canonical_schema(
         schema_owners=tuple(sorted(set(schema_owners))),
         schema_comments=tuple(sorted(set(schema_comments))),
         unmanaged=tuple(sorted(set(unmanaged))),
+        domains=tuple(
+            sorted(
+                (dataclasses.replace(d, checks=_in_order(d.checks)) for d in domains),
+                key=lambda d: (d.schema, d.name),
+            )
+        ),
     )

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from ptah_operator.engine.schema.model import (
     Argument,
     Check,
+    Domain,
     EnumType,
     Extension,
     ForeignKey,
@@ -64,6 +65,7 @@ class Parts:
         default_factory=list
     )
     extensions: list[Extension] = field(default_factory=list)
+    domains: list[Domain] = field(default_factory=list)
     # (extension, comment) from `COMMENT ON EXTENSION`.
     extension_comments: list[tuple[str, str | None]] = field(default_factory=list)
     # (schema, role) from `ALTER SCHEMA ... OWNER TO`; (schema, comment) from COMMENT ON SCHEMA.

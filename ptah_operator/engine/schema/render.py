@@ -16,6 +16,7 @@ from ptah_operator.engine.schema.model import (
     Check,
     Column,
     Dialect,
+    Domain,
     EnumType,
     Extension,
     ForeignKey,
@@ -110,6 +111,25 @@ class Renderer:
 
     def drop_extension(self, extension: Extension) -> str:
         return f"DROP EXTENSION {self.q(extension.name)}"
+
+    # Domains (PostgreSQL).
+
+    def create_domain(self, domain: Domain) -> str:
+        parts = [f"CREATE DOMAIN {self.table(domain.schema, domain.name)} AS {domain.type}"]
+        if domain.collation is not None:
+            parts.append(f"COLLATE {self.q(domain.collation)}")
+        if domain.default is not None:
+            parts.append(self.default(domain.default))
+        if not domain.nullable:
+            parts.append("NOT NULL")
+        parts += [self.check_clause(check) for check in domain.checks]
+        return " ".join(parts)
+
+    def alter_domain(self, domain: Domain, action: str) -> str:
+        return f"ALTER DOMAIN {self.table(domain.schema, domain.name)} {action}"
+
+    def drop_domain(self, domain: Domain) -> str:
+        return f"DROP DOMAIN {self.table(domain.schema, domain.name)}"
 
     # Triggers (PostgreSQL).
 

@@ -10,8 +10,13 @@ from __future__ import annotations
 from sqlglot import Token, TokenType
 
 from ptah_operator.engine.schema.dumps import DumpError, mysql_setting, pg_setting
-from ptah_operator.engine.schema.model import Dialect, Extension
-from ptah_operator.engine.schema.normalize import normalize_grantee
+from ptah_operator.engine.schema.model import Check, Dialect, Domain, Extension
+from ptah_operator.engine.schema.normalize import (
+    normalize_default,
+    normalize_expression,
+    normalize_grantee,
+    normalize_type,
+)
 from ptah_operator.engine.schema.parts import Parts
 from ptah_operator.engine.schema.triggers import TriggerError, read_trigger
 from ptah_operator.engine.schema.words import UnreadableError, Words, relation, span
@@ -23,8 +28,6 @@ class RefusedError(ValueError):
 
 # Leading words of statements making what the engine does not model, with what they make.
 _UNMODELLED: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("CREATE", "DOMAIN"), "domains"),
-    (("ALTER", "DOMAIN"), "domains"),
     (("CREATE", "POLICY"), "row-level security policies"),
     (("ALTER", "POLICY"), "row-level security policies"),
     (("CREATE", "COLLATION"), "collations (CREATE COLLATION)"),
@@ -169,6 +172,15 @@ def read_statement(dialect: Dialect, text: str, tokens: list[Token], parts: Part
         except TriggerError as error:
             raise RefusedError(str(error)) from None
         return True
+    if words.starts("CREATE", "DOMAIN"):
+        if not pg:
+            raise RefusedError("domains are PostgreSQL's")
+        parts.domains.append(_domain(dialect, words, text))
+        return True
+    if words.starts("ALTER", "DOMAIN") and not (
+        len(tokens) > 4 and [t.text.upper() for t in tokens[-3:-1]] == ["OWNER", "TO"]
+    ):
+        raise RefusedError("ALTER DOMAIN is read only as OWNER TO: state the domain whole")
     if words.starts("ALTER", "INDEX"):
         if any(t.text.upper() == "PARTITION" for t in tokens):
             raise RefusedError(
@@ -398,6 +410,78 @@ def _alter_table(dialect: Dialect, words: Words, text: str, parts: Parts) -> boo
     raise RefusedError(
         f"column {table}.{column}: only ALTER COLUMN ... SET DEFAULT and ADD GENERATED ... AS "
         "IDENTITY are read; state the column whole in CREATE TABLE"
+    )
+
+
+# What ends a domain's type or default: its next clause.
+_DOMAIN_CLAUSES = frozenset({"COLLATE", "DEFAULT", "CONSTRAINT", "NOT", "NULL", "CHECK"})
+
+
+def _until_clause(words: Words) -> list[Token]:
+    taken: list[Token] = []
+    depth = 0
+    while not words.done():
+        token = words.tokens[words.at]
+        if token.token_type is TokenType.L_PAREN:
+            depth += 1
+        elif token.token_type is TokenType.R_PAREN:
+            depth -= 1
+        elif (
+            depth == 0
+            and taken
+            and token.token_type not in Words._NOT_WORDS
+            and token.text.upper() in _DOMAIN_CLAUSES
+        ):
+            break
+        taken.append(token)
+        words.at += 1
+    return taken
+
+
+def _domain(dialect: Dialect, words: Words, text: str) -> Domain:
+    """`CREATE DOMAIN name [AS] type [COLLATE c] [DEFAULT e] [[CONSTRAINT n] NOT NULL | NULL |
+    CHECK (e)]...`."""
+    words.expect("CREATE", "DOMAIN")
+    schema, name = relation(dialect, words.dotted())
+    words.take("AS")
+    type_tokens = _until_clause(words)
+    if not type_tokens:
+        raise UnreadableError(f"domain {name} has no type")
+    type_text = normalize_type(dialect, span(text, type_tokens))
+    nullable, default, collation = True, None, None
+    checks: list[Check] = []
+    while not words.done():
+        constraint: str | None = None
+        if words.take("CONSTRAINT"):
+            constraint = words.name()
+        if words.take("NOT", "NULL"):
+            nullable = False
+        elif words.take("NULL"):
+            nullable = True
+        elif words.take("CHECK"):
+            expression = words.parenthesized()
+            if words.starts("NOT", "VALID"):
+                raise RefusedError(f"domain {name}: NOT VALID constraints are not modelled")
+            checks.append(
+                Check(expr=normalize_expression(dialect, span(text, expression)), name=constraint)
+            )
+        elif constraint is None and words.take("DEFAULT"):
+            default = normalize_default(dialect, span(text, _until_clause(words)), type_text)
+        elif constraint is None and words.take("COLLATE"):
+            names = words.dotted()
+            if len(names) == 2 and names[0] != "pg_catalog":
+                raise UnreadableError(f"domain {name}: a collation of another schema")
+            collation = names[-1]
+        else:
+            raise UnreadableError(f"domain {name}: unsupported clause")
+    return Domain(
+        schema=schema,
+        name=name,
+        type=type_text,
+        nullable=nullable,
+        default=default,
+        collation=collation,
+        checks=tuple(checks),
     )
 
 

@@ -151,7 +151,8 @@ def test_what_mariadb_cannot_plan_is_refused_by_name(text: str, message: str) ->
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("CREATE DOMAIN year AS integer CHECK (VALUE > 1900);", "domains"),
+        ("CREATE DOMAIN year AS integer; ALTER DOMAIN year SET DEFAULT 1;", "ALTER DOMAIN"),
+        ("CREATE DOMAIN d AS int CHECK (VALUE > 0) NOT VALID;", "NOT VALID"),
         ("CREATE TABLE t (a int); CREATE POLICY p ON t USING (a > 0);", "policies"),
         ("CREATE TABLE t (a int); ALTER TABLE t ENABLE ROW LEVEL SECURITY;", "row-level security"),
         ('CREATE COLLATION c (locale = "C");', "collations"),
