@@ -74,6 +74,7 @@ CREATE TABLE pet (
 ) ENGINE=InnoDB DEFAULT CHARSET=latin1;
 CREATE VIEW named AS SELECT id, name FROM person;
 CREATE VIEW tagged AS SELECT p.id, n.name FROM pet p JOIN named n ON n.id = p.owner_id;
+CREATE VIEW labels AS SELECT CONCAT(name, _utf8' ', 'x') AS label FROM person;
 """
 
 
@@ -98,5 +99,7 @@ async def test_a_mariadb_dump_is_a_desired_schema(
     text = dump(maria_twin)
     assert "/*!50001 CREATE ALGORITHM=UNDEFINED" in text
     assert "DROP TABLE IF EXISTS" in text
-    await execute(maria_twin, "DROP VIEW tagged", "DROP VIEW named", "DROP TABLE pet, person")
+    await execute(
+        maria_twin, "DROP VIEW labels, tagged", "DROP VIEW named", "DROP TABLE pet, person"
+    )
     await assert_properties(maria_url, maria_twin, tmp_path, text)
