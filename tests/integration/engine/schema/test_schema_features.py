@@ -8,6 +8,10 @@ refused by name at plan time, in the desired schema and in the database alike.
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -47,6 +51,7 @@ async def test_a_wide_decimal_with_a_default_is_inspected_and_converges(
 # three properties of `dump_roundtrip` for the schema that holds them.
 
 BOTH = Scope(schemas=("public", "app"))
+REPO = Path(__file__).resolve().parents[4]
 
 PG_STEPS: dict[str, list[str]] = {
     "triggers": [
@@ -248,3 +253,29 @@ async def test_what_mariadb_holds_that_the_engine_cannot_manage_refuses_the_plan
     await execute(maria_url, *made.split("; "))
     with pytest.raises(PlanError, match=named):
         await plan_for(maria_url, write_desired(tmp_path, ""))
+
+
+async def test_the_command_line_names_what_it_cannot_manage_and_never_prints_a_traceback(
+    pg_url: str, tmp_path: Path
+) -> None:
+    await execute(pg_url, "CREATE TABLE t (a int)", "ALTER TABLE t ENABLE ROW LEVEL SECURITY")
+    repo = REPO
+
+    def run(*args: str) -> tuple[int, dict[str, object], str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "ptah_operator.engine.cli", "schema", *args, "--url", pg_url],
+            capture_output=True,
+            text=True,
+            cwd=repo,
+            env={**os.environ, "PYTHONPATH": str(repo)},
+            check=False,
+        )
+        return done.returncode, json.loads(done.stdout), done.stderr
+
+    code, printed, stderr = run("inspect")
+    assert (code, printed["unmanaged"]) == (0, ["table public.t: row-level security"])
+    desired = write_desired(tmp_path, "CREATE TABLE t (a int);")
+    code, printed, stderr = run("plan", "--desired", str(desired), "--out", str(tmp_path / "p"))
+    assert (code, printed["error"]) == (1, "PlanError")
+    assert "table public.t: row-level security" in str(printed["message"])
+    assert "Traceback" not in stderr
