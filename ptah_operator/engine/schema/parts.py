@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from ptah_operator.engine.schema.model import (
     Argument,
@@ -73,6 +73,10 @@ class Parts:
     schema_comments: list[tuple[str, str | None]] = field(default_factory=list)
     # (schema, table, trigger) from CREATE TRIGGER, its function not yet resolved.
     triggers: list[tuple[str, str, Trigger]] = field(default_factory=list)
+
+    def declares_nothing(self) -> bool:
+        """Whether nothing has been read from the file yet (session settings aside)."""
+        return not any(getattr(self, f.name) for f in fields(self) if f.name != "source")
 
     def forget(self, kind: str, schema: str, name: str) -> None:
         """`DROP kind IF EXISTS name`, read in order: what this file declared of that name

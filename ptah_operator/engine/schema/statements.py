@@ -286,9 +286,22 @@ def _drop(dialect: Dialect, words: Words, parts: Parts) -> None:
     words.expect("DROP")
     kind = "MATERIALIZED VIEW" if words.take("MATERIALIZED", "VIEW") else words.next().text.upper()
     if kind not in _DROPPED and kind != "MATERIALIZED VIEW":
+        at = words.at
+        if (
+            any(
+                [t.text.upper() for t in words.tokens[i : i + 2]] == ["IF", "EXISTS"]
+                for i in range(at, min(at + 3, len(words.tokens)))
+            )
+            and parts.declares_nothing()
+        ):
+            # `pg_dump --clean --if-exists` drops every object before it makes any: on the
+            # empty database the file is read as, each drops nothing.
+            words.rest()
+            return
         raise RefusedError(
-            f"DROP {kind}: a desired schema states what exists; only a dump's DROP TABLE, "
-            "VIEW or SEQUENCE IF EXISTS before it makes the object is read"
+            f"DROP {kind}: a desired schema states what exists; only a dump's DROP ... IF "
+            "EXISTS before anything is made, or DROP TABLE|VIEW|SEQUENCE IF EXISTS before it "
+            "makes that object, is read"
         )
     if not words.take("IF", "EXISTS"):
         raise RefusedError(
@@ -372,6 +385,15 @@ def _alter_table(dialect: Dialect, words: Words, text: str, parts: Parts) -> boo
     words.take("IF", "EXISTS")
     words.take("ONLY")
     schema, table = relation(dialect, words.dotted())
+    if (
+        words.tokens[2].text.upper() == "IF"
+        and parts.declares_nothing()
+        and any(t.text.upper() == "DROP" for t in words.tokens[words.at : words.at + 4])
+    ):
+        # pg_dump --clean --if-exists: `ALTER TABLE IF EXISTS ... DROP CONSTRAINT IF EXISTS`
+        # and `... ALTER COLUMN ... DROP DEFAULT` before anything is made drop nothing.
+        words.rest()
+        return True
     for lead, what in _UNMODELLED_CLAUSES:
         if _starts(words, lead):
             raise RefusedError(f"table {table}: {what} is not modelled by the engine")

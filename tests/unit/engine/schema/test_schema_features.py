@@ -68,7 +68,7 @@ def test_psql_restrict_lines_and_session_settings_are_read_and_change_nothing() 
         ("SET default_tablespace = fast;", "default_tablespace"),
         ("SET role = admin;", "OWNER TO"),
         ("CREATE TABLE t (a int); DROP TABLE t;", "without IF EXISTS"),
-        ("DROP INDEX IF EXISTS i;", "DROP INDEX"),
+        ("CREATE TABLE t (a int); DROP INDEX IF EXISTS i;", "DROP INDEX"),
     ],
 )
 def test_what_a_dump_may_say_that_changes_the_schema_is_refused_by_name(
@@ -218,3 +218,17 @@ def test_a_pg_dump_serial_reads_as_serial_and_its_identity_as_identity() -> None
     assert schema(dumped) == schema(written)
     column = schema(written).tables[0].columns[1]
     assert column.identity_options == (5, 1, 1, 9223372036854775807, 1, False)
+
+
+def test_a_pg_dump_clean_preamble_drops_nothing_but_a_drop_after_a_create_is_refused() -> None:
+    clean = (
+        "ALTER TABLE IF EXISTS ONLY public.t DROP CONSTRAINT IF EXISTS t_pkey;\n"
+        "ALTER TABLE IF EXISTS public.t ALTER COLUMN id DROP DEFAULT;\n"
+        "DROP INDEX IF EXISTS public.t_n;\nDROP TRIGGER IF EXISTS tr ON public.t;\n"
+        "DROP FUNCTION IF EXISTS public.f();\nDROP SCHEMA IF EXISTS app;\n"
+        "DROP TABLE IF EXISTS public.t;\n"
+        "CREATE TABLE public.t (id integer NOT NULL, n integer);\n"
+    )
+    assert schema(clean) == schema("CREATE TABLE t (id int NOT NULL, n int);")
+    with pytest.raises(DesiredSchemaError, match="DROP INDEX"):
+        schema("CREATE TABLE t (n int); CREATE INDEX t_n ON t (n); DROP INDEX IF EXISTS t_n;")
