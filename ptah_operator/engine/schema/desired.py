@@ -209,6 +209,7 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
         domains,
     )
     _attach_triggers(parts, tables, functions)
+    _set_comments(parts, tables, enums, sequences, views, functions, domains, known_types)
     clash = sorted(set(views) & (set(tables) | set(sequences)))
     if clash:
         raise DesiredSchemaError(
@@ -580,6 +581,103 @@ def _attach_triggers(
                 dataclasses.replace(table, triggers=(*table.triggers, trigger)),
                 source,
             )
+
+
+def _set_comments(
+    parts: list[Parts],
+    tables: dict[tuple[str, str], tuple[Table, str]],
+    enums: dict[tuple[str, str], tuple[EnumType, str]],
+    sequences: dict[tuple[str, str], tuple[Sequence, str]],
+    views: dict[tuple[str, str], tuple[View, str]],
+    functions: dict[tuple[str, str, tuple[str, ...]], tuple[Function, str]],
+    domains: dict[tuple[str, str], tuple[Domain, str]],
+    known_types: set[str],
+) -> None:
+    """`COMMENT ON VIEW|SEQUENCE|TYPE|DOMAIN|INDEX|FUNCTION|CONSTRAINT|TRIGGER ...`: each on its
+    object ("" for IS NULL). An object the desired schema does not make is refused."""
+    for part in parts:
+        for kind, schema, name, table_name, arguments, comment in part.object_comments:
+            text = comment if comment is not None else ""
+            key = (schema, name)
+            what = f"{kind.lower()} {_qualified(schema, name)}"
+            if kind in {"VIEW", "MATERIALIZED VIEW"} and key in views:
+                _with_comment(views, key, text)
+            elif kind == "SEQUENCE" and key in sequences:
+                _with_comment(sequences, key, text)
+            elif kind == "TYPE" and key in enums:
+                _with_comment(enums, key, text)
+            elif kind in {"TYPE", "DOMAIN"} and key in domains:
+                _with_comment(domains, key, text)
+            elif kind == "FUNCTION":
+                signature = tuple(
+                    _qualify(a.type, schema, known_types)
+                    for a in arguments or ()
+                    if a.mode != "OUT"
+                )
+                function_key = (schema, name, signature)
+                if function_key not in functions:
+                    raise DesiredSchemaError(f"{part.source}: comment on unknown function {what}")
+                function, where = functions[function_key]
+                functions[function_key] = (dataclasses.replace(function, comment=text), where)
+            elif kind == "INDEX" and _comment_index(tables, schema, name, text):
+                continue
+            elif kind in {"CONSTRAINT", "TRIGGER"} and (schema, table_name or "") in tables:
+                table, where = tables[(schema, table_name or "")]
+                commented = _comment_on_table_object(table, kind, name, text)
+                if commented is None:
+                    raise DesiredSchemaError(
+                        f"{part.source}: comment on unknown {kind.lower()} {name} of table "
+                        f"{_qualified(schema, table_name or '')}"
+                    )
+                tables[(schema, table_name or "")] = (commented, where)
+            else:
+                raise DesiredSchemaError(f"{part.source}: comment on unknown {what}")
+
+
+def _with_comment(found: dict[Any, tuple[Any, str]], key: Any, comment: str) -> None:
+    item, where = found[key]
+    found[key] = (dataclasses.replace(item, comment=comment), where)
+
+
+def _comment_index(
+    tables: dict[tuple[str, str], tuple[Table, str]], schema: str, name: str, comment: str
+) -> bool:
+    for key, (table, where) in tables.items():
+        if key[0] != schema:
+            continue
+        if any(i.name == name for i in table.indexes):
+            indexes = tuple(
+                dataclasses.replace(i, comment=comment) if i.name == name else i
+                for i in table.indexes
+            )
+            tables[key] = (dataclasses.replace(table, indexes=indexes), where)
+            return True
+    return False
+
+
+def _comment_on_table_object(table: Table, kind: str, name: str, comment: str) -> Table | None:
+    if kind == "TRIGGER":
+        if not any(t.name == name for t in table.triggers):
+            return None
+        return dataclasses.replace(
+            table,
+            triggers=tuple(
+                dataclasses.replace(t, comment=comment) if t.name == name else t
+                for t in table.triggers
+            ),
+        )
+    if table.primary_key is not None and table.primary_key.name == name:
+        return dataclasses.replace(
+            table, primary_key=dataclasses.replace(table.primary_key, comment=comment)
+        )
+    changes: dict[str, Any] = {}
+    for field_name in ("uniques", "foreign_keys", "checks"):
+        items = getattr(table, field_name)
+        if any(i.name == name for i in items):
+            changes[field_name] = tuple(
+                dataclasses.replace(i, comment=comment) if i.name == name else i for i in items
+            )
+    return dataclasses.replace(table, **changes) if changes else None
 
 
 def _check_columns(table: Table, source: str) -> None:

@@ -417,6 +417,8 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
         p.emit(r.create_view(view, replace=replace), severity, category, reason)
     _view_owners(p, observed, desired, [v for v, replace, *_ in view_creates if not replace])
     _grants(p, observed_tables, desired_tables, kept + added)
+    if p.pg:
+        _object_comments(p, observed, desired)
     _drop_functions(p, observed, desired, enum_types)
     gone_sequences = {(s.schema, s.name) for s in observed.sequences} - {
         (s.schema, s.name) for s in desired.sequences
@@ -559,6 +561,148 @@ def _domain_names(domain: Domain) -> set[str]:
         f"{domain.schema}.{domain.name}",
         f"{_type_ident(domain.schema)}.{_type_ident(domain.name)}",
     }
+
+
+def _object_comments(p: _Planner, observed: Schema, desired: Schema) -> None:
+    """PostgreSQL: comments on views, sequences, types, domains, functions, indexes,
+    constraints and triggers, where the desired schema gives one: set when it differs from
+    the object's, or when this plan makes the object (again; it comes back without one)."""
+    r = p.r
+    made = {s.sql for s in p.out}
+    targets: list[tuple[str, str, str | None, str, bool]] = []
+
+    def want(category: str, target: str, comment: str | None, before: Any, dropped: str) -> None:
+        if comment is None:
+            return
+        remade = before is None or dropped in made
+        if remade or (before.comment or "") != comment:
+            targets.append((category, target, before.comment if before else None, comment, remade))
+
+    old_views = {v.qualified: v for v in observed.views}
+    for view in desired.views:
+        before_view = old_views.get(view.qualified)
+        kind = "MATERIALIZED VIEW" if view.materialized else "VIEW"
+        want(
+            "views_changed",
+            f"{kind} {r.table(view.schema, view.name)}",
+            view.comment,
+            before_view,
+            r.drop_view(before_view) if before_view else "",
+        )
+    old_sequences = {s.qualified: s for s in observed.sequences}
+    for sequence in desired.sequences:
+        want(
+            "sequences_changed",
+            f"SEQUENCE {r.table(sequence.schema, sequence.name)}",
+            sequence.comment,
+            old_sequences.get(sequence.qualified),
+            r.drop_sequence(sequence),
+        )
+    old_enums = {e.qualified: e for e in observed.enums}
+    for enum in desired.enums:
+        want(
+            "enums_changed",
+            f"TYPE {r.table(enum.schema, enum.name)}",
+            enum.comment,
+            old_enums.get(enum.qualified),
+            r.rename_enum(enum, retired_enum_name(enum.name)),
+        )
+    old_domains = {d.qualified: d for d in observed.domains}
+    for domain in desired.domains:
+        want(
+            "domains_changed",
+            f"DOMAIN {r.table(domain.schema, domain.name)}",
+            domain.comment,
+            old_domains.get(domain.qualified),
+            r.drop_domain(domain),
+        )
+    old_functions = {f.identity: f for f in observed.functions}
+    for function in desired.functions:
+        before_function = old_functions.get(function.identity)
+        want(
+            "functions_changed",
+            f"FUNCTION {r.function_name(function)}",
+            function.comment,
+            before_function,
+            r.drop_function(before_function) if before_function else "",
+        )
+    old_tables = {t.qualified: t for t in observed.tables}
+    for table in desired.tables:
+        before_table = old_tables.get(table.qualified)
+        on = r.table(table.schema, table.name)
+        for index in table.indexes:
+            twin = next(
+                (i for i in (before_table.indexes if before_table else ()) if i.name == index.name),
+                None,
+            )
+            if twin is not None and twin.key() != index.key():
+                twin = None
+            want(
+                "indexes_added",
+                f"INDEX {r.table(table.schema, index.name or '')}",
+                index.comment,
+                twin,
+                r.drop_index(before_table, twin) if before_table and twin else "",
+            )
+        for trigger in table.triggers:
+            twin_trigger = next(
+                (
+                    t
+                    for t in (before_table.triggers if before_table else ())
+                    if t.name == trigger.name
+                ),
+                None,
+            )
+            want(
+                "triggers_changed",
+                f"TRIGGER {r.q(trigger.name)} ON {on}",
+                trigger.comment,
+                twin_trigger,
+                r.drop_trigger(before_table, twin_trigger) if before_table and twin_trigger else "",
+            )
+        constraints: list[Any] = [
+            *([table.primary_key] if table.primary_key else []),
+            *table.uniques,
+            *table.foreign_keys,
+            *table.checks,
+        ]
+        existing: list[Any] = []
+        if before_table is not None:
+            existing = [
+                *([before_table.primary_key] if before_table.primary_key else []),
+                *before_table.uniques,
+                *before_table.foreign_keys,
+                *before_table.checks,
+            ]
+        for constraint in constraints:
+            twin_constraint = next(
+                (
+                    c
+                    for c in existing
+                    if c.name == constraint.name
+                    and type(c) is type(constraint)
+                    and c.key() == constraint.key()
+                ),
+                None,
+            )
+            dropped = ""
+            if before_table is not None and twin_constraint is not None:
+                dropped = r.drop_constraint(before_table, twin_constraint.name or "")
+            want(
+                "constraints_added",
+                f"CONSTRAINT {r.q(constraint.name or '')} ON {on}",
+                constraint.comment,
+                twin_constraint,
+                dropped,
+            )
+    for category, target, _, comment, remade in targets:
+        p.emit(
+            r.comment_on(target, comment),
+            Severity.SAFE,
+            category,
+            f"comment on {target.split(' ', 1)[0].lower()}"
+            + (" made by this plan" if remade else ""),
+        )
 
 
 def _mentions(expression: str | None, column: str) -> bool:

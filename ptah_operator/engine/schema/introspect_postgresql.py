@@ -11,6 +11,7 @@ A sequence owned by a column whose default draws from it, named as `serial` name
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from typing import Any
 
@@ -120,7 +121,7 @@ SELECT n.nspname, t.typname,
             ELSE format_type(t.typbasetype, t.typtypmod) END,
        t.typnotnull, pg_get_expr(t.typdefaultbin, 0),
        CASE WHEN t.typcollation <> bt.typcollation THEN co.collname END,
-       pg_get_userbyid(t.typowner),
+       pg_get_userbyid(t.typowner), obj_description(t.oid, 'pg_type'),
        ARRAY(SELECT ARRAY[c.conname, pg_get_expr(c.conbin, 0), c.convalidated::text]
              FROM pg_constraint c WHERE c.contypid = t.oid AND c.contype = 'c'
              ORDER BY c.conname)
@@ -145,7 +146,9 @@ WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
 # Triggers, read (with `pg_get_triggerdef`) with search_path at pg_catalog; `tgenabled` 'O'
 # is the default (fires unless replication role says otherwise).
 _TRIGGERS = """
-SELECT t.tgrelid, t.tgname, pg_get_triggerdef(t.oid), t.tgenabled::text, t.tgconstraint <> 0
+SELECT t.tgrelid, t.tgname, pg_get_triggerdef(t.oid), t.tgenabled::text, t.tgconstraint <> 0,
+       (SELECT d.description FROM pg_description d WHERE d.objoid = t.oid
+          AND d.classoid = 'pg_trigger'::regclass)
 FROM pg_trigger t WHERE t.tgrelid = ANY($1::oid[]) AND NOT t.tgisinternal
 """
 
@@ -255,6 +258,8 @@ SELECT c.conrelid, c.conname, c.contype::text, c.conkey, fn.nspname, fc.relname,
        c.confrelid, c.confkey, c.confupdtype::text, c.confdeltype::text,
        CASE WHEN c.contype = 'c' THEN pg_get_expr(c.conbin, c.conrelid) END,
        c.condeferrable, c.condeferred, {nulls},
+       (SELECT d.description FROM pg_description d WHERE d.objoid = c.oid
+          AND d.classoid = 'pg_constraint'::regclass),
        ARRAY_REMOVE(ARRAY[
          CASE WHEN c.contype = 'x' THEN 'an EXCLUDE constraint' END,
          CASE WHEN NOT c.convalidated THEN 'a NOT VALID constraint' END,
@@ -263,7 +268,10 @@ SELECT c.conrelid, c.conname, c.contype::text, c.conkey, fn.nspname, fc.relname,
               THEN 'a foreign key MATCH FULL' END,
          CASE WHEN c.conindid <> 0 AND c.contype IN ('p', 'u', 'x')
                    AND (ic.reloptions IS NOT NULL OR ic.reltablespace <> 0)
-              THEN 'index storage parameters or a tablespace' END
+              THEN 'index storage parameters or a tablespace' END,
+         CASE WHEN c.contype IN ('p', 'u') AND EXISTS (SELECT 1 FROM pg_description d
+                   WHERE d.objoid = c.conindid AND d.classoid = 'pg_class'::regclass)
+              THEN 'a comment on its index (comment the constraint)' END
        ], NULL)
 FROM pg_constraint c
 LEFT JOIN pg_class fc ON fc.oid = c.confrelid
@@ -283,6 +291,8 @@ SELECT i.indrelid, ic.relname, i.indisunique, i.indnkeyatts, i.indkey::int2[],
                        FROM generate_series(1, i.indnatts) k ORDER BY k) END,
        pg_get_expr(i.indpred, i.indrelid), am.amname, i.indclass::oid[], i.indoption::int2[],
        {nulls},
+       (SELECT d.description FROM pg_description d WHERE d.objoid = i.indexrelid
+          AND d.classoid = 'pg_class'::regclass AND d.objsubid = 0),
        ARRAY_REMOVE(ARRAY[
          CASE WHEN ic.reloptions IS NOT NULL THEN 'storage parameters (WITH (...))' END,
          CASE WHEN ic.reltablespace <> 0 THEN 'a tablespace' END,
@@ -309,11 +319,11 @@ WHERE a.attrelid = ANY($1::oid[]) AND a.attnum > 0
 
 _ENUMS = """
 SELECT n.nspname, t.typname, array_agg(e.enumlabel ORDER BY e.enumsortorder),
-       pg_get_userbyid(t.typowner)
+       pg_get_userbyid(t.typowner), obj_description(t.oid, 'pg_type')
 FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
 JOIN pg_enum e ON e.enumtypid = t.oid
 WHERE n.nspname = ANY($1::text[])
-GROUP BY n.nspname, t.typname, t.typowner
+GROUP BY n.nspname, t.typname, t.typowner, t.oid
 """
 
 # Sequences of their own: not an identity column's (dependency `i`); a serial's are told
@@ -323,7 +333,7 @@ SELECT n.nspname, c.relname, format_type(s.seqtypid, NULL), s.seqstart, s.seqinc
        s.seqmin, s.seqmax, s.seqcache, s.seqcycle, oc.relname, oa.attname,
        od.adbin IS NOT NULL
          AND pg_get_expr(od.adbin, od.adrelid) = format('nextval(%L::regclass)', c.oid::regclass),
-       pg_get_userbyid(c.relowner)
+       pg_get_userbyid(c.relowner), obj_description(c.oid, 'pg_class')
 FROM pg_sequence s
 JOIN pg_class c ON c.oid = s.seqrelid
 JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -355,8 +365,10 @@ SELECT n.nspname, c.relname, pg_get_viewdef(c.oid, true),
              JOIN pg_class d ON d.oid = dep.refobjid
              JOIN pg_namespace dn ON dn.oid = d.relnamespace
              WHERE r.ev_class = c.oid AND d.oid <> c.oid),
-       pg_get_userbyid(c.relowner), c.relkind = 'm', c.reloptions IS NOT NULL
+       pg_get_userbyid(c.relowner), c.relkind = 'm', c.reloptions IS NOT NULL, ds.description
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+LEFT JOIN pg_description ds
+       ON ds.objoid = c.oid AND ds.classoid = 'pg_class'::regclass AND ds.objsubid = 0
 WHERE c.relkind IN ('v', 'm') AND n.nspname = ANY($1::text[]) AND has_schema_privilege(n.oid, 'USAGE')
   AND (pg_has_role(c.relowner, 'USAGE')
        OR has_table_privilege(c.oid, 'SELECT,INSERT,UPDATE,DELETE,TRUNCATE,REFERENCES,TRIGGER'))
@@ -382,7 +394,9 @@ SELECT n.nspname, p.proname, pg_get_function_arguments(p.oid), pg_get_function_r
        l.lanname, CASE WHEN p.prosqlbody IS NULL THEN p.prosrc
                        ELSE pg_get_function_sqlbody(p.oid) END,
        p.provolatile::text, p.proisstrict, p.prosecdef, p.proleakproof, p.proparallel::text,
-       p.procost, p.prorows, p.proconfig, pg_get_userbyid(p.proowner)
+       p.procost, p.prorows, p.proconfig, pg_get_userbyid(p.proowner),
+       (SELECT d.description FROM pg_description d WHERE d.objoid = p.oid
+          AND d.classoid = 'pg_proc'::regclass)
 FROM pg_proc p
 JOIN pg_namespace n ON n.oid = p.pronamespace
 JOIN pg_language l ON l.oid = p.prolang
@@ -514,6 +528,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
         deferrable,
         deferred,
         nulls_not_distinct,
+        constraint_comment,
         constraint_unmanaged,
     ) in constraint_rows:
         where = f"table {qualified[relid]}, constraint {name}"
@@ -526,7 +541,9 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
             # A check that names no column (`CHECK (1 > 0)`) has no conkey.
             cols = tuple(own[n] for n in conkey or ())
             if kind == "p":
-                pks[relid] = PrimaryKey(columns=cols, name=name, deferrable=deferral)
+                pks[relid] = PrimaryKey(
+                    columns=cols, name=name, deferrable=deferral, comment=constraint_comment
+                )
             elif kind == "u":
                 uniques[relid].append(
                     UniqueConstraint(
@@ -534,6 +551,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
                         name=name,
                         deferrable=deferral,
                         nulls_not_distinct=bool(nulls_not_distinct),
+                        comment=constraint_comment,
                     )
                 )
             elif kind == "f":
@@ -548,17 +566,24 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
                         on_delete=_ACTIONS[on_delete],
                         name=name,
                         deferrable=deferral,
+                        comment=constraint_comment,
                     )
                 )
             else:
-                checks[relid].append(Check(expr=normalize_expression(_D, check), name=name))
+                checks[relid].append(
+                    Check(
+                        expr=normalize_expression(_D, check),
+                        name=name,
+                        comment=constraint_comment,
+                    )
+                )
     indexes: dict[int, list[Index]] = defaultdict(list)
     opclasses: dict[int, str] = dict(await conn.fetch(_OPCLASSES))
     for row in await conn.fetch(_INDEXES.format(nulls=nulls), oids):
         relid, name, unique, nkey, indkey, definitions, where_text, method, classes, flags = row[
             :10
         ]
-        nulls_not_distinct, index_unmanaged = row[10], row[11]
+        nulls_not_distinct, index_comment, index_unmanaged = row[10], row[11], row[12]
         where = f"table {qualified[relid]}, index {name}"
         unmanaged += [f"{where}: {what}" for what in index_unmanaged]
         with reading(where):
@@ -587,6 +612,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
                     method=None if method == "btree" else method,
                     key_options=index_key_options_tuple(key_options),
                     nulls_not_distinct=bool(nulls_not_distinct),
+                    comment=index_comment,
                 )
             )
     grants: dict[int, list[Grant]] = defaultdict(list)
@@ -600,13 +626,21 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
     for relid, rule in await conn.fetch(_RULES, oids):
         unmanaged.append(f"table {qualified[relid]}: rule {rule}")
     enums = [
-        EnumType(schema=r[0], name=r[1], values=tuple(r[2]), owner=r[3])
+        EnumType(schema=r[0], name=r[1], values=tuple(r[2]), owner=r[3], comment=r[4])
         for r in await conn.fetch(_ENUMS, schema_names)
     ]
     domains: list[Domain] = []
-    for schema, name, base, not_null, default, collation, owner, checks_read in await conn.fetch(
-        _DOMAINS, schema_names
-    ):
+    for (
+        schema,
+        name,
+        base,
+        not_null,
+        default,
+        collation,
+        owner,
+        domain_comment,
+        checks_read,
+    ) in await conn.fetch(_DOMAINS, schema_names):
         where = f"domain {schema}.{name}"
         with reading(where):
             base_type = normalize_type(_D, base)
@@ -627,6 +661,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
                     collation=collation,
                     checks=tuple(domain_checks),
                     owner=owner,
+                    comment=domain_comment,
                 )
             )
     sequences = [
@@ -643,6 +678,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
             owner_table=owner_table,
             owner_column=owner_column,
             owner=owner,
+            comment=sequence_comment,
         )
         for (
             schema,
@@ -658,6 +694,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
             owner_column,
             drawn_from,
             owner,
+            sequence_comment,
         ) in await conn.fetch(_SEQUENCES, schema_names)
         if scope.admits_table(_D, schema, name)
         and not (drawn_from and is_serial_sequence(owner_table, owner_column, name))
@@ -672,6 +709,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
         owner,
         materialized,
         view_options,
+        view_comment,
     ) in await conn.fetch(_VIEWS, schema_names):
         if not scope.admits_table(_D, schema, name):
             continue
@@ -686,6 +724,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
                 depends_on=tuple(sorted(reads)),
                 owner=owner,
                 materialized=materialized,
+                comment=view_comment,
             )
         )
     extensions = [
@@ -699,7 +738,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
     ]
     functions, trigger_rows = await _functions(conn, scope, schema_names, oids)
     triggers: dict[int, list[Trigger]] = defaultdict(list)
-    for relid, name, definition, enabled, constraint in trigger_rows:
+    for relid, name, definition, enabled, constraint, trigger_comment in trigger_rows:
         where = f"table {qualified[relid]}, trigger {name}"
         if constraint:
             unmanaged.append(f"{where}: a constraint trigger")
@@ -708,7 +747,8 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
             unmanaged.append(f"{where}: whether it fires (ENABLE/DISABLE TRIGGER)")
         with reading(where):
             try:
-                triggers[relid].append(read_trigger(definition, tokenize(definition))[2])
+                trigger = read_trigger(definition, tokenize(definition))[2]
+                triggers[relid].append(dataclasses.replace(trigger, comment=trigger_comment))
             except TriggerError as error:
                 unmanaged.append(f"{where}: {error}")
     tables = [
@@ -785,6 +825,6 @@ async def _functions(
                     rows=r[12],
                     config=r[13],
                     owner=r[14],
-                )
+                ).with_comment(r[15])
             )
     return functions, trigger_rows

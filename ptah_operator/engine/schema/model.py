@@ -93,6 +93,9 @@ class PrimaryKey:
     columns: tuple[str, ...]
     name: str | None = None
     deferrable: Deferral = None
+    # PostgreSQL: its comment. The desired side gives one only where it says COMMENT ON
+    # ("" for IS NULL); None there is not managed. Compared by `diff`, not by equality.
+    comment: str | None = field(default=None, compare=False)
 
     def key(self) -> tuple[Any, ...]:
         return (self.columns, self.deferrable) if self.deferrable else self.columns
@@ -105,6 +108,9 @@ class UniqueConstraint:
     deferrable: Deferral = None
     # PostgreSQL 15: NULLS NOT DISTINCT (two NULLs collide).
     nulls_not_distinct: bool = False
+    # PostgreSQL: its comment. The desired side gives one only where it says COMMENT ON
+    # ("" for IS NULL); None there is not managed. Compared by `diff`, not by equality.
+    comment: str | None = field(default=None, compare=False)
 
     def key(self) -> tuple[Any, ...]:
         if self.deferrable or self.nulls_not_distinct:
@@ -134,6 +140,9 @@ class Index:
     implicit: bool = field(default=False, compare=False)
     # PostgreSQL 15: a unique index whose NULLs collide (NULLS NOT DISTINCT).
     nulls_not_distinct: bool = False
+    # PostgreSQL: its comment. The desired side gives one only where it says COMMENT ON
+    # ("" for IS NULL); None there is not managed. Compared by `diff`, not by equality.
+    comment: str | None = field(default=None, compare=False)
 
     def key(self) -> tuple[Any, ...]:
         prefixes = self.prefix_lengths if any(p is not None for p in self.prefix_lengths) else ()
@@ -154,6 +163,9 @@ class ForeignKey:
     # MySQL/MariaDB: the name of the implicit index the server made for this key.
     backing_index: str | None = field(default=None, compare=False)
     deferrable: Deferral = None
+    # PostgreSQL: its comment. The desired side gives one only where it says COMMENT ON
+    # ("" for IS NULL); None there is not managed. Compared by `diff`, not by equality.
+    comment: str | None = field(default=None, compare=False)
 
     def key(self) -> tuple[Any, ...]:
         key = (
@@ -174,6 +186,9 @@ class Check:
     # MariaDB: the column a column-level check belongs to (`a int CHECK (a > 0)`, named after
     # the column). MODIFY COLUMN drops such a check unless it restates it. Not compared.
     column: str | None = field(default=None, compare=False)
+    # PostgreSQL: its comment. The desired side gives one only where it says COMMENT ON
+    # ("" for IS NULL); None there is not managed. Compared by `diff`, not by equality.
+    comment: str | None = field(default=None, compare=False)
 
     def key(self) -> tuple[str, ...]:
         return (self.expr,)
@@ -211,6 +226,9 @@ class Trigger:
     # The WHEN condition, canonical; REFERENCING OLD/NEW TABLE AS ..., as written.
     when: str | None = None
     referencing: str | None = None
+    # PostgreSQL: its comment. The desired side gives one only where it says COMMENT ON
+    # ("" for IS NULL); None there is not managed. Compared by `diff`, not by equality.
+    comment: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -262,6 +280,9 @@ class EnumType:
     name: str
     values: tuple[str, ...]
     owner: str | None = None
+    # PostgreSQL: its comment. The desired side gives one only where it says COMMENT ON
+    # ("" for IS NULL); None there is not managed. Compared by `diff`, not by equality.
+    comment: str | None = field(default=None, compare=False)
 
     @property
     def qualified(self) -> str:
@@ -281,6 +302,9 @@ class Domain:
     collation: str | None = None
     checks: tuple[Check, ...] = ()
     owner: str | None = None
+    # PostgreSQL: its comment. The desired side gives one only where it says COMMENT ON
+    # ("" for IS NULL); None there is not managed. Compared by `diff`, not by equality.
+    comment: str | None = field(default=None, compare=False)
 
     @property
     def qualified(self) -> str:
@@ -318,6 +342,9 @@ class Sequence:
     owner_column: str | None = None
     # The owning role (see `Table.owner`). A sequence owned by a column has its table's owner.
     owner: str | None = None
+    # PostgreSQL: its comment. The desired side gives one only where it says COMMENT ON
+    # ("" for IS NULL); None there is not managed. Compared by `diff`, not by equality.
+    comment: str | None = field(default=None, compare=False)
 
     @property
     def qualified(self) -> str:
@@ -351,6 +378,9 @@ class View:
     # A materialized view made WITH NO DATA (as pg_dump writes one): whether its rows are
     # computed is the state of its data, not compared; it says how CREATE makes it.
     with_data: bool = field(default=True, compare=False)
+    # PostgreSQL: its comment. The desired side gives one only where it says COMMENT ON
+    # ("" for IS NULL); None there is not managed. Compared by `diff`, not by equality.
+    comment: str | None = field(default=None, compare=False)
 
     @property
     def qualified(self) -> str:
@@ -406,6 +436,12 @@ class Function:
     config: tuple[str, ...] = ()
     owner: str | None = None
     body: str | None = field(default=None, compare=False)
+    # PostgreSQL: its comment. The desired side gives one only where it says COMMENT ON
+    # ("" for IS NULL); None there is not managed. Compared by `diff`, not by equality.
+    comment: str | None = field(default=None, compare=False)
+
+    def with_comment(self, comment: str | None) -> Function:
+        return dataclasses.replace(self, comment=comment) if comment is not None else self
 
     @property
     def signature(self) -> tuple[str, ...]:

@@ -71,6 +71,12 @@ class Parts:
     # (schema, role) from `ALTER SCHEMA ... OWNER TO`; (schema, comment) from COMMENT ON SCHEMA.
     schema_owners: list[tuple[str, str]] = field(default_factory=list)
     schema_comments: list[tuple[str, str | None]] = field(default_factory=list)
+    # (kind, schema, name, table or None, arguments or None, comment or None for IS NULL)
+    # from COMMENT ON VIEW|MATERIALIZED VIEW|SEQUENCE|TYPE|DOMAIN|INDEX|FUNCTION|CONSTRAINT
+    # ... ON t|TRIGGER ... ON t.
+    object_comments: list[
+        tuple[str, str, str, str | None, tuple[Argument, ...] | None, str | None]
+    ] = field(default_factory=list)
     # (schema, table, trigger) from CREATE TRIGGER, its function not yet resolved.
     triggers: list[tuple[str, str, Trigger]] = field(default_factory=list)
 

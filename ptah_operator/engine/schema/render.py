@@ -112,6 +112,10 @@ class Renderer:
     def drop_extension(self, extension: Extension) -> str:
         return f"DROP EXTENSION {self.q(extension.name)}"
 
+    def comment_on(self, target: str, comment: str) -> str:
+        """`COMMENT ON <target> IS '...'`; `target` is already rendered (`VIEW "s"."v"`)."""
+        return f"COMMENT ON {target} IS {self.literal(comment)}"
+
     # Domains (PostgreSQL).
 
     def create_domain(self, domain: Domain) -> str:

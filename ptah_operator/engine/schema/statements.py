@@ -10,6 +10,7 @@ from __future__ import annotations
 from sqlglot import Token, TokenType
 
 from ptah_operator.engine.schema.dumps import DumpError, mysql_setting, pg_setting
+from ptah_operator.engine.schema.functions import read_arguments
 from ptah_operator.engine.schema.model import Check, Dialect, Domain, Extension
 from ptah_operator.engine.schema.normalize import (
     normalize_default,
@@ -148,6 +149,8 @@ def read_statement(dialect: Dialect, text: str, tokens: list[Token], parts: Part
         if not pg:
             raise RefusedError("extensions are PostgreSQL's")
         _extension(dialect, words, parts)
+        return True
+    if pg and words.starts("COMMENT", "ON") and _object_comment(dialect, words, text, parts):
         return True
     if pg and (words.starts("ALTER", "SCHEMA") or words.starts("COMMENT", "ON", "SCHEMA")):
         _schema(dialect, words, parts)
@@ -356,6 +359,36 @@ def _extension(dialect: Dialect, words: Words, parts: Parts) -> None:
         else:
             raise UnreadableError(f"extension {name}: unsupported clause")
     parts.extensions.append(Extension(name=name, schema=schema))
+
+
+_COMMENTED = ("VIEW", "SEQUENCE", "TYPE", "DOMAIN", "INDEX", "FUNCTION", "CONSTRAINT", "TRIGGER")
+
+
+def _object_comment(dialect: Dialect, words: Words, text: str, parts: Parts) -> bool:
+    """`COMMENT ON VIEW|MATERIALIZED VIEW|SEQUENCE|TYPE|DOMAIN|INDEX name`, `... FUNCTION
+    name(types)`, `... CONSTRAINT|TRIGGER name ON table`; False for another kind (tables and
+    columns are read with the rest, the others refused there)."""
+    start = words.at
+    words.expect("COMMENT", "ON")
+    kind = "MATERIALIZED VIEW" if words.take("MATERIALIZED", "VIEW") else None
+    if kind is None:
+        token = words.next()
+        kind = token.text.upper()
+        if kind not in _COMMENTED:
+            words.at = start
+            return False
+    table: str | None = None
+    arguments = None
+    if kind in {"CONSTRAINT", "TRIGGER"}:
+        name = words.name()
+        words.expect("ON")
+        schema, table = relation(dialect, words.dotted())
+    else:
+        schema, name = relation(dialect, words.dotted())
+        if kind == "FUNCTION":
+            arguments = read_arguments(text, words.parenthesized())
+    parts.object_comments.append((kind, schema, name, table, arguments, _comment_value(words)))
+    return True
 
 
 def _schema(dialect: Dialect, words: Words, parts: Parts) -> None:

@@ -135,6 +135,32 @@ PG_STEPS: dict[str, list[str]] = {
         "ALTER DOMAIN year OWNER TO postgres; CREATE TABLE t (y public.year, c code, f feeling);",
         "CREATE DOMAIN year AS integer; CREATE TABLE t (y year, c text);",
     ],
+    "object_comments": [
+        "CREATE TYPE mood AS ENUM ('a'); CREATE DOMAIN d AS int; CREATE SEQUENCE s; "
+        "CREATE FUNCTION f(x int) RETURNS int LANGUAGE sql AS 'SELECT x'; "
+        "CREATE FUNCTION tf() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NEW; END$$; "
+        "CREATE TABLE t (id int CONSTRAINT t_pk PRIMARY KEY, n int CONSTRAINT t_n CHECK (n > 0), "
+        "m int CONSTRAINT t_m UNIQUE); CREATE INDEX t_i ON t (n); "
+        "CREATE TRIGGER t_tr BEFORE INSERT ON t FOR EACH ROW EXECUTE FUNCTION tf(); "
+        "CREATE VIEW v AS SELECT id FROM t; CREATE MATERIALIZED VIEW mv AS SELECT n FROM t; "
+        "COMMENT ON TYPE mood IS 'a mood'; COMMENT ON DOMAIN d IS 'a domain'; "
+        "COMMENT ON SEQUENCE s IS 'a sequence'; COMMENT ON FUNCTION f(integer) IS 'a function'; "
+        "COMMENT ON CONSTRAINT t_pk ON t IS 'the key'; COMMENT ON CONSTRAINT t_n ON t IS 'n'; "
+        "COMMENT ON INDEX t_i IS 'an index'; COMMENT ON TRIGGER t_tr ON t IS 'a trigger'; "
+        "COMMENT ON VIEW v IS 'a view'; COMMENT ON MATERIALIZED VIEW mv IS 'counted';",
+        # Comments change; the view is made again (its column changes) and keeps its comment;
+        # the index is made again (its key changes) and takes a new one; one comment goes.
+        "CREATE TYPE mood AS ENUM ('a'); CREATE DOMAIN d AS int; CREATE SEQUENCE s; "
+        "CREATE FUNCTION f(x int) RETURNS int LANGUAGE sql AS 'SELECT x'; "
+        "CREATE FUNCTION tf() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NEW; END$$; "
+        "CREATE TABLE t (id int CONSTRAINT t_pk PRIMARY KEY, n int CONSTRAINT t_n CHECK (n > 0), "
+        "m int CONSTRAINT t_m UNIQUE); CREATE INDEX t_i ON t (n, m); "
+        "CREATE TRIGGER t_tr BEFORE INSERT ON t FOR EACH ROW EXECUTE FUNCTION tf(); "
+        "CREATE VIEW v AS SELECT n FROM t; CREATE MATERIALIZED VIEW mv AS SELECT n FROM t; "
+        "COMMENT ON TYPE mood IS 'moods'; COMMENT ON DOMAIN d IS NULL; "
+        "COMMENT ON FUNCTION f(int) IS 'a function'; COMMENT ON CONSTRAINT t_m ON t IS 'm'; "
+        "COMMENT ON INDEX t_i IS 'two keys'; COMMENT ON VIEW v IS 'a view';",
+    ],
     "quoted_and_qualified_names": [
         "CREATE TYPE \"Mood\" AS ENUM ('a', 'b'); CREATE SEQUENCE public.counter; "
         'CREATE TABLE t (m "Mood", n public."Mood", c bigint DEFAULT '

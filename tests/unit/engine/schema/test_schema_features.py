@@ -173,7 +173,8 @@ def test_what_mariadb_cannot_plan_is_refused_by_name(text: str, message: str) ->
         ("CREATE TABLE t (a int) WITH (fillfactor = 70);", "table option"),
         ("CREATE TABLE t (a int); CREATE INDEX i ON t (a) WITH (fillfactor = 70);", "storage"),
         ("CREATE TABLE t (a int); ALTER TABLE t ALTER COLUMN a SET STATISTICS 100;", "statistics"),
-        ("CREATE TABLE t (a int); COMMENT ON INDEX i IS 'x';", "COMMENT ON INDEX"),
+        ("CREATE TABLE t (a int); COMMENT ON INDEX i IS 'x';", "unknown index public.i"),
+        ("COMMENT ON COLLATION c IS 'x';", "COMMENT ON COLLATION"),
         (
             "CREATE TABLE t (a int, CONSTRAINT f FOREIGN KEY (a) REFERENCES t (a) MATCH FULL);",
             "MATCH FULL",
