@@ -342,6 +342,18 @@ class _TableReader:
                 f"table {table}: EXCLUDE constraints are not modelled by the engine"
             )
         if isinstance(node, exp.IndexColumnConstraint):
+            for option in node.args.get("options") or []:
+                for key, value in option.args.items():
+                    if value is None or (key == "using" and str(value).upper() in _PLAIN):
+                        continue
+                    what = {
+                        "comment": "an index comment",
+                        "visible": "an invisible (ignored) index",
+                    }
+                    raise _UnreadableError(
+                        f"table {table}, index {ident(d, node.this) if node.this else ''}: "
+                        f"{what.get(key, 'the index option ' + key.upper())} is not modelled"
+                    )
             kind = str(node.args.get("kind") or "").lower()
             return self.index_from_columns(
                 ident(d, node.this) if node.this else None,
@@ -721,6 +733,10 @@ def _postgresql_tokens(tokens: list[Token], extras: _Extras) -> list[Token]:
         kept.append(token)
         at += 1
     return kept
+
+
+# Index types that are a plain index (InnoDB makes BTREE of either).
+_PLAIN = frozenset({"BTREE", "HASH"})
 
 
 # What starts a table element that is not a column (`KEY point (p)` names an index).

@@ -71,10 +71,19 @@ ORDER BY TABLE_NAME, ORDINAL_POSITION
 """
 
 _STATISTICS = """
-SELECT TABLE_NAME, INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART, INDEX_TYPE, COLLATION
+SELECT TABLE_NAME, INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART, INDEX_TYPE, COLLATION,
+       INDEX_COMMENT
 FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE()
 ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX
 """
+
+# Indexes the optimizer leaves alone: MariaDB 10.6+ `IGNORED`, MySQL 8 `IS_VISIBLE`.
+_HIDDEN_INDEXES = {
+    "mariadb": "SELECT DISTINCT TABLE_NAME, INDEX_NAME FROM information_schema.STATISTICS "
+    "WHERE TABLE_SCHEMA = DATABASE() AND IGNORED = 'YES'",
+    "mysql": "SELECT DISTINCT TABLE_NAME, INDEX_NAME FROM information_schema.STATISTICS "
+    "WHERE TABLE_SCHEMA = DATABASE() AND IS_VISIBLE = 'NO'",
+}
 
 # KEY_COLUMN_USAGE and REFERENTIAL_CONSTRAINTS are read apart and joined here: joined in SQL
 # they cost several times the two reads (the server opens every table for each row).
@@ -242,7 +251,16 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
             index_parts[(r[0], r[1])].append(r)
     pks: dict[str, PrimaryKey] = {}
     indexes: dict[str, list[Index]] = defaultdict(list)
+    try:
+        hidden = await _rows(
+            conn, _HIDDEN_INDEXES["mariadb" if dialect is Dialect.MARIADB else "mysql"]
+        )
+    except pymysql.MySQLError:
+        hidden = []  # a server without the column has no such indexes
+    unmanaged += [f"table {r[0]}, index {r[1]}: an invisible (ignored) index" for r in hidden]
     for (table, name), parts in sorted(index_parts.items()):
+        if _text(parts[0][7]):
+            unmanaged.append(f"table {table}, index {name}: an index comment")
         cols = tuple(p[3] for p in parts)
         if name == "PRIMARY":
             pks[table] = PrimaryKey(columns=cols, name="PRIMARY")

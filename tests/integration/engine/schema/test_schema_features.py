@@ -267,6 +267,8 @@ async def test_mariadb_features_converge_step_by_step(
         ("CREATE PROCEDURE pr() SELECT 1", "procedure pr"),
         ("CREATE TABLE t (a int) WITH SYSTEM VERSIONING", "system versioning"),
         ("CREATE TABLE t (a int) ROW_FORMAT=COMPRESSED", "ROW_FORMAT"),
+        ("CREATE TABLE t (a int, KEY i (a) COMMENT 'x')", "index i: an index comment"),
+        ("CREATE TABLE t (a int, KEY i (a) IGNORED)", "index i: an invisible"),
         (
             "CREATE TABLE t (a int); CREATE VIEW v AS SELECT a FROM t WITH CHECK OPTION",
             "CHECK OPTION",

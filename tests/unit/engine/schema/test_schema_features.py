@@ -141,6 +141,8 @@ def test_a_mariadb_dump_reads_its_executable_comments_and_takes_its_last_view() 
             "not of character set",
         ),
         ("CREATE DATABASE d;", "databases"),
+        ("CREATE TABLE t (a int, KEY i (a) COMMENT 'x');", "index comment"),
+        ("CREATE TABLE t (a int, KEY i (a) INVISIBLE);", "invisible"),
     ],
 )
 def test_what_mariadb_cannot_plan_is_refused_by_name(text: str, message: str) -> None:
