@@ -118,7 +118,7 @@ def _deferral(dialect: Dialect, options: list[exp.Expr], what: str) -> str | Non
             deferrable = True
         elif text == "INITIALLY DEFERRED":
             deferrable = deferred = True
-        elif text in {"NOT DEFERRABLE", "INITIALLY IMMEDIATE"} or text.startswith(
+        elif text in {"NOT DEFERRABLE", "INITIALLY IMMEDIATE", "MATCH SIMPLE"} or text.startswith(
             ("ON DELETE ", "ON UPDATE ")
         ):
             continue
@@ -385,6 +385,8 @@ class _TableReader:
             if isinstance(key, exp.Opclass):
                 opclass = key.expression.name
                 key = key.this
+            if isinstance(key, exp.Collate):
+                raise _UnreadableError(f"index {name or ''}: per-key collations are not modelled")
             options.append(
                 index_key_options(d, desc=desc, nulls_first=nulls_first, opclass=opclass)
             )

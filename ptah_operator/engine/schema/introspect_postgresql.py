@@ -296,7 +296,11 @@ SELECT i.indrelid, ic.relname, i.indisunique, i.indnkeyatts, i.indkey::int2[],
        ARRAY_REMOVE(ARRAY[
          CASE WHEN ic.reloptions IS NOT NULL THEN 'storage parameters (WITH (...))' END,
          CASE WHEN ic.reltablespace <> 0 THEN 'a tablespace' END,
-         CASE WHEN NOT i.indisvalid THEN 'an invalid index (a failed CREATE INDEX CONCURRENTLY)' END
+         CASE WHEN NOT i.indisvalid THEN 'an invalid index (a failed CREATE INDEX CONCURRENTLY)' END,
+         CASE WHEN EXISTS (SELECT 1 FROM unnest(i.indkey::int2[], i.indcollation::oid[]) k(att, coll)
+                           LEFT JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.att
+                           WHERE k.att <> 0 AND k.coll <> 0 AND k.coll <> a.attcollation)
+              THEN 'a per-key collation' END
        ], NULL)
 FROM pg_index i
 JOIN pg_class ic ON ic.oid = i.indexrelid

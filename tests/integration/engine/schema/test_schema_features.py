@@ -203,6 +203,7 @@ async def test_a_schema_holding_only_enum_types_is_made_and_kept(
         ('CREATE COLLATION ci (provider = icu, locale = "und")', "collation public.ci"),
         ("CREATE TABLE t (a int); ALTER TABLE t ADD CHECK (a > 0) NOT VALID", "NOT VALID"),
         ("CREATE TABLE t (a int) WITH (fillfactor = 70)", "storage parameters"),
+        ('CREATE TABLE t (a text); CREATE INDEX i ON t (a COLLATE "C")', "a per-key collation"),
         ("CREATE TABLE t (a int); CREATE RULE r AS ON INSERT TO t DO INSTEAD NOTHING", "rule r"),
         (
             "CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NEW; END$$"

@@ -183,6 +183,7 @@ def test_what_mariadb_cannot_plan_is_refused_by_name(text: str, message: str) ->
         ),
         ("CREATE TABLE t (a int); ALTER TABLE t ADD CHECK (a > 0) NOT VALID;", "NOT VALID"),
         ("REVOKE USAGE ON SCHEMA public FROM PUBLIC;", "privileges on schemas"),
+        ('CREATE TABLE t (a text); CREATE INDEX i ON t (a COLLATE "C");', "per-key collations"),
         (
             "CREATE TABLE t (a int); CREATE CONSTRAINT TRIGGER c AFTER INSERT ON t "
             "DEFERRABLE FOR EACH ROW EXECUTE FUNCTION f();",
