@@ -37,6 +37,7 @@ from ptah_operator.engine.schema.model import (
     canonical_schema,
 )
 from ptah_operator.engine.schema.normalize import (
+    READ_FAILURES,
     identity_options,
     index_key_options,
     index_key_options_tuple,
@@ -45,6 +46,7 @@ from ptah_operator.engine.schema.normalize import (
     normalize_expression,
     normalize_index_key,
     normalize_type,
+    read_failure,
     reading,
     table_privileges,
 )
@@ -107,6 +109,17 @@ SELECT k, q FROM (
   SELECT 'statistics object', n.nspname || '.' || x.stxname, x.oid, 'pg_statistic_ext'::regclass
   FROM pg_statistic_ext x JOIN pg_namespace n ON n.oid = x.stxnamespace
   WHERE n.nspname = ANY($1::text[])
+  UNION ALL
+  SELECT 'row-level security policy ' || p.polname || ' on table',
+         n.nspname || '.' || c.relname, p.oid, 'pg_policy'::regclass
+  FROM pg_policy p JOIN pg_class c ON c.oid = p.polrelid
+  JOIN pg_namespace n ON n.oid = c.relnamespace WHERE p.polrelid = ANY($2::oid[])
+  UNION ALL
+  SELECT 'rule ' || r.rulename || ' on table', n.nspname || '.' || c.relname, r.oid,
+         'pg_rewrite'::regclass
+  FROM pg_rewrite r JOIN pg_class c ON c.oid = r.ev_class
+  JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE r.ev_class = ANY($2::oid[]) AND r.rulename <> '_RETURN'
 ) found
 WHERE NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = found.c AND e.objid = found.o
                   AND e.deptype IN ('e', 'i'))
@@ -134,6 +147,51 @@ WHERE t.typtype = 'd' AND n.nspname = ANY($1::text[])
                   AND e.objid = t.oid AND e.deptype = 'e')
 """
 
+# What the bit masks of the queries above say the engine does not model.
+_TABLE_FLAGS = (
+    (1, "declarative partitioning (PARTITION BY)"),
+    (2, "a partition (PARTITION OF)"),
+    (4, "row-level security"),
+    (8, "storage parameters (WITH (...))"),
+    (16, "an unlogged table"),
+    (32, "a tablespace"),
+    (64, "a replica identity"),
+    (128, "a typed table (OF type)"),
+)
+_COLUMN_FLAGS = (
+    (1, "a statistics target"),
+    (2, "a storage mode (SET STORAGE)"),
+    (4, "a compression method"),
+    (8, "column options (SET (...))"),
+    (16, "column privileges"),
+)
+_CONSTRAINT_FLAGS = (
+    (1, "an EXCLUDE constraint"),
+    (2, "a NOT VALID constraint"),
+    (4, "a NO INHERIT check"),
+    (8, "a foreign key MATCH FULL"),
+    (16, "index storage parameters or a tablespace"),
+    (32, "a comment on its index (comment the constraint)"),
+)
+_INDEX_FLAGS = (
+    (1, "storage parameters (WITH (...))"),
+    (2, "a tablespace"),
+    (4, "an invalid index (a failed CREATE INDEX CONCURRENTLY)"),
+)
+
+# The children of the tables read that have some (inheritance or partitions).
+_INHERITS = """
+SELECT i.inhparent, i.inhrelid, cn.nspname || '.' || c.relname, c.relispartition
+FROM pg_inherits i
+JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_namespace cn ON cn.oid = c.relnamespace
+WHERE i.inhparent = ANY($1::oid[])
+"""
+
+
+def _flags(mask: int, meanings: tuple[tuple[int, str], ...]) -> list[str]:
+    return [what for bit, what in meanings if mask & bit]
+
+
 # Identity columns' sequences: the options a column's identity holds, and the sequence's name.
 _IDENTITIES = """
 SELECT d.refobjid, d.refobjsubid, s.seqstart, s.seqincrement, s.seqmin, s.seqmax, s.seqcache,
@@ -152,42 +210,20 @@ SELECT t.tgrelid, t.tgname, pg_get_triggerdef(t.oid), t.tgenabled::text, t.tgcon
 FROM pg_trigger t WHERE t.tgrelid = ANY($1::oid[]) AND NOT t.tgisinternal
 """
 
-# Row-level security policies of the tables read.
-_POLICIES = """
-SELECT p.polrelid, p.polname FROM pg_policy p WHERE p.polrelid = ANY($1::oid[])
-"""
-
-# Rules on tables (a view's _RETURN rule is the view).
-_RULES = """
-SELECT r.ev_class, r.rulename FROM pg_rewrite r
-WHERE r.ev_class = ANY($1::oid[]) AND r.rulename <> '_RETURN'
-"""
-
 # Besides each table's name, comment and owner: what it is or holds that the engine does not
 # model (partitioning, inheritance, row-level security, storage options, ...), reported
 # as `unmanaged` rather than left out.
 _TABLES = """
 SELECT c.oid, n.nspname, c.relname, ds.description, pg_get_userbyid(c.relowner),
-       ARRAY_REMOVE(ARRAY[
-         CASE WHEN c.relkind = 'p' THEN 'declarative partitioning (PARTITION BY)' END,
-         CASE WHEN c.relispartition THEN 'a partition (PARTITION OF '
-              || (SELECT pn.nspname || '.' || pc.relname FROM pg_inherits i
-                  JOIN pg_class pc ON pc.oid = i.inhparent
-                  JOIN pg_namespace pn ON pn.oid = pc.relnamespace
-                  WHERE i.inhrelid = c.oid LIMIT 1) || ')' END,
-         CASE WHEN NOT c.relispartition
-                   AND EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid)
-              THEN 'table inheritance (INHERITS)' END,
-         CASE WHEN c.relrowsecurity OR c.relforcerowsecurity THEN 'row-level security' END,
-         CASE WHEN c.reloptions IS NOT NULL THEN 'storage parameters (WITH (...))' END,
-         CASE WHEN c.relpersistence = 'u' THEN 'an unlogged table' END,
-         CASE WHEN c.reltablespace <> 0 THEN 'a tablespace' END,
-         CASE WHEN c.relreplident <> 'd' THEN 'a replica identity' END,
-         CASE WHEN c.reloftype <> 0 THEN 'a typed table (OF type)' END,
-         CASE WHEN EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid
-                           AND a.attnum > 0 AND NOT a.attisdropped AND a.attacl IS NOT NULL)
-              THEN 'column privileges' END
-       ], NULL)
+       (CASE WHEN c.relkind = 'p' THEN 1 ELSE 0 END)
+       | (CASE WHEN c.relispartition THEN 2 ELSE 0 END)
+       | (CASE WHEN c.relrowsecurity OR c.relforcerowsecurity THEN 4 ELSE 0 END)
+       | (CASE WHEN c.reloptions IS NOT NULL THEN 8 ELSE 0 END)
+       | (CASE WHEN c.relpersistence = 'u' THEN 16 ELSE 0 END)
+       | (CASE WHEN c.reltablespace <> 0 THEN 32 ELSE 0 END)
+       | (CASE WHEN c.relreplident <> 'd' THEN 64 ELSE 0 END)
+       | (CASE WHEN c.reloftype <> 0 THEN 128 ELSE 0 END)
+       | (CASE WHEN c.relhassubclass THEN 256 ELSE 0 END)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 LEFT JOIN pg_description ds
        ON ds.objoid = c.oid AND ds.classoid = 'pg_class'::regclass AND ds.objsubid = 0
@@ -225,12 +261,12 @@ SELECT a.attrelid, a.attnum, a.attname,
        owned.relname,
        d.adbin IS NOT NULL AND owned.seq IS NOT NULL
          AND pg_get_expr(d.adbin, d.adrelid) = format('nextval(%L::regclass)', owned.seq::regclass),
-       ARRAY_REMOVE(ARRAY[
-         CASE WHEN COALESCE(a.attstattarget, -1) <> -1 THEN 'a statistics target' END,
-         CASE WHEN a.attstorage <> t.typstorage THEN 'a storage mode (SET STORAGE)' END,
-         CASE WHEN a.attcompression::text <> '' THEN 'a compression method' END,
-         CASE WHEN a.attoptions IS NOT NULL THEN 'column options (SET (...))' END
-       ], NULL)
+       (CASE WHEN COALESCE(a.attstattarget, -1) <> -1 THEN 1 ELSE 0 END)
+       | (CASE WHEN a.attstorage <> t.typstorage THEN 2 ELSE 0 END)
+       | (CASE WHEN a.attcompression::text <> '' THEN 4 ELSE 0 END)
+       | (CASE WHEN a.attoptions IS NOT NULL THEN 8 ELSE 0 END)
+       | (CASE WHEN a.attacl IS NOT NULL THEN 16 ELSE 0 END),
+       a.attcollation
 FROM pg_attribute a
 JOIN pg_type t ON t.oid = a.atttypid
 JOIN pg_namespace tn ON tn.oid = t.typnamespace
@@ -257,27 +293,21 @@ _CONSTRAINTS = """
 SELECT c.conrelid, c.conname, c.contype::text, c.conkey, fn.nspname, fc.relname,
        c.confrelid, c.confkey, c.confupdtype::text, c.confdeltype::text,
        CASE WHEN c.contype = 'c' THEN pg_get_expr(c.conbin, c.conrelid) END,
-       c.condeferrable, c.condeferred, {nulls},
-       (SELECT d.description FROM pg_description d WHERE d.objoid = c.oid
-          AND d.classoid = 'pg_constraint'::regclass),
-       ARRAY_REMOVE(ARRAY[
-         CASE WHEN c.contype = 'x' THEN 'an EXCLUDE constraint' END,
-         CASE WHEN NOT c.convalidated THEN 'a NOT VALID constraint' END,
-         CASE WHEN c.contype = 'c' AND c.connoinherit THEN 'a NO INHERIT check' END,
-         CASE WHEN c.contype = 'f' AND c.confmatchtype <> 's'
-              THEN 'a foreign key MATCH FULL' END,
-         CASE WHEN c.conindid <> 0 AND c.contype IN ('p', 'u', 'x')
-                   AND (ic.reloptions IS NOT NULL OR ic.reltablespace <> 0)
-              THEN 'index storage parameters or a tablespace' END,
-         CASE WHEN c.contype IN ('p', 'u') AND EXISTS (SELECT 1 FROM pg_description d
-                   WHERE d.objoid = c.conindid AND d.classoid = 'pg_class'::regclass)
-              THEN 'a comment on its index (comment the constraint)' END
-       ], NULL)
+       c.condeferrable, c.condeferred, {nulls}, cd.description,
+       (CASE WHEN c.contype = 'x' THEN 1 ELSE 0 END)
+       | (CASE WHEN NOT c.convalidated THEN 2 ELSE 0 END)
+       | (CASE WHEN c.contype = 'c' AND c.connoinherit THEN 4 ELSE 0 END)
+       | (CASE WHEN c.contype = 'f' AND c.confmatchtype <> 's' THEN 8 ELSE 0 END)
+       | (CASE WHEN ic.reloptions IS NOT NULL OR ic.reltablespace <> 0 THEN 16 ELSE 0 END)
+       | (CASE WHEN id.description IS NOT NULL THEN 32 ELSE 0 END)
 FROM pg_constraint c
 LEFT JOIN pg_class fc ON fc.oid = c.confrelid
 LEFT JOIN pg_namespace fn ON fn.oid = fc.relnamespace
 LEFT JOIN pg_index i ON i.indexrelid = c.conindid AND c.contype IN ('p', 'u')
-LEFT JOIN pg_class ic ON ic.oid = c.conindid
+LEFT JOIN pg_class ic ON ic.oid = c.conindid AND c.contype IN ('p', 'u', 'x')
+LEFT JOIN pg_description cd ON cd.objoid = c.oid AND cd.classoid = 'pg_constraint'::regclass
+LEFT JOIN pg_description id ON id.objoid = c.conindid AND id.classoid = 'pg_class'::regclass
+      AND id.objsubid = 0 AND c.contype IN ('p', 'u')
 WHERE c.conrelid = ANY($1::oid[]) AND c.contype IN ('p', 'u', 'f', 'c', 'x')
   AND c.conparentid = 0
 """
@@ -290,21 +320,16 @@ SELECT i.indrelid, ic.relname, i.indisunique, i.indnkeyatts, i.indkey::int2[],
             THEN ARRAY(SELECT pg_get_indexdef(i.indexrelid, k, true)
                        FROM generate_series(1, i.indnatts) k ORDER BY k) END,
        pg_get_expr(i.indpred, i.indrelid), am.amname, i.indclass::oid[], i.indoption::int2[],
-       {nulls},
-       (SELECT d.description FROM pg_description d WHERE d.objoid = i.indexrelid
-          AND d.classoid = 'pg_class'::regclass AND d.objsubid = 0),
-       ARRAY_REMOVE(ARRAY[
-         CASE WHEN ic.reloptions IS NOT NULL THEN 'storage parameters (WITH (...))' END,
-         CASE WHEN ic.reltablespace <> 0 THEN 'a tablespace' END,
-         CASE WHEN NOT i.indisvalid THEN 'an invalid index (a failed CREATE INDEX CONCURRENTLY)' END,
-         CASE WHEN EXISTS (SELECT 1 FROM unnest(i.indkey::int2[], i.indcollation::oid[]) k(att, coll)
-                           LEFT JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.att
-                           WHERE k.att <> 0 AND k.coll <> 0 AND k.coll <> a.attcollation)
-              THEN 'a per-key collation' END
-       ], NULL)
+       {nulls}, ds.description,
+       (CASE WHEN ic.reloptions IS NOT NULL THEN 1 ELSE 0 END)
+       | (CASE WHEN ic.reltablespace <> 0 THEN 2 ELSE 0 END)
+       | (CASE WHEN NOT i.indisvalid THEN 4 ELSE 0 END),
+       i.indcollation::oid[]
 FROM pg_index i
 JOIN pg_class ic ON ic.oid = i.indexrelid
 JOIN pg_am am ON am.oid = ic.relam
+LEFT JOIN pg_description ds
+       ON ds.objoid = i.indexrelid AND ds.classoid = 'pg_class'::regclass AND ds.objsubid = 0
 WHERE i.indrelid = ANY($1::oid[])
   AND NOT EXISTS (SELECT 1 FROM pg_constraint c
                   WHERE c.conindid = i.indexrelid AND c.contype IN ('p', 'u', 'x'))
@@ -428,8 +453,7 @@ async def inspect_postgresql(conn: Any, scope: Scope, *, own_transaction: bool =
 
 async def _inspect(conn: Any, scope: Scope) -> Schema:
     schema_names = list(scope.schemas)
-    version = int(await conn.fetchval("SELECT current_setting('server_version_num')"))
-    nulls = "i.indnullsnotdistinct" if version >= 150000 else "false"
+    nulls = "i.indnullsnotdistinct" if conn.get_server_version() >= (15,) else "false"
     schema_rows = await conn.fetch(_SCHEMAS, schema_names)
     schemas = [r[0] for r in schema_rows]
     schema_owners = [(r[0], r[1]) for r in schema_rows]
@@ -442,32 +466,50 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
     table_names = {r[0]: r[2] for r in table_rows}
     qualified = {r[0]: f"{r[1]}.{r[2]}" for r in table_rows}
     for row in table_rows:
-        unmanaged += [f"table {qualified[row[0]]}: {what}" for what in row[5]]
+        unmanaged += [f"table {qualified[row[0]]}: {what}" for what in _flags(row[5], _TABLE_FLAGS)]
+    parents = [r[0] for r in table_rows if r[5] & 256]
+    if parents:
+        for parent, child, child_name, partition in await conn.fetch(_INHERITS, parents):
+            if partition:
+                continue  # the parent is partitioned, and the partition says so itself
+            unmanaged.append(
+                f"table {qualified[parent]}: table inheritance (a parent of {child_name})"
+            )
+            if child in qualified:
+                unmanaged.append(
+                    f"table {qualified[child]}: table inheritance (INHERITS {qualified[parent]})"
+                )
     columns: dict[int, list[Column]] = defaultdict(list)
     names: dict[int, dict[int, str]] = defaultdict(dict)
+    collations: dict[int, dict[int, int]] = defaultdict(dict)
     identities: dict[tuple[int, int], tuple[Any, ...]] = {}
     column_rows = await conn.fetch(_COLUMNS, oids)
     if any(r[6] in _IDENTITY for r in column_rows):
         identities = {(r[0], r[1]): tuple(r[2:]) for r in await conn.fetch(_IDENTITIES, oids)}
-    for (
-        relid,
-        attnum,
-        name,
-        raw_type,
-        not_null,
-        default_text,
-        identity_code,
-        generated,
-        collation,
-        comment,
-        sequence_name,
-        draws_from_it,
-        column_unmanaged,
-    ) in column_rows:
-        names[relid][attnum] = name
-        where = f"table {qualified[relid]}, column {name}"
-        unmanaged += [f"{where}: {what}" for what in column_unmanaged]
-        with reading(where):
+    current: tuple[int, str] = (0, "")
+    try:
+        for (
+            relid,
+            attnum,
+            name,
+            raw_type,
+            not_null,
+            default_text,
+            identity_code,
+            generated,
+            collation,
+            comment,
+            sequence_name,
+            draws_from_it,
+            column_flags,
+            collation_oid,
+        ) in column_rows:
+            current = (relid, name)
+            names[relid][attnum] = name
+            collations[relid][attnum] = collation_oid
+            if column_flags:
+                where = f"table {qualified[relid]}, column {name}"
+                unmanaged += [f"{where}: {what}" for what in _flags(column_flags, _COLUMN_FLAGS)]
             type_text = normalize_type(_D, raw_type)
             identity = _IDENTITY.get(identity_code)
             options = None
@@ -483,6 +525,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
                     cycle=cycle,
                 )
                 if not is_serial_sequence(table_names[relid], name, seq):
+                    where = f"table {qualified[relid]}, column {name}"
                     unmanaged.append(f"{where}: an identity sequence named {seq}")
             if (
                 identity is None
@@ -508,6 +551,9 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
                     identity_options=options,
                 )
             )
+    except READ_FAILURES as error:
+        where = f"table {qualified[current[0]]}, column {current[1]}"
+        raise read_failure(where, error) from error
     constraint_rows = await conn.fetch(_CONSTRAINTS.format(nulls=nulls), oids)
     outside = sorted({r[6] for r in constraint_rows if r[2] == "f" and r[6] not in names})
     if outside:
@@ -517,30 +563,35 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
     uniques: dict[int, list[UniqueConstraint]] = defaultdict(list)
     fks: dict[int, list[ForeignKey]] = defaultdict(list)
     checks: dict[int, list[Check]] = defaultdict(list)
-    for (
-        relid,
-        name,
-        kind,
-        conkey,
-        ref_schema,
-        ref_table,
-        ref_relid,
-        confkey,
-        on_update,
-        on_delete,
-        check,
-        deferrable,
-        deferred,
-        nulls_not_distinct,
-        constraint_comment,
-        constraint_unmanaged,
-    ) in constraint_rows:
-        where = f"table {qualified[relid]}, constraint {name}"
-        unmanaged += [f"{where}: {what}" for what in constraint_unmanaged]
-        if kind == "x":
-            continue
-        deferral = _deferral(deferrable, deferred)
-        with reading(where):
+    current = (0, "")
+    try:
+        for (
+            relid,
+            name,
+            kind,
+            conkey,
+            ref_schema,
+            ref_table,
+            ref_relid,
+            confkey,
+            on_update,
+            on_delete,
+            check,
+            deferrable,
+            deferred,
+            nulls_not_distinct,
+            constraint_comment,
+            constraint_unmanaged,
+        ) in constraint_rows:
+            current = (relid, name)
+            if constraint_unmanaged:
+                where = f"table {qualified[relid]}, constraint {name}"
+                unmanaged += [
+                    f"{where}: {what}" for what in _flags(constraint_unmanaged, _CONSTRAINT_FLAGS)
+                ]
+            if kind == "x":
+                continue
+            deferral = _deferral(deferrable, deferred)
             own = names[relid]
             # A check that names no column (`CHECK (1 > 0)`) has no conkey.
             cols = tuple(own[n] for n in conkey or ())
@@ -581,16 +632,27 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
                         comment=constraint_comment,
                     )
                 )
+    except READ_FAILURES as error:
+        where = f"table {qualified[current[0]]}, constraint {current[1]}"
+        raise read_failure(where, error) from error
     indexes: dict[int, list[Index]] = defaultdict(list)
     opclasses: dict[int, str] = dict(await conn.fetch(_OPCLASSES))
-    for row in await conn.fetch(_INDEXES.format(nulls=nulls), oids):
-        relid, name, unique, nkey, indkey, definitions, where_text, method, classes, flags = row[
-            :10
-        ]
-        nulls_not_distinct, index_comment, index_unmanaged = row[10], row[11], row[12]
-        where = f"table {qualified[relid]}, index {name}"
-        unmanaged += [f"{where}: {what}" for what in index_unmanaged]
-        with reading(where):
+    current = (0, "")
+    try:
+        for row in await conn.fetch(_INDEXES.format(nulls=nulls), oids):
+            relid, name, unique, nkey, indkey, definitions, where_text, method, classes, flags = (
+                row[:10]
+            )
+            nulls_not_distinct, index_comment, index_flags, key_collations = row[10:14]
+            current = (relid, name)
+            where = f"table {qualified[relid]}, index {name}"
+            if index_flags:
+                unmanaged += [f"{where}: {what}" for what in _flags(index_flags, _INDEX_FLAGS)]
+            if key_collations and any(
+                attnum and collation and collation != collations[relid].get(attnum, collation)
+                for attnum, collation in zip(indkey, key_collations or (), strict=False)
+            ):
+                unmanaged.append(f"{where}: a per-key collation")
             own = names[relid]
             keys = [
                 own[n] if n else normalize_index_key(_D, definitions[position])
@@ -619,16 +681,15 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
                     comment=index_comment,
                 )
             )
+    except READ_FAILURES as error:
+        where = f"table {qualified[current[0]]}, index {current[1]}"
+        raise read_failure(where, error) from error
     grants: dict[int, list[Grant]] = defaultdict(list)
     known = set(table_privileges(_D))
     for relid, grantee, privilege, grantable in await conn.fetch(_GRANTS, oids):
         # A privilege `ALL` does not name (MAINTAIN, PostgreSQL 17) is not compared.
         if privilege in known:
             grants[relid].append(Grant(grantee, privilege, grantable))
-    for relid, policy in await conn.fetch(_POLICIES, oids):
-        unmanaged.append(f"table {qualified[relid]}: row-level security policy {policy}")
-    for relid, rule in await conn.fetch(_RULES, oids):
-        unmanaged.append(f"table {qualified[relid]}: rule {rule}")
     enums = [
         EnumType(schema=r[0], name=r[1], values=tuple(r[2]), owner=r[3], comment=r[4])
         for r in await conn.fetch(_ENUMS, schema_names)
@@ -737,7 +798,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
     ]
     unmanaged += [
         f"{kind} {name}"
-        for kind, name in await conn.fetch(_UNMANAGED, schema_names)
+        for kind, name in await conn.fetch(_UNMANAGED, schema_names, oids)
         if scope.admits_table(_D, *name.split(".", 1))
     ]
     functions, trigger_rows = await _functions(conn, scope, schema_names, oids)

@@ -34,6 +34,16 @@ class NormalizationError(ValueError):
 READ_FAILURES = (ArithmeticError, AttributeError, IndexError, KeyError, TypeError, ValueError)
 
 
+def read_failure(what: str, error: BaseException) -> NormalizationError:
+    """The error `reading` raises for `error`, met while reading `what` (for loops too hot
+    for a context manager per row: they catch `READ_FAILURES` once and name the row)."""
+    if isinstance(error, NormalizationError) or type(error).__module__.startswith(
+        "ptah_operator."
+    ):
+        return NormalizationError(f"{what}: {error}")
+    return NormalizationError(f"{what}: the engine cannot read it ({type(error).__name__})")
+
+
 @contextlib.contextmanager
 def reading(what: str) -> Iterator[None]:
     """Name `what` (an object, never its data) in any error raised while reading it: a
