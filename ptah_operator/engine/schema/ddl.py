@@ -501,8 +501,7 @@ def parse_ddl(dialect: Dialect, text: str, source: str) -> Parts:
                 statement = parser.parser().parse(tokens, text)[0]
             except sqlglot.errors.ParseError as error:
                 raise DesiredSchemaError(
-                    f"{source}: statement {position} ({_head(tokens)}) is not valid "
-                    f"{dialect.family} DDL"
+                    f"{source}: statement {position} is not valid {dialect.family} DDL"
                 ) from error
             if statement is not None:
                 try:
@@ -510,7 +509,7 @@ def parse_ddl(dialect: Dialect, text: str, source: str) -> Parts:
                 except DesiredSchemaError as error:
                     message = str(error).removeprefix(f"{source}: ")
                     raise DesiredSchemaError(
-                        f"{source}: statement {position} ({_head(tokens)}): {message}"
+                        f"{source}: statement {position}: {message}"
                     ) from error
         except (
             NormalizationError,
@@ -520,38 +519,15 @@ def parse_ddl(dialect: Dialect, text: str, source: str) -> Parts:
             RefusedError,
             TriggerError,
         ) as error:
-            raise DesiredSchemaError(
-                f"{source}: statement {position} ({_head(tokens)}): {error}"
-            ) from error
+            raise DesiredSchemaError(f"{source}: statement {position}: {error}") from error
         except DesiredSchemaError:
             raise
         except READ_FAILURES as error:
             raise DesiredSchemaError(
-                f"{source}: statement {position} ({_head(tokens)}) is not understood as "
+                f"{source}: statement {position} is not understood as "
                 f"schema DDL ({type(error).__name__})"
             ) from error
     return parts
-
-
-def _head(tokens: list[Token], words: int = 4) -> str:
-    """The first words of a statement, to name it in an error: keywords and (dotted) names
-    only, up to the first string, number or parenthesis (what follows could be data)."""
-    shown = ""
-    count = 0
-    for token in tokens:
-        if token.token_type is TokenType.DOT:
-            shown += "."
-            continue
-        if (
-            token.token_type in _Words._NOT_WORDS or token.token_type is TokenType.EQ
-        ) and token.token_type is not TokenType.IDENTIFIER:
-            break
-        if count >= words and not shown.endswith("."):
-            break
-        text = f'"{token.text}"' if token.token_type is TokenType.IDENTIFIER else token.text
-        shown += text if not shown or shown.endswith(".") else " " + text
-        count += 1
-    return shown
 
 
 def _view_options(tokens: list[Token]) -> list[Token]:

@@ -129,6 +129,19 @@ def refused(words: Words) -> str | None:
     return None
 
 
+def _named(words: Words) -> str:
+    """`: name` of the object a refused statement makes, where its tokens say one plainly."""
+    for lead, _ in _UNMODELLED:
+        if _starts(words, lead):
+            probe = Words(words.dialect, words.tokens)
+            probe.at = len(lead)
+            try:
+                return ": " + ".".join(probe.dotted())
+            except UnreadableError:
+                return ""
+    return ""
+
+
 def read_statement(dialect: Dialect, text: str, tokens: list[Token], parts: Parts) -> bool:
     """Read the statement when it is one of this module's; False to leave it to the rest of
     the DDL reader. Raises RefusedError (by name) or UnreadableError."""
@@ -136,7 +149,7 @@ def read_statement(dialect: Dialect, text: str, tokens: list[Token], parts: Part
     pg = dialect.family == "postgresql"
     what = refused(words)
     if what is not None:
-        raise RefusedError(f"{what} are not modelled by the engine")
+        raise RefusedError(f"{what} are not modelled by the engine{_named(words)}")
     try:
         if _session(dialect, words, text, tokens):
             return True
@@ -302,13 +315,13 @@ def _drop(dialect: Dialect, words: Words, parts: Parts) -> None:
             words.rest()
             return
         raise RefusedError(
-            f"DROP {kind}: a desired schema states what exists; only a dump's DROP ... IF "
-            "EXISTS before anything is made, or DROP TABLE|VIEW|SEQUENCE IF EXISTS before it "
-            "makes that object, is read"
+            f"{kind} dropped after the file declared something: a desired schema states what "
+            "exists; only a dump's drops IF EXISTS before anything is made, or of a table, "
+            "view or sequence before it is made, are read"
         )
     if not words.take("IF", "EXISTS"):
         raise RefusedError(
-            f"DROP {kind} without IF EXISTS: a desired schema states what exists (leave the "
+            f"{kind} dropped without IF EXISTS: a desired schema states what exists (leave the "
             "object out to drop it)"
         )
     while True:
@@ -374,9 +387,15 @@ def _object_comment(dialect: Dialect, words: Words, text: str, parts: Parts) -> 
     if kind is None:
         token = words.next()
         kind = token.text.upper()
-        if kind not in _COMMENTED:
+        if kind in {"TABLE", "COLUMN", "SCHEMA", "EXTENSION"}:
             words.at = start
             return False
+        if kind not in _COMMENTED:
+            raise RefusedError(
+                f"COMMENT ON {kind}: comments are modelled on tables, columns, schemas, "
+                "extensions, views, sequences, types, domains, indexes, functions, constraints "
+                "and triggers"
+            )
     table: str | None = None
     arguments = None
     if kind in {"CONSTRAINT", "TRIGGER"}:

@@ -68,7 +68,7 @@ def test_psql_restrict_lines_and_session_settings_are_read_and_change_nothing() 
         ("SET default_tablespace = fast;", "default_tablespace"),
         ("SET role = admin;", "OWNER TO"),
         ("CREATE TABLE t (a int); DROP TABLE t;", "without IF EXISTS"),
-        ("CREATE TABLE t (a int); DROP INDEX IF EXISTS i;", "DROP INDEX"),
+        ("CREATE TABLE t (a int); DROP INDEX IF EXISTS i;", "INDEX dropped after"),
     ],
 )
 def test_what_a_dump_may_say_that_changes_the_schema_is_refused_by_name(
@@ -234,5 +234,5 @@ def test_a_pg_dump_clean_preamble_drops_nothing_but_a_drop_after_a_create_is_ref
         "CREATE TABLE public.t (id integer NOT NULL, n integer);\n"
     )
     assert schema(clean) == schema("CREATE TABLE t (id int NOT NULL, n int);")
-    with pytest.raises(DesiredSchemaError, match="DROP INDEX"):
+    with pytest.raises(DesiredSchemaError, match="INDEX dropped after"):
         schema("CREATE TABLE t (n int); CREATE INDEX t_n ON t (n); DROP INDEX IF EXISTS t_n;")
