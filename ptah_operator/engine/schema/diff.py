@@ -143,6 +143,9 @@ class Statement:
     # False for statements PostgreSQL cannot run, or run usefully, inside a transaction block.
     transactional: bool = True
     requires: tuple[Requirement, ...] = ()
+    # A drop whose object has the shape of one the same plan adds: the name of that object.
+    # Renames are planned as a drop and an add (the data does not follow); this says so.
+    looks_like_rename_to: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         value: dict[str, Any] = {
@@ -155,6 +158,8 @@ class Statement:
         }
         if self.requires:
             value["requires"] = [r.to_json() for r in self.requires]
+        if self.looks_like_rename_to is not None:
+            value["looksLikeRenameTo"] = self.looks_like_rename_to
         return value
 
 
@@ -204,10 +209,20 @@ class _Planner:
         *,
         transactional: bool = True,
         requires: tuple[Requirement, ...] = (),
+        looks_like_rename_to: str | None = None,
     ) -> None:
         # PostgreSQL's dry run runs the statements themselves: its plans carry no requirements.
         needs = () if self.pg else requires
-        self.out.append(Statement(sql, severity, category, reason, tables, transactional, needs))
+        if looks_like_rename_to is not None:
+            reason += (
+                f"; it looks like a rename to {looks_like_rename_to}, which is planned as a "
+                "drop and an add: the data does not follow"
+            )
+        self.out.append(
+            Statement(
+                sql, severity, category, reason, tables, transactional, needs, looks_like_rename_to
+            )
+        )
 
 
 def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
@@ -288,14 +303,21 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
         )
     for key in kept:
         _drop_constraints(p, observed_tables[key], desired_tables[key])
+    added_shapes: dict[tuple[Any, ...], list[str]] = {}
+    for key in added:
+        added_shapes.setdefault(_table_shape(desired_tables[key]), []).append(
+            desired_tables[key].qualified
+        )
     for key in removed:
         table = observed_tables[key]
+        twins = added_shapes.get(_table_shape(table), [])
         p.emit(
             r.drop_table(table),
             Severity.DESTRUCTIVE,
             "tables_removed",
             f"drop table {table.qualified}",
             (table.qualified,),
+            looks_like_rename_to=twins[0] if len(twins) == 1 else None,
         )
     for old_enum, new_enum in remade_enums:
         _remake_enum(p, old_enum, new_enum, observed_tables, desired_tables, kept)
@@ -1218,6 +1240,16 @@ def _drop_constraints(p: _Planner, old: Table, new: Table) -> None:
         )
 
 
+def _column_shape(column: Column) -> tuple[Any, ...]:
+    """What a column is, but for its name and comment: two columns of one shape, one dropped
+    and one added, look like a rename."""
+    return (column.type, column.nullable, column.default, column.identity, column.generated)
+
+
+def _table_shape(table: Table) -> tuple[Any, ...]:
+    return (table.schema, tuple(_column_shape(c) for c in table.columns))
+
+
 def _qualified(schema: str, name: str) -> str:
     return f"{schema}.{name}" if schema else name
 
@@ -1325,14 +1357,21 @@ def _columns(p: _Planner, old: Table, new: Table) -> None:
                 )
         elif before != column:
             _change_column(p, new, before, column, own_checks.get(column.name, ()))
+    old_names = {c.name for c in old.columns}
+    added_shapes: dict[tuple[Any, ...], list[str]] = {}
+    for column in new.columns:
+        if column.name not in old_names:
+            added_shapes.setdefault(_column_shape(column), []).append(column.name)
     for column in old.columns:
         if column.name not in new_names:
+            twins = added_shapes.get(_column_shape(column), [])
             p.emit(
                 r.drop_column(old, column.name),
                 Severity.DESTRUCTIVE,
                 "columns_removed",
                 f"drop column {old.qualified}.{column.name}",
                 where,
+                looks_like_rename_to=f"{new.qualified}.{twins[0]}" if len(twins) == 1 else None,
             )
     if old.comment != new.comment:
         p.emit(

@@ -116,6 +116,7 @@ class Plan:
                 tables=tuple(s["tables"]),
                 transactional=s["transactional"],
                 requires=tuple(Requirement.from_json(r) for r in s.get("requires", ())),
+                looks_like_rename_to=s.get("looksLikeRenameTo"),
             )
             for s in self.document["statements"]
         ]
