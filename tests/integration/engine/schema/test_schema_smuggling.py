@@ -11,8 +11,6 @@ The probe: a table `accounts` holds a row and is protected; a desired schema car
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +18,15 @@ import pytest
 from ptah_operator.engine.schema.connection import Connection
 from ptah_operator.engine.schema.plan import Policy, digest_of, encode
 
-from .schema_roundtrip import apply_bytes, converge, execute, plan_for, rows, write_desired
+from .schema_roundtrip import (
+    apply_bytes,
+    converge,
+    execute,
+    plan_for,
+    ptah_schema,
+    rows,
+    write_desired,
+)
 
 SMUGGLED = "0; DROP TABLE accounts"
 
@@ -83,13 +89,6 @@ PG_ONLY_SQL_FIELDS = {
 }
 
 
-def _ptah(*args: str) -> tuple[int, dict[str, object]]:
-    ptah = str(Path(sys.executable).with_name("ptah"))
-    done = subprocess.run([ptah, "schema", *args], capture_output=True, text=True, check=False)
-    assert "Traceback" not in done.stderr, "a traceback, not an error"
-    return done.returncode, json.loads(done.stdout)
-
-
 async def _accounts_intact(url: str) -> None:
     assert await rows(url, "SELECT id, balance FROM accounts") == [(1, 100)]
 
@@ -110,7 +109,7 @@ async def test_every_sql_field_refuses_a_smuggled_statement(url: str, tmp_path: 
     for name, suffix, text in _cases(url):
         desired = write_desired(tmp_path, text, suffix)
         out = tmp_path / "plan.json"
-        code, answer = _ptah(
+        code, answer = ptah_schema(
             "plan",
             "--url",
             url,
