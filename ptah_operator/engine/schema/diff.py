@@ -44,7 +44,6 @@ from ptah_operator.engine.schema.model import (
     UniqueConstraint,
     View,
 )
-from ptah_operator.engine.schema.mysql_columns import is_spatial
 from ptah_operator.engine.schema.normalize import is_plain_column, serial_sequence_name
 from ptah_operator.engine.schema.render import Renderer
 from ptah_operator.engine.schema.severity import (
@@ -1131,43 +1130,13 @@ def _remake_enum(
 
 def _create_table(p: _Planner, table: Table) -> None:
     r = p.r
-    # MySQL/MariaDB: Apply reads each statement with sqlglot before it runs, and sqlglot reads
-    # no spatial type but GEOMETRY, nor an SRID, in CREATE TABLE. Such a column is made a
-    # GEOMETRY and then, the table still empty, given its type and SRID.
-    spatial = (
-        []
-        if p.pg
-        else [
-            c
-            for c in table.columns
-            if is_spatial(c.type) and (c.type, c.srid) != ("geometry", None)
-        ]
-    )
-    created = table
-    if spatial:
-        created = dataclasses.replace(
-            table,
-            columns=tuple(
-                dataclasses.replace(c, type="geometry", srid=None) if c in spatial else c
-                for c in table.columns
-            ),
-        )
     p.emit(
-        r.create_table(created),
+        r.create_table(table),
         Severity.SAFE,
         "tables_added",
         f"create table {table.qualified}",
         (table.qualified,),
     )
-    for column in spatial:
-        p.emit(
-            r.modify_column(table, column),
-            Severity.SAFE,
-            "tables_added",
-            f"give column {table.qualified}.{column.name} of the new table its spatial type "
-            "and SRID",
-            (table.qualified,),
-        )
     if p.pg:
         if table.comment is not None:
             p.emit(

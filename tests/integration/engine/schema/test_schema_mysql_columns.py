@@ -249,7 +249,7 @@ async def test_mariadb_new_tables_with_spatial_columns_converge(
         "CREATE TABLE s (id int PRIMARY KEY, p point NOT NULL REF_SYSTEM_ID=4326, "
         "a polygon, g geometry NOT NULL, SPATIAL KEY s_p (p)); CREATE SPATIAL INDEX s_g ON s (g);",
     )
-    assert sum("MODIFY COLUMN" in s.sql for s in applied.statements) == 2
+    assert not any("MODIFY COLUMN" in s.sql for s in applied.statements)
     created = await show_create(maria_url, "s")
     assert "`p` point NOT NULL" in created
     assert "`a` polygon DEFAULT NULL" in created

@@ -449,18 +449,14 @@ def test_an_srid_change_is_planned() -> None:
     assert statements[0].severity is Severity.WARNING
 
 
-def test_a_new_table_gets_its_spatial_types_after_create_table() -> None:
-    # Apply reads every statement with sqlglot first, which reads no POINT or SRID in
-    # CREATE TABLE: the columns start as GEOMETRY and are given their type while empty.
+def test_a_new_table_states_its_spatial_types_and_srid_in_create_table() -> None:
     statements = plan(
         "", "CREATE TABLE t (id int PRIMARY KEY, p point NOT NULL SRID 4326, g geometry, s text);"
     )
     assert [s.sql for s in statements] == [
-        "CREATE TABLE `t` (\n  `id` int NOT NULL,\n  `p` geometry NOT NULL,\n  `g` geometry NULL,\n"
-        "  `s` text NULL,\n  PRIMARY KEY (`id`)\n)",
-        "ALTER TABLE `t` MODIFY COLUMN `p` point REF_SYSTEM_ID=4326 NOT NULL",
+        "CREATE TABLE `t` (\n  `id` int NOT NULL,\n  `p` point REF_SYSTEM_ID=4326 NOT NULL,\n"
+        "  `g` geometry NULL,\n  `s` text NULL,\n  PRIMARY KEY (`id`)\n)",
     ]
-    assert {s.category for s in statements} == {"tables_added"}
     assert {s.severity for s in statements} == {Severity.SAFE}
 
 
