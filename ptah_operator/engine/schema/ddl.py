@@ -51,6 +51,7 @@ from ptah_operator.engine.schema.mysql_columns import SPATIAL_TYPES, normalize_o
 from ptah_operator.engine.schema.normalize import (
     NormalizationError,
     canonical_expression,
+    index_column,
     index_key_options,
     index_key_options_tuple,
     normalize_action,
@@ -279,11 +280,11 @@ class _TableReader:
                 index_key_options(d, desc=desc, nulls_first=nulls_first, opclass=opclass)
             )
             if isinstance(key, exp.ColumnPrefix):
-                columns.append(ident(d, key.this))
+                columns.append(index_column(ident(d, key.this)))
                 prefixes.append(int(key.expression.name))
                 continue
             if isinstance(key, exp.Column | exp.Identifier):
-                columns.append(ident(d, key))
+                columns.append(index_column(ident(d, key)))
             else:
                 columns.append(canonical_expression(d, key))
             prefixes.append(None)

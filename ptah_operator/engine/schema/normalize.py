@@ -155,13 +155,16 @@ def serial_base(type_text: str) -> str | None:
 # MySQL also enum(...)/set(...) of quoted values. A type is spelt into DDL as it is, so the
 # shape is checked after normalization, on both sides.
 _NAME = r'(?:[a-z_][a-z0-9_$]*|"(?:[^"]|"")+")'
-_WORD = r"[a-z_][a-z0-9_]*"
+# The words a type may carry after its name: never a constraint (`primary key`,
+# `references t`) or a column attribute, which would reach a column definition unmodelled.
+_PG_WORD = r"(?:with|without|time|zone|varying|precision|year|month|day|hour|minute|second|to)"
+_MY_WORD = r"(?:unsigned|signed|zerofill|precision|varying)"
 _PG_TYPE = re.compile(
-    rf"{_NAME}(?:\.{_NAME})?(?: {_WORD})*(?:\([a-z0-9_, ]+\))?(?: {_WORD})*(?:\[\])*"
+    rf"{_NAME}(?:\.{_NAME})?(?: {_PG_WORD})*(?:\([a-z0-9_, ]+\))?(?: {_PG_WORD})*(?:\[\])?"
 )
 _MY_VALUE = r"'(?:[^'\\]|''|\\.)*'"
 _MY_TYPE = re.compile(
-    rf"{_WORD}(?: {_WORD})*(?:\(\d+(?:,\d+)?\))?(?: {_WORD})*"
+    rf"[a-z_][a-z0-9_]*(?: {_MY_WORD})*(?:\(\d+(?:,\d+)?\))?(?: {_MY_WORD})*"
     rf"|(?:enum|set)\((?:{_MY_VALUE}(?:,{_MY_VALUE})*)?\)"
 )
 
@@ -525,14 +528,7 @@ def normalize_index_key(dialect: Dialect, text: str) -> str:
     if isinstance(tree, exp.Column) and not tree.table:
         identifier = tree.this
         name = str(identifier.this)
-        if not name:
-            raise NormalizationError("an index key names no column")
-        if not is_plain_column(name):
-            # The model keeps a plain key as the bare name and an expression as its text;
-            # such a name would be read back as an expression.
-            raise NormalizationError(
-                "an index key names a column whose name holds a space or a parenthesis"
-            )
+        index_column(name)
         if dialect.family == "postgresql" and not identifier.quoted:
             return name.lower()
         return name
@@ -644,6 +640,17 @@ def index_key_options_tuple(options: list[str]) -> tuple[str, ...]:
     return tuple(options) if any(options) else ()
 
 
+def index_column(name: str) -> str:
+    """A column named as an index key. The model keeps a plain key as the bare name, which the
+    renderer quotes, and an expression as its canonical text, which it spells as it is; a
+    name that would read as an expression (a space, a parenthesis) is refused, never spelt."""
+    if not name or not is_plain_column(name):
+        raise NormalizationError(
+            "an index key names a column whose name is empty or holds a space or a parenthesis"
+        )
+    return name
+
+
 def is_plain_column(key: str) -> bool:
     """Whether an index key (as stored in the model) names a column rather than an expression."""
     return "(" not in key and " " not in key
@@ -725,8 +732,24 @@ def normalize_privileges(dialect: Dialect, privileges: list[str]) -> tuple[str, 
         elif word in known:
             result.add(word)
         else:
-            raise NormalizationError(f"{word} is not a table privilege on {dialect.value}")
+            raise NormalizationError(
+                f"a privilege named is not a table privilege on {dialect.value} (one of "
+                + ", ".join(known)
+                + ")"
+            )
     return tuple(sorted(result))
+
+
+_MYSQL_USER = re.compile(r"[A-Za-z0-9_.$-]{1,80}")
+_MYSQL_HOST = re.compile(r"[A-Za-z0-9_.%:-]{1,255}")
+
+
+def mysql_grantee_parts(grantee: str) -> tuple[str, str | None]:
+    """(user, host) of a grantee as `normalize_grantee` spells it; a role has no host."""
+    if not grantee.startswith("'"):
+        return grantee, None
+    user, _, host = grantee.partition("'@'")
+    return user[1:], host[:-1]
 
 
 def normalize_grantee(dialect: Dialect, user: str, host: str | None, *, quoted: bool) -> str:
@@ -736,6 +759,15 @@ def normalize_grantee(dialect: Dialect, user: str, host: str | None, *, quoted: 
     user with its host, `'app'@'%'`; a name without a host is a role, kept bare (the server
     lists a role with an empty host, `'reader'@''`, which introspection reads the same way).
     """
+    if dialect.family == "mysql" and not (
+        _MYSQL_USER.fullmatch(user) and (not host or _MYSQL_HOST.fullmatch(host))
+    ):
+        # The server spells grantees back quoted, so a name holding a quote, a backslash or a
+        # space could not be compared, and would not be safe to spell.
+        raise NormalizationError(
+            "a MySQL/MariaDB grantee is a user of letters, digits and _ . $ - (at most 80), "
+            "and a host of letters, digits and _ . % : - (at most 255)"
+        )
     if "'" in user or "'" in (host or ""):
         raise NormalizationError("a grantee name cannot hold a quote")
     if dialect.family == "postgresql":

@@ -23,6 +23,7 @@ from ptah_operator.engine.schema.model import Dialect, Schema
 from ptah_operator.engine.schema.mysql_columns import settle_columns
 from ptah_operator.engine.schema.plan import build_plan
 from ptah_operator.engine.schema.scope import Scope
+from ptah_operator.engine.schema.timeouts import Timeouts
 from ptah_operator.engine.schema.views import settle_views
 
 
@@ -45,8 +46,14 @@ class PlanResult:
     plan_bytes: bytes
 
 
-async def plan_url(url: str, desired_paths: list[Path], scope: Scope) -> PlanResult:
+async def plan_url(
+    url: str, desired_paths: list[Path], scope: Scope, timeouts: Timeouts | None = None
+) -> PlanResult:
+    """`timeouts`: what the reads and the server's reading of desired views are held to (a
+    temporary view waits for locks on what it reads like any DDL)."""
     async with await Connection.open(url) as conn:
+        if timeouts is not None:
+            await conn.set_timeouts(timeouts)
         desired = load_files(conn.dialect, desired_paths, scope)
         observed = await observe(conn, scope)
         desired = await settle_views(conn.raw, observed, desired)

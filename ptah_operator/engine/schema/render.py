@@ -24,7 +24,11 @@ from ptah_operator.engine.schema.model import (
     UniqueConstraint,
     View,
 )
-from ptah_operator.engine.schema.normalize import is_plain_column, string_literal
+from ptah_operator.engine.schema.normalize import (
+    is_plain_column,
+    mysql_grantee_parts,
+    string_literal,
+)
 
 
 class Renderer:
@@ -372,8 +376,12 @@ class Renderer:
     def grantee(self, grantee: str) -> str:
         if self.pg:
             return grantee if grantee == "PUBLIC" else self.q(grantee)
-        # A MySQL user is kept as the server spells it ('app'@'%'); a role is a bare name.
-        return grantee if grantee.startswith("'") else self.literal(grantee)
+        # A MySQL user is kept as the server spells it ('app'@'%'), a role as a bare name;
+        # each part is spelt again as a literal, whatever the model holds.
+        user, host = mysql_grantee_parts(grantee)
+        if host is None:
+            return self.literal(user)
+        return f"{self.literal(user)}@{self.literal(host)}"
 
     def grant(
         self, table: Table, grantee: str, privileges: list[str], *, grantable: bool = False

@@ -157,6 +157,7 @@ async def test_a_dry_run_that_holds_changes_nothing_and_says_what_it_checked(
             "checked": ["statementsRunAndRolledBack"],
             "statementsRun": total,
             "statements": total,
+            "notRolledBack": ["sequenceValues", "effectsOutsideTheTransaction"],
         }
     else:
         assert result.detail["checked"] == ["statementsPrepared", "notNullRows", "uniqueRows"]

@@ -174,3 +174,71 @@ async def test_the_connection_runs_one_statement_per_call(
     finally:
         await conn.close()
     await _accounts_intact(url)
+
+
+async def test_planning_reads_desired_views_one_statement_at_a_time(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """A database set to standard_conforming_strings = off reads `'a\\''` as a string that
+    goes on; the server's reading of a desired view must still run one statement, with the
+    engine's own setting."""
+    database = pg_url.rsplit("/", 1)[1]
+    await execute(
+        pg_url,
+        f'ALTER DATABASE "{database}" SET standard_conforming_strings = off',
+        "CREATE TABLE victim (id int PRIMARY KEY)",
+        "CREATE VIEW v AS SELECT 1 AS x",
+    )
+    desired = write_desired(
+        tmp_path,
+        "CREATE TABLE victim (id int PRIMARY KEY);"
+        " CREATE VIEW v AS SELECT 'a\\''; COMMIT; DROP TABLE victim; --' AS x;",
+    )
+    planned = await plan_for(pg_url, desired)
+    assert await rows(pg_url, "SELECT count(*) FROM victim") == [(0,)]
+    # Whatever the text turns out to be, it stays one statement: a view of one string.
+    for dry_run in (True, False):
+        result = await apply_bytes(
+            pg_url, planned.plan_bytes, policy=Policy(allow_destructive=True), dry_run=dry_run
+        )
+        assert result.outcome in {"dryRun", "applied"}, result
+    assert await rows(pg_url, "SELECT count(*) FROM victim") == [(0,)]
+    assert await rows(pg_url, "SELECT x FROM v") == [("a\\'; COMMIT; DROP TABLE victim; --",)]
+
+
+async def test_the_mysql_checks_never_run_a_function_a_check_calls(
+    maria_url: str, tmp_path: Path
+) -> None:
+    await execute(
+        maria_url,
+        "CREATE TABLE audit (n int)",
+        "CREATE TABLE t (id int PRIMARY KEY)",
+        "INSERT INTO t VALUES (1), (2), (3)",
+        "CREATE FUNCTION f(x int) RETURNS int MODIFIES SQL DATA"
+        " BEGIN INSERT INTO audit VALUES (x); RETURN x; END",
+    )
+    planned = await plan_for(
+        maria_url,
+        write_desired(
+            tmp_path,
+            "CREATE TABLE audit (n int); CREATE TABLE t (id int PRIMARY KEY,"
+            " CONSTRAINT c CHECK (f(id) > 0));",
+        ),
+    )
+    result = await apply_bytes(
+        maria_url, planned.plan_bytes, policy=Policy(allow_destructive=True), dry_run=True
+    )
+    assert result.outcome == "dryRun", result
+    assert result.detail["rowChecksNotRun"] == 1
+    assert await rows(maria_url, "SELECT count(*) FROM audit") == [(0,)]
+
+    # A plan file whose requirement holds more than one expression is not a plan file.
+    document = json.loads(planned.plan_bytes)
+    [requirement] = [r for s in document["statements"] for r in s.get("requires", [])]
+    requirement["expression"] = "0) UNION SELECT f(100) FROM t WHERE (1"
+    document["digest"] = digest_of(document)
+    forged = await apply_bytes(
+        maria_url, encode(document), policy=Policy(allow_destructive=True), dry_run=True
+    )
+    assert (forged.outcome, forged.reason) == ("refused", "PlanDigestMismatch")
+    assert await rows(maria_url, "SELECT count(*) FROM audit") == [(0,)]
