@@ -151,7 +151,13 @@ async def _run(args: argparse.Namespace) -> int:
     if command == "inspect":
         schema = await inspect_url(_url(args), _scope(args))
         _print(
-            {"command": command, "fingerprint": schema.fingerprint(), "schema": schema.to_json()}
+            {
+                "command": command,
+                "fingerprint": schema.fingerprint(),
+                "schema": schema.to_json(),
+                # What the database holds that the engine cannot manage (planning refuses it).
+                "unmanaged": list(schema.unmanaged),
+            }
         )
         return EXIT_OK
     if command == "apply":

@@ -29,6 +29,7 @@ import dataclasses
 import sqlglot
 from sqlglot import Token, TokenType, exp
 
+from ptah_operator.engine.schema.dumps import DumpError, mysql_statements, psql_meta_commands
 from ptah_operator.engine.schema.functions import (
     FunctionError,
     read_arguments,
@@ -47,25 +48,39 @@ from ptah_operator.engine.schema.model import (
     Table,
     UniqueConstraint,
 )
-from ptah_operator.engine.schema.mysql_columns import SPATIAL_TYPES, normalize_on_update
+from ptah_operator.engine.schema.mysql_columns import (
+    SPATIAL_TYPES,
+    charset_of,
+    normalize_on_update,
+)
 from ptah_operator.engine.schema.normalize import (
+    READ_FAILURES,
     NormalizationError,
     canonical_expression,
     index_column,
     index_key_options,
     index_key_options_tuple,
+    is_serial_sequence,
     normalize_action,
     normalize_default,
     normalize_grantee,
     normalize_index_method,
     normalize_privileges,
     normalize_type,
+    parse_expression,
     sequence_options,
     sequence_type,
     serial_base,
 )
+from ptah_operator.engine.schema.normalize import identity_options as normalize_identity_options
 from ptah_operator.engine.schema.parts import Attachment, DesiredSchemaError, Parts
+from ptah_operator.engine.schema.statements import RefusedError, identity_clause, read_statement
+from ptah_operator.engine.schema.triggers import TriggerError
 from ptah_operator.engine.schema.views import ViewError, desired_view
+from ptah_operator.engine.schema.words import UnreadableError as _UnreadableError
+from ptah_operator.engine.schema.words import Words as _Words
+from ptah_operator.engine.schema.words import relation as _relation
+from ptah_operator.engine.schema.words import span
 
 
 def ident(dialect: Dialect, node: exp.Expr | str | None) -> str:
@@ -92,6 +107,29 @@ def _table_name(dialect: Dialect, table: exp.Table) -> tuple[str, str]:
         return "", name
     db = table.args.get("db")
     return (ident(dialect, db) if db is not None else "public"), name
+
+
+def _deferral(dialect: Dialect, options: list[exp.Expr], what: str) -> str | None:
+    """`DEFERRABLE [INITIALLY DEFERRED|IMMEDIATE]` among a constraint's options, canonical
+    (see `model.Deferral`); any other option is refused by name."""
+    deferrable, deferred = False, False
+    for option in options:
+        text = " ".join(str(option).upper().split())
+        if text == "DEFERRABLE":
+            deferrable = True
+        elif text == "INITIALLY DEFERRED":
+            deferrable = deferred = True
+        elif text in {"NOT DEFERRABLE", "INITIALLY IMMEDIATE"} or text.startswith(
+            ("ON DELETE ", "ON UPDATE ")
+        ):
+            continue
+        else:
+            raise NormalizationError(f"{what}: {text.split(' (')[0]} is not modelled")
+    if deferrable and dialect.family != "postgresql":
+        raise NormalizationError(f"{what}: MySQL/MariaDB have no deferrable constraints")
+    if not deferrable:
+        return None
+    return "DEFERRABLE INITIALLY DEFERRED" if deferred else "DEFERRABLE"
 
 
 def _actions(dialect: Dialect, reference: exp.Reference) -> tuple[str, str]:
@@ -124,7 +162,19 @@ def _foreign_key(
         on_delete=on_delete,
         on_update=on_update,
         name=name,
+        deferrable=_deferral(
+            dialect, list(reference.args.get("options") or []), f"foreign key {name or ''}"
+        ),
     )
+
+
+def _nulls_not_distinct(dialect: Dialect, node: exp.Expr, table: str) -> bool:
+    """Whether a unique constraint says NULLS NOT DISTINCT (sqlglot: `nulls`)."""
+    if not node.args.get("nulls"):
+        return False
+    if dialect.family != "postgresql":
+        raise NormalizationError(f"table {table}: NULLS NOT DISTINCT is PostgreSQL's")
+    return True
 
 
 def _literal_text(node: exp.Expr | None) -> str | None:
@@ -146,6 +196,8 @@ class _TableReader:
         node: exp.ColumnDef,
         items: list[Attachment],
         spatial: dict[str, tuple[str, int | None]] | None = None,
+        identity_given: dict[str, dict[str, int | bool]] | None = None,
+        default_sources: dict[str, str] | None = None,
     ) -> Column:
         d = self.dialect
         mysql = d.family == "mysql"
@@ -166,8 +218,12 @@ class _TableReader:
         virtual, invisible = False, False
         charset: str | None = None
         on_update: str | None = None
+        identity_options: tuple[int, int, int, int, int, bool] | None = None
+        default_source: str | None = None
         for constraint in node.constraints:
             c = constraint.kind
+            named = ident(d, constraint.this) if constraint.this is not None else None
+            options = list(c.args.get("options") or []) if isinstance(c, exp.Expr) else []
             if not mysql and isinstance(
                 c,
                 exp.OnUpdateColumnConstraint
@@ -181,16 +237,42 @@ class _TableReader:
                 nullable = bool(c.args.get("allow_null"))
             elif isinstance(c, exp.DefaultColumnConstraint):
                 default = normalize_default(d, c.this.sql(dialect=d.sqlglot), type_text)
+                source = (default_sources or {}).get(name)
+                if default is not None and source is not None:
+                    # Checked as the default is: one expression, nothing more.
+                    parse_expression(d, source, "column default")
+                    default_source = source
             elif isinstance(c, exp.PrimaryKeyColumnConstraint):
-                items.append(PrimaryKey(columns=(name,)))
+                items.append(
+                    PrimaryKey(
+                        columns=(name,),
+                        name=named if not mysql else None,
+                        deferrable=_deferral(d, options, f"primary key of {table}"),
+                    )
+                )
             elif isinstance(c, exp.UniqueColumnConstraint):
-                items.append(UniqueConstraint(columns=(name,)))
+                items.append(
+                    UniqueConstraint(
+                        columns=(name,),
+                        name=named,
+                        deferrable=_deferral(d, options, f"unique constraint on {table}"),
+                        nulls_not_distinct=_nulls_not_distinct(d, c, table),
+                    )
+                )
             elif isinstance(c, exp.CheckColumnConstraint):
-                items.append(Check(expr=canonical_expression(d, c.this)))
+                items.append(Check(expr=canonical_expression(d, c.this), name=named))
             elif isinstance(c, exp.Reference):
-                items.append(_foreign_key(d, (name,), c, None))
+                items.append(_foreign_key(d, (name,), c, named))
             elif isinstance(c, exp.GeneratedAsIdentityColumnConstraint):
                 identity = "always" if c.this else "by default"
+                if any(
+                    c.args.get(k) is not None
+                    for k in ("start", "increment", "minvalue", "maxvalue", "cycle")
+                ):
+                    raise _UnreadableError(f"column {table}.{name}: unread identity options")
+                given = (identity_given or {}).get(name)
+                if given is not None:
+                    identity_options = normalize_identity_options(type_text, **given)  # type: ignore[arg-type]
             elif isinstance(c, exp.AutoIncrementColumnConstraint):
                 identity = "auto_increment"
             elif isinstance(c, exp.ComputedColumnConstraint):
@@ -227,23 +309,39 @@ class _TableReader:
             on_update=on_update,
             invisible=invisible,
             srid=srid,
+            identity_options=identity_options,
+            default_source=default_source,
         )
 
     def constraint(self, table: str, node: exp.Expr, name: str | None) -> Attachment:
         d = self.dialect
+        options = list(node.args.get("options") or [])
         if isinstance(node, exp.PrimaryKey | exp.PrimaryKeyColumnConstraint):
-            return PrimaryKey(columns=tuple(ident(d, c) for c in node.expressions), name=name)
+            return PrimaryKey(
+                columns=tuple(ident(d, c) for c in node.expressions),
+                name=name,
+                deferrable=_deferral(d, options, f"primary key of {table}"),
+            )
         if isinstance(node, exp.UniqueColumnConstraint):
             schema = node.this
             columns = tuple(ident(d, c) for c in schema.expressions) if schema else ()
             if name is None and isinstance(schema, exp.Schema) and schema.this is not None:
                 name = ident(d, schema.this)
-            return UniqueConstraint(columns=columns, name=name)
+            return UniqueConstraint(
+                columns=columns,
+                name=name,
+                deferrable=_deferral(d, options, f"unique constraint {name or ''} on {table}"),
+                nulls_not_distinct=_nulls_not_distinct(d, node, table),
+            )
         if isinstance(node, exp.ForeignKey):
             columns = tuple(ident(d, c) for c in node.expressions)
             return _foreign_key(d, columns, node.args["reference"], name)
         if isinstance(node, exp.CheckColumnConstraint):
             return Check(expr=canonical_expression(d, node.this), name=name)
+        if isinstance(node, exp.ExcludeColumnConstraint):
+            raise _UnreadableError(
+                f"table {table}: EXCLUDE constraints are not modelled by the engine"
+            )
         if isinstance(node, exp.IndexColumnConstraint):
             kind = str(node.args.get("kind") or "").lower()
             return self.index_from_columns(
@@ -300,36 +398,64 @@ class _TableReader:
         )
 
 
-class _UnreadableError(ValueError):
-    """A statement read token by token that says something the engine does not take."""
-
-
-def _split(dialect: Dialect, text: str, source: str) -> list[list[Token]]:
-    """The file's statements, each as its tokens (without the `;`)."""
+def _split(dialect: Dialect, text: str, source: str) -> list[tuple[str, list[Token]]]:
+    """The file's statements, each as (the text its tokens point into, its tokens without
+    the `;`). PostgreSQL: the file's tokens cut at each `;`, psql's meta-commands taken out
+    first. MySQL/MariaDB: cut as the mysql client cuts them (`DELIMITER`), executable
+    comments opened (see `dumps`), each statement tokenized on its own."""
+    tokenizer = sqlglot.Dialect.get_or_raise(dialect.sqlglot)
     try:
-        tokens = sqlglot.Dialect.get_or_raise(dialect.sqlglot).tokenize(text)
-    except sqlglot.errors.TokenError as error:
-        raise DesiredSchemaError(f"{source}: not valid {dialect.family} DDL") from error
-    statements: list[list[Token]] = []
-    current: list[Token] = []
-    for token in tokens:
-        if token.token_type is TokenType.SEMICOLON:
-            if current:
-                statements.append(current)
-            current = []
-        else:
-            current.append(token)
-    if current:
-        statements.append(current)
+        pieces = mysql_statements(text) if dialect.family == "mysql" else [psql_meta_commands(text)]
+    except DumpError as error:
+        raise DesiredSchemaError(f"{source}: {error}") from None
+    statements: list[tuple[str, list[Token]]] = []
+    for piece in pieces:
+        try:
+            tokens = tokenizer.tokenize(piece)
+        except sqlglot.errors.TokenError as error:
+            raise DesiredSchemaError(f"{source}: not valid {dialect.family} DDL") from error
+        current: list[Token] = []
+        for token in tokens:
+            if token.token_type is TokenType.SEMICOLON:
+                if current:
+                    statements.append((piece, current))
+                current = []
+            else:
+                current.append(token)
+        if current:
+            statements.append((piece, current))
     return statements
+
+
+@dataclasses.dataclass
+class _Extras:
+    """What a statement says that sqlglot's tree does not hold, read from its tokens."""
+
+    # MySQL: per column of a CREATE TABLE, its spatial type and SRID.
+    spatial: dict[str, tuple[str, int | None]] = dataclasses.field(default_factory=dict)
+    # MySQL: the kind of a CREATE FULLTEXT|SPATIAL INDEX.
+    index_kind: str | None = None
+    # PostgreSQL: per identity column of a CREATE TABLE, its options.
+    identity: dict[str, dict[str, int | bool]] = dataclasses.field(default_factory=dict)
+    # PostgreSQL: per identity column, the sequence name its options give (SEQUENCE NAME).
+    identity_sequences: dict[str, str] = dataclasses.field(default_factory=dict)
+    # PostgreSQL: per column of a CREATE TABLE, its default as written.
+    default_sources: dict[str, str] = dataclasses.field(default_factory=dict)
+    # PostgreSQL: CREATE UNIQUE INDEX ... NULLS NOT DISTINCT.
+    nulls_not_distinct: bool = False
+    # PostgreSQL: CREATE MATERIALIZED VIEW ... WITH NO DATA.
+    with_data: bool = True
 
 
 def parse_ddl(dialect: Dialect, text: str, source: str) -> Parts:
     parts = Parts(source=source)
     reader = _TableReader(dialect, source)
     parser = sqlglot.Dialect.get_or_raise(dialect.sqlglot)
-    for position, tokens in enumerate(_split(dialect, text, source), start=1):
+    for position, (piece, tokens) in enumerate(_split(dialect, text, source), start=1):
+        text = piece
         try:
+            if read_statement(dialect, text, tokens, parts):
+                continue
             words = _Words(dialect, tokens)
             if words.starts("CREATE", "FUNCTION") or words.starts(
                 "CREATE", "OR", "REPLACE", "FUNCTION"
@@ -351,27 +477,251 @@ def parse_ddl(dialect: Dialect, text: str, source: str) -> Parts:
                 raise DesiredSchemaError(
                     f"{source}: statement {position}: state the grants a table has, not revokes"
                 )
-            spatial: dict[str, tuple[str, int | None]] = {}
-            index_kind: str | None = None
+            extras = _Extras()
             if dialect.family == "mysql":
-                tokens, spatial, index_kind = _mysql_tokens(tokens)
+                tokens, extras.spatial, extras.index_kind = _mysql_tokens(_view_options(tokens))
+            else:
+                tokens = _postgresql_tokens(tokens, extras)
+                if words.starts("CREATE", "TABLE"):
+                    _default_spans(text, tokens, extras)
             try:
                 statement = parser.parser().parse(tokens, text)[0]
             except sqlglot.errors.ParseError as error:
                 raise DesiredSchemaError(
-                    f"{source}: statement {position} is not valid {dialect.family} DDL"
+                    f"{source}: statement {position} ({_head(tokens)}) is not valid "
+                    f"{dialect.family} DDL"
                 ) from error
             if statement is not None:
-                _statement(dialect, reader, parts, statement, spatial, index_kind)
-        except (NormalizationError, ViewError, _UnreadableError, FunctionError) as error:
-            raise DesiredSchemaError(f"{source}: statement {position}: {error}") from error
+                try:
+                    _statement(dialect, reader, parts, statement, extras)
+                except DesiredSchemaError as error:
+                    message = str(error).removeprefix(f"{source}: ")
+                    raise DesiredSchemaError(
+                        f"{source}: statement {position} ({_head(tokens)}): {message}"
+                    ) from error
+        except (
+            NormalizationError,
+            ViewError,
+            _UnreadableError,
+            FunctionError,
+            RefusedError,
+            TriggerError,
+        ) as error:
+            raise DesiredSchemaError(
+                f"{source}: statement {position} ({_head(tokens)}): {error}"
+            ) from error
         except DesiredSchemaError:
             raise
-        except (KeyError, AttributeError, TypeError, ValueError, IndexError) as error:
+        except READ_FAILURES as error:
             raise DesiredSchemaError(
-                f"{source}: statement {position} is not understood as schema DDL"
+                f"{source}: statement {position} ({_head(tokens)}) is not understood as "
+                f"schema DDL ({type(error).__name__})"
             ) from error
     return parts
+
+
+def _head(tokens: list[Token], words: int = 4) -> str:
+    """The first words of a statement, to name it in an error: keywords and (dotted) names
+    only, up to the first string, number or parenthesis (what follows could be data)."""
+    shown = ""
+    count = 0
+    for token in tokens:
+        if token.token_type is TokenType.DOT:
+            shown += "."
+            continue
+        if (
+            token.token_type in _Words._NOT_WORDS or token.token_type is TokenType.EQ
+        ) and token.token_type is not TokenType.IDENTIFIER:
+            break
+        if count >= words and not shown.endswith("."):
+            break
+        text = f'"{token.text}"' if token.token_type is TokenType.IDENTIFIER else token.text
+        shown += text if not shown or shown.endswith(".") else " " + text
+        count += 1
+    return shown
+
+
+def _view_options(tokens: list[Token]) -> list[Token]:
+    """MySQL/MariaDB: `CREATE [OR REPLACE] ALGORITHM=UNDEFINED DEFINER=u@h SQL SECURITY
+    DEFINER VIEW ...`, as a dump writes every view, read as `CREATE VIEW ...`. Those are the
+    defaults but the definer, which is not managed (a view the engine makes has the applying
+    login as its definer, as CREATE VIEW gives it). Other algorithms and SQL SECURITY
+    INVOKER are refused by name."""
+    words = [t.text.upper() for t in tokens]
+    if not words or words[0] != "CREATE" or "VIEW" not in words[:16]:
+        return tokens
+    start = 3 if words[1:3] == ["OR", "REPLACE"] else 1
+    end = words.index("VIEW")
+    if end == start:
+        return tokens
+    at = start
+    while at < end:
+        token = tokens[at]
+        word = words[at]
+        if word == "ALGORITHM" and at + 2 < end and tokens[at + 1].token_type is TokenType.EQ:
+            if words[at + 2] != "UNDEFINED":
+                raise _UnreadableError(f"view ALGORITHM={words[at + 2]} is not modelled")
+            at += 3
+        elif word == "DEFINER" and at + 1 < end and tokens[at + 1].token_type is TokenType.EQ:
+            at += 3
+            if at < end and tokens[at].token_type is TokenType.PARAMETER:
+                at += 2
+        elif token.token_type is TokenType.SQL_SECURITY or word == "SQL":
+            at += 1 if token.token_type is TokenType.SQL_SECURITY else 2
+            if at >= end or words[at] != "DEFINER":
+                raise _UnreadableError("view SQL SECURITY INVOKER is not modelled")
+            at += 1
+        else:
+            # Not a dump's view options: the view reader says what it makes of them.
+            return tokens
+    return [*tokens[:start], *tokens[end:]]
+
+
+# What ends a column's DEFAULT expression in CREATE TABLE: the next clause of the column.
+_DEFAULT_ENDS = frozenset(
+    {
+        "NOT",
+        "NULL",
+        "CONSTRAINT",
+        "CHECK",
+        "REFERENCES",
+        "PRIMARY",
+        "UNIQUE",
+        "GENERATED",
+        "COLLATE",
+        "DEFAULT",
+    }
+)
+
+
+def _default_spans(text: str, tokens: list[Token], extras: _Extras) -> None:
+    """PostgreSQL CREATE TABLE: each column's DEFAULT as written (see `Column.default_source`)."""
+    depth = 0
+    element: list[Token] = []
+    at = 0
+    while at < len(tokens):
+        token = tokens[at]
+        kind = token.token_type
+        if kind is TokenType.L_PAREN:
+            depth += 1
+            if depth == 1:
+                element = []
+                at += 1
+                continue
+        elif kind is TokenType.R_PAREN:
+            depth -= 1
+        elif kind is TokenType.COMMA and depth == 1:
+            element = []
+            at += 1
+            continue
+        if (
+            depth == 1
+            and element
+            and token.text.upper() == "DEFAULT"
+            and kind is not TokenType.STRING
+        ):
+            end = at + 1
+            inner = 0
+            while end < len(tokens):
+                current = tokens[end]
+                if current.token_type is TokenType.L_PAREN:
+                    inner += 1
+                elif current.token_type is TokenType.R_PAREN:
+                    if inner == 0:
+                        break
+                    inner -= 1
+                elif (current.token_type is TokenType.COMMA and inner == 0) or (
+                    inner == 0
+                    and end > at + 1
+                    and current.token_type is not TokenType.STRING
+                    and current.text.upper() in _DEFAULT_ENDS
+                ):
+                    break
+                end += 1
+            first = element[0]
+            name = first.text if first.token_type is TokenType.IDENTIFIER else first.text.lower()
+            if end > at + 1:
+                extras.default_sources[name] = span(text, tokens[at + 1 : end])
+            at = end
+            continue
+        if depth >= 1:
+            element.append(token)
+        at += 1
+
+
+def _postgresql_tokens(tokens: list[Token], extras: _Extras) -> list[Token]:
+    """What sqlglot does not read in PostgreSQL DDL, taken out of a statement's tokens into
+    `extras`: the options of `GENERATED ... AS IDENTITY (...)` in CREATE TABLE (sqlglot
+    refuses `NO MAXVALUE`), `NULLS NOT DISTINCT` of CREATE UNIQUE INDEX, and `WITH [NO]
+    DATA` of CREATE MATERIALIZED VIEW."""
+    words = [t.text.upper() if t.token_type is not TokenType.STRING else "" for t in tokens]
+    views = words[:2] == ["CREATE", "MATERIALIZED"] or words[:2] == ["CREATE", "VIEW"]
+    views = views or words[:4] == ["CREATE", "OR", "REPLACE", "VIEW"]
+    if views and len(tokens) > 3:
+        if words[-3:] == ["WITH", "NO", "DATA"]:
+            extras.with_data = False
+            return tokens[:-3]
+        if words[-2:] == ["WITH", "DATA"]:
+            return tokens[:-2]
+        return tokens
+    if words[:2] == ["CREATE", "INDEX"] or words[:3] == ["CREATE", "UNIQUE", "INDEX"]:
+        if "ONLY" in words and words[words.index("ONLY") - 1] == "ON":
+            raise _UnreadableError(
+                "an index ON ONLY a partitioned table: declarative partitioning is not modelled"
+            )
+        for at in range(len(tokens) - 2):
+            if words[at : at + 3] == ["NULLS", "NOT", "DISTINCT"]:
+                extras.nulls_not_distinct = True
+                return [*tokens[:at], *tokens[at + 3 :]]
+        return tokens
+    if words[:2] != ["CREATE", "TABLE"] and words[:4] != ["CREATE", "UNLOGGED", "TABLE"]:
+        return tokens
+    kept: list[Token] = []
+    depth = 0
+    element: list[Token] = []
+    at = 0
+    while at < len(tokens):
+        token = tokens[at]
+        if token.token_type is TokenType.L_PAREN:
+            depth += 1
+            if depth == 1:
+                element = []
+                kept.append(token)
+                at += 1
+                continue
+        elif token.token_type is TokenType.R_PAREN:
+            depth -= 1
+        elif token.token_type is TokenType.COMMA and depth == 1:
+            element = []
+            kept.append(token)
+            at += 1
+            continue
+        if (
+            depth == 1
+            and element
+            and words[at] == "IDENTITY"
+            and at + 1 < len(tokens)
+            and tokens[at + 1].token_type is TokenType.L_PAREN
+        ):
+            kept.append(token)
+            reader = _Words(Dialect.POSTGRESQL, tokens)
+            reader.at = at + 1
+            inside = reader.parenthesized()
+            options, sequence = identity_clause(
+                Dialect.POSTGRESQL, _Words(Dialect.POSTGRESQL, inside)
+            )
+            column = element[0]
+            name = column.text if column.token_type is TokenType.IDENTIFIER else column.text.lower()
+            extras.identity[name] = options
+            if sequence is not None:
+                extras.identity_sequences[name] = sequence
+            at = reader.at
+            continue
+        if depth >= 1:
+            element.append(token)
+        kept.append(token)
+        at += 1
+    return kept
 
 
 # What starts a table element that is not a column (`KEY point (p)` names an index).
@@ -447,100 +797,6 @@ def _mysql_tokens(
         kept.append(token)
         at += 1
     return kept, spatial, None
-
-
-class _Words:
-    """A statement's tokens read one at a time, for the statements sqlglot's tree misreads."""
-
-    # Tokens that are values or punctuation, never a keyword.
-    _NOT_WORDS = frozenset(
-        {
-            TokenType.STRING,
-            TokenType.IDENTIFIER,
-            TokenType.NUMBER,
-            TokenType.DOT,
-            TokenType.COMMA,
-            TokenType.L_PAREN,
-            TokenType.R_PAREN,
-            TokenType.DASH,
-            TokenType.PLUS,
-            TokenType.PARAMETER,
-        }
-    )
-
-    def __init__(self, dialect: Dialect, tokens: list[Token]) -> None:
-        self.dialect = dialect
-        self.tokens = tokens
-        self.at = 0
-
-    def _word(self, offset: int = 0) -> str | None:
-        index = self.at + offset
-        if index >= len(self.tokens):
-            return None
-        token = self.tokens[index]
-        if token.token_type in self._NOT_WORDS:
-            return None
-        return token.text.upper()
-
-    def starts(self, *words: str) -> bool:
-        return all(self._word(i) == w for i, w in enumerate(words))
-
-    def take(self, *words: str) -> bool:
-        """Consume `words` if they come next."""
-        if not self.starts(*words):
-            return False
-        self.at += len(words)
-        return True
-
-    def expect(self, *words: str) -> None:
-        if not self.take(*words):
-            raise _UnreadableError(f"expected {' '.join(words)}")
-
-    def done(self) -> bool:
-        return self.at >= len(self.tokens)
-
-    def peek_type(self) -> TokenType | None:
-        return self.tokens[self.at].token_type if not self.done() else None
-
-    def next(self) -> Token:
-        if self.done():
-            raise _UnreadableError("the statement ends too early")
-        token = self.tokens[self.at]
-        self.at += 1
-        return token
-
-    def name(self) -> str:
-        """One identifier, as the catalog stores it."""
-        token = self.next()
-        if token.token_type is TokenType.IDENTIFIER:
-            return token.text
-        if token.token_type in self._NOT_WORDS or not token.text.replace("_", "").isalnum():
-            raise _UnreadableError("expected a name")
-        return token.text.lower() if self.dialect.family == "postgresql" else token.text
-
-    def dotted(self) -> list[str]:
-        names = [self.name()]
-        while self.peek_type() is TokenType.DOT:
-            self.at += 1
-            names.append(self.name())
-        return names
-
-    def number(self) -> int:
-        sign = 1
-        if self.peek_type() in {TokenType.DASH, TokenType.PLUS}:
-            sign = -1 if self.next().token_type is TokenType.DASH else 1
-        token = self.next()
-        if token.token_type is not TokenType.NUMBER:
-            raise _UnreadableError("expected a number")
-        return sign * int(token.text)
-
-
-def _relation(dialect: Dialect, names: list[str]) -> tuple[str, str]:
-    if len(names) == 1:
-        return ("" if dialect.family == "mysql" else "public"), names[0]
-    if len(names) == 2:
-        return ("" if dialect.family == "mysql" else names[0]), names[1]
-    raise _UnreadableError("expected [schema.]name")
 
 
 def _owner(words: _Words, sequence_schema: str) -> tuple[str | None, str | None]:
@@ -624,7 +880,9 @@ def _sequence_statement(dialect: Dialect, words: _Words, parts: Parts) -> None:
     )
 
 
-_OWNED_KINDS = frozenset({"TABLE", "VIEW", "MATERIALIZED", "SEQUENCE", "TYPE", "FUNCTION"})
+_OWNED_KINDS = frozenset(
+    {"TABLE", "VIEW", "MATERIALIZED", "SEQUENCE", "TYPE", "FUNCTION", "DOMAIN"}
+)
 
 
 def _is_owner_statement(words: _Words) -> bool:
@@ -760,8 +1018,7 @@ def _statement(
     reader: _TableReader,
     parts: Parts,
     node: exp.Expr,
-    spatial: dict[str, tuple[str, int | None]] | None = None,
-    index_kind: str | None = None,
+    extras: _Extras,
 ) -> None:
     source = parts.source
     d = dialect
@@ -773,17 +1030,20 @@ def _statement(
             return
         if kind == "TYPE":
             target = node.args.get("expression")
-            if not (isinstance(target, exp.DataType) and target.this == exp.DataType.Type.ENUM):
-                raise DesiredSchemaError(f"{source}: only enum types are supported")
             schema, name = _table_name(d, node.this)
+            if not (isinstance(target, exp.DataType) and target.this == exp.DataType.Type.ENUM):
+                raise DesiredSchemaError(
+                    f"{source}: type {schema}.{name}: only enum types are modelled (composite, "
+                    "range, base and shell types are not)"
+                )
             values = tuple(str(v.this) for v in target.expressions)
             parts.enums.append(EnumType(schema=schema, name=name, values=values))
             return
         if kind == "TABLE":
-            _create_table(d, reader, parts, node, spatial or {})
+            _create_table(d, reader, parts, node, extras)
             return
         if kind == "VIEW":
-            _create_view(d, parts, node)
+            _create_view(d, parts, node, extras.with_data)
             return
         if kind == "INDEX":
             index_node = node.this
@@ -791,23 +1051,40 @@ def _statement(
             params = index_node.args.get("params")
             using = params.args.get("using") if params else None
             where = params.args.get("where") if params else None
+            if params is not None and (
+                params.args.get("with_storage") or params.args.get("tablespace")
+            ):
+                raise DesiredSchemaError(
+                    f"{source}: index on {table}: storage parameters and tablespaces "
+                    "(WITH (...), TABLESPACE) are not modelled"
+                )
             index = reader.index_from_columns(
                 ident(d, index_node.this) if index_node.this else None,
                 list(params.args.get("columns") or []) if params else [],
                 unique=bool(node.args.get("unique")),
                 where=where.this if where is not None else None,
                 include=list(params.args.get("include") or []) if params else [],
-                method=index_kind
+                method=extras.index_kind
                 or (normalize_index_method(d, str(using.name)) if using is not None else None),
             )
+            if extras.nulls_not_distinct:
+                if not index.unique:
+                    raise DesiredSchemaError(
+                        f"{source}: index on {table}: NULLS NOT DISTINCT is for a unique index"
+                    )
+                index = dataclasses.replace(index, nulls_not_distinct=True)
             parts.attachments.append((schema, table, index))
             return
     if isinstance(node, exp.Alter) and str(node.args.get("kind")).upper() == "TABLE":
         schema, table = _table_name(d, node.this)
+        if node.args.get("not_valid"):
+            raise DesiredSchemaError(
+                f"{source}: table {table}: NOT VALID constraints are not modelled (add it valid)"
+            )
         for action in node.args.get("actions") or []:
             if not isinstance(action, exp.AddConstraint):
                 raise DesiredSchemaError(
-                    f"{source}: only ALTER TABLE ... ADD CONSTRAINT is supported"
+                    f"{source}: table {table}: only ALTER TABLE ... ADD CONSTRAINT is supported"
                 )
             for constraint in action.expressions:
                 if isinstance(constraint, exp.Constraint):
@@ -835,10 +1112,70 @@ def _statement(
             schema = "" if d.family == "mysql" else (ident(d, db) if db else "public")
             parts.comments.append((schema, table, ident(d, target.this), comment))
             return
+    if isinstance(node, exp.Comment):
+        raise DesiredSchemaError(
+            f"{source}: COMMENT ON {str(node.args.get('kind')).upper()}: comments are modelled "
+            "on tables, columns, schemas and extensions only"
+        )
     raise DesiredSchemaError(
         f"{source}: unsupported statement ({type(node).__name__}): a desired schema states "
         "structure, not changes or data"
     )
+
+
+# Table options sqlglot reads, per family: what each is read as ("" for accepted, not a
+# schema's: the next AUTO_INCREMENT value is the data's).
+_PG_TABLE_REFUSALS = {
+    exp.PartitionedByProperty: "declarative partitioning (PARTITION BY)",
+    exp.PartitionedOfProperty: "declarative partitioning (PARTITION OF)",
+    exp.InheritsProperty: "table inheritance (INHERITS)",
+}
+
+
+def _table_options(
+    d: Dialect, parts: Parts, name: str, node: exp.Create
+) -> tuple[str | None, str | None, str | None, str | None]:
+    """(comment, engine, character set, collation) from a CREATE TABLE's options; every
+    option the engine does not model is refused by name."""
+    comment: str | None = None
+    engine: str | None = None
+    charset: str | None = None
+    collation: str | None = None
+    properties = node.args.get("properties")
+    for prop in properties.expressions if properties else []:
+        refusal = _PG_TABLE_REFUSALS.get(type(prop))
+        if refusal is not None:
+            raise DesiredSchemaError(
+                f"{parts.source}: table {name}: {refusal} is not modelled by the engine"
+            )
+        if isinstance(prop, exp.SchemaCommentProperty):
+            comment = _literal_text(prop.this)
+        elif d.family == "mysql" and isinstance(prop, exp.EngineProperty):
+            engine = prop.this.name if isinstance(prop.this, exp.Expr) else str(prop.this)
+        elif d.family == "mysql" and isinstance(prop, exp.CharacterSetProperty):
+            charset = prop.this.name.lower() if isinstance(prop.this, exp.Expr) else str(prop.this)
+        elif d.family == "mysql" and isinstance(prop, exp.CollateProperty):
+            collation = (
+                prop.this.name.lower() if isinstance(prop.this, exp.Expr) else str(prop.this)
+            )
+        elif d.family == "mysql" and isinstance(prop, exp.AutoIncrementProperty):
+            continue
+        else:
+            option = prop.sql(dialect=d.sqlglot).split("=")[0].split("(")[0].strip()
+            raise DesiredSchemaError(
+                f"{parts.source}: table {name}: the table option {option or type(prop).__name__} "
+                "is not modelled by the engine"
+            )
+    if (
+        charset is not None
+        and collation is not None
+        and charset_of(collation) != charset
+        and not (charset.startswith("utf8") and charset_of(collation).startswith("utf8"))
+    ):
+        raise DesiredSchemaError(
+            f"{parts.source}: table {name}: collation {collation} is not of character set {charset}"
+        )
+    return comment, engine, charset if collation is None else None, collation
 
 
 def _create_table(
@@ -846,18 +1183,29 @@ def _create_table(
     reader: _TableReader,
     parts: Parts,
     node: exp.Create,
-    spatial: dict[str, tuple[str, int | None]],
+    extras: _Extras,
 ) -> None:
     schema_node = node.this
+    table_name = schema_node.this if isinstance(schema_node, exp.Schema) else schema_node
+    schema, name = _table_name(d, table_name) if isinstance(table_name, exp.Table) else ("", "")
+    comment, engine, charset, collation = _table_options(d, parts, name, node)
     if not isinstance(schema_node, exp.Schema):
-        raise DesiredSchemaError(f"{parts.source}: CREATE TABLE without columns")
-    schema, name = _table_name(d, schema_node.this)
+        raise DesiredSchemaError(f"{parts.source}: CREATE TABLE {name} without columns")
     items: list[Attachment] = []
     columns: list[Column] = []
     for element in schema_node.expressions:
         try:
             if isinstance(element, exp.ColumnDef):
-                columns.append(reader.column(name, element, items, spatial))
+                column = reader.column(
+                    name, element, items, extras.spatial, extras.identity, extras.default_sources
+                )
+                sequence = extras.identity_sequences.get(column.name)
+                if sequence is not None and not is_serial_sequence(name, column.name, sequence):
+                    raise _UnreadableError(
+                        f"column {name}.{column.name}: an identity's sequence named other than "
+                        "table_column_seq is not modelled"
+                    )
+                columns.append(column)
             elif isinstance(element, exp.Constraint):
                 constraint_name = ident(d, element.this)
                 for inner in element.expressions:
@@ -871,12 +1219,6 @@ def _create_table(
             elif isinstance(element, exp.Constraint):
                 what = f"constraint {ident(d, element.this)}"
             raise NormalizationError(f"table {name}, {what}: {error}") from None
-    comment = None
-    properties = node.args.get("properties")
-    for prop in properties.expressions if properties else []:
-        if isinstance(prop, exp.SchemaCommentProperty):
-            comment = _literal_text(prop.this)
-    table = Table(schema=schema, name=name, columns=tuple(columns), comment=comment)
     pk = [i for i in items if isinstance(i, PrimaryKey)]
     if len(pk) > 1:
         raise DesiredSchemaError(f"{parts.source}: table {name} has two primary keys")
@@ -889,12 +1231,15 @@ def _create_table(
         indexes=tuple(i for i in items if isinstance(i, Index)),
         foreign_keys=tuple(i for i in items if isinstance(i, ForeignKey)),
         checks=tuple(i for i in items if isinstance(i, Check)),
-        comment=table.comment,
+        comment=comment,
+        collation=collation,
+        charset=charset,
+        engine=engine,
     )
     parts.tables.append(table)
 
 
-def _create_view(d: Dialect, parts: Parts, node: exp.Create) -> None:
+def _create_view(d: Dialect, parts: Parts, node: exp.Create, with_data: bool = True) -> None:
     target = node.this
     columns: list[str] = []
     if isinstance(target, exp.Schema):
@@ -913,5 +1258,11 @@ def _create_view(d: Dialect, parts: Parts, node: exp.Create) -> None:
         raise DesiredSchemaError(
             f"{parts.source}: view {name}: a materialized view cannot be replaced"
         )
+    if not with_data and not materialized:
+        raise DesiredSchemaError(
+            f"{parts.source}: view {name}: WITH NO DATA is for materialized views"
+        )
     view = desired_view(d, schema, name, node.expression, columns)
-    parts.views.append(dataclasses.replace(view, materialized=bool(materialized)))
+    parts.views.append(
+        dataclasses.replace(view, materialized=bool(materialized), with_data=with_data)
+    )

@@ -10,6 +10,7 @@ is known, whichever file holds them.
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -18,7 +19,9 @@ from ptah_operator.engine.schema.hcl import parse_hcl
 from ptah_operator.engine.schema.model import (
     Column,
     Dialect,
+    Domain,
     EnumType,
+    Extension,
     ForeignKey,
     Function,
     Grant,
@@ -31,11 +34,18 @@ from ptah_operator.engine.schema.model import (
     View,
     canonical_schema,
 )
+from ptah_operator.engine.schema.normalize import (
+    NormalizationError,
+    is_serial_sequence,
+    normalize_default,
+)
+from ptah_operator.engine.schema.normalize import identity_options as normalize_identity_options
 from ptah_operator.engine.schema.parts import Attachment, DesiredSchemaError, Parts
 from ptah_operator.engine.schema.scope import Scope
+from ptah_operator.engine.schema.triggers import quote, resolve_function
 
-T = TypeVar("T", Table, EnumType, Sequence, View)
-F = TypeVar("F", Table, EnumType, Sequence, View, Function)
+T = TypeVar("T", Table, EnumType, Sequence, View, Domain)
+F = TypeVar("F", Table, EnumType, Sequence, View, Function, Domain)
 
 
 def finish_table(dialect: Dialect, table: Table) -> Table:
@@ -105,9 +115,12 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
     enums: dict[tuple[str, str], tuple[EnumType, str]] = {}
     sequences: dict[tuple[str, str], tuple[Sequence, str]] = {}
     views: dict[tuple[str, str], tuple[View, str]] = {}
+    domains: dict[tuple[str, str], tuple[Domain, str]] = {}
     schemas: set[str] = set()
     for part in parts:
         schemas.update(part.schemas)
+        for domain in part.domains:
+            _merge(domains, "domain", (domain.schema, domain.name), domain, part.source)
         for sequence in part.sequences:
             _merge(sequences, "sequence", (sequence.schema, sequence.name), sequence, part.source)
         for view in part.views:
@@ -169,7 +182,10 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
                 source,
             )
     _own_sequences(parts, sequences, tables)
+    _column_clauses(dialect, parts, tables)
+    serial_sequences = _fold_serials(dialect, sequences, tables)
     known_types = {f"{s}.{n}" for s, n in enums} | {f"{s}.{n}" for s, n in tables}
+    known_types |= {f"{s}.{n}" for s, n in domains}
     functions: dict[tuple[str, str, tuple[str, ...]], tuple[Function, str]] = {}
     for part in parts:
         for function in part.functions:
@@ -181,14 +197,25 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
                     f"{functions[key][1]} and {part.source}"
                 )
             functions.setdefault(key, (function, part.source))
-    _set_owners(parts, tables, enums, sequences, views, functions, known_types)
+    _set_owners(
+        parts,
+        tables,
+        enums,
+        sequences,
+        views,
+        functions,
+        known_types,
+        serial_sequences,
+        domains,
+    )
+    _attach_triggers(parts, tables, functions)
     clash = sorted(set(views) & (set(tables) | set(sequences)))
     if clash:
         raise DesiredSchemaError(
             f"view {_qualified(*clash[0])} has the name of a table or sequence in "
             f"{views[clash[0]][1]}"
         )
-    enum_names = {f"{s}.{n}" for s, n in enums}
+    enum_names = {f"{s}.{n}" for s, n in enums} | {f"{s}.{n}" for s, n in domains}
     finished = []
     for (schema, name), (table, source) in tables.items():
         _check_columns(table, source)
@@ -207,15 +234,44 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
     kept_functions = [
         f for f, _ in functions.values() if scope.admits_table(dialect, f.schema, f.name)
     ]
+    extensions = _extensions(parts)
+    schema_owners: dict[str, tuple[str, str]] = {}
+    schema_comments: dict[str, tuple[str | None, str]] = {}
+    for part in parts:
+        for name, role in part.schema_owners:
+            if name in schema_owners and schema_owners[name][0] != role:
+                raise DesiredSchemaError(
+                    f"schema {name} is given two owners, in {schema_owners[name][1]} and "
+                    f"{part.source}"
+                )
+            schema_owners[name] = (role, part.source)
+        for name, comment in part.schema_comments:
+            schema_comments[name] = (comment, part.source)
     if dialect.family == "postgresql":
+        kept_enums = [e for e, _ in enums.values() if scope.admits_schema(dialect, e.schema)]
+        kept_domains = [
+            _resolve_domain_type(d, enum_names)
+            for d, _ in domains.values()
+            if scope.admits_schema(dialect, d.schema)
+        ]
+        schemas.update(d.schema for d in kept_domains)
         schemas.update(t.schema for t in finished)
         schemas.update(v.schema for v in kept_views)
         schemas.update(s.schema for s in kept_sequences)
         schemas.update(f.schema for f in kept_functions)
+        # A schema holding only enum types, or only extensions, is the desired schema's too.
+        schemas.update(e.schema for e in kept_enums)
+        schemas.update(e.schema for e in extensions)
         schemas = {s for s in schemas if scope.admits_schema(dialect, s)}
-        kept_enums = [e for e, _ in enums.values() if scope.admits_schema(dialect, e.schema)]
+        for name in list(schema_owners) + list(schema_comments):
+            if name not in schemas and scope.admits_schema(dialect, name) and name != "public":
+                raise DesiredSchemaError(
+                    f"{(schema_owners.get(name) or schema_comments[name])[1]}: schema {name} is "
+                    "given an owner or comment but is not declared (CREATE SCHEMA)"
+                )
+        extensions = [e for e in extensions if scope.admits_schema(dialect, e.schema)]
     else:
-        schemas, kept_enums = set(), []
+        schemas, kept_enums, extensions, kept_domains = set(), [], [], []
     return canonical_schema(
         dialect,
         sorted(schemas),
@@ -224,6 +280,10 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
         kept_sequences,
         kept_views,
         kept_functions,
+        extensions,
+        [(n, r) for n, (r, _) in schema_owners.items() if scope.admits_schema(dialect, n)],
+        [(n, c or "") for n, (c, _) in schema_comments.items() if scope.admits_schema(dialect, n)],
+        domains=kept_domains,
     )
 
 
@@ -269,8 +329,12 @@ def _set_owners(
     views: dict[tuple[str, str], tuple[View, str]],
     functions: dict[tuple[str, str, tuple[str, ...]], tuple[Function, str]],
     known_types: set[str],
+    serial_sequences: dict[tuple[str, str], str] | None = None,
+    domains: dict[tuple[str, str], tuple[Domain, str]] | None = None,
 ) -> None:
-    """Apply `ALTER ... OWNER TO`; a sequence owned by a column has its table's owner."""
+    """Apply `ALTER ... OWNER TO`; a sequence owned by a column has its table's owner (the
+    owner pg_dump names for a `serial`'s sequence must be its table's)."""
+    serials: list[tuple[str, tuple[str, str], str, str]] = []
     for part in parts:
         for kind, schema, name, role, arguments in part.owners:
             what = f"{kind.lower()} {_qualified(schema, name)}"
@@ -287,14 +351,25 @@ def _set_owners(
                 _with_owner(functions, function_key, what, role, part.source)
             elif kind == "TYPE" and key in enums:
                 _with_owner(enums, key, what, role, part.source)
+            elif kind in {"TYPE", "DOMAIN"} and domains is not None and key in domains:
+                _with_owner(domains, key, what, role, part.source)
             elif kind == "TABLE" and key in tables:
                 _with_owner(tables, key, what, role, part.source)
             elif kind in {"TABLE", "VIEW"} and key in views:
                 _with_owner(views, key, what, role, part.source)
             elif kind in {"TABLE", "SEQUENCE"} and key in sequences:
                 _with_owner(sequences, key, what, role, part.source)
+            elif kind in {"TABLE", "SEQUENCE"} and key in (serial_sequences or {}):
+                serials.append((role, key, (serial_sequences or {})[key], part.source))
             else:
                 raise DesiredSchemaError(f"{part.source}: OWNER TO for unknown {what}")
+    for role, (schema, name), table_name, source in serials:
+        owner = next((t.owner for t, _ in tables.values() if t.qualified == table_name), None)
+        if owner is not None and owner != role:
+            raise DesiredSchemaError(
+                f"{source}: sequence {_qualified(schema, name)} of serial column in "
+                f"{table_name} is given owner {role}, not its table's ({owner})"
+            )
     for (schema, name), (sequence, source) in sequences.items():
         if sequence.owner is not None and sequence.owner_table is not None:
             raise DesiredSchemaError(
@@ -331,6 +406,182 @@ def _own_sequences(
             )
 
 
+def _column_clauses(
+    dialect: Dialect, parts: list[Parts], tables: dict[tuple[str, str], tuple[Table, str]]
+) -> None:
+    """`ALTER TABLE ... ALTER COLUMN c SET DEFAULT` and `... ADD GENERATED ... AS IDENTITY`,
+    as pg_dump states a column's default and identity apart from its table."""
+    for part in parts:
+        for schema, name, column, default in part.column_defaults:
+            table, source = _known_column(tables, schema, name, column, part.source)
+            found = table.column(column)
+            assert found is not None
+            try:
+                value = normalize_default(dialect, default, found.type)
+            except NormalizationError as error:
+                raise DesiredSchemaError(
+                    f"{part.source}: column {_qualified(schema, name)}.{column}: {error}"
+                ) from None
+            if found.default is not None and found.default != value:
+                raise DesiredSchemaError(
+                    f"{part.source}: column {_qualified(schema, name)}.{column} is given two "
+                    "defaults"
+                )
+            tables[(schema, name)] = (
+                _with_column(table, column, default=value, default_source=default.strip()),
+                source,
+            )
+        for schema, name, column, kind, options, sequence in part.identities:
+            table, source = _known_column(tables, schema, name, column, part.source)
+            found = table.column(column)
+            assert found is not None
+            if sequence is not None and not is_serial_sequence(name, column, sequence):
+                raise DesiredSchemaError(
+                    f"{part.source}: column {_qualified(schema, name)}.{column}: an identity's "
+                    "sequence named other than table_column_seq is not modelled"
+                )
+            try:
+                identity_options = normalize_identity_options(found.type, **options)  # type: ignore[arg-type]
+            except NormalizationError as error:
+                raise DesiredSchemaError(
+                    f"{part.source}: column {_qualified(schema, name)}.{column}: {error}"
+                ) from None
+            tables[(schema, name)] = (
+                _with_column(
+                    table,
+                    column,
+                    identity=kind,
+                    identity_options=identity_options,
+                    nullable=False,
+                ),
+                source,
+            )
+
+
+def _known_column(
+    tables: dict[tuple[str, str], tuple[Table, str]],
+    schema: str,
+    name: str,
+    column: str,
+    source: str,
+) -> tuple[Table, str]:
+    if (schema, name) not in tables:
+        raise DesiredSchemaError(
+            f"{source}: ALTER TABLE of unknown table {_qualified(schema, name)}"
+        )
+    table, where = tables[(schema, name)]
+    if table.column(column) is None:
+        raise DesiredSchemaError(
+            f"{source}: ALTER COLUMN of unknown column {_qualified(schema, name)}.{column}"
+        )
+    return table, where
+
+
+def _with_column(table: Table, column: str, **changes: Any) -> Table:
+    return dataclasses.replace(
+        table,
+        columns=tuple(
+            dataclasses.replace(c, **changes) if c.name == column else c for c in table.columns
+        ),
+    )
+
+
+def _fold_serials(
+    dialect: Dialect,
+    sequences: dict[tuple[str, str], tuple[Sequence, str]],
+    tables: dict[tuple[str, str], tuple[Table, str]],
+) -> dict[tuple[str, str], str]:
+    """A sequence owned by a column whose default draws from it, and named as `serial` names
+    it, is that column's `serial` (as introspection reads it; pg_dump writes a serial so):
+    the column becomes `serial` and the sequence is no sequence of its own. Returns
+    {sequence: qualified owner table} for each sequence folded."""
+    folded: dict[tuple[str, str], str] = {}
+    if dialect.family != "postgresql":
+        return folded
+    for (schema, name), (sequence, _) in list(sequences.items()):
+        if sequence.owner_table is None or sequence.owner_column is None:
+            continue
+        entry = tables.get((schema, sequence.owner_table))
+        if entry is None:
+            continue
+        table, source = entry
+        column = table.column(sequence.owner_column)
+        if column is None or column.identity is not None or column.default is None:
+            continue
+        if drawn_sequence(column.default, schema) != name:
+            continue
+        if not is_serial_sequence(table.name, column.name, name):
+            continue
+        tables[(schema, table.name)] = (
+            _with_column(table, column.name, identity="serial", default=None, nullable=False),
+            source,
+        )
+        del sequences[(schema, name)]
+        folded[(schema, name)] = table.qualified
+    return folded
+
+
+def drawn_sequence(default: str, schema: str) -> str | None:
+    """The sequence of `schema` a (normalized) default `nextval('...')` draws from, by name."""
+    match = re.fullmatch(r"NEXTVAL\('((?:[^']|'')*)'\)", default, re.IGNORECASE)
+    if match is None:
+        return None
+    name = match.group(1).replace("''", "'")
+    pieces: list[tuple[str, str]] = re.findall(r'"((?:[^"]|"")*)"|([^."]+)', name)
+    names = [quoted.replace('""', '"') if quoted else bare.lower() for quoted, bare in pieces]
+    if len(names) == 2 and names[0] == schema:
+        return names[1]
+    if len(names) == 1 and schema == "public":
+        return names[0]
+    return None
+
+
+def _extensions(parts: list[Parts]) -> list[Extension]:
+    found: dict[str, tuple[Extension, str]] = {}
+    for part in parts:
+        for extension in part.extensions:
+            if extension.name in found and found[extension.name][0] != extension:
+                raise DesiredSchemaError(
+                    f"extension {extension.name} is defined differently in "
+                    f"{found[extension.name][1]} and {part.source}"
+                )
+            found[extension.name] = (extension, part.source)
+    for part in parts:
+        for name, comment in part.extension_comments:
+            if name not in found:
+                raise DesiredSchemaError(f"{part.source}: comment on unknown extension {name}")
+            extension, source = found[name]
+            found[name] = (dataclasses.replace(extension, comment=comment or ""), source)
+    return [e for e, _ in found.values()]
+
+
+def _attach_triggers(
+    parts: list[Parts],
+    tables: dict[tuple[str, str], tuple[Table, str]],
+    functions: dict[tuple[str, str, tuple[str, ...]], tuple[Function, str]],
+) -> None:
+    """Each trigger on its table, its function resolved (see `triggers.resolve_function`)."""
+    known = {f"{schema}.{quote(name)}" for schema, name, signature in functions if not signature}
+    for part in parts:
+        for schema, name, trigger in part.triggers:
+            if (schema, name) not in tables:
+                raise DesiredSchemaError(
+                    f"{part.source}: trigger {trigger.name} on unknown table "
+                    f"{_qualified(schema, name)}"
+                )
+            table, source = tables[(schema, name)]
+            if any(t.name == trigger.name for t in table.triggers):
+                raise DesiredSchemaError(
+                    f"{part.source}: trigger {trigger.name} is defined twice on table "
+                    f"{_qualified(schema, name)}"
+                )
+            trigger = resolve_function(trigger, known)
+            tables[(schema, name)] = (
+                dataclasses.replace(table, triggers=(*table.triggers, trigger)),
+                source,
+            )
+
+
 def _check_columns(table: Table, source: str) -> None:
     names = [c.name for c in table.columns]
     duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -353,19 +604,49 @@ def _check_columns(table: Table, source: str) -> None:
             )
 
 
+_TYPE_NAME = re.compile(
+    r'("(?:[^"]|"")+"|[^."()\[\] ]+)(?:\.("(?:[^"]|"")+"|[^."()\[\] ]+))?(.*)', re.S
+)
+
+
+def _unquote(part: str) -> str:
+    return part[1:-1].replace('""', '"') if part.startswith('"') else part
+
+
+def _resolve_domain_type(domain: Domain, names: set[str]) -> Domain:
+    """A domain over an enum or another domain names it as introspection prints it."""
+    table = Table(
+        schema=domain.schema, name=domain.name, columns=(Column(name="", type=domain.type),)
+    )
+    resolved = _resolve_enum_types(Dialect.POSTGRESQL, table, names).columns[0].type
+    return domain if resolved == domain.type else dataclasses.replace(domain, type=resolved)
+
+
 def _resolve_enum_types(dialect: Dialect, table: Table, enum_names: set[str]) -> Table:
-    """Name a PostgreSQL enum type schema-qualified, as introspection does."""
+    """Column types as introspection prints them: an enum type schema-qualified, each name
+    quoted where it must be (`public."Mood"`), whether the desired schema qualified or
+    quoted it; any other type of `public` unqualified (`public.citext` is `citext`: the
+    catalog prints a type on the search path bare)."""
     if dialect.family != "postgresql":
         return table
     columns: list[Column] = []
     for column in table.columns:
-        base = column.type.removesuffix("[]")
-        suffix = column.type[len(base) :]
-        if "." not in base:
-            for candidate in (f"{table.schema}.{base}", f"public.{base}"):
-                if candidate in enum_names:
-                    column = dataclasses.replace(column, type=candidate + suffix)
-                    break
+        match = _TYPE_NAME.fullmatch(column.type)
+        if match is not None:
+            first, second, rest = match.groups()
+            schema, name = (first, second) if second is not None else (None, first)
+            raw_schema = _unquote(schema) if schema is not None else None
+            raw_name = _unquote(name)
+            candidates = [raw_schema] if raw_schema is not None else [table.schema, "public"]
+            enum_schema = next((c for c in candidates if f"{c}.{raw_name}" in enum_names), None)
+            if enum_schema is not None:
+                type_text = f"{quote(enum_schema)}.{quote(raw_name)}{rest}"
+            elif raw_schema == "public":
+                type_text = f"{name}{rest}"
+            else:
+                type_text = column.type
+            if type_text != column.type:
+                column = dataclasses.replace(column, type=type_text)
         columns.append(column)
     return dataclasses.replace(table, columns=tuple(columns))
 

@@ -34,7 +34,9 @@ from ptah_operator.engine.schema.model import (
     Check,
     Column,
     Dialect,
+    Domain,
     EnumType,
+    Extension,
     ForeignKey,
     Function,
     Index,
@@ -52,6 +54,7 @@ from ptah_operator.engine.schema.severity import (
     mysql_enum_change,
     type_change,
 )
+from ptah_operator.engine.schema.triggers import quote
 
 CATEGORIES = (
     "schemas_added",
@@ -83,6 +86,9 @@ CATEGORIES = (
     "functions_added",
     "functions_changed",
     "functions_removed",
+    "extensions_changed",
+    "triggers_changed",
+    "domains_changed",
 )
 
 
@@ -197,6 +203,17 @@ class _Planner:
         self.pg = dialect.family == "postgresql"
         self.r = Renderer(dialect)
         self.out: list[Statement] = []
+        # How a column type names each enum type either schema knows (see `enum_type_names`).
+        self.enum_types: set[str] = set()
+        # PostgreSQL, per table: the checks and partial or expression indexes that stay but
+        # read a column leaving an enum type. PostgreSQL rebuilds them from text in which a
+        # literal names the former type (`m = 'x'::mood`), and finds no operator: they are
+        # dropped before the column changes and made again after.
+        self.rebuilt: dict[str, tuple[list[Check], list[Index]]] = {}
+        # MySQL/MariaDB: tables whose primary key changes while a column is AUTO_INCREMENT
+        # on either side. The server wants an AUTO_INCREMENT column to lead a key at every
+        # statement (errno 1075): the key and those columns change in one ALTER TABLE.
+        self.auto_keys: set[str] = set()
 
     def emit(
         self,
@@ -227,6 +244,13 @@ class _Planner:
 def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
     if observed.dialect.family != desired.dialect.family:
         raise PlanError("the desired schema was read for another dialect")
+    if observed.unmanaged:
+        shown = "; ".join(observed.unmanaged[:8])
+        more = f" (and {len(observed.unmanaged) - 8} more)" if len(observed.unmanaged) > 8 else ""
+        raise PlanError(
+            f"the database holds what the engine cannot manage: {shown}{more}. Nothing is "
+            "planned rather than leave it out; manage it outside the engine's scope"
+        )
     p = _Planner(observed.dialect)
     r = p.r
     observed_tables = {(t.schema, t.name): t for t in observed.tables}
@@ -234,9 +258,22 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
     kept = sorted(observed_tables.keys() & desired_tables.keys())
     added = sorted(desired_tables.keys() - observed_tables.keys())
     removed = sorted(observed_tables.keys() - desired_tables.keys())
+    p.enum_types = {
+        name for enum in (*observed.enums, *desired.enums) for name in enum_type_names(enum)
+    }
+    if not p.pg:
+        for key in kept:
+            _table_options(observed_tables[key], desired_tables[key])
+            if _auto_columns(observed_tables[key], desired_tables[key]):
+                p.auto_keys.add(observed_tables[key].qualified)
+    else:
+        for key in kept:
+            _rebuilt_over_enums(p, observed_tables[key], desired_tables[key])
 
     for schema in sorted(set(desired.schemas) - set(observed.schemas)):
         p.emit(r.create_schema(schema), Severity.SAFE, "schemas_added", f"create schema {schema}")
+    _schema_comments(p, observed, desired)
+    gone_extensions = _extensions(p, observed, desired)
     observed_enums = {(e.schema, e.name): e for e in observed.enums}
     desired_enums = {(e.schema, e.name): e for e in desired.enums}
     for key in sorted(desired_enums.keys() - observed_enums.keys()):
@@ -246,7 +283,11 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
     for key in sorted(desired_enums.keys() & observed_enums.keys()):
         if not _enum_values(p, observed_enums[key], desired_enums[key]):
             remade_enums.append((observed_enums[key], desired_enums[key]))
+    _domains(p, observed, desired)
     enum_types = {name for old, _ in remade_enums for name in enum_type_names(old)}
+    remade_triggers = _drop_triggers(
+        p, observed, desired, observed_tables, desired_tables, kept, enum_types
+    )
     remade_functions = _functions(p, observed, desired, enum_types, late=False)
     late_owners = _sequences_early(p, observed, desired)
     affected, touched = _reshaped(observed_tables, desired_tables, kept, added, removed, enum_types)
@@ -323,10 +364,12 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
     for key in added:
         _create_table(p, desired_tables[key])
     for key in kept:
+        _engine(p, observed_tables[key], desired_tables[key])
         _columns(p, observed_tables[key], desired_tables[key])
     remade_functions |= _functions(p, observed, desired, enum_types, late=True)
     for key in kept:
         _add_constraints(p, observed_tables[key], desired_tables[key])
+    _domains_late(p, observed, desired)
     for key in added:
         table = desired_tables[key]
         for fk in table.foreign_keys:
@@ -374,6 +417,7 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
                 if known
                 else (),
             )
+    _create_triggers(p, observed_tables, desired_tables, kept, added, remade_triggers)
     _owners(
         p,
         observed,
@@ -406,6 +450,15 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
                 "sequences_removed",
                 f"drop sequence {sequence.qualified}; its current value is lost",
             )
+    wanted_domains = {d.qualified for d in desired.domains}
+    for domain in reversed(observed.domains):
+        if domain.qualified not in wanted_domains:
+            p.emit(
+                r.drop_domain(domain),
+                Severity.DESTRUCTIVE,
+                "domains_changed",
+                f"drop domain {domain.qualified}",
+            )
     for key in sorted(observed_enums.keys() - desired_enums.keys()):
         enum = observed_enums[key]
         p.emit(
@@ -418,6 +471,13 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
             "enums_changed",
             f"drop the former enum {old_enum.qualified}, now that nothing uses it",
         )
+    for extension in gone_extensions:
+        p.emit(
+            r.drop_extension(extension),
+            Severity.DESTRUCTIVE,
+            "extensions_changed",
+            f"drop extension {extension.name}; what it provides goes with it",
+        )
     # `public` is every database's own: a desired schema with nothing in it keeps it.
     for schema in sorted(set(observed.schemas) - set(desired.schemas) - {"public"}):
         p.emit(
@@ -428,6 +488,400 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
             "does not manage",
         )
     return p.out
+
+
+def _domains(p: _Planner, observed: Schema, desired: Schema) -> None:
+    """Make new domains and change kept ones (default, NOT NULL, checks), before functions
+    and tables use them; those the desired schema leaves out are dropped late. A domain's
+    base type or collation is not changed in place: refused."""
+    r = p.r
+    old = {d.qualified: d for d in observed.domains}
+    # A domain over another comes after it.
+    names = {name: d for d in desired.domains for name in _domain_names(d)}
+    ordered: list[Domain] = []
+    remaining = list(desired.domains)
+    while remaining:
+        ready = [
+            d
+            for d in remaining
+            if not (
+                (base := names.get(d.type.removesuffix("[]"))) is not None and base in remaining
+            )
+        ] or remaining[:1]
+        ordered += ready
+        remaining = [d for d in remaining if d not in ready]
+    for domain in ordered:
+        before = old.get(domain.qualified)
+        if before is None:
+            p.emit(
+                r.create_domain(domain),
+                Severity.SAFE,
+                "domains_changed",
+                f"create domain {domain.qualified}",
+            )
+            continue
+        if (before.type, before.collation) != (domain.type, domain.collation):
+            raise PlanError(
+                f"domain {domain.qualified}: changing its base type or collation is not "
+                "planned (its columns would have to be converted); make a new domain"
+            )
+        why = f"change domain {domain.qualified}"
+        if before.default != domain.default:
+            action = f"SET {r.default(domain.default)}" if domain.default else "DROP DEFAULT"
+            p.emit(r.alter_domain(domain, action), Severity.SAFE, "domains_changed", why)
+        if not before.nullable and domain.nullable:
+            p.emit(
+                r.alter_domain(domain, "DROP NOT NULL"),
+                Severity.SAFE,
+                "domains_changed",
+                why,
+            )
+        _, gone = _match(list(domain.checks), list(before.checks))
+        for check in gone:
+            p.emit(
+                r.alter_domain(domain, f"DROP CONSTRAINT {r.q(check.name or '')}"),
+                Severity.DESTRUCTIVE,
+                "domains_changed",
+                f"drop check {check.name} of domain {domain.qualified}",
+            )
+
+
+def _domains_late(p: _Planner, observed: Schema, desired: Schema) -> None:
+    """What a kept domain gains that its values must pass (a check, NOT NULL): once the
+    columns that go are gone (PostgreSQL refuses ADD CONSTRAINT on a domain an array column
+    uses)."""
+    r = p.r
+    old = {d.qualified: d for d in observed.domains}
+    for domain in desired.domains:
+        before = old.get(domain.qualified)
+        if before is None:
+            continue
+        if before.nullable and not domain.nullable:
+            p.emit(
+                r.alter_domain(domain, "SET NOT NULL"),
+                Severity.DESTRUCTIVE,
+                "domains_changed",
+                f"change domain {domain.qualified}; a NULL in a column of it fails",
+            )
+        missing, _ = _match(list(domain.checks), list(before.checks))
+        # Named ones first: an unnamed check takes `domain_check`, which one may be named.
+        for check in sorted(missing, key=lambda c: c.name is None):
+            p.emit(
+                r.alter_domain(domain, f"ADD {r.check_clause(check)}"),
+                Severity.WARNING,
+                "domains_changed",
+                f"add a check to domain {domain.qualified}; existing values must pass it",
+            )
+
+
+def _domain_names(domain: Domain) -> set[str]:
+    """How a column or another domain names `domain` (as `enum_type_names` does an enum)."""
+    return {
+        f"{domain.schema}.{domain.name}",
+        f"{_type_ident(domain.schema)}.{_type_ident(domain.name)}",
+    }
+
+
+def _mentions(expression: str | None, column: str) -> bool:
+    if expression is None:
+        return False
+    quoted = '"' + column.replace('"', '""') + '"'
+    return bool(re.search(rf"(?<![\w$]){re.escape(column)}(?![\w$])", expression)) or (
+        quoted in expression
+    )
+
+
+def _rebuilt_over_enums(p: _Planner, old: Table, new: Table) -> None:
+    """See `_Planner.rebuilt`."""
+    leaving = [
+        c.name
+        for c in old.columns
+        if c.type.removesuffix("[]") in p.enum_types
+        and (wanted := new.column(c.name)) is not None
+        and wanted.type != c.type
+    ]
+    if not leaving:
+        return
+    _, gone_checks = _match(list(new.checks), list(old.checks))
+    _, gone_indexes = _match(list(new.indexes), list(old.indexes))
+    checks = [
+        c for c in old.checks if c not in gone_checks and any(_mentions(c.expr, n) for n in leaving)
+    ]
+    indexes = [
+        i
+        for i in old.indexes
+        if i not in gone_indexes
+        and any(
+            _mentions(i.where, n)
+            or any(not is_plain_column(k) and _mentions(k, n) for k in i.columns)
+            for n in leaving
+        )
+    ]
+    if checks or indexes:
+        p.rebuilt[old.qualified] = (checks, indexes)
+
+
+def _auto_columns(old: Table, new: Table) -> set[str]:
+    """MySQL/MariaDB: the AUTO_INCREMENT columns (on either side) of a table whose primary key
+    changes; empty when it does not (see `_Planner.auto_keys`)."""
+    before = old.primary_key.key() if old.primary_key else None
+    after = new.primary_key.key() if new.primary_key else None
+    if before == after:
+        return set()
+    return {c.name for c in (*old.columns, *new.columns) if c.identity == "auto_increment"}
+
+
+def _auto_key(
+    p: _Planner, old: Table, new: Table, own_checks: dict[str, tuple[Check, ...]]
+) -> set[str]:
+    """One ALTER TABLE: drop the former primary key, add, change or drop the AUTO_INCREMENT
+    columns, add the new key. Returns the columns it took care of."""
+    r = p.r
+    autos = _auto_columns(old, new)
+    clauses: list[str] = []
+    severities: list[Severity] = [Severity.WARNING]
+    reasons: list[str] = []
+    if old.primary_key is not None:
+        clauses.append("DROP PRIMARY KEY")
+        severities.append(Severity.DESTRUCTIVE)
+        reasons.append("drop its primary key")
+    for column in new.columns:
+        if column.name not in autos:
+            continue
+        before = old.column(column.name)
+        if before is None:
+            clauses.append(f"ADD COLUMN {r.column_definition(column)}")
+            reasons.append(f"add column {column.name}")
+        elif before != column:
+            _refuse_unmodelled(old, before)
+            clauses.append(
+                f"MODIFY COLUMN {r.column_definition(column, own_checks.get(column.name, ()))}"
+            )
+            found = _column_reasons(p, before, column)
+            severities += [s for s, _ in found]
+            reasons.append(f"change column {column.name}: " + ", ".join(t for _, t in found))
+    for column in old.columns:
+        if column.name in autos and new.column(column.name) is None:
+            clauses.append(f"DROP COLUMN {r.q(column.name)}")
+            severities.append(Severity.DESTRUCTIVE)
+            reasons.append(f"drop column {column.name}")
+    requires: tuple[Requirement, ...] = ()
+    if new.primary_key is not None:
+        clauses.append(f"ADD {r.primary_key_clause(new.primary_key)}")
+        reasons.append("add its primary key; existing rows must be unique and not null")
+        columns = new.primary_key.columns
+        if _existing(old, columns):
+            requires = (
+                Requirement("notNull", new.qualified, columns),
+                Requirement("unique", new.qualified, columns),
+            )
+    p.emit(
+        r.alter(new, ", ".join(clauses)),
+        max(severities, key=lambda s: s.rank),
+        "columns_changed",
+        f"{new.qualified}: " + "; ".join(reasons) + ", in one statement (an AUTO_INCREMENT "
+        "column must lead a key)",
+        (new.qualified,),
+        requires=requires,
+    )
+    return autos
+
+
+def _table_options(old: Table, new: Table) -> None:
+    """MySQL/MariaDB: a table's default collation is what its columns are read against; a
+    change of it is not planned (its columns would have to be restated against the new one)."""
+    if (
+        new.collation is not None
+        and old.collation is not None
+        and new.collation.lower() != old.collation.lower()
+    ):
+        raise PlanError(
+            f"table {new.qualified}: changing its default collation ({old.collation} to "
+            f"{new.collation}) is not planned; convert it by hand"
+        )
+
+
+def _engine(p: _Planner, old: Table, new: Table) -> None:
+    if p.pg or new.engine is None or (old.engine or "").lower() == new.engine.lower():
+        return
+    p.emit(
+        p.r.set_engine(new),
+        Severity.WARNING,
+        "tables_changed",
+        f"change the storage engine of {new.qualified} to {new.engine}; the table is copied",
+        (new.qualified,),
+    )
+
+
+def _schema_comments(p: _Planner, observed: Schema, desired: Schema) -> None:
+    """Comments on schemas, where the desired schema gives one (COMMENT ... IS NULL gives
+    none: "")."""
+    old = dict(observed.schema_comments)
+    for schema, comment in desired.schema_comments:
+        if old.get(schema, "") != comment:
+            p.emit(
+                p.r.schema_comment(schema, comment),
+                Severity.SAFE,
+                "schemas_added",
+                f"comment on schema {schema}",
+            )
+
+
+def _extensions(p: _Planner, observed: Schema, desired: Schema) -> list[Extension]:
+    """Create extensions, move them to their schema, set their comments; returns those to
+    drop (last: what is made of their types and functions goes first)."""
+    r = p.r
+    old = {e.name: e for e in observed.extensions}
+    new = {e.name: e for e in desired.extensions}
+    for name in sorted(new.keys() - old.keys()):
+        extension = new[name]
+        p.emit(
+            r.create_extension(extension),
+            Severity.PRIVILEGE,
+            "extensions_changed",
+            f"create extension {name} in schema {extension.schema}; its script runs with the "
+            "rights the extension asks for",
+        )
+        if extension.comment is not None:
+            p.emit(
+                r.extension_comment(extension),
+                Severity.SAFE,
+                "extensions_changed",
+                f"comment on extension {name}",
+            )
+    for name in sorted(new.keys() & old.keys()):
+        before, after = old[name], new[name]
+        if before.schema != after.schema:
+            p.emit(
+                r.extension_schema(after),
+                Severity.WARNING,
+                "extensions_changed",
+                f"move extension {name} to schema {after.schema}; what names its objects "
+                "qualified must follow",
+            )
+        if after.comment is not None and (before.comment or "") != after.comment:
+            p.emit(
+                r.extension_comment(after),
+                Severity.SAFE,
+                "extensions_changed",
+                f"comment on extension {name}",
+            )
+    return [old[name] for name in sorted(old.keys() - new.keys())]
+
+
+def _function_ref(function: Function) -> str:
+    """How a trigger names `function` (see `triggers`)."""
+    return f"{quote(function.schema)}.{quote(function.name)}"
+
+
+def _drop_triggers(
+    p: _Planner,
+    observed: Schema,
+    desired: Schema,
+    observed_tables: dict[tuple[str, str], Table],
+    desired_tables: dict[tuple[str, str], Table],
+    kept: list[tuple[str, str]],
+    remade_enum_types: AbstractSet[str],
+) -> set[tuple[str, str]]:
+    """Drop, first, the triggers that go or change, and those PostgreSQL would not let stay
+    while what they use changes: their function dropped or made again, a column they name
+    (UPDATE OF, WHEN) dropped or retyped. Returns those to make again, (table, trigger)."""
+    if not any(t.triggers for t in observed.tables):
+        return set()
+    r = p.r
+    wanted = {f.identity: f for f in desired.functions}
+    going: set[str] = set()
+    for function in observed.functions:
+        after = wanted.get(function.identity)
+        if (
+            after is None
+            or _uses_a_type(function, remade_enum_types)
+            or (function.returns, function.returns_set, function.table_columns)
+            != (after.returns, after.returns_set, after.table_columns)
+            or function.arguments != after.arguments
+        ):
+            going.add(_function_ref(function))
+    remade: set[tuple[str, str]] = set()
+    for key in kept:
+        old, new = observed_tables[key], desired_tables[key]
+        if not old.triggers:
+            continue
+        new_triggers = {t.name: t for t in new.triggers}
+        moved = {
+            c.name
+            for c in old.columns
+            if (wanted_column := new.column(c.name)) is None
+            or (c.type, c.collation) != (wanted_column.type, wanted_column.collation)
+            or c.type.removesuffix("[]") in remade_enum_types
+        }
+        for trigger in old.triggers:
+            after_trigger = new_triggers.get(trigger.name)
+            names = " ".join(trigger.events) + " " + (trigger.when or "")
+            reason = None
+            if after_trigger is None:
+                reason = f"drop trigger {trigger.name} on {old.qualified}"
+            elif after_trigger != trigger:
+                reason = (
+                    f"drop trigger {trigger.name} on {old.qualified} to make it again: it changes"
+                )
+            elif trigger.function in going:
+                reason = (
+                    f"drop trigger {trigger.name} on {old.qualified} while its function is "
+                    "dropped or made again"
+                )
+            elif any(re.search(rf"(?<![\w$]){re.escape(c)}(?![\w$])", names) for c in moved):
+                reason = (
+                    f"drop trigger {trigger.name} on {old.qualified} while a column it names "
+                    "changes"
+                )
+            if reason is None:
+                continue
+            p.emit(
+                r.drop_trigger(old, trigger),
+                Severity.WARNING,
+                "triggers_changed",
+                reason,
+                (old.qualified,),
+            )
+            if after_trigger is not None:
+                remade.add((old.qualified, trigger.name))
+    return remade
+
+
+def _create_triggers(
+    p: _Planner,
+    observed_tables: dict[tuple[str, str], Table],
+    desired_tables: dict[tuple[str, str], Table],
+    kept: list[tuple[str, str]],
+    added: list[tuple[str, str]],
+    remade: set[tuple[str, str]],
+) -> None:
+    """Make the triggers of new tables, new triggers and those dropped to be made again, once
+    tables, columns and functions are in place."""
+    r = p.r
+    for key in added:
+        table = desired_tables[key]
+        for trigger in table.triggers:
+            p.emit(
+                r.create_trigger(table, trigger),
+                Severity.SAFE,
+                "triggers_changed",
+                f"create trigger {trigger.name} on new table {table.qualified}",
+                (table.qualified,),
+            )
+    for key in kept:
+        old, new = observed_tables[key], desired_tables[key]
+        existing = {t.name for t in old.triggers}
+        for trigger in new.triggers:
+            if trigger.name in existing and (new.qualified, trigger.name) not in remade:
+                continue
+            p.emit(
+                r.create_trigger(new, trigger),
+                Severity.WARNING,
+                "triggers_changed",
+                f"create trigger {trigger.name} on {new.qualified}; writes to the table run it",
+                (new.qualified,),
+            )
 
 
 def _linked_foreign_keys(
@@ -675,6 +1129,27 @@ def _owners(
     login that applies it, so a named owner is always set on it. A sequence about to be
     owned by a column first takes the table's owner: PostgreSQL requires the two to match."""
     r = p.r
+    old_schemas = dict(observed.schema_owners)
+    for schema, schema_role in desired.schema_owners:
+        if old_schemas.get(schema) != schema_role:
+            p.emit(
+                r.schema_owner(schema, schema_role),
+                Severity.PRIVILEGE,
+                "owners_changed",
+                f"schema {schema} owned by {schema_role}",
+            )
+    old_domains = {d.qualified: d for d in observed.domains}
+    for domain in desired.domains:
+        before_domain = old_domains.get(domain.qualified)
+        if domain.owner is not None and (
+            before_domain is None or before_domain.owner != domain.owner
+        ):
+            p.emit(
+                r.owner_to("DOMAIN", r.table(domain.schema, domain.name), domain.owner),
+                Severity.PRIVILEGE,
+                "owners_changed",
+                f"domain {domain.qualified} owned by {domain.owner}",
+            )
     old_enums = {e.qualified: e for e in observed.enums}
     for enum in desired.enums:
         before = old_enums.get(enum.qualified)
@@ -1108,7 +1583,7 @@ def _remake_enum(
             if column.default is not None and wanted.default == column.default:
                 # A default that changes is set by `_columns`.
                 p.emit(
-                    r.alter_column(after, column.name, f"SET DEFAULT {column.default}"),
+                    r.alter_column(after, column.name, f"SET {r.default(r.default_text(wanted))}"),
                     Severity.DESTRUCTIVE,
                     "enums_changed",
                     reason,
@@ -1168,8 +1643,10 @@ def _create_table(p: _Planner, table: Table) -> None:
 def _drop_constraints(p: _Planner, old: Table, new: Table) -> None:
     r = p.r
     where = (old.qualified,)
-    if old.primary_key is not None and (
-        new.primary_key is None or new.primary_key.key() != old.primary_key.key()
+    if (
+        old.primary_key is not None
+        and (new.primary_key is None or new.primary_key.key() != old.primary_key.key())
+        and old.qualified not in p.auto_keys
     ):
         p.emit(
             r.drop_primary_key(old, old.primary_key),
@@ -1194,6 +1671,25 @@ def _drop_constraints(p: _Planner, old: Table, new: Table) -> None:
             Severity.DESTRUCTIVE,
             "constraints_removed",
             f"drop check {check.name} on {old.qualified}",
+            where,
+        )
+    rebuilt_checks, rebuilt_indexes = p.rebuilt.get(old.qualified, ([], []))
+    for check in rebuilt_checks:
+        p.emit(
+            r.drop_constraint(old, check.name or ""),
+            Severity.WARNING,
+            "columns_changed",
+            f"drop check {check.name} on {old.qualified} while a column it reads leaves its "
+            "enum type; it is added again after",
+            where,
+        )
+    for index in rebuilt_indexes:
+        p.emit(
+            r.drop_index(old, index),
+            Severity.WARNING,
+            "columns_changed",
+            f"drop index {index.name} on {old.qualified} while a column it reads leaves its "
+            "enum type; it is made again after",
             where,
         )
     _, gone_indexes = _match(list(new.indexes), list(old.indexes))
@@ -1232,8 +1728,10 @@ def _existing(old: Table, columns: tuple[str, ...]) -> bool:
 def _add_constraints(p: _Planner, old: Table, new: Table) -> None:
     r = p.r
     where = (new.qualified,)
-    if new.primary_key is not None and (
-        old.primary_key is None or new.primary_key.key() != old.primary_key.key()
+    if (
+        new.primary_key is not None
+        and (old.primary_key is None or new.primary_key.key() != old.primary_key.key())
+        and new.qualified not in p.auto_keys
     ):
         columns = new.primary_key.columns
         p.emit(
@@ -1271,6 +1769,23 @@ def _add_constraints(p: _Planner, old: Table, new: Table) -> None:
             where,
             requires=(Requirement("check", new.qualified, expression=check.expr),),
         )
+    rebuilt_checks, rebuilt_indexes = p.rebuilt.get(old.qualified, ([], []))
+    for check in rebuilt_checks:
+        p.emit(
+            r.add_constraint(new, r.check_clause(check)),
+            Severity.WARNING,
+            "columns_changed",
+            f"add check {check.name} on {new.qualified} again; existing rows must pass it",
+            where,
+        )
+    for index in rebuilt_indexes:
+        p.emit(
+            r.create_index(new, index),
+            Severity.WARNING,
+            "columns_changed",
+            f"make index {index.name} on {new.qualified} again",
+            where,
+        )
     missing_indexes, _ = _match(list(new.indexes), list(old.indexes))
     for index in missing_indexes:
         severity = Severity.WARNING if index.unique else Severity.SAFE
@@ -1288,15 +1803,19 @@ def _add_constraints(p: _Planner, old: Table, new: Table) -> None:
 
 
 def _columns(p: _Planner, old: Table, new: Table) -> None:
-    if old.columns == new.columns and old.comment == new.comment:
+    auto_key = new.qualified in p.auto_keys
+    if old.columns == new.columns and old.comment == new.comment and not auto_key:
         return
     r = p.r
     where = (new.qualified,)
     old_columns = {c.name: c for c in old.columns}
     new_names = {c.name for c in new.columns}
     own_checks = _own_checks(old, new)
+    done = _auto_key(p, old, new, own_checks) if auto_key else set()
     for column in new.columns:
         before = old_columns.get(column.name)
+        if column.name in done:
+            continue
         if before is None:
             needs_value = (
                 not column.nullable
@@ -1332,7 +1851,7 @@ def _columns(p: _Planner, old: Table, new: Table) -> None:
         if column.name not in old_names:
             added_shapes.setdefault(_column_shape(column), []).append(column.name)
     for column in old.columns:
-        if column.name not in new_names:
+        if column.name not in new_names and column.name not in done:
             twins = added_shapes.get(_column_shape(column), [])
             p.emit(
                 r.drop_column(old, column.name),
@@ -1388,34 +1907,8 @@ def _retyped(old: Column, new: Column) -> bool:
     )
 
 
-_GENERATED = frozenset({"always", "by default"})
-
-
-def _change_column(
-    p: _Planner, table: Table, old: Column, new: Column, own_checks: tuple[Check, ...] = ()
-) -> None:
-    r = p.r
-    where = (table.qualified,)
-    name = f"{table.qualified}.{new.name}"
-    if not p.pg:
-        _refuse_unmodelled(table, old)
-    if old.generated != new.generated or old.virtual != new.virtual:
-        # A generated column's expression, or whether it is stored, cannot be altered in place.
-        p.emit(
-            r.drop_column(table, old.name),
-            Severity.DESTRUCTIVE,
-            "columns_changed",
-            f"drop column {name} to redefine its generation",
-            where,
-        )
-        p.emit(
-            r.add_column(table, new, own_checks),
-            Severity.SAFE,
-            "columns_changed",
-            f"add column {name} with its new generation",
-            where,
-        )
-        return
+def _column_reasons(p: _Planner, old: Column, new: Column) -> list[tuple[Severity, str]]:
+    """Why a column changes, each with its severity (never empty for a changed column)."""
     reasons: list[tuple[Severity, str]] = []
     type_changed = (
         old.type != new.type or old.collation != new.collation or old.charset != new.charset
@@ -1446,6 +1939,10 @@ def _change_column(
             )
         else:
             reasons.append((Severity.WARNING, "identity changes"))
+    elif old.identity_options != new.identity_options:
+        reasons.append(
+            (Severity.WARNING, "identity options change; the values it hands out change")
+        )
     comment_changed = old.comment != new.comment
     if comment_changed:
         reasons.append((Severity.SAFE, "comment changes"))
@@ -1457,6 +1954,42 @@ def _change_column(
         )
     if old.srid != new.srid:
         reasons.append((Severity.WARNING, "SRID changes; a row in another SRID fails it"))
+    return reasons or [(Severity.SAFE, "its definition changes")]
+
+
+_GENERATED = frozenset({"always", "by default"})
+
+
+def _change_column(
+    p: _Planner, table: Table, old: Column, new: Column, own_checks: tuple[Check, ...] = ()
+) -> None:
+    r = p.r
+    where = (table.qualified,)
+    name = f"{table.qualified}.{new.name}"
+    if not p.pg:
+        _refuse_unmodelled(table, old)
+    if old.generated != new.generated or old.virtual != new.virtual:
+        # A generated column's expression, or whether it is stored, cannot be altered in place.
+        p.emit(
+            r.drop_column(table, old.name),
+            Severity.DESTRUCTIVE,
+            "columns_changed",
+            f"drop column {name} to redefine its generation",
+            where,
+        )
+        p.emit(
+            r.add_column(table, new, own_checks),
+            Severity.SAFE,
+            "columns_changed",
+            f"add column {name} with its new generation",
+            where,
+        )
+        return
+    reasons = _column_reasons(p, old, new)
+    type_changed = (
+        old.type != new.type or old.collation != new.collation or old.charset != new.charset
+    )
+    comment_changed = old.comment != new.comment
     severity = max((s for s, _ in reasons), key=lambda s: s.rank)
     reason = f"change column {name}: " + ", ".join(text for _, text in reasons)
     if not p.pg:
@@ -1486,13 +2019,20 @@ def _change_column(
     if type_changed:
         if old.default is not None:
             statements.append((r.alter_column(table, new.name, "DROP DEFAULT"), Severity.SAFE))
-        statements.append((r.set_type(table, new), severity))
+        from_enum = old.type.removesuffix("[]") in p.enum_types
+        from_enum = from_enum and new.type.removesuffix("[]") != "text"
+        statements.append((r.set_type(table, new, through_text=from_enum), severity))
         if new.default is not None:
             statements.append(
-                (r.alter_column(table, new.name, f"SET DEFAULT {new.default}"), Severity.SAFE)
+                (
+                    r.alter_column(table, new.name, f"SET {r.default(r.default_text(new))}"),
+                    Severity.SAFE,
+                )
             )
     elif old.default != new.default:
-        action = f"SET DEFAULT {new.default}" if new.default is not None else "DROP DEFAULT"
+        action = (
+            f"SET {r.default(r.default_text(new))}" if new.default is not None else "DROP DEFAULT"
+        )
         statements.append((r.alter_column(table, new.name, action), Severity.SAFE))
     if old.nullable != new.nullable:
         action = "DROP NOT NULL" if new.nullable else "SET NOT NULL"
@@ -1520,7 +2060,11 @@ def _change_column(
             action = f"SET GENERATED {new.identity.upper()}"
         else:
             action = f"ADD GENERATED {new.identity.upper()} AS IDENTITY"
+            if new.identity_options is not None:
+                action += f" ({r.identity_options(new)})"
         statements.append((r.alter_column(table, new.name, action), Severity.WARNING))
+    if becomes_generated and was_generated and old.identity_options != new.identity_options:
+        statements.append((r.set_identity_options(table, new), Severity.WARNING))
     if comment_changed:
         statements.append((r.column_comment(table, new.name, new.comment), Severity.SAFE))
     for sql, statement_severity in statements:

@@ -93,6 +93,7 @@ from ptah_operator.engine.schema.model import (
 )
 from ptah_operator.engine.schema.mysql_columns import normalize_on_update
 from ptah_operator.engine.schema.normalize import (
+    READ_FAILURES,
     NormalizationError,
     index_column,
     index_key_options,
@@ -435,10 +436,12 @@ def parse_hcl(dialect: Dialect, text: str, source: str) -> Parts:
         _document(dialect, reader, parts, document)
     except (NormalizationError, ViewError) as error:
         raise DesiredSchemaError(f"{source}: {error}") from error
-    except (KeyError, TypeError, ValueError) as error:
+    except READ_FAILURES as error:
         if isinstance(error, DesiredSchemaError):
             raise
-        raise DesiredSchemaError(f"{source}: a block is not understood") from error
+        raise DesiredSchemaError(
+            f"{source}: a block is not understood ({type(error).__name__})"
+        ) from error
     return parts
 
 

@@ -41,15 +41,27 @@ from ptah_operator.engine.schema.normalize import (
     normalize_expression,
     normalize_type,
     parse_grantee,
+    reading,
     table_privileges,
 )
 from ptah_operator.engine.schema.scope import Scope
 from ptah_operator.engine.schema.views import observed_dependencies, server_definition
 
 _TABLES = """
-SELECT TABLE_NAME, TABLE_COMMENT, TABLE_COLLATION FROM information_schema.TABLES
-WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE = 'BASE TABLE'
+SELECT TABLE_NAME, TABLE_COMMENT, TABLE_COLLATION, ENGINE, CREATE_OPTIONS, TABLE_TYPE
+FROM information_schema.TABLES
+WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED', 'SEQUENCE')
 """
+
+# What the database holds that the engine does not model: triggers, routines, events.
+_UNMANAGED = (
+    "SELECT CONCAT('table ', EVENT_OBJECT_TABLE, ': trigger ', TRIGGER_NAME) "
+    "FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA = DATABASE()",
+    "SELECT CONCAT(LOWER(ROUTINE_TYPE), ' ', ROUTINE_NAME) FROM information_schema.ROUTINES "
+    "WHERE ROUTINE_SCHEMA = DATABASE()",
+    "SELECT CONCAT('event ', EVENT_NAME) FROM information_schema.EVENTS "
+    "WHERE EVENT_SCHEMA = DATABASE()",
+)
 
 _COLUMNS = """
 SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, EXTRA,
@@ -79,7 +91,7 @@ FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = DATABA
 """
 
 _VIEWS = """
-SELECT TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS
+SELECT TABLE_NAME, VIEW_DEFINITION, CHECK_OPTION, SECURITY_TYPE FROM information_schema.VIEWS
 WHERE TABLE_SCHEMA = DATABASE()
 """
 
@@ -147,8 +159,34 @@ async def inspect_mysql(
     return await _inspect(conn, dialect, scope)
 
 
+def _table_unmanaged(row: tuple[Any, ...]) -> list[str]:
+    """What a TABLES row says the engine does not model: partitioning, system versioning, a
+    sequence, explicit table options (`CREATE_OPTIONS`)."""
+    name, kind = row[0], _text(row[5])
+    found: list[str] = []
+    if kind == "SYSTEM VERSIONED":
+        found.append(f"table {name}: system versioning (WITH SYSTEM VERSIONING)")
+    elif kind == "SEQUENCE":
+        found.append(f"sequence {name} (MariaDB sequences)")
+    for option in (_text(row[4]) or "").split():
+        if (_text(row[3]) or "").lower() == "aria" and option.lower() == "transactional=1":
+            continue  # what Aria reports for a table made without the option
+        if option.lower() == "partitioned":
+            found.append(f"table {name}: partitioning (PARTITION BY)")
+        else:
+            found.append(f"table {name}: the table option {option.split('=')[0].upper()}")
+    return found
+
+
 async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
-    table_rows = [r for r in await _rows(conn, _TABLES) if scope.admits_table(dialect, "", r[0])]
+    all_rows = [r for r in await _rows(conn, _TABLES) if scope.admits_table(dialect, "", r[0])]
+    unmanaged = [u for r in all_rows for u in _table_unmanaged(r)]
+    table_rows = [r for r in all_rows if _text(r[5]) == "BASE TABLE"]
+    for query in _UNMANAGED:
+        try:
+            unmanaged += [_text(r[0]) or "" for r in await _rows(conn, query)]
+        except pymysql.MySQLError:
+            unmanaged.append("objects the login may not list (information_schema refused)")
     names = {r[0] for r in table_rows}
     table_collation = {r[0]: r[2] for r in table_rows}
     columns: dict[str, list[Column]] = defaultdict(list)
@@ -158,36 +196,39 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
         table = r[0]
         if table not in names:
             continue
-        type_text = normalize_type(dialect, r[2])
-        if type_text == "longtext" and r[7] == _JSON_COLLATION:
-            binary.add((table, r[1]))
-        extra = read_extra(_text(r[5]))
-        unmodelled = list(extra.unmodelled)
-        generated = _text(r[6]) if extra.generated else None
-        if extra.generated and not generated:
-            # MariaDB's system-versioning columns: generated, without an expression.
-            unmodelled.append("GENERATED ALWAYS AS ROW START/END (system versioning)")
-        collation = r[7] if r[7] and r[7] != table_collation[table] else None
-        own_charset = _text(r[9])
-        table_charset = charset_of(table_collation[table] or "")
-        spatial = spatial or is_spatial(type_text)
-        columns[table].append(
-            Column(
-                name=r[1],
-                type=type_text,
-                nullable=r[3] == "YES",
-                default=None if generated else normalize_default(dialect, _text(r[4]), type_text),
-                identity="auto_increment" if extra.auto_increment else None,
-                generated=normalize_expression(dialect, generated) if generated else None,
-                collation=collation,
-                comment=_text(r[8]) or None,
-                virtual=bool(generated) and extra.generated == "virtual",
-                charset=own_charset if own_charset and own_charset != table_charset else None,
-                on_update=extra.on_update,
-                invisible=extra.invisible,
-                unmodelled=tuple(unmodelled),
+        with reading(f"table {table}, column {r[1]}"):
+            type_text = normalize_type(dialect, r[2])
+            if type_text == "longtext" and r[7] == _JSON_COLLATION:
+                binary.add((table, r[1]))
+            extra = read_extra(_text(r[5]))
+            unmodelled = list(extra.unmodelled)
+            generated = _text(r[6]) if extra.generated else None
+            if extra.generated and not generated:
+                # MariaDB's system-versioning columns: generated, without an expression.
+                unmodelled.append("GENERATED ALWAYS AS ROW START/END (system versioning)")
+            collation = r[7] if r[7] and r[7] != table_collation[table] else None
+            own_charset = _text(r[9])
+            table_charset = charset_of(table_collation[table] or "")
+            spatial = spatial or is_spatial(type_text)
+            columns[table].append(
+                Column(
+                    name=r[1],
+                    type=type_text,
+                    nullable=r[3] == "YES",
+                    default=None
+                    if generated
+                    else normalize_default(dialect, _text(r[4]), type_text),
+                    identity="auto_increment" if extra.auto_increment else None,
+                    generated=normalize_expression(dialect, generated) if generated else None,
+                    collation=collation,
+                    comment=_text(r[8]) or None,
+                    virtual=bool(generated) and extra.generated == "virtual",
+                    charset=own_charset if own_charset and own_charset != table_charset else None,
+                    on_update=extra.on_update,
+                    invisible=extra.invisible,
+                    unmodelled=tuple(unmodelled),
+                )
             )
-        )
     if spatial:
         await _read_srids(conn, dialect, columns)
     rules = {(r[0], r[1]): (r[2], r[3]) for r in await _rows(conn, _RULES)}
@@ -250,13 +291,14 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
     for r in await _check_rows(conn, dialect):
         if r[0] in names:
             level = _text(r[3]) if len(r) > 3 else None
-            checks[r[0]].append(
-                Check(
-                    expr=normalize_expression(dialect, _text(r[2]) or ""),
-                    name=r[1],
-                    column=r[1] if level == "Column" else None,
+            with reading(f"table {r[0]}, check {r[1]}"):
+                checks[r[0]].append(
+                    Check(
+                        expr=normalize_expression(dialect, _text(r[2]) or ""),
+                        name=r[1],
+                        column=r[1] if level == "Column" else None,
+                    )
                 )
-            )
     _fold_json_columns(dialect, columns, checks, binary)
     grants: dict[str, list[Grant]] = defaultdict(list)
     known = set(table_privileges(dialect))
@@ -277,13 +319,18 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
             comment=_text(r[1]) or None,
             grants=tuple(grants[r[0]]),
             collation=r[2],
+            engine=_text(r[3]),
         )
         for r in table_rows
     ]
     views = []
-    for name, definition in await _rows(conn, _VIEWS):
+    for name, definition, check_option, security in await _rows(conn, _VIEWS):
         if not scope.admits_table(dialect, "", name):
             continue
+        if (_text(check_option) or "NONE") != "NONE":
+            unmanaged.append(f"view {name}: WITH CHECK OPTION")
+        if (_text(security) or "DEFINER") != "DEFINER":
+            unmanaged.append(f"view {name}: SQL SECURITY INVOKER")
         text = server_definition(_text(definition) or "")
         views.append(
             View(
@@ -293,7 +340,7 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
                 depends_on=observed_dependencies(dialect, text),
             )
         )
-    return canonical_schema(dialect, [], tables, [], [], views)
+    return canonical_schema(dialect, [], tables, [], [], views, unmanaged=unmanaged)
 
 
 # MariaDB's `json` is an alias: `longtext` in utf8mb4_bin with a column check named after the

@@ -14,12 +14,14 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from ptah_operator.engine.schema.functions import catalog_function
+from ptah_operator.engine.schema.functions import catalog_function, tokenize
 from ptah_operator.engine.schema.model import (
     Check,
     Column,
     Dialect,
+    Domain,
     EnumType,
+    Extension,
     ForeignKey,
     Function,
     Grant,
@@ -28,11 +30,13 @@ from ptah_operator.engine.schema.model import (
     Schema,
     Sequence,
     Table,
+    Trigger,
     UniqueConstraint,
     View,
     canonical_schema,
 )
 from ptah_operator.engine.schema.normalize import (
+    identity_options,
     index_key_options,
     index_key_options_tuple,
     is_serial_sequence,
@@ -40,24 +44,153 @@ from ptah_operator.engine.schema.normalize import (
     normalize_expression,
     normalize_index_key,
     normalize_type,
+    reading,
     table_privileges,
 )
 from ptah_operator.engine.schema.scope import Scope
+from ptah_operator.engine.schema.triggers import TriggerError, read_trigger
 from ptah_operator.engine.schema.views import server_definition
 
 _D = Dialect.POSTGRESQL
 
 _SCHEMAS = """
-SELECT n.nspname FROM pg_namespace n
+SELECT n.nspname, pg_get_userbyid(n.nspowner), ds.description FROM pg_namespace n
+LEFT JOIN pg_description ds ON ds.objoid = n.oid AND ds.classoid = 'pg_namespace'::regclass
 WHERE n.nspname = ANY($1::text[]) AND has_schema_privilege(n.oid, 'USAGE')
 """
 
+_EXTENSIONS = """
+SELECT e.extname, n.nspname, ds.description FROM pg_extension e
+JOIN pg_namespace n ON n.oid = e.extnamespace
+LEFT JOIN pg_description ds ON ds.objoid = e.oid AND ds.classoid = 'pg_extension'::regclass
+WHERE n.nspname = ANY($1::text[])
+"""
+
+# What a schema in scope holds that the engine does not model, one row per object: (kind,
+# qualified name). Extensions' members are theirs, and left out.
+_UNMANAGED = """
+SELECT k, q FROM (
+  SELECT CASE t.typtype WHEN 'r' THEN 'range type'
+              WHEN 'b' THEN 'base type' ELSE 'composite type' END AS k,
+         n.nspname || '.' || t.typname AS q, t.oid AS o, 'pg_type'::regclass AS c
+  FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+  WHERE n.nspname = ANY($1::text[]) AND t.typcategory <> 'A'
+    AND (t.typtype IN ('r', 'b')
+         OR (t.typtype = 'c' AND (SELECT relkind FROM pg_class WHERE oid = t.typrelid) = 'c'))
+  UNION ALL
+  SELECT 'collation', n.nspname || '.' || co.collname, co.oid, 'pg_collation'::regclass
+  FROM pg_collation co JOIN pg_namespace n ON n.oid = co.collnamespace
+  WHERE n.nspname = ANY($1::text[])
+  UNION ALL
+  SELECT CASE p.prokind WHEN 'a' THEN 'aggregate' WHEN 'p' THEN 'procedure'
+              WHEN 'w' THEN 'window function' ELSE 'function in language ' || l.lanname END,
+         n.nspname || '.' || p.proname, p.oid, 'pg_proc'::regclass
+  FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+  JOIN pg_language l ON l.oid = p.prolang
+  WHERE n.nspname = ANY($1::text[]) AND (p.prokind <> 'f' OR l.lanname IN ('c', 'internal'))
+  UNION ALL
+  SELECT CASE c.relkind WHEN 'f' THEN 'foreign table' END, n.nspname || '.' || c.relname,
+         c.oid, 'pg_class'::regclass
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  WHERE n.nspname = ANY($1::text[]) AND c.relkind = 'f'
+  UNION ALL
+  SELECT 'operator', n.nspname || '.' || o.oprname, o.oid, 'pg_operator'::regclass
+  FROM pg_operator o JOIN pg_namespace n ON n.oid = o.oprnamespace
+  WHERE n.nspname = ANY($1::text[])
+  UNION ALL
+  SELECT 'text search configuration', n.nspname || '.' || f.cfgname, f.oid,
+         'pg_ts_config'::regclass
+  FROM pg_ts_config f JOIN pg_namespace n ON n.oid = f.cfgnamespace
+  WHERE n.nspname = ANY($1::text[])
+  UNION ALL
+  SELECT 'statistics object', n.nspname || '.' || x.stxname, x.oid, 'pg_statistic_ext'::regclass
+  FROM pg_statistic_ext x JOIN pg_namespace n ON n.oid = x.stxnamespace
+  WHERE n.nspname = ANY($1::text[])
+) found
+WHERE NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = found.c AND e.objid = found.o
+                  AND e.deptype IN ('e', 'i'))
+"""
+
+# Domains: the base type named as a column's is (an enum or domain schema-qualified), the
+# default and checks as the catalog prints them, each check's name and whether it is valid.
+_DOMAINS = """
+SELECT n.nspname, t.typname,
+       CASE WHEN bt.typtype IN ('e', 'd')
+            THEN quote_ident(bn.nspname) || '.' || quote_ident(bt.typname)
+            ELSE format_type(t.typbasetype, t.typtypmod) END,
+       t.typnotnull, pg_get_expr(t.typdefaultbin, 0),
+       CASE WHEN t.typcollation <> bt.typcollation THEN co.collname END,
+       pg_get_userbyid(t.typowner),
+       ARRAY(SELECT ARRAY[c.conname, pg_get_expr(c.conbin, 0), c.convalidated::text]
+             FROM pg_constraint c WHERE c.contypid = t.oid AND c.contype = 'c'
+             ORDER BY c.conname)
+FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+JOIN pg_type bt ON bt.oid = t.typbasetype
+JOIN pg_namespace bn ON bn.oid = bt.typnamespace
+LEFT JOIN pg_collation co ON co.oid = t.typcollation
+WHERE t.typtype = 'd' AND n.nspname = ANY($1::text[])
+  AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_type'::regclass
+                  AND e.objid = t.oid AND e.deptype = 'e')
+"""
+
+# Identity columns' sequences: the options a column's identity holds, and the sequence's name.
+_IDENTITIES = """
+SELECT d.refobjid, d.refobjsubid, s.seqstart, s.seqincrement, s.seqmin, s.seqmax, s.seqcache,
+       s.seqcycle, c.relname
+FROM pg_depend d JOIN pg_sequence s ON s.seqrelid = d.objid JOIN pg_class c ON c.oid = d.objid
+WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
+  AND d.deptype = 'i' AND d.refobjid = ANY($1::oid[])
+"""
+
+# Triggers, read (with `pg_get_triggerdef`) with search_path at pg_catalog; `tgenabled` 'O'
+# is the default (fires unless replication role says otherwise).
+_TRIGGERS = """
+SELECT t.tgrelid, t.tgname, pg_get_triggerdef(t.oid), t.tgenabled::text, t.tgconstraint <> 0
+FROM pg_trigger t WHERE t.tgrelid = ANY($1::oid[]) AND NOT t.tgisinternal
+"""
+
+# Row-level security policies of the tables read.
+_POLICIES = """
+SELECT p.polrelid, p.polname FROM pg_policy p WHERE p.polrelid = ANY($1::oid[])
+"""
+
+# Rules on tables (a view's _RETURN rule is the view).
+_RULES = """
+SELECT r.ev_class, r.rulename FROM pg_rewrite r
+WHERE r.ev_class = ANY($1::oid[]) AND r.rulename <> '_RETURN'
+"""
+
+# Besides each table's name, comment and owner: what it is or holds that the engine does not
+# model (partitioning, inheritance, row-level security, storage options, ...), reported
+# as `unmanaged` rather than left out.
 _TABLES = """
-SELECT c.oid, n.nspname, c.relname, ds.description, pg_get_userbyid(c.relowner)
+SELECT c.oid, n.nspname, c.relname, ds.description, pg_get_userbyid(c.relowner),
+       ARRAY_REMOVE(ARRAY[
+         CASE WHEN c.relkind = 'p' THEN 'declarative partitioning (PARTITION BY)' END,
+         CASE WHEN c.relispartition THEN 'a partition (PARTITION OF '
+              || (SELECT pn.nspname || '.' || pc.relname FROM pg_inherits i
+                  JOIN pg_class pc ON pc.oid = i.inhparent
+                  JOIN pg_namespace pn ON pn.oid = pc.relnamespace
+                  WHERE i.inhrelid = c.oid LIMIT 1) || ')' END,
+         CASE WHEN NOT c.relispartition
+                   AND EXISTS (SELECT 1 FROM pg_inherits i WHERE i.inhrelid = c.oid)
+              THEN 'table inheritance (INHERITS)' END,
+         CASE WHEN c.relrowsecurity OR c.relforcerowsecurity THEN 'row-level security' END,
+         CASE WHEN c.reloptions IS NOT NULL THEN 'storage parameters (WITH (...))' END,
+         CASE WHEN c.relpersistence = 'u' THEN 'an unlogged table' END,
+         CASE WHEN c.reltablespace <> 0 THEN 'a tablespace' END,
+         CASE WHEN c.relreplident <> 'd' THEN 'a replica identity' END,
+         CASE WHEN c.reloftype <> 0 THEN 'a typed table (OF type)' END,
+         CASE WHEN EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid
+                           AND a.attnum > 0 AND NOT a.attisdropped AND a.attacl IS NOT NULL)
+              THEN 'column privileges' END
+       ], NULL)
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 LEFT JOIN pg_description ds
        ON ds.objoid = c.oid AND ds.classoid = 'pg_class'::regclass AND ds.objsubid = 0
-WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
+WHERE c.relkind IN ('r', 'p')
+  AND NOT EXISTS (SELECT 1 FROM pg_depend e WHERE e.classid = 'pg_class'::regclass
+                  AND e.objid = c.oid AND e.deptype = 'e')
   AND n.nspname = ANY($1::text[])
   AND has_schema_privilege(n.oid, 'USAGE')
   AND (pg_has_role(c.relowner, 'USAGE')
@@ -72,9 +205,10 @@ WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
 # lookup per column cost more than everything else together on a thousand tables.
 _COLUMNS = """
 SELECT a.attrelid, a.attnum, a.attname,
-       CASE WHEN t.typtype = 'e'
+       CASE WHEN t.typtype IN ('e', 'd')
             THEN quote_ident(tn.nspname) || '.' || quote_ident(t.typname)
-            WHEN t.typelem <> 0 AND t.typelem IN (SELECT oid FROM pg_type WHERE typtype = 'e')
+            WHEN t.typelem <> 0
+                 AND t.typelem IN (SELECT oid FROM pg_type WHERE typtype IN ('e', 'd'))
             THEN (SELECT quote_ident(en.nspname) || '.' || quote_ident(e.typname) || '[]'
                   FROM pg_type e JOIN pg_namespace en ON en.oid = e.typnamespace
                   WHERE e.oid = t.typelem)
@@ -87,7 +221,13 @@ SELECT a.attrelid, a.attnum, a.attname,
        ds.description,
        owned.relname,
        d.adbin IS NOT NULL AND owned.seq IS NOT NULL
-         AND pg_get_expr(d.adbin, d.adrelid) = format('nextval(%L::regclass)', owned.seq::regclass)
+         AND pg_get_expr(d.adbin, d.adrelid) = format('nextval(%L::regclass)', owned.seq::regclass),
+       ARRAY_REMOVE(ARRAY[
+         CASE WHEN COALESCE(a.attstattarget, -1) <> -1 THEN 'a statistics target' END,
+         CASE WHEN a.attstorage <> t.typstorage THEN 'a storage mode (SET STORAGE)' END,
+         CASE WHEN a.attcompression::text <> '' THEN 'a compression method' END,
+         CASE WHEN a.attoptions IS NOT NULL THEN 'column options (SET (...))' END
+       ], NULL)
 FROM pg_attribute a
 JOIN pg_type t ON t.oid = a.atttypid
 JOIN pg_namespace tn ON tn.oid = t.typnamespace
@@ -109,14 +249,29 @@ ORDER BY a.attrelid, a.attnum
 
 # Key columns come back as attribute numbers, named from the column rows already read: an
 # ARRAY subquery per constraint or index costs several times the rest of the query.
+# `{nulls}` is `indnullsnotdistinct` on PostgreSQL 15 and later, false before.
 _CONSTRAINTS = """
 SELECT c.conrelid, c.conname, c.contype::text, c.conkey, fn.nspname, fc.relname,
        c.confrelid, c.confkey, c.confupdtype::text, c.confdeltype::text,
-       CASE WHEN c.contype = 'c' THEN pg_get_expr(c.conbin, c.conrelid) END
+       CASE WHEN c.contype = 'c' THEN pg_get_expr(c.conbin, c.conrelid) END,
+       c.condeferrable, c.condeferred, {nulls},
+       ARRAY_REMOVE(ARRAY[
+         CASE WHEN c.contype = 'x' THEN 'an EXCLUDE constraint' END,
+         CASE WHEN NOT c.convalidated THEN 'a NOT VALID constraint' END,
+         CASE WHEN c.contype = 'c' AND c.connoinherit THEN 'a NO INHERIT check' END,
+         CASE WHEN c.contype = 'f' AND c.confmatchtype <> 's'
+              THEN 'a foreign key MATCH FULL' END,
+         CASE WHEN c.conindid <> 0 AND c.contype IN ('p', 'u', 'x')
+                   AND (ic.reloptions IS NOT NULL OR ic.reltablespace <> 0)
+              THEN 'index storage parameters or a tablespace' END
+       ], NULL)
 FROM pg_constraint c
 LEFT JOIN pg_class fc ON fc.oid = c.confrelid
 LEFT JOIN pg_namespace fn ON fn.oid = fc.relnamespace
-WHERE c.conrelid = ANY($1::oid[]) AND c.contype IN ('p', 'u', 'f', 'c')
+LEFT JOIN pg_index i ON i.indexrelid = c.conindid AND c.contype IN ('p', 'u')
+LEFT JOIN pg_class ic ON ic.oid = c.conindid
+WHERE c.conrelid = ANY($1::oid[]) AND c.contype IN ('p', 'u', 'f', 'c', 'x')
+  AND c.conparentid = 0
 """
 
 # Indexes that back a primary key, unique or exclusion constraint are those constraints.
@@ -126,7 +281,13 @@ SELECT i.indrelid, ic.relname, i.indisunique, i.indnkeyatts, i.indkey::int2[],
        CASE WHEN 0 = ANY (i.indkey::int2[])
             THEN ARRAY(SELECT pg_get_indexdef(i.indexrelid, k, true)
                        FROM generate_series(1, i.indnatts) k ORDER BY k) END,
-       pg_get_expr(i.indpred, i.indrelid), am.amname, i.indclass::oid[], i.indoption::int2[]
+       pg_get_expr(i.indpred, i.indrelid), am.amname, i.indclass::oid[], i.indoption::int2[],
+       {nulls},
+       ARRAY_REMOVE(ARRAY[
+         CASE WHEN ic.reloptions IS NOT NULL THEN 'storage parameters (WITH (...))' END,
+         CASE WHEN ic.reltablespace <> 0 THEN 'a tablespace' END,
+         CASE WHEN NOT i.indisvalid THEN 'an invalid index (a failed CREATE INDEX CONCURRENTLY)' END
+       ], NULL)
 FROM pg_index i
 JOIN pg_class ic ON ic.oid = i.indexrelid
 JOIN pg_am am ON am.oid = ic.relam
@@ -194,7 +355,7 @@ SELECT n.nspname, c.relname, pg_get_viewdef(c.oid, true),
              JOIN pg_class d ON d.oid = dep.refobjid
              JOIN pg_namespace dn ON dn.oid = d.relnamespace
              WHERE r.ev_class = c.oid AND d.oid <> c.oid),
-       pg_get_userbyid(c.relowner), c.relkind = 'm'
+       pg_get_userbyid(c.relowner), c.relkind = 'm', c.reloptions IS NOT NULL
 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind IN ('v', 'm') AND n.nspname = ANY($1::text[]) AND has_schema_privilege(n.oid, 'USAGE')
   AND (pg_has_role(c.relowner, 'USAGE')
@@ -249,14 +410,27 @@ async def inspect_postgresql(conn: Any, scope: Scope, *, own_transaction: bool =
 
 async def _inspect(conn: Any, scope: Scope) -> Schema:
     schema_names = list(scope.schemas)
-    schemas = [r[0] for r in await conn.fetch(_SCHEMAS, schema_names)]
+    version = int(await conn.fetchval("SELECT current_setting('server_version_num')"))
+    nulls = "i.indnullsnotdistinct" if version >= 150000 else "false"
+    schema_rows = await conn.fetch(_SCHEMAS, schema_names)
+    schemas = [r[0] for r in schema_rows]
+    schema_owners = [(r[0], r[1]) for r in schema_rows]
+    schema_comments = [(r[0], r[2]) for r in schema_rows if r[2]]
+    unmanaged: list[str] = []
     table_rows = [
         r for r in await conn.fetch(_TABLES, schema_names) if scope.admits_table(_D, r[1], r[2])
     ]
     oids = [r[0] for r in table_rows]
     table_names = {r[0]: r[2] for r in table_rows}
+    qualified = {r[0]: f"{r[1]}.{r[2]}" for r in table_rows}
+    for row in table_rows:
+        unmanaged += [f"table {qualified[row[0]]}: {what}" for what in row[5]]
     columns: dict[int, list[Column]] = defaultdict(list)
     names: dict[int, dict[int, str]] = defaultdict(dict)
+    identities: dict[tuple[int, int], tuple[Any, ...]] = {}
+    column_rows = await conn.fetch(_COLUMNS, oids)
+    if any(r[6] in _IDENTITY for r in column_rows):
+        identities = {(r[0], r[1]): tuple(r[2:]) for r in await conn.fetch(_IDENTITIES, oids)}
     for (
         relid,
         attnum,
@@ -270,32 +444,53 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
         comment,
         sequence_name,
         draws_from_it,
-    ) in await conn.fetch(_COLUMNS, oids):
+        column_unmanaged,
+    ) in column_rows:
         names[relid][attnum] = name
-        type_text = normalize_type(_D, raw_type)
-        identity = _IDENTITY.get(identity_code)
-        if (
-            identity is None
-            and draws_from_it
-            and is_serial_sequence(table_names[relid], name, sequence_name)
-        ):
-            identity, default_text = "serial", None
-        else:
-            sequence_name = None
-        columns[relid].append(
-            Column(
-                name=name,
-                type=type_text,
-                nullable=not not_null,
-                default=normalize_default(_D, default_text, type_text) if default_text else None,
-                identity=identity,
-                generated=normalize_expression(_D, generated) if generated else None,
-                collation=collation,
-                comment=comment,
-                sequence=sequence_name,
+        where = f"table {qualified[relid]}, column {name}"
+        unmanaged += [f"{where}: {what}" for what in column_unmanaged]
+        with reading(where):
+            type_text = normalize_type(_D, raw_type)
+            identity = _IDENTITY.get(identity_code)
+            options = None
+            if identity is not None and (relid, attnum) in identities:
+                start, step, low, high, cache, cycle, seq = identities[(relid, attnum)]
+                options = identity_options(
+                    type_text,
+                    start=start,
+                    increment=step,
+                    min_value=low,
+                    max_value=high,
+                    cache=cache,
+                    cycle=cycle,
+                )
+                if not is_serial_sequence(table_names[relid], name, seq):
+                    unmanaged.append(f"{where}: an identity sequence named {seq}")
+            if (
+                identity is None
+                and draws_from_it
+                and is_serial_sequence(table_names[relid], name, sequence_name)
+            ):
+                identity, default_text = "serial", None
+            else:
+                sequence_name = None
+            columns[relid].append(
+                Column(
+                    name=name,
+                    type=type_text,
+                    nullable=not not_null,
+                    default=normalize_default(_D, default_text, type_text)
+                    if default_text
+                    else None,
+                    identity=identity,
+                    generated=normalize_expression(_D, generated) if generated else None,
+                    collation=collation,
+                    comment=comment,
+                    sequence=sequence_name,
+                    identity_options=options,
+                )
             )
-        )
-    constraint_rows = await conn.fetch(_CONSTRAINTS, oids)
+    constraint_rows = await conn.fetch(_CONSTRAINTS.format(nulls=nulls), oids)
     outside = sorted({r[6] for r in constraint_rows if r[2] == "f" and r[6] not in names})
     if outside:
         for relid, attnum, name in await conn.fetch(_REFERENCED_COLUMNS, outside):
@@ -316,84 +511,124 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
         on_update,
         on_delete,
         check,
+        deferrable,
+        deferred,
+        nulls_not_distinct,
+        constraint_unmanaged,
     ) in constraint_rows:
-        own = names[relid]
-        cols = tuple(own[n] for n in conkey)
-        if kind == "p":
-            pks[relid] = PrimaryKey(columns=cols, name=name)
-        elif kind == "u":
-            uniques[relid].append(UniqueConstraint(columns=cols, name=name))
-        elif kind == "f":
-            referenced = names[ref_relid]
-            fks[relid].append(
-                ForeignKey(
-                    columns=cols,
-                    ref_schema=ref_schema,
-                    ref_table=ref_table,
-                    ref_columns=tuple(referenced[n] for n in confkey),
-                    on_update=_ACTIONS[on_update],
-                    on_delete=_ACTIONS[on_delete],
-                    name=name,
+        where = f"table {qualified[relid]}, constraint {name}"
+        unmanaged += [f"{where}: {what}" for what in constraint_unmanaged]
+        if kind == "x":
+            continue
+        deferral = _deferral(deferrable, deferred)
+        with reading(where):
+            own = names[relid]
+            # A check that names no column (`CHECK (1 > 0)`) has no conkey.
+            cols = tuple(own[n] for n in conkey or ())
+            if kind == "p":
+                pks[relid] = PrimaryKey(columns=cols, name=name, deferrable=deferral)
+            elif kind == "u":
+                uniques[relid].append(
+                    UniqueConstraint(
+                        columns=cols,
+                        name=name,
+                        deferrable=deferral,
+                        nulls_not_distinct=bool(nulls_not_distinct),
+                    )
                 )
-            )
-        else:
-            checks[relid].append(Check(expr=normalize_expression(_D, check), name=name))
+            elif kind == "f":
+                referenced = names[ref_relid]
+                fks[relid].append(
+                    ForeignKey(
+                        columns=cols,
+                        ref_schema=ref_schema,
+                        ref_table=ref_table,
+                        ref_columns=tuple(referenced[n] for n in confkey),
+                        on_update=_ACTIONS[on_update],
+                        on_delete=_ACTIONS[on_delete],
+                        name=name,
+                        deferrable=deferral,
+                    )
+                )
+            else:
+                checks[relid].append(Check(expr=normalize_expression(_D, check), name=name))
     indexes: dict[int, list[Index]] = defaultdict(list)
     opclasses: dict[int, str] = dict(await conn.fetch(_OPCLASSES))
-    for row in await conn.fetch(_INDEXES, oids):
-        relid, name, unique, nkey, indkey, definitions, where, method, classes, flags = row
-        own = names[relid]
-        keys = [
-            own[n] if n else normalize_index_key(_D, definitions[position])
-            for position, n in enumerate(indkey)
+    for row in await conn.fetch(_INDEXES.format(nulls=nulls), oids):
+        relid, name, unique, nkey, indkey, definitions, where_text, method, classes, flags = row[
+            :10
         ]
-        # indoption bit 0 is DESC, bit 1 NULLS FIRST (pg_index.h).
-        options = [
-            index_key_options(
-                _D,
-                desc=bool(flag & 1),
-                nulls_first=bool(flag & 2),
-                opclass=opclasses.get(opclass, ""),
+        nulls_not_distinct, index_unmanaged = row[10], row[11]
+        where = f"table {qualified[relid]}, index {name}"
+        unmanaged += [f"{where}: {what}" for what in index_unmanaged]
+        with reading(where):
+            own = names[relid]
+            keys = [
+                own[n] if n else normalize_index_key(_D, definitions[position])
+                for position, n in enumerate(indkey)
+            ]
+            # indoption bit 0 is DESC, bit 1 NULLS FIRST (pg_index.h).
+            key_options = [
+                index_key_options(
+                    _D,
+                    desc=bool(flag & 1),
+                    nulls_first=bool(flag & 2),
+                    opclass=opclasses.get(opclass, ""),
+                )
+                for opclass, flag in zip(classes[:nkey], flags[:nkey], strict=True)
+            ]
+            indexes[relid].append(
+                Index(
+                    name=name,
+                    columns=tuple(keys[:nkey]),
+                    unique=unique,
+                    where=normalize_expression(_D, where_text) if where_text else None,
+                    include=tuple(keys[nkey:]),
+                    method=None if method == "btree" else method,
+                    key_options=index_key_options_tuple(key_options),
+                    nulls_not_distinct=bool(nulls_not_distinct),
+                )
             )
-            for opclass, flag in zip(classes[:nkey], flags[:nkey], strict=True)
-        ]
-        indexes[relid].append(
-            Index(
-                name=name,
-                columns=tuple(keys[:nkey]),
-                unique=unique,
-                where=normalize_expression(_D, where) if where else None,
-                include=tuple(keys[nkey:]),
-                method=None if method == "btree" else method,
-                key_options=index_key_options_tuple(options),
-            )
-        )
     grants: dict[int, list[Grant]] = defaultdict(list)
     known = set(table_privileges(_D))
     for relid, grantee, privilege, grantable in await conn.fetch(_GRANTS, oids):
         # A privilege `ALL` does not name (MAINTAIN, PostgreSQL 17) is not compared.
         if privilege in known:
             grants[relid].append(Grant(grantee, privilege, grantable))
-    tables = [
-        Table(
-            schema=schema,
-            name=name,
-            columns=tuple(columns[oid]),
-            primary_key=pks.get(oid),
-            uniques=tuple(uniques[oid]),
-            indexes=tuple(indexes[oid]),
-            foreign_keys=tuple(fks[oid]),
-            checks=tuple(checks[oid]),
-            comment=comment,
-            grants=tuple(grants[oid]),
-            owner=owner,
-        )
-        for oid, schema, name, comment, owner in table_rows
-    ]
+    for relid, policy in await conn.fetch(_POLICIES, oids):
+        unmanaged.append(f"table {qualified[relid]}: row-level security policy {policy}")
+    for relid, rule in await conn.fetch(_RULES, oids):
+        unmanaged.append(f"table {qualified[relid]}: rule {rule}")
     enums = [
         EnumType(schema=r[0], name=r[1], values=tuple(r[2]), owner=r[3])
         for r in await conn.fetch(_ENUMS, schema_names)
     ]
+    domains: list[Domain] = []
+    for schema, name, base, not_null, default, collation, owner, checks_read in await conn.fetch(
+        _DOMAINS, schema_names
+    ):
+        where = f"domain {schema}.{name}"
+        with reading(where):
+            base_type = normalize_type(_D, base)
+            domain_checks = []
+            for check_name, expression, valid in checks_read:
+                if valid != "true":
+                    unmanaged.append(f"{where}, constraint {check_name}: a NOT VALID constraint")
+                domain_checks.append(
+                    Check(expr=normalize_expression(_D, expression), name=check_name)
+                )
+            domains.append(
+                Domain(
+                    schema=schema,
+                    name=name,
+                    type=base_type,
+                    nullable=not not_null,
+                    default=normalize_default(_D, default, base_type) if default else None,
+                    collation=collation,
+                    checks=tuple(domain_checks),
+                    owner=owner,
+                )
+            )
     sequences = [
         Sequence(
             schema=schema,
@@ -427,51 +662,129 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
         if scope.admits_table(_D, schema, name)
         and not (drawn_from and is_serial_sequence(owner_table, owner_column, name))
     ]
-    views = [
-        View(
+    views = []
+    for (
+        schema,
+        name,
+        definition,
+        columns_read,
+        reads,
+        owner,
+        materialized,
+        view_options,
+    ) in await conn.fetch(_VIEWS, schema_names):
+        if not scope.admits_table(_D, schema, name):
+            continue
+        if view_options:
+            unmanaged.append(f"view {schema}.{name}: view options (WITH (...), CHECK OPTION)")
+        views.append(
+            View(
+                schema=schema,
+                name=name,
+                definition=server_definition(definition),
+                columns=tuple((str(c[0]), str(c[1])) for c in columns_read),
+                depends_on=tuple(sorted(reads)),
+                owner=owner,
+                materialized=materialized,
+            )
+        )
+    extensions = [
+        Extension(name=r[0], schema=r[1], comment=r[2])
+        for r in await conn.fetch(_EXTENSIONS, schema_names)
+    ]
+    unmanaged += [
+        f"{kind} {name}"
+        for kind, name in await conn.fetch(_UNMANAGED, schema_names)
+        if scope.admits_table(_D, *name.split(".", 1))
+    ]
+    functions, trigger_rows = await _functions(conn, scope, schema_names, oids)
+    triggers: dict[int, list[Trigger]] = defaultdict(list)
+    for relid, name, definition, enabled, constraint in trigger_rows:
+        where = f"table {qualified[relid]}, trigger {name}"
+        if constraint:
+            unmanaged.append(f"{where}: a constraint trigger")
+            continue
+        if enabled != "O":
+            unmanaged.append(f"{where}: whether it fires (ENABLE/DISABLE TRIGGER)")
+        with reading(where):
+            try:
+                triggers[relid].append(read_trigger(definition, tokenize(definition))[2])
+            except TriggerError as error:
+                unmanaged.append(f"{where}: {error}")
+    tables = [
+        Table(
             schema=schema,
             name=name,
-            definition=server_definition(definition),
-            columns=tuple((str(c[0]), str(c[1])) for c in columns_read),
-            depends_on=tuple(sorted(reads)),
+            columns=tuple(columns[oid]),
+            primary_key=pks.get(oid),
+            uniques=tuple(uniques[oid]),
+            indexes=tuple(indexes[oid]),
+            foreign_keys=tuple(fks[oid]),
+            checks=tuple(checks[oid]),
+            comment=comment,
+            grants=tuple(grants[oid]),
             owner=owner,
-            materialized=materialized,
+            triggers=tuple(triggers[oid]),
         )
-        for schema, name, definition, columns_read, reads, owner, materialized in await conn.fetch(
-            _VIEWS, schema_names
-        )
-        if scope.admits_table(_D, schema, name)
+        for oid, schema, name, comment, owner, _ in table_rows
     ]
-    functions = await _functions(conn, scope, schema_names)
-    return canonical_schema(_D, schemas, tables, enums, sequences, views, functions)
+    return canonical_schema(
+        _D,
+        schemas,
+        tables,
+        enums,
+        sequences,
+        views,
+        functions,
+        extensions,
+        schema_owners,
+        schema_comments,
+        unmanaged,
+        domains,
+    )
 
 
-async def _functions(conn: Any, scope: Scope, schema_names: list[str]) -> list[Function]:
+def _deferral(deferrable: bool, deferred: bool) -> str | None:
+    if not deferrable:
+        return None
+    return "DEFERRABLE INITIALLY DEFERRED" if deferred else "DEFERRABLE"
+
+
+async def _functions(
+    conn: Any, scope: Scope, schema_names: list[str], oids: list[int]
+) -> tuple[list[Function], list[Any]]:
+    """Functions, and the triggers of the tables `oids`: both read with `search_path` at
+    pg_catalog, so that user types, tables and functions print schema-qualified."""
     # SET LOCAL for one query, and back: Apply reads inside the transaction it then writes in.
     path = await conn.fetchval("SELECT current_setting('search_path')")
     await conn.execute("SELECT set_config('search_path', 'pg_catalog', true)")
     try:
         rows = await conn.fetch(_FUNCTIONS, schema_names)
+        trigger_rows = list(await conn.fetch(_TRIGGERS, oids)) if oids else []
     finally:
         await conn.execute("SELECT set_config('search_path', $1, true)", path)
-    return [
-        catalog_function(
-            schema=r[0],
-            name=r[1],
-            arguments=r[2],
-            result=r[3],
-            language=r[4],
-            body=r[5] or "",
-            volatility=r[6],
-            strict=r[7],
-            security_definer=r[8],
-            leakproof=r[9],
-            parallel=r[10],
-            cost=r[11],
-            rows=r[12],
-            config=r[13],
-            owner=r[14],
-        )
-        for r in rows
-        if scope.admits_table(_D, r[0], r[1])
-    ]
+    functions: list[Function] = []
+    for r in rows:
+        if not scope.admits_table(_D, r[0], r[1]):
+            continue
+        with reading(f"function {r[0]}.{r[1]}"):
+            functions.append(
+                catalog_function(
+                    schema=r[0],
+                    name=r[1],
+                    arguments=r[2],
+                    result=r[3],
+                    language=r[4],
+                    body=r[5] or "",
+                    volatility=r[6],
+                    strict=r[7],
+                    security_definer=r[8],
+                    leakproof=r[9],
+                    parallel=r[10],
+                    cost=r[11],
+                    rows=r[12],
+                    config=r[13],
+                    owner=r[14],
+                )
+            )
+    return functions, trigger_rows

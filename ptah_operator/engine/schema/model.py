@@ -44,6 +44,10 @@ class Column:
     type: str
     nullable: bool = True
     default: str | None = None
+    # PostgreSQL, desired side: the default as it was written (`now()`, which normalizes to
+    # CURRENT_TIMESTAMP), which is what CREATE and SET DEFAULT are given, so that the catalog
+    # holds what the person wrote. Not compared.
+    default_source: str | None = field(default=None, compare=False)
     # PostgreSQL: "always", "by default" (identity) or "serial" (an owned sequence's nextval);
     # MySQL/MariaDB: "auto_increment".
     identity: str | None = None
@@ -68,27 +72,43 @@ class Column:
     # The spatial reference system of a spatial column (MariaDB REF_SYSTEM_ID, MySQL SRID);
     # None for none (0).
     srid: int | None = None
+    # PostgreSQL identity: the options of its sequence, (start, increment, min, max, cache,
+    # cycle), where any differs from what the column's type gives by default; None for the
+    # defaults (`normalize.identity_options`).
+    identity_options: tuple[int, int, int, int, int, bool] | None = None
     # Observed side: what the server holds for the column that the model cannot express
     # (system versioning, an EXTRA word it does not know, an SRID it cannot read), each named.
     # A plan that would restate the column is refused rather than drop it. Not compared.
     unmodelled: tuple[str, ...] = field(default=(), compare=False)
 
 
+# PostgreSQL: when a key, unique or foreign key is checked. None for NOT DEFERRABLE; otherwise
+# "DEFERRABLE" (checked at each statement unless a transaction defers it) or "DEFERRABLE
+# INITIALLY DEFERRED" (checked at commit).
+Deferral = str | None
+
+
 @dataclass(frozen=True)
 class PrimaryKey:
     columns: tuple[str, ...]
     name: str | None = None
+    deferrable: Deferral = None
 
-    def key(self) -> tuple[str, ...]:
-        return self.columns
+    def key(self) -> tuple[Any, ...]:
+        return (self.columns, self.deferrable) if self.deferrable else self.columns
 
 
 @dataclass(frozen=True)
 class UniqueConstraint:
     columns: tuple[str, ...]
     name: str | None = None
+    deferrable: Deferral = None
+    # PostgreSQL 15: NULLS NOT DISTINCT (two NULLs collide).
+    nulls_not_distinct: bool = False
 
-    def key(self) -> tuple[str, ...]:
+    def key(self) -> tuple[Any, ...]:
+        if self.deferrable or self.nulls_not_distinct:
+            return (self.columns, self.deferrable, self.nulls_not_distinct)
         return self.columns
 
 
@@ -112,11 +132,14 @@ class Index:
     # MySQL/MariaDB: the index the server made for a foreign key that had none. Kept while
     # nobody declares it, dropped with its key; not part of the comparison.
     implicit: bool = field(default=False, compare=False)
+    # PostgreSQL 15: a unique index whose NULLs collide (NULLS NOT DISTINCT).
+    nulls_not_distinct: bool = False
 
     def key(self) -> tuple[Any, ...]:
         prefixes = self.prefix_lengths if any(p is not None for p in self.prefix_lengths) else ()
         options = self.key_options if any(self.key_options) else ()
-        return (self.columns, self.unique, self.where, self.include, prefixes, self.method, options)
+        key = (self.columns, self.unique, self.where, self.include, prefixes, self.method, options)
+        return (*key, True) if self.nulls_not_distinct else key
 
 
 @dataclass(frozen=True)
@@ -130,9 +153,10 @@ class ForeignKey:
     name: str | None = None
     # MySQL/MariaDB: the name of the implicit index the server made for this key.
     backing_index: str | None = field(default=None, compare=False)
+    deferrable: Deferral = None
 
     def key(self) -> tuple[Any, ...]:
-        return (
+        key = (
             self.columns,
             self.ref_schema,
             self.ref_table,
@@ -140,6 +164,7 @@ class ForeignKey:
             self.on_delete,
             self.on_update,
         )
+        return (*key, self.deferrable) if self.deferrable else key
 
 
 @dataclass(frozen=True)
@@ -168,6 +193,27 @@ class Grant:
 
 
 @dataclass(frozen=True)
+class Trigger:
+    """A PostgreSQL trigger on a table, read alike from CREATE TRIGGER and the catalog's
+    `pg_get_triggerdef` (`triggers.read_trigger`). Which it is: its table and name."""
+
+    name: str
+    # BEFORE, AFTER or INSTEAD OF.
+    timing: str
+    # INSERT, UPDATE, UPDATE OF col, ..., DELETE, TRUNCATE, in that order.
+    events: tuple[str, ...]
+    # ROW or STATEMENT.
+    level: str
+    # The function it executes, as the catalog prints it (schema-qualified unless it is
+    # pg_catalog's), and its arguments (each a string).
+    function: str
+    arguments: tuple[str, ...] = ()
+    # The WHEN condition, canonical; REFERENCING OLD/NEW TABLE AS ..., as written.
+    when: str | None = None
+    referencing: str | None = None
+
+
+@dataclass(frozen=True)
 class Table:
     schema: str
     name: str
@@ -184,8 +230,18 @@ class Table:
     # None means the owner is not managed (not compared).
     owner: str | None = None
     # MySQL/MariaDB, observed side: the table's default collation, which a column without a
-    # collation of its own takes. Table options are not managed: not compared.
+    # collation of its own takes; desired side: the one its options name (`DEFAULT
+    # CHARSET=… COLLATE=…`), or None. Compared where the desired schema names it (`diff`).
     collation: str | None = field(default=None, compare=False)
+    # MySQL/MariaDB, desired side: the default character set its options name alone
+    # (`DEFAULT CHARSET=latin1`), which the server gives its default collation (settled in
+    # `mysql_columns.settle_columns`). Not compared.
+    charset: str | None = field(default=None, compare=False)
+    # MySQL/MariaDB: the storage engine (`ENGINE=InnoDB`); on the desired side None when its
+    # options do not name one (not managed).
+    engine: str | None = field(default=None, compare=False)
+    # PostgreSQL: triggers, by name.
+    triggers: tuple[Trigger, ...] = ()
 
     @property
     def qualified(self) -> str:
@@ -210,6 +266,36 @@ class EnumType:
     @property
     def qualified(self) -> str:
         return f"{self.schema}.{self.name}"
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A PostgreSQL domain: a base type with a default, NOT NULL and checks (`VALUE > 0`),
+    each check compared by content and, where the desired schema names it, by name."""
+
+    schema: str
+    name: str
+    type: str
+    nullable: bool = True
+    default: str | None = None
+    collation: str | None = None
+    checks: tuple[Check, ...] = ()
+    owner: str | None = None
+
+    @property
+    def qualified(self) -> str:
+        return f"{self.schema}.{self.name}"
+
+
+@dataclass(frozen=True)
+class Extension:
+    """A PostgreSQL extension installed in a schema in scope. Its version is not compared
+    (`ALTER EXTENSION ... UPDATE` is not planned); its comment only where the desired schema
+    gives one (an extension's own script sets one)."""
+
+    name: str
+    schema: str
+    comment: str | None = None
 
 
 @dataclass(frozen=True)
@@ -262,6 +348,9 @@ class View:
     owner: str | None = None
     # PostgreSQL: a materialized view (its rows are computed when it is made).
     materialized: bool = False
+    # A materialized view made WITH NO DATA (as pg_dump writes one): whether its rows are
+    # computed is the state of its data, not compared; it says how CREATE makes it.
+    with_data: bool = field(default=True, compare=False)
 
     @property
     def qualified(self) -> str:
@@ -341,6 +430,16 @@ class Schema:
     sequences: tuple[Sequence, ...] = ()
     views: tuple[View, ...] = ()
     functions: tuple[Function, ...] = ()
+    extensions: tuple[Extension, ...] = ()
+    domains: tuple[Domain, ...] = ()
+    # PostgreSQL: (schema, role) for each schema whose owner is known (observed) or named
+    # (desired; one it does not name is not compared), and (schema, comment) likewise.
+    schema_owners: tuple[tuple[str, str], ...] = ()
+    schema_comments: tuple[tuple[str, str], ...] = ()
+    # Observed side: what the database holds in scope that the engine cannot manage, each
+    # named with its construct (`table public.t: row-level security`). Planning refuses a
+    # database that holds any (`diff.plan_changes`): nothing is silently left out. Not compared.
+    unmanaged: tuple[str, ...] = field(default=(), compare=False)
 
     def table(self, schema: str, name: str) -> Table | None:
         for table in self.tables:
@@ -450,12 +549,14 @@ def canonical_table(table: Table) -> Table:
     foreign_keys = _in_order(table.foreign_keys)
     checks = _in_order(table.checks)
     grants = tuple(sorted(set(table.grants), key=lambda g: (g.grantee, g.privilege, g.grantable)))
-    if (uniques, indexes, foreign_keys, checks, grants) == (
+    triggers = tuple(sorted(table.triggers, key=lambda t: t.name))
+    if (uniques, indexes, foreign_keys, checks, grants, triggers) == (
         table.uniques,
         table.indexes,
         table.foreign_keys,
         table.checks,
         table.grants,
+        table.triggers,
     ):
         return table
     return dataclasses.replace(
@@ -465,6 +566,7 @@ def canonical_table(table: Table) -> Table:
         foreign_keys=foreign_keys,
         checks=checks,
         grants=grants,
+        triggers=triggers,
     )
 
 
@@ -476,6 +578,11 @@ def canonical_schema(
     sequences: list[Sequence] | tuple[Sequence, ...] = (),
     views: list[View] | tuple[View, ...] = (),
     functions: list[Function] | tuple[Function, ...] = (),
+    extensions: list[Extension] | tuple[Extension, ...] = (),
+    schema_owners: list[tuple[str, str]] | tuple[tuple[str, str], ...] = (),
+    schema_comments: list[tuple[str, str]] | tuple[tuple[str, str], ...] = (),
+    unmanaged: list[str] | tuple[str, ...] = (),
+    domains: list[Domain] | tuple[Domain, ...] = (),
 ) -> Schema:
     return Schema(
         dialect=dialect,
@@ -487,4 +594,14 @@ def canonical_schema(
         sequences=tuple(sorted(sequences, key=lambda s: (s.schema, s.name))),
         views=tuple(sorted(views, key=lambda v: (v.schema, v.name))),
         functions=tuple(sorted(functions, key=lambda f: f.identity)),
+        extensions=tuple(sorted(set(extensions), key=lambda e: (e.name, e.schema))),
+        schema_owners=tuple(sorted(set(schema_owners))),
+        schema_comments=tuple(sorted(set(schema_comments))),
+        unmanaged=tuple(sorted(set(unmanaged))),
+        domains=tuple(
+            sorted(
+                (dataclasses.replace(d, checks=_in_order(d.checks)) for d in domains),
+                key=lambda d: (d.schema, d.name),
+            )
+        ),
     )

@@ -202,17 +202,35 @@ async def settle_columns(conn: Any, observed: Schema, desired: Schema) -> Schema
     """`desired`, each column that names a character set or collation settled against the
     server (`settle_column`): an existing table by its default collation, a new one by the
     database's. Reads only; asks nothing when no column names either."""
-    if desired.dialect.family != "mysql" or not any(
-        c.charset is not None or c.collation is not None for t in desired.tables for c in t.columns
+    if desired.dialect.family != "mysql" or (
+        not any(
+            c.charset is not None or c.collation is not None
+            for t in desired.tables
+            for c in t.columns
+        )
+        and not any(t.charset is not None or t.collation is not None for t in desired.tables)
     ):
         return desired
     collations = await _read_collations(conn)
     tables: list[Table] = []
     for table in desired.tables:
         existing = observed.table(table.schema, table.name)
-        default = (existing.collation if existing is not None else None) or collations.database
-        columns = tuple(settle_column(c, default.lower(), collations) for c in table.columns)
-        tables.append(
-            table if columns == table.columns else dataclasses.replace(table, columns=columns)
+        named = settle_table_collation(table, collations)
+        default = (
+            named or (existing.collation if existing is not None else None) or collations.database
         )
+        columns = tuple(settle_column(c, default.lower(), collations) for c in table.columns)
+        settled = dataclasses.replace(table, columns=columns, collation=named, charset=None)
+        tables.append(table if settled == table and named == table.collation else settled)
     return dataclasses.replace(desired, tables=tuple(tables))
+
+
+def settle_table_collation(table: Table, collations: _Collations) -> str | None:
+    """The default collation a desired table's options name (`DEFAULT CHARSET=x` alone is the
+    set's default collation), as the server names it; None when they name neither."""
+    if table.collation is not None:
+        charset = collations.charset(charset_of(table.collation))
+        return collations.collation(table.collation, charset)
+    if table.charset is not None:
+        return collations.defaults.get(collations.charset(table.charset))
+    return None

@@ -8,10 +8,12 @@ DDL or HCL. The result is one canonical spelling per meaning, so that `int4`, `i
 
 from __future__ import annotations
 
+import contextlib
 import decimal
 import functools
 import logging
 import re
+from collections.abc import Iterator
 
 import sqlglot
 from sqlglot import TokenType, exp
@@ -25,6 +27,30 @@ logging.getLogger("sqlglot").setLevel(logging.ERROR)
 
 class NormalizationError(ValueError):
     """A type or expression the engine cannot read."""
+
+
+# What reading a catalog row or a desired statement may raise on content the engine does not
+# expect: never to leave the engine as a traceback, but as an error naming the object.
+READ_FAILURES = (ArithmeticError, AttributeError, IndexError, KeyError, TypeError, ValueError)
+
+
+@contextlib.contextmanager
+def reading(what: str) -> Iterator[None]:
+    """Name `what` (an object, never its data) in any error raised while reading it: a
+    NormalizationError keeps its message behind the name; any other failure of the readers
+    (an engine bug, or catalog content the engine does not expect) becomes a
+    NormalizationError that names the object and the kind of failure only."""
+    try:
+        yield
+    except NormalizationError as error:
+        raise NormalizationError(f"{what}: {error}") from error
+    except READ_FAILURES as error:
+        if type(error).__module__.startswith("ptah_operator."):
+            # The engine's own readers (functions, views) say what they could not read.
+            raise NormalizationError(f"{what}: {error}") from error
+        raise NormalizationError(
+            f"{what}: the engine cannot read it ({type(error).__name__})"
+        ) from error
 
 
 # What an expression field (a default, a check, an index key or predicate, a generated
@@ -368,6 +394,32 @@ def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
         ):
             unwrapped: exp.Expr = inner.copy()
             return unwrapped
+    if (
+        dialect_family == "postgresql"
+        and isinstance(node, exp.Anonymous)
+        and str(node.this).lower() == "nextval"
+        and len(node.expressions) == 1
+        and _is_string_literal(node.expressions[0])
+    ):
+        # `nextval('public.s')` is `nextval('s')`, as the catalog prints a sequence on the
+        # search path (public's, as unqualified names are read).
+        name = str(node.expressions[0].this)
+        for prefix in ("public.", '"public".'):
+            if name.startswith(prefix):
+                return exp.Anonymous(
+                    this=node.this, expressions=[exp.Literal.string(name[len(prefix) :])]
+                )
+    if (
+        isinstance(node, exp.EQ | exp.NEQ)
+        and isinstance(node.expression, exp.Anonymous)
+        and str(node.expression.this).upper() == "SOME"
+        and len(node.expression.expressions) == 1
+    ):
+        # SOME is ANY (sqlglot reads it as a function call).
+        node = node.__class__(
+            this=node.this.copy(),
+            expression=exp.Any(this=exp.Paren(this=node.expression.expressions[0].copy())),
+        )
     if isinstance(node, exp.EQ | exp.NEQ) and isinstance(node.expression, exp.Any | exp.All):
         target = node.expression.this
         while isinstance(target, exp.Paren):
@@ -382,6 +434,9 @@ def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
     if isinstance(node, exp.Paren):
         inner = node.this
         parent = node.parent
+        if isinstance(parent, exp.Any | exp.All):
+            # `x = ANY (ARRAY[...])`: the parentheses are the syntax's.
+            return node
         if parent is None or isinstance(inner, _ATOMS):
             bare: exp.Expr = inner.copy()
             return bare
@@ -461,11 +516,13 @@ def _scaled(dialect: Dialect, number: str, column_type: str) -> str:
     match = re.fullmatch(r"decimal\(\d+,(\d+)\)(?: unsigned)?", column_type)
     if dialect.family != "mysql" or match is None:
         return number
+    # MySQL holds up to 65 digits, scale 30: more than decimal's default context (28).
+    context = decimal.Context(prec=200)
     try:
         value = decimal.Decimal(number)
+        return str(value.quantize(decimal.Decimal(1).scaleb(-int(match.group(1))), context=context))
     except decimal.InvalidOperation:
         return number
-    return str(value.quantize(decimal.Decimal(1).scaleb(-int(match.group(1)))))
 
 
 _ACTIONS = frozenset({"NO ACTION", "RESTRICT", "CASCADE", "SET NULL", "SET DEFAULT"})
@@ -820,3 +877,27 @@ def is_serial_sequence(table: str, column: str, sequence: str) -> bool:
     (`serial_sequence_name`), maybe with a number after it when that name was taken."""
     base = serial_sequence_name(table, column)
     return sequence == base or (sequence.startswith(base) and sequence[len(base) :].isdigit())
+
+
+def identity_options(
+    column_type: str,
+    *,
+    start: int | None = None,
+    increment: int | None = None,
+    min_value: int | None = None,
+    max_value: int | None = None,
+    cache: int | None = None,
+    cycle: bool = False,
+) -> tuple[int, int, int, int, int, bool] | None:
+    """The options of an identity column's sequence as the model holds them: (start,
+    increment, min, max, cache, cycle), None when each is what PostgreSQL gives a sequence of
+    the column's type by default (so `AS IDENTITY` and `AS IDENTITY (START WITH 1)` are one)."""
+    if column_type not in _SEQUENCE_BOUNDS:
+        raise NormalizationError("an identity column is smallint, integer or bigint")
+    step, low, high, first = sequence_options(
+        column_type, increment=increment, min_value=min_value, max_value=max_value, start=start
+    )
+    options = (first, step, low, high, 1 if cache is None else cache, cycle)
+    default_step, default_low, default_high, default_first = sequence_options(column_type)
+    default = (default_first, default_step, default_low, default_high, 1, False)
+    return None if options == default else options

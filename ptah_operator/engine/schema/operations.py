@@ -15,14 +15,16 @@ from typing import Any
 
 from ptah_operator.engine.schema.connection import Connection
 from ptah_operator.engine.schema.desired import load_files
-from ptah_operator.engine.schema.diff import Statement, plan_changes
+from ptah_operator.engine.schema.diff import PlanError, Statement, plan_changes
 from ptah_operator.engine.schema.drift import drift_report
 from ptah_operator.engine.schema.introspect_mysql import inspect_mysql
 from ptah_operator.engine.schema.introspect_postgresql import inspect_postgresql
 from ptah_operator.engine.schema.model import Dialect, Schema
 from ptah_operator.engine.schema.mysql_columns import settle_columns
+from ptah_operator.engine.schema.normalize import READ_FAILURES, NormalizationError
 from ptah_operator.engine.schema.plan import build_plan
 from ptah_operator.engine.schema.scope import Scope
+from ptah_operator.engine.schema.settle import settle_expressions
 from ptah_operator.engine.schema.timeouts import Timeouts
 from ptah_operator.engine.schema.views import settle_views
 
@@ -46,6 +48,20 @@ class PlanResult:
     plan_bytes: bytes
 
 
+def planned(observed: Schema, desired: Schema) -> list[Statement]:
+    """`plan_changes`, whose only errors are the engine's own: any other failure is a bug
+    of the engine's, reported as a PlanError (its kind, never data) rather than a traceback."""
+    try:
+        return plan_changes(observed, desired)
+    except (PlanError, NormalizationError):
+        raise
+    except READ_FAILURES as error:
+        raise PlanError(
+            f"the engine failed while planning ({type(error).__name__}): this is a bug of the "
+            "engine's; nothing was planned"
+        ) from error
+
+
 async def plan_url(
     url: str, desired_paths: list[Path], scope: Scope, timeouts: Timeouts | None = None
 ) -> PlanResult:
@@ -58,12 +74,13 @@ async def plan_url(
         observed = await observe(conn, scope)
         desired = await settle_views(conn.raw, observed, desired)
         desired = await settle_columns(conn.raw, observed, desired)
+        desired = await settle_expressions(conn.raw, observed, desired)
     if scope.tables or scope.exclude:
         # Under table globs the engine does not see all a schema holds: it drops none.
         desired = dataclasses.replace(
             desired, schemas=tuple(sorted({*desired.schemas, *observed.schemas}))
         )
-    statements = plan_changes(observed, desired)
+    statements = planned(observed, desired)
     return PlanResult(
         observed, desired, statements, build_plan(observed, desired, scope, statements)
     )

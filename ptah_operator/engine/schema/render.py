@@ -8,26 +8,46 @@ terminating semicolon.
 
 from __future__ import annotations
 
+import re
+
 from ptah_operator.engine.schema.functions import number_text, setting_clause
 from ptah_operator.engine.schema.model import (
     Argument,
     Check,
     Column,
     Dialect,
+    Domain,
     EnumType,
+    Extension,
     ForeignKey,
     Function,
     Index,
     PrimaryKey,
     Sequence,
     Table,
+    Trigger,
     UniqueConstraint,
     View,
 )
 from ptah_operator.engine.schema.normalize import (
     is_plain_column,
     mysql_grantee_parts,
+    sequence_options,
     string_literal,
+)
+from ptah_operator.engine.schema.triggers import render_trigger
+
+# A default the grammar takes bare after DEFAULT: a literal, a name, a function call, a cast
+# of one, an array; anything else (`now() AT TIME ZONE 'utc'`, `a || b`) is given in
+# parentheses, which both servers read the same (PostgreSQL's DEFAULT takes no AT TIME ZONE,
+# COLLATE or boolean operator bare).
+_BARE_DEFAULT = re.compile(
+    r"""(?:-?\d+(?:\.\d+)?(?:e[+-]?\d+)?"""
+    r"""|[bBxXeEnN]?'(?:[^']|'')*'"""
+    r"""|[A-Za-z_][A-Za-z0-9_$.]*(?:\((?:[^()']|'(?:[^']|'')*')*\))?"""
+    r"""|ARRAY\[(?:[^\[\]']|'(?:[^']|'')*')*\])"""
+    r"""(?:::[A-Za-z_][A-Za-z0-9_ .\[\]"()]*)?""",
+    re.IGNORECASE,
 )
 
 
@@ -55,10 +75,70 @@ class Renderer:
             return f"({key})"
         return f"{self.q(key)}({prefix})" if prefix is not None else self.q(key)
 
-    # Schemas and enum types (PostgreSQL).
+    def default_text(self, column: Column) -> str:
+        """The default CREATE and SET DEFAULT are given: on PostgreSQL as the desired schema
+        wrote it, where it did."""
+        if self.pg and column.default_source is not None:
+            return column.default_source
+        return column.default or ""
+
+    def default(self, expression: str) -> str:
+        """`DEFAULT expr`: bare where the grammar takes it, else in parentheses."""
+        return (
+            f"DEFAULT {expression}"
+            if _BARE_DEFAULT.fullmatch(expression)
+            else f"DEFAULT ({expression})"
+        )
+
+    # Schemas, extensions and enum types (PostgreSQL).
 
     def create_schema(self, name: str) -> str:
         return f"CREATE SCHEMA {self.q(name)}"
+
+    def schema_owner(self, name: str, role: str) -> str:
+        return f"ALTER SCHEMA {self.q(name)} OWNER TO {self.q(role)}"
+
+    def schema_comment(self, name: str, comment: str) -> str:
+        return f"COMMENT ON SCHEMA {self.q(name)} IS {self.literal(comment)}"
+
+    def create_extension(self, extension: Extension) -> str:
+        return f"CREATE EXTENSION {self.q(extension.name)} SCHEMA {self.q(extension.schema)}"
+
+    def extension_schema(self, extension: Extension) -> str:
+        return f"ALTER EXTENSION {self.q(extension.name)} SET SCHEMA {self.q(extension.schema)}"
+
+    def extension_comment(self, extension: Extension) -> str:
+        return f"COMMENT ON EXTENSION {self.q(extension.name)} IS {self.literal(extension.comment or '')}"
+
+    def drop_extension(self, extension: Extension) -> str:
+        return f"DROP EXTENSION {self.q(extension.name)}"
+
+    # Domains (PostgreSQL).
+
+    def create_domain(self, domain: Domain) -> str:
+        parts = [f"CREATE DOMAIN {self.table(domain.schema, domain.name)} AS {domain.type}"]
+        if domain.collation is not None:
+            parts.append(f"COLLATE {self.q(domain.collation)}")
+        if domain.default is not None:
+            parts.append(self.default(domain.default))
+        if not domain.nullable:
+            parts.append("NOT NULL")
+        parts += [self.check_clause(check) for check in domain.checks]
+        return " ".join(parts)
+
+    def alter_domain(self, domain: Domain, action: str) -> str:
+        return f"ALTER DOMAIN {self.table(domain.schema, domain.name)} {action}"
+
+    def drop_domain(self, domain: Domain) -> str:
+        return f"DROP DOMAIN {self.table(domain.schema, domain.name)}"
+
+    # Triggers (PostgreSQL).
+
+    def create_trigger(self, table: Table, trigger: Trigger) -> str:
+        return render_trigger(table.schema, table.name, trigger)
+
+    def drop_trigger(self, table: Table, trigger: Trigger) -> str:
+        return f"DROP TRIGGER {self.q(trigger.name)} ON {self.table(table.schema, table.name)}"
 
     def create_enum(self, enum: EnumType) -> str:
         values = ", ".join(self.literal(v) for v in enum.values)
@@ -109,8 +189,10 @@ class Renderer:
             parts.append(f"GENERATED ALWAYS AS ({column.generated}) {storage}")
         if column.identity in {"always", "by default"}:
             parts.append(f"GENERATED {column.identity.upper()} AS IDENTITY")
+            if column.identity_options is not None:
+                parts.append(f"({self.identity_options(column)})")
         if column.default is not None and column.generated is None:
-            parts.append(f"DEFAULT {column.default}")
+            parts.append(self.default(self.default_text(column)))
         if self.pg or column.generated is None or self.dialect is Dialect.MYSQL:
             # MariaDB refuses a nullability clause on a generated column (it is always
             # nullable there); MySQL takes one, and MODIFY would drop a NOT NULL unsaid.
@@ -126,13 +208,45 @@ class Renderer:
         parts += [f"CHECK ({check.expr})" for check in checks]
         return " ".join(parts)
 
+    def identity_options(self, column: Column) -> str:
+        """The options of an identity's sequence, every one stated (`SET ...` for `ALTER
+        COLUMN` with `alter`)."""
+        start, increment, low, high, cache, cycle = self.identity_values(column)
+        return (
+            f"START WITH {start} INCREMENT BY {increment} MINVALUE {low} MAXVALUE {high} "
+            f"CACHE {cache} {'CYCLE' if cycle else 'NO CYCLE'}"
+        )
+
+    @staticmethod
+    def identity_values(column: Column) -> tuple[int, int, int, int, int, bool]:
+        if column.identity_options is not None:
+            return column.identity_options
+        increment, low, high, start = sequence_options(column.type)
+        return (start, increment, low, high, 1, False)
+
+    def set_identity_options(self, table: Table, column: Column) -> str:
+        start, increment, low, high, cache, cycle = self.identity_values(column)
+        return self.alter_column(
+            table,
+            column.name,
+            f"SET START WITH {start} SET INCREMENT BY {increment} SET MINVALUE {low} "
+            f"SET MAXVALUE {high} SET CACHE {cache} SET {'CYCLE' if cycle else 'NO CYCLE'}",
+        )
+
+    @staticmethod
+    def deferral(deferrable: str | None) -> str:
+        return f" {deferrable}" if deferrable else ""
+
     def primary_key_clause(self, pk: PrimaryKey) -> str:
         name = f"CONSTRAINT {self.q(pk.name)} " if pk.name and self.pg else ""
-        return f"{name}PRIMARY KEY ({self.cols(pk.columns)})"
+        return f"{name}PRIMARY KEY ({self.cols(pk.columns)}){self.deferral(pk.deferrable)}"
 
     def unique_clause(self, unique: UniqueConstraint) -> str:
         name = f"CONSTRAINT {self.q(unique.name)} " if unique.name else ""
-        return f"{name}UNIQUE ({self.cols(unique.columns)})"
+        nulls = "NULLS NOT DISTINCT " if unique.nulls_not_distinct else ""
+        return (
+            f"{name}UNIQUE {nulls}({self.cols(unique.columns)}){self.deferral(unique.deferrable)}"
+        )
 
     def check_clause(self, check: Check) -> str:
         name = f"CONSTRAINT {self.q(check.name)} " if check.name else ""
@@ -143,7 +257,7 @@ class Renderer:
         return (
             f"{name}FOREIGN KEY ({self.cols(fk.columns)}) "
             f"REFERENCES {self.table(fk.ref_schema, fk.ref_table)} ({self.cols(fk.ref_columns)}) "
-            f"ON DELETE {fk.on_delete} ON UPDATE {fk.on_update}"
+            f"ON DELETE {fk.on_delete} ON UPDATE {fk.on_update}{self.deferral(fk.deferrable)}"
         )
 
     def create_table(self, table: Table) -> str:
@@ -154,9 +268,27 @@ class Renderer:
         lines += [self.check_clause(c) for c in table.checks]
         body = ",\n  ".join(lines)
         suffix = ""
-        if not self.pg and table.comment is not None:
-            suffix = f" COMMENT {self.literal(table.comment)}"
+        if not self.pg:
+            suffix = self.table_options(table)
+            if table.comment is not None:
+                suffix += f" COMMENT {self.literal(table.comment)}"
         return f"CREATE TABLE {self.table(table.schema, table.name)} (\n  {body}\n){suffix}"
+
+    def table_options(self, table: Table) -> str:
+        """MySQL/MariaDB: the engine and default collation a desired table names."""
+        options = ""
+        if table.engine is not None:
+            options += f" ENGINE={table.engine}"
+        if table.collation is not None:
+            options += (
+                f" DEFAULT CHARSET={table.collation.split('_', 1)[0]} COLLATE={table.collation}"
+            )
+        elif table.charset is not None:
+            options += f" DEFAULT CHARSET={table.charset}"
+        return options
+
+    def set_engine(self, table: Table) -> str:
+        return self.alter(table, f"ENGINE={table.engine}")
 
     def drop_table(self, table: Table) -> str:
         return f"DROP TABLE {self.table(table.schema, table.name)}"
@@ -191,12 +323,17 @@ class Renderer:
     def alter_column(self, table: Table, column: str, action: str) -> str:
         return self.alter(table, f"ALTER COLUMN {self.q(column)} {action}")
 
-    def set_type(self, table: Table, column: Column) -> str:
+    def set_type(self, table: Table, column: Column, *, through_text: bool = False) -> str:
+        """`ALTER COLUMN c TYPE t USING c::t`; `through_text` from an enum type, which casts
+        to no other type but text (`c::text::t`)."""
         collate = f" COLLATE {self.q(column.collation)}" if column.collation else ""
+        via = ""
+        if through_text:
+            via = "::text[]" if column.type.endswith("[]") else "::text"
         return self.alter_column(
             table,
             column.name,
-            f"TYPE {column.type}{collate} USING {self.q(column.name)}::{column.type}",
+            f"TYPE {column.type}{collate} USING {self.q(column.name)}{via}::{column.type}",
         )
 
     def retype_through_text(self, table: Table, column: str, type_text: str) -> str:
@@ -236,6 +373,7 @@ class Renderer:
             for k, p, o in zip(index.columns, prefixes, options, strict=True)
         )
         unique = "UNIQUE " if index.unique else ""
+        nulls = " NULLS NOT DISTINCT" if index.nulls_not_distinct else ""
         if not self.pg:
             name = f"{self.q(index.name)} " if index.name else ""
             kind = "UNIQUE INDEX" if index.unique else "INDEX"
@@ -248,7 +386,7 @@ class Renderer:
         where = f" WHERE {index.where}" if index.where else ""
         return (
             f"CREATE {unique}INDEX {name}ON {self.table(table.schema, table.name)}{using} "
-            f"({keys}){include}{where}"
+            f"({keys}){include}{nulls}{where}"
         )
 
     def drop_index(self, table: Table, index: Index) -> str:
@@ -311,7 +449,8 @@ class Renderer:
             verb = "CREATE MATERIALIZED VIEW"
         else:
             verb = "CREATE OR REPLACE VIEW" if replace else "CREATE VIEW"
-        return f"{verb} {self.table(view.schema, view.name)} AS {view.text}"
+        data = " WITH NO DATA" if view.materialized and not view.with_data else ""
+        return f"{verb} {self.table(view.schema, view.name)} AS {view.text}{data}"
 
     def drop_view(self, view: View) -> str:
         kind = "MATERIALIZED VIEW" if view.materialized else "VIEW"

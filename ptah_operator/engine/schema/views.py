@@ -111,10 +111,25 @@ def desired_view(
             ],
         )
     text = query.sql(dialect=dialect.sqlglot)
+    compared = text
+    if dialect.family == "mysql":
+        # `_utf8mb3' '` (as a dump writes a view's literals): information_schema reports the
+        # query without the introducer, so it is compared without it (the same string in any
+        # UTF-8 set) and CREATE VIEW is given it as written.
+        plain = query.transform(
+            lambda node: (
+                node.expression.copy()
+                if isinstance(node, exp.Introducer)
+                and str(node.this).lower() in {"_utf8", "_utf8mb3", "_utf8mb4"}
+                else node
+            )
+        )
+        compared = plain.sql(dialect=dialect.sqlglot)
     return View(
         schema=schema,
         name=name,
-        definition=text,
+        definition=compared,
+        source=text if compared != text else None,
         depends_on=relations(dialect, query),
         reads_star=reads_star(query),
     )
@@ -187,7 +202,7 @@ async def _settle_mysql(
 ) -> dict[str, View]:
     settled: dict[str, View] = {}
     for old, new in pairs:
-        mine = await _explained(conn, dialect, new.text)
+        mine = await _explained(conn, dialect, new.definition)
         theirs = await _explained(conn, dialect, old.definition)
         if mine is not None and mine == theirs:
             settled[new.qualified] = dataclasses.replace(

@@ -84,7 +84,7 @@ def test_a_view_becoming_materialized_is_dropped_as_a_view() -> None:
     ("dialect", "ddl", "message"),
     [
         (MY, "CREATE TABLE t (id int); CREATE MATERIALIZED VIEW v AS SELECT id FROM t;", "plain"),
-        (PG, TABLE + "CREATE MATERIALIZED VIEW v AS SELECT id FROM t WITH NO DATA;", "statement"),
+        (PG, TABLE + "CREATE VIEW v AS SELECT id FROM t WITH NO DATA;", "materialized"),
     ],
 )
 def test_materialized_views_refused_where_they_cannot_be_planned(

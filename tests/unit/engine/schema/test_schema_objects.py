@@ -273,7 +273,8 @@ def test_sequences_are_made_before_tables_owned_after_them_and_dropped_last() ->
         ("tables_removed", 'DROP TABLE "public"."old"'),
         (
             "tables_added",
-            'CREATE TABLE "app"."t" (\n  "id" integer DEFAULT NEXTVAL(\'app.s\') NULL\n)',
+            # The default as the desired schema writes it.
+            'CREATE TABLE "app"."t" (\n  "id" integer DEFAULT nextval(\'app.s\') NULL\n)',
         ),
         ("sequences_added", 'ALTER SEQUENCE "app"."s" OWNED BY "app"."t"."id"'),
         ("sequences_removed", 'DROP SEQUENCE "public"."gone"'),

@@ -1,0 +1,281 @@
+"""PostgreSQL and MariaDB features beyond tables and columns, on real servers (issue #10).
+
+Each modelled feature keeps the three properties of `dump_roundtrip`: the database's own dump
+plans nothing against it, planning from an empty database and applying gives the catalog of
+loading the file directly, and a second plan is empty. What an engine cannot manage is
+refused by name at plan time, in the desired schema and in the database alike.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ptah_operator.engine.schema.diff import PlanError
+from ptah_operator.engine.schema.operations import inspect_url
+from ptah_operator.engine.schema.scope import Scope
+
+from .dump_roundtrip import assert_properties
+from .schema_roundtrip import converge, execute, plan_for, write_desired
+
+# Issue #10, item 6: inspection ended in a traceback on these.
+
+
+async def test_a_check_that_names_no_column_is_inspected_and_converges(
+    pg_url: str, pg_twin: str, tmp_path: Path
+) -> None:
+    text = "CREATE TABLE t (a int, CONSTRAINT always CHECK (1 > 0), CHECK (true));"
+    await assert_properties(pg_url, pg_twin, tmp_path, text, own_dump=False)
+    observed = await inspect_url(pg_twin, Scope())
+    assert sorted(c.expr for c in observed.tables[0].checks) == ["1 > 0", "TRUE"]
+
+
+async def test_a_wide_decimal_with_a_default_is_inspected_and_converges(
+    maria_url: str, maria_twin: str, tmp_path: Path
+) -> None:
+    text = (
+        "CREATE TABLE t (a decimal(35,30) DEFAULT 1.5, b decimal(65,30) DEFAULT "
+        "-12345678901234567890123456789012345.123456789012345678901234567890, "
+        "c decimal(65,0) DEFAULT 99999999999999999999999999999999999999999999999999999999999"
+        "999999);"
+    )
+    await assert_properties(maria_url, maria_twin, tmp_path, text, own_dump=False)
+
+
+# Issue #10, item 7: each feature made, changed and dropped, converging each time; and the
+# three properties of `dump_roundtrip` for the schema that holds them.
+
+BOTH = Scope(schemas=("public", "app"))
+REPO = Path(__file__).resolve().parents[4]
+
+PG_STEPS: dict[str, list[str]] = {
+    "triggers": [
+        "CREATE FUNCTION stamp() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN NEW.n := 1; "
+        "RETURN NEW; END$$; CREATE TABLE t (id int PRIMARY KEY, n int, m int); "
+        "CREATE TRIGGER t_stamp BEFORE INSERT ON t FOR EACH ROW EXECUTE PROCEDURE stamp(); "
+        "CREATE TRIGGER t_m BEFORE UPDATE OF m ON t FOR EACH ROW WHEN (NEW.m > 0) "
+        "EXECUTE FUNCTION stamp();",
+        # A trigger changes, one over a column whose type changes, one goes, one comes.
+        "CREATE FUNCTION stamp() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN NEW.n := 1; "
+        "RETURN NEW; END$$; CREATE TABLE t (id int PRIMARY KEY, n int, m bigint); "
+        "CREATE TRIGGER t_stamp BEFORE INSERT OR UPDATE ON t FOR EACH ROW EXECUTE FUNCTION "
+        "stamp(); CREATE TRIGGER t_m BEFORE UPDATE OF m ON t FOR EACH ROW WHEN (NEW.m > 0) "
+        "EXECUTE FUNCTION stamp(); CREATE TRIGGER t_audit AFTER DELETE ON t FOR EACH STATEMENT "
+        "EXECUTE FUNCTION suppress_redundant_updates_trigger();",
+        "CREATE FUNCTION stamp() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN NEW.n := 2; "
+        "RETURN NEW; END$$; CREATE TABLE t (id int PRIMARY KEY, n int, m bigint);",
+    ],
+    "extensions": [
+        "CREATE EXTENSION pg_trgm; CREATE TABLE t (id int PRIMARY KEY, s text); "
+        "CREATE INDEX t_s ON t USING gin (s gin_trgm_ops);",
+        "CREATE EXTENSION pg_trgm; COMMENT ON EXTENSION pg_trgm IS 'trigrams'; "
+        "CREATE EXTENSION IF NOT EXISTS btree_gist WITH SCHEMA public; "
+        "CREATE TABLE t (id int PRIMARY KEY, s text);",
+        "CREATE TABLE t (id int PRIMARY KEY, s text);",
+    ],
+    "deferrable": [
+        # (A key a foreign key references cannot be deferrable: 55000.)
+        "CREATE TABLE p (id int PRIMARY KEY, k int CONSTRAINT p_k UNIQUE DEFERRABLE); "
+        "CREATE TABLE c (id int PRIMARY KEY, p_id int REFERENCES p (id)); "
+        "CREATE TABLE q (id int PRIMARY KEY);",
+        "CREATE TABLE p (id int PRIMARY KEY, k int CONSTRAINT p_k UNIQUE DEFERRABLE INITIALLY "
+        "DEFERRED); CREATE TABLE c (id int PRIMARY KEY, p_id int REFERENCES p (id) "
+        "DEFERRABLE INITIALLY DEFERRED); CREATE TABLE q (id int PRIMARY KEY DEFERRABLE);",
+    ],
+    "nulls_not_distinct": [
+        "CREATE TABLE t (a int, b int, CONSTRAINT t_a UNIQUE NULLS NOT DISTINCT (a)); "
+        "CREATE UNIQUE INDEX t_b ON t (b);",
+        "CREATE TABLE t (a int, b int, CONSTRAINT t_a UNIQUE (a)); "
+        "CREATE UNIQUE INDEX t_b ON t (b) NULLS NOT DISTINCT;",
+    ],
+    "identity_options": [
+        "CREATE TABLE t (id int GENERATED ALWAYS AS IDENTITY PRIMARY KEY, n bigint);",
+        "CREATE TABLE t (id int GENERATED ALWAYS AS IDENTITY (START WITH 100 INCREMENT BY 5 "
+        "CACHE 10) PRIMARY KEY, n bigint GENERATED BY DEFAULT AS IDENTITY (MINVALUE 10 "
+        "MAXVALUE 1000 CYCLE));",
+        "CREATE TABLE t (id bigint GENERATED BY DEFAULT AS IDENTITY (START WITH 100 "
+        "INCREMENT BY 5 CACHE 10) PRIMARY KEY, n bigint);",
+    ],
+    "column_checks": [
+        "CREATE TABLE t (a int CONSTRAINT a_positive CHECK (a > 0), b text CHECK (b = SOME "
+        "(ARRAY['x', 'y'])), c int CHECK (1 > 0));",
+        "CREATE TABLE t (a int CONSTRAINT a_small CHECK (a > 0), b text CHECK (b = ANY "
+        "(ARRAY['x', 'y'])), c int);",
+    ],
+    "enum_to_enum": [
+        "CREATE TYPE mood AS ENUM ('sad', 'happy'); CREATE TYPE feeling AS ENUM ('happy', "
+        "'sad', 'calm'); CREATE TABLE t (id int PRIMARY KEY, m mood DEFAULT 'sad' "
+        "CHECK (m <> 'happy'), ms mood[]); CREATE INDEX t_m ON t (id) WHERE m = 'sad';",
+        "CREATE TYPE mood AS ENUM ('sad', 'happy'); CREATE TYPE feeling AS ENUM ('happy', "
+        "'sad', 'calm'); CREATE TABLE t (id int PRIMARY KEY, m feeling DEFAULT 'sad' "
+        "CHECK (m <> 'happy'), ms feeling[]); CREATE INDEX t_m ON t (id) WHERE m = 'sad';",
+    ],
+    "defaults": [
+        "CREATE TABLE t (a timestamp DEFAULT (now() AT TIME ZONE 'utc'), b date DEFAULT DATE "
+        "'2020-01-01', c interval DEFAULT INTERVAL '24 hours', d timestamptz DEFAULT "
+        "TIMESTAMPTZ '2020-01-01 00:00+00', e text DEFAULT 'x' || 'y', f numeric(6,2) "
+        "DEFAULT 1.5, g boolean DEFAULT 't');",
+        "CREATE TABLE t (a timestamp DEFAULT (CURRENT_TIMESTAMP AT TIME ZONE 'utc'), b date "
+        "DEFAULT '2021-01-01'::date, c interval DEFAULT '1 day', d timestamptz DEFAULT now(), "
+        "e text DEFAULT 'z', f numeric(6,2) DEFAULT '2', g boolean DEFAULT false);",
+    ],
+    "domains": [
+        "CREATE DOMAIN year AS integer CONSTRAINT year_check CHECK (VALUE >= 1901 AND VALUE "
+        "<= 2155); CREATE DOMAIN code AS text COLLATE \"C\" DEFAULT 'x' NOT NULL; "
+        "CREATE TYPE mood AS ENUM ('a', 'b'); CREATE DOMAIN feeling AS mood; "
+        "CREATE TABLE t (y year, c code, ys year[], f feeling);",
+        "CREATE DOMAIN year AS integer DEFAULT 2000 CONSTRAINT year_check CHECK (VALUE >= 1900) "
+        'CHECK (VALUE < 3000); CREATE DOMAIN code AS text COLLATE "C"; '
+        "CREATE TYPE mood AS ENUM ('a', 'b'); CREATE DOMAIN feeling AS public.mood; "
+        "ALTER DOMAIN year OWNER TO postgres; CREATE TABLE t (y public.year, c code, f feeling);",
+        "CREATE DOMAIN year AS integer; CREATE TABLE t (y year, c text);",
+    ],
+    "quoted_and_qualified_names": [
+        "CREATE TYPE \"Mood\" AS ENUM ('a', 'b'); CREATE SEQUENCE public.counter; "
+        'CREATE TABLE t (m "Mood", n public."Mood", c bigint DEFAULT '
+        "nextval('public.counter'::regclass));",
+        "CREATE TYPE \"Mood\" AS ENUM ('a', 'b', 'c'); CREATE SEQUENCE counter; "
+        "CREATE TABLE t (m public.\"Mood\" DEFAULT 'c', c bigint DEFAULT nextval('counter'));",
+    ],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PG_STEPS))
+async def test_postgresql_features_converge_step_by_step(
+    pg_url: str, pg_twin: str, pg_third: str, tmp_path: Path, kind: str
+) -> None:
+    for text in PG_STEPS[kind]:
+        await converge(pg_url, tmp_path, text)
+    # The first step's schema keeps the three properties: loaded directly into one empty
+    # database, its dump plans nothing; planned from another and applied, it is the same.
+    await assert_properties(pg_third, pg_twin, tmp_path, PG_STEPS[kind][0])
+
+
+async def test_a_schema_holding_only_enum_types_is_made_and_kept(
+    pg_url: str, tmp_path: Path
+) -> None:
+    text = "CREATE TYPE app.mood AS ENUM ('a', 'b'); CREATE TABLE t (id int);"
+    first = await converge(pg_url, tmp_path, text, scope=BOTH)
+    assert first.statements[0].sql == 'CREATE SCHEMA "app"'
+    again = await plan_for(pg_url, write_desired(tmp_path, text), BOTH)
+    assert not any("DROP SCHEMA" in s.sql for s in again.statements)
+
+
+@pytest.mark.parametrize(
+    ("made", "named"),
+    [
+        ("CREATE TABLE t (a int); ALTER TABLE t ENABLE ROW LEVEL SECURITY", "row-level security"),
+        ("CREATE TABLE t (a int); CREATE POLICY p ON t USING (a > 0)", "policy p"),
+        ("CREATE TABLE p (a int) PARTITION BY RANGE (a)", "declarative partitioning"),
+        ("CREATE TABLE p (a int); CREATE TABLE c (b int) INHERITS (p)", "inheritance"),
+        ("CREATE TABLE t (a int, EXCLUDE USING btree (a WITH =))", "EXCLUDE"),
+        ('CREATE COLLATION ci (provider = icu, locale = "und")', "collation public.ci"),
+        ("CREATE TABLE t (a int); ALTER TABLE t ADD CHECK (a > 0) NOT VALID", "NOT VALID"),
+        ("CREATE TABLE t (a int) WITH (fillfactor = 70)", "storage parameters"),
+        ("CREATE TABLE t (a int); CREATE RULE r AS ON INSERT TO t DO INSTEAD NOTHING", "rule r"),
+        (
+            "CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NEW; END$$"
+            "|CREATE TABLE t (a int)|CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW "
+            "EXECUTE FUNCTION f()|ALTER TABLE t DISABLE TRIGGER tr",
+            "whether it fires",
+        ),
+    ],
+)
+async def test_what_postgresql_holds_that_the_engine_cannot_manage_refuses_the_plan(
+    pg_url: str, tmp_path: Path, made: str, named: str
+) -> None:
+    await execute(pg_url, *made.split("|" if "|" in made else "; "))
+    with pytest.raises(PlanError, match=named):
+        await plan_for(pg_url, write_desired(tmp_path, ""))
+
+
+MARIA_STEPS: dict[str, list[str]] = {
+    "auto_increment_key_added_and_removed": [
+        "CREATE TABLE t (id int NOT NULL, n int);",
+        # An existing column becomes AUTO_INCREMENT and the key (errno 1075 in two steps).
+        "CREATE TABLE t (id int NOT NULL AUTO_INCREMENT PRIMARY KEY, n int);",
+        # The key grows while the column stays AUTO_INCREMENT.
+        "CREATE TABLE t (id int NOT NULL AUTO_INCREMENT, n int NOT NULL, PRIMARY KEY (id, n));",
+        # Key and AUTO_INCREMENT go together.
+        "CREATE TABLE t (id int NOT NULL, n int NOT NULL);",
+        # A new AUTO_INCREMENT column with its key.
+        "CREATE TABLE t (id int NOT NULL, n int NOT NULL, k bigint NOT NULL AUTO_INCREMENT, "
+        "PRIMARY KEY (k));",
+        # It goes, key and all.
+        "CREATE TABLE t (id int NOT NULL, n int NOT NULL);",
+    ],
+    "table_options": [
+        "CREATE TABLE t (id int PRIMARY KEY, s varchar(10)) ENGINE=InnoDB DEFAULT CHARSET=latin1;",
+        "CREATE TABLE t (id int PRIMARY KEY, s varchar(10)) ENGINE=MyISAM DEFAULT CHARSET=latin1 "
+        "COLLATE=latin1_swedish_ci;",
+    ],
+    "column_checks": [
+        "CREATE TABLE t (a int CONSTRAINT a_positive CHECK (a > 0), b int CHECK (b < 10));",
+        "CREATE TABLE t (a int CONSTRAINT a_small CHECK (a > 1), b int);",
+    ],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(MARIA_STEPS))
+async def test_mariadb_features_converge_step_by_step(
+    maria_url: str, tmp_path: Path, kind: str
+) -> None:
+    for text in MARIA_STEPS[kind]:
+        await converge(maria_url, tmp_path, text)
+
+
+@pytest.mark.parametrize(
+    ("made", "named"),
+    [
+        ("CREATE TABLE t (a int) PARTITION BY HASH (a) PARTITIONS 2", "partitioning"),
+        (
+            "CREATE TABLE t (a int); CREATE TRIGGER tr BEFORE INSERT ON t FOR EACH ROW "
+            "SET NEW.a = 1",
+            "trigger tr",
+        ),
+        ("CREATE PROCEDURE pr() SELECT 1", "procedure pr"),
+        ("CREATE TABLE t (a int) WITH SYSTEM VERSIONING", "system versioning"),
+        ("CREATE TABLE t (a int) ROW_FORMAT=COMPRESSED", "ROW_FORMAT"),
+        (
+            "CREATE TABLE t (a int); CREATE VIEW v AS SELECT a FROM t WITH CHECK OPTION",
+            "CHECK OPTION",
+        ),
+    ],
+)
+async def test_what_mariadb_holds_that_the_engine_cannot_manage_refuses_the_plan(
+    maria_url: str, tmp_path: Path, made: str, named: str
+) -> None:
+    await execute(maria_url, *made.split("; "))
+    with pytest.raises(PlanError, match=named):
+        await plan_for(maria_url, write_desired(tmp_path, ""))
+
+
+async def test_the_command_line_names_what_it_cannot_manage_and_never_prints_a_traceback(
+    pg_url: str, tmp_path: Path
+) -> None:
+    await execute(pg_url, "CREATE TABLE t (a int)", "ALTER TABLE t ENABLE ROW LEVEL SECURITY")
+    repo = REPO
+
+    def run(*args: str) -> tuple[int, dict[str, object], str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "ptah_operator.engine.cli", "schema", *args, "--url", pg_url],
+            capture_output=True,
+            text=True,
+            cwd=repo,
+            env={**os.environ, "PYTHONPATH": str(repo)},
+            check=False,
+        )
+        return done.returncode, json.loads(done.stdout), done.stderr
+
+    code, printed, stderr = run("inspect")
+    assert (code, printed["unmanaged"]) == (0, ["table public.t: row-level security"])
+    desired = write_desired(tmp_path, "CREATE TABLE t (a int);")
+    code, printed, stderr = run("plan", "--desired", str(desired), "--out", str(tmp_path / "p"))
+    assert (code, printed["error"]) == (1, "PlanError")
+    assert "table public.t: row-level security" in str(printed["message"])
+    assert "Traceback" not in stderr
