@@ -40,14 +40,19 @@ F = TypeVar("F", Table, EnumType, Sequence, View, Function)
 
 def finish_table(dialect: Dialect, table: Table) -> Table:
     """What the database implies: key and identity columns are NOT NULL; MySQL uniques are
-    unique indexes."""
+    unique indexes; an empty comment is no comment (`COMMENT ... IS ''` removes one, and
+    MySQL/MariaDB report an empty comment as none)."""
     pk_columns = set(table.primary_key.columns) if table.primary_key else set()
-    columns = tuple(
-        dataclasses.replace(c, nullable=False)
-        if c.name in pk_columns or c.identity in {"always", "by default", "serial"}
-        else c
-        for c in table.columns
-    )
+
+    def finish(column: Column) -> Column:
+        key = column.name in pk_columns or column.identity in {"always", "by default", "serial"}
+        if not key and column.comment != "":
+            return column
+        return dataclasses.replace(
+            column, nullable=column.nullable and not key, comment=column.comment or None
+        )
+
+    columns = tuple(finish(c) for c in table.columns)
     indexes = list(table.indexes)
     uniques = list(table.uniques)
     # A privilege granted twice (in two files, or with and without the grant option) is one
@@ -63,7 +68,12 @@ def finish_table(dialect: Dialect, table: Table) -> Table:
         holders = {g.grantee for g in grants if g.grantable}
         grants = tuple(dataclasses.replace(g, grantable=g.grantee in holders) for g in grants)
     return dataclasses.replace(
-        table, columns=columns, indexes=tuple(indexes), uniques=tuple(uniques), grants=grants
+        table,
+        columns=columns,
+        indexes=tuple(indexes),
+        uniques=tuple(uniques),
+        grants=grants,
+        comment=table.comment or None,
     )
 
 

@@ -257,3 +257,18 @@ def test_postgresql_key_options_are_refused_in_mariadb_hcl() -> None:
     """
     with pytest.raises(DesiredSchemaError, match="PostgreSQL only"):
         parse_hcl(MY, hcl, "t.hcl")
+
+
+@pytest.mark.parametrize(
+    ("dialect", "ddl"),
+    [
+        (PG, "CREATE TABLE t (a int); COMMENT ON TABLE t IS ''; COMMENT ON COLUMN t.a IS '';"),
+        (MY, "CREATE TABLE t (a int COMMENT '') COMMENT=''"),
+    ],
+)
+def test_an_empty_comment_is_no_comment(dialect: Dialect, ddl: str) -> None:
+    # Both servers store no comment for an empty one: read as a comment, it never converged
+    # (the convergence harness found `COMMENT ON COLUMN ... IS ''` planned again and again).
+    table = assemble(dialect, [parse_ddl(dialect, ddl, "s.sql")], Scope()).tables[0]
+    assert table.comment is None
+    assert table.columns[0].comment is None
