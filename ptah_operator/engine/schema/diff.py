@@ -165,13 +165,17 @@ def _match(desired: list[T], observed: list[T]) -> tuple[list[T], list[T]]:
     """(desired items with no observed twin, observed items with no desired twin).
 
     Items are twins when their content (`key()`) is equal and, where the desired side names
-    the item, their names are equal too.
+    the item, their names are equal too. Named items are matched first: an unnamed one takes
+    any twin, so it must not take the one a named item of the same content needs.
     """
     if desired == observed:
         return [], []
     remaining = list(observed)
-    missing: list[T] = []
-    for item in desired:
+    unmatched: set[int] = set()
+    named = [i for i, item in enumerate(desired) if item.name is not None]
+    unnamed = [i for i, item in enumerate(desired) if item.name is None]
+    for position in named + unnamed:
+        item = desired[position]
         twin = next(
             (
                 o
@@ -181,10 +185,10 @@ def _match(desired: list[T], observed: list[T]) -> tuple[list[T], list[T]]:
             None,
         )
         if twin is None:
-            missing.append(item)
+            unmatched.add(position)
         else:
             remaining.remove(twin)
-    return missing, remaining
+    return [desired[i] for i in sorted(unmatched)], remaining
 
 
 class _Planner:

@@ -390,3 +390,21 @@ def test_drift_report_is_bounded_and_carries_no_detail() -> None:
     text = json.dumps(report)
     for secret in ("orgs", "teams", "ALTER", "CREATE", "note"):
         assert secret not in text
+
+
+@pytest.mark.parametrize("dialect", [PG, MY])
+def test_an_unnamed_item_does_not_take_the_twin_a_named_one_needs(dialect: Dialect) -> None:
+    # Two checks alike, one named ck1 and one left to the server: the unnamed desired one
+    # used to match ck1 first, so ck1 was added again (a duplicate name, the apply failed)
+    # and the server-named one dropped. Found by the convergence harness.
+    before = (
+        "CREATE TABLE t (a int, CONSTRAINT t_a_check CHECK (a > 0), CONSTRAINT ck1 CHECK (a > 0));"
+    )
+    after = "CREATE TABLE t (a int, CHECK (a > 0), CONSTRAINT ck1 CHECK (a > 0));"
+    assert plan(dialect, before, after) == []
+    named = "CREATE TABLE t (a int, CHECK (a > 0), CONSTRAINT ck2 CHECK (a > 0));"
+    q = "`" if dialect is MY else '"'
+    actions = [s.sql.split(" ", 3)[3] for s in plan(dialect, before, named)]
+    assert len(actions) == 2
+    assert actions[0].startswith("DROP CONSTRAINT ")
+    assert actions[1] == f"ADD CONSTRAINT {q}ck2{q} CHECK (a > 0)"
