@@ -338,6 +338,21 @@ _PREDICATES = (
 )
 
 
+# PostgreSQL 15's reserved key words, and those reserved but as a function or type name
+# (Appendix C): a column of such a name is quoted wherever an expression names it.
+_PG_RESERVED = frozenset(
+    """all analyse analyze and any array as asc asymmetric both case cast check collate column
+    constraint create current_catalog current_date current_role current_time
+    current_timestamp current_user default deferrable desc distinct do else end except
+    false fetch for foreign from grant group having in initially intersect into lateral
+    leading limit localtime localtimestamp not null offset on only or order placing primary
+    references returning select session_user some symmetric table then to trailing true
+    union unique user using variadic when where window with authorization binary collation
+    concurrently cross current_schema freeze full ilike inner is isnull join left like
+    natural notnull outer overlaps right similar tablesample verbose""".split()  # noqa: SIM905
+)
+
+
 def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
     """Undo what the catalogs add: literal casts, redundant parentheses, `= ANY (ARRAY[..])`."""
     if (
@@ -388,6 +403,9 @@ def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
             return inner.copy()
     if isinstance(node, exp.Identifier):
         name = node.this
+        if node.quoted and dialect_family == "postgresql" and name in _PG_RESERVED:
+            # Unquoted, `"user"` would read as CURRENT_USER, `"order"` not at all.
+            return node
         if not node.quoted or re.fullmatch(r"[a-z_][a-z0-9_]*", name):
             return exp.Identifier(this=name.lower() if not node.quoted else name, quoted=False)
     return node

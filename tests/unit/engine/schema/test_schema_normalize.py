@@ -106,6 +106,16 @@ def test_postgresql_expressions_compare_equal(written: str, reported: str) -> No
     assert normalize_expression(PG, written) == normalize_expression(PG, reported)
 
 
+def test_a_reserved_column_name_stays_quoted() -> None:
+    # Unquoted, `user >= -5` compares CURRENT_USER with a number (42883 at Apply) and
+    # `order > 1` does not parse: the canonical text is also what CHECK is rendered with.
+    assert normalize_expression(PG, '"user" >= -5') == '"user" >= -5'
+    assert normalize_expression(PG, '("user" >= 5)') == '"user" >= 5'
+    assert normalize_expression(PG, '"order" > 1') == '"order" > 1'
+    assert normalize_expression(PG, '"plain" > 1') == "plain > 1"
+    assert normalize_expression(MY, "`order` > 1") == "`order` > 1"
+
+
 def test_parentheses_that_change_meaning_are_kept() -> None:
     assert normalize_expression(PG, "(a + b) * c") != normalize_expression(PG, "a + b * c")
 
