@@ -351,10 +351,26 @@ _PG_RESERVED = frozenset(
     concurrently cross current_schema freeze full ilike inner is isnull join left like
     natural notnull outer overlaps right similar tablesample verbose""".split()  # noqa: SIM905
 )
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+
+
+def _number(text: str) -> exp.Expr:
+    if text.startswith("-"):
+        return exp.Neg(this=exp.Literal.number(text[1:]))
+    return exp.Literal.number(text)
 
 
 def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
-    """Undo what the catalogs add: literal casts, redundant parentheses, `= ANY (ARRAY[..])`."""
+    """Undo what the catalogs add: literal casts, redundant parentheses, `= ANY (ARRAY[..])`,
+    PostgreSQL's negative numbers as cast strings."""
+    if (
+        isinstance(node, exp.Cast)
+        and _is_string_literal(node.this)
+        and node.to.is_type(*exp.DataType.NUMERIC_TYPES)
+        and _NUMBER.fullmatch(str(node.this.this))
+    ):
+        # PostgreSQL keeps a negative number as a string cast to the type, `'-5'::integer`.
+        return _number(str(node.this.this))
     if (
         dialect_family == "postgresql"
         and isinstance(node, exp.Cast)

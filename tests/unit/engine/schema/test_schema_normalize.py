@@ -100,6 +100,10 @@ def test_mysql_defaults_compare_equal(written: str, reported: str, column_type: 
         ("st IN ('a', 'b')", "(st = ANY (ARRAY['a'::text, 'b'::text]))"),
         ("a > 0 AND b > 0", "((a > 0) AND (b > 0))"),
         ("email IS NOT NULL", "(email IS NOT NULL)"),
+        # What PostgreSQL keeps of a negative number (found by the convergence harness:
+        # such checks were planned again on every run).
+        ("c > -6.0", "(c > '-6.0'::numeric)"),
+        ("c <> -140035", "(c <> '-140035'::integer)"),
     ],
 )
 def test_postgresql_expressions_compare_equal(written: str, reported: str) -> None:
@@ -110,7 +114,7 @@ def test_a_reserved_column_name_stays_quoted() -> None:
     # Unquoted, `user >= -5` compares CURRENT_USER with a number (42883 at Apply) and
     # `order > 1` does not parse: the canonical text is also what CHECK is rendered with.
     assert normalize_expression(PG, '"user" >= -5') == '"user" >= -5'
-    assert normalize_expression(PG, '("user" >= 5)') == '"user" >= 5'
+    assert normalize_expression(PG, "(\"user\" >= '-5'::integer)") == '"user" >= -5'
     assert normalize_expression(PG, '"order" > 1') == '"order" > 1'
     assert normalize_expression(PG, '"plain" > 1') == "plain > 1"
     assert normalize_expression(MY, "`order` > 1") == "`order` > 1"
