@@ -362,7 +362,19 @@ def _number(text: str) -> exp.Expr:
 
 def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
     """Undo what the catalogs add: literal casts, redundant parentheses, `= ANY (ARRAY[..])`,
-    PostgreSQL's negative numbers as cast strings."""
+    PostgreSQL's `BETWEEN` spelt out and its negative numbers as cast strings."""
+    if dialect_family == "postgresql" and isinstance(node, exp.Not):
+        inner = node.this
+        if isinstance(inner, exp.Between):
+            # What PostgreSQL keeps of `x NOT BETWEEN a AND b`: `x < a OR x > b`.
+            below = exp.LT(this=inner.this.copy(), expression=inner.args["low"].copy())
+            above = exp.GT(this=inner.this.copy(), expression=inner.args["high"].copy())
+            return exp.Paren(this=exp.Or(this=below, expression=above))
+    if dialect_family == "postgresql" and isinstance(node, exp.Between):
+        # What PostgreSQL keeps of `x BETWEEN a AND b`: `x >= a AND x <= b`.
+        low = exp.GTE(this=node.this.copy(), expression=node.args["low"].copy())
+        high = exp.LTE(this=node.this.copy(), expression=node.args["high"].copy())
+        return exp.Paren(this=exp.And(this=low, expression=high))
     if (
         isinstance(node, exp.Cast)
         and _is_string_literal(node.this)

@@ -100,10 +100,14 @@ def test_mysql_defaults_compare_equal(written: str, reported: str, column_type: 
         ("st IN ('a', 'b')", "(st = ANY (ARRAY['a'::text, 'b'::text]))"),
         ("a > 0 AND b > 0", "((a > 0) AND (b > 0))"),
         ("email IS NOT NULL", "(email IS NOT NULL)"),
-        # What PostgreSQL keeps of a negative number (found by the convergence harness:
-        # such checks were planned again on every run).
+        # What PostgreSQL keeps of a negative number, BETWEEN and NOT BETWEEN (found by the
+        # convergence harness: such checks were planned again on every run).
         ("c > -6.0", "(c > '-6.0'::numeric)"),
         ("c <> -140035", "(c <> '-140035'::integer)"),
+        ("c BETWEEN 1 AND 9", "((c >= 1) AND (c <= 9))"),
+        ("c NOT BETWEEN 1 AND 9", "((c < 1) OR (c > 9))"),
+        ("c BETWEEN -6.0 AND 9.9", "((c >= '-6.0'::numeric) AND (c <= 9.9))"),
+        ("a > 0 AND c BETWEEN 1 AND 2 OR b", "(((a > 0) AND (c >= 1) AND (c <= 2)) OR b)"),
     ],
 )
 def test_postgresql_expressions_compare_equal(written: str, reported: str) -> None:
@@ -118,6 +122,10 @@ def test_a_reserved_column_name_stays_quoted() -> None:
     assert normalize_expression(PG, '"order" > 1') == '"order" > 1'
     assert normalize_expression(PG, '"plain" > 1') == "plain > 1"
     assert normalize_expression(MY, "`order` > 1") == "`order` > 1"
+
+
+def test_mariadb_keeps_between_as_written() -> None:
+    assert normalize_expression(MY, "c between 1 and 9") == "c BETWEEN 1 AND 9"
 
 
 def test_parentheses_that_change_meaning_are_kept() -> None:
