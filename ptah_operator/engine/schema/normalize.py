@@ -360,9 +360,26 @@ def _number(text: str) -> exp.Expr:
     return exp.Literal.number(text)
 
 
+def _quantifier(node: exp.Expr) -> tuple[str, exp.Expr] | None:
+    """`ANY (x)` or `ALL (x)` as ("ANY" | "ALL", x); sqlglot reads `ALL (...)` after `<>` as
+    a call of a function named ALL."""
+    if isinstance(node, exp.Any):
+        return "ANY", node.this
+    if isinstance(node, exp.All):
+        return "ALL", node.this
+    if (
+        isinstance(node, exp.Anonymous)
+        and str(node.this).upper() in {"ANY", "ALL"}
+        and len(node.expressions) == 1
+    ):
+        return str(node.this).upper(), node.expressions[0]
+    return None
+
+
 def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
     """Undo what the catalogs add: literal casts, redundant parentheses, `= ANY (ARRAY[..])`,
-    PostgreSQL's `BETWEEN` spelt out and its negative numbers as cast strings."""
+    PostgreSQL's `BETWEEN` spelt out, its one-value `IN` as `=` and its negative numbers as
+    cast strings."""
     if dialect_family == "postgresql" and isinstance(node, exp.Not):
         inner = node.this
         if isinstance(inner, exp.Between):
@@ -370,6 +387,14 @@ def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
             below = exp.LT(this=inner.this.copy(), expression=inner.args["low"].copy())
             above = exp.GT(this=inner.this.copy(), expression=inner.args["high"].copy())
             return exp.Paren(this=exp.Or(this=below, expression=above))
+    if dialect_family == "postgresql" and isinstance(node, exp.In | exp.Not):
+        # What PostgreSQL keeps of `x IN (a)` and `x NOT IN (a)`: `x = a`, `x <> a`.
+        negated = isinstance(node, exp.Not)
+        inner = node.this if negated else node
+        values = inner.expressions if isinstance(inner, exp.In) else []
+        if len(values) == 1 and not inner.args.get("query"):
+            comparison = exp.NEQ if negated else exp.EQ
+            return exp.Paren(this=comparison(this=inner.this.copy(), expression=values[0].copy()))
     if dialect_family == "postgresql" and isinstance(node, exp.Between):
         # What PostgreSQL keeps of `x BETWEEN a AND b`: `x >= a AND x <= b`.
         low = exp.GTE(this=node.this.copy(), expression=node.args["low"].copy())
@@ -408,16 +433,17 @@ def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
         ):
             unwrapped: exp.Expr = inner.copy()
             return unwrapped
-    if isinstance(node, exp.EQ | exp.NEQ) and isinstance(node.expression, exp.Any | exp.All):
-        target = node.expression.this
+    quantifier = _quantifier(node.expression) if isinstance(node, exp.EQ | exp.NEQ) else None
+    if quantifier is not None:
+        kind, target = quantifier
         while isinstance(target, exp.Paren):
             target = target.this
         if isinstance(target, exp.Array):
             values = [_simplify(v, dialect_family) for v in target.expressions]
             in_node = exp.In(this=node.this.copy(), expressions=values)
-            if isinstance(node, exp.EQ) and isinstance(node.expression, exp.Any):
+            if isinstance(node, exp.EQ) and kind == "ANY":
                 return in_node
-            if isinstance(node, exp.NEQ) and isinstance(node.expression, exp.All):
+            if isinstance(node, exp.NEQ) and kind == "ALL":
                 return exp.Not(this=in_node)
     if isinstance(node, exp.Paren):
         inner = node.this

@@ -108,6 +108,10 @@ def test_mysql_defaults_compare_equal(written: str, reported: str, column_type: 
         ("c NOT BETWEEN 1 AND 9", "((c < 1) OR (c > 9))"),
         ("c BETWEEN -6.0 AND 9.9", "((c >= '-6.0'::numeric) AND (c <= 9.9))"),
         ("a > 0 AND c BETWEEN 1 AND 2 OR b", "(((a > 0) AND (c >= 1) AND (c <= 2)) OR b)"),
+        # A one-value IN: PostgreSQL keeps `=` (and `<>` for NOT IN).
+        ("c IN ('eusku')", "(c = 'eusku'::text)"),
+        ("c NOT IN ('x')", "((c)::text <> 'x'::text)"),
+        ("c NOT IN ('x', 'y')", "((c)::text <> ALL (ARRAY['x'::text, 'y'::text]))"),
     ],
 )
 def test_postgresql_expressions_compare_equal(written: str, reported: str) -> None:
@@ -124,8 +128,9 @@ def test_a_reserved_column_name_stays_quoted() -> None:
     assert normalize_expression(MY, "`order` > 1") == "`order` > 1"
 
 
-def test_mariadb_keeps_between_as_written() -> None:
+def test_mariadb_keeps_between_and_in_as_written() -> None:
     assert normalize_expression(MY, "c between 1 and 9") == "c BETWEEN 1 AND 9"
+    assert normalize_expression(MY, "c in ('a')") == "c IN ('a')"
 
 
 def test_parentheses_that_change_meaning_are_kept() -> None:
