@@ -281,6 +281,9 @@ def _normalize_my_type(text: str) -> str:
             arg_list.append("0")
     if name in {"char", "binary"} and not arg_list:
         arg_list = ["1"]
+    if name in {"datetime", "timestamp", "time"} and arg_list == ["0"]:
+        # No fractional digits is the default: the server reports `datetime(0)` as `datetime`.
+        arg_list = []
     result = f"{name}({','.join(arg_list)})" if arg_list else name
     return f"{result} {rest}" if rest else result
 

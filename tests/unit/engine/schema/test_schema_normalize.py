@@ -47,10 +47,19 @@ def test_postgresql_types_compare_equal(written: str, reported: str) -> None:
         ("ENUM('a', 'b')", "enum('a','b')"),
         ("double precision", "double"),
         ("BIGINT", "bigint(20)"),
+        # Found by the convergence harness: the server reports no digits as none.
+        ("datetime(0)", "datetime"),
+        ("TIMESTAMP(0)", "timestamp"),
+        ("time(0)", "time"),
     ],
 )
 def test_mysql_types_compare_equal(written: str, reported: str) -> None:
     assert normalize_type(MY, written) == normalize_type(MY, reported)
+
+
+def test_mysql_fractional_digits_other_than_none_are_kept() -> None:
+    assert normalize_type(MY, "datetime(3)") == "datetime(3)"
+    assert normalize_type(PG, "timestamp(0)") != normalize_type(PG, "timestamp")
 
 
 def test_tinyint_width_one_is_kept_apart_from_tinyint() -> None:
