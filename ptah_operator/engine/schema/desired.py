@@ -126,7 +126,7 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
             _merge(tables, "table", (table.schema, table.name), table, part.source)
         for enum in part.enums:
             _merge(enums, "enum", (enum.schema, enum.name), enum, part.source)
-    named: dict[tuple[str, str, str], tuple[Attachment, str]] = {}
+    named: dict[tuple[str, str, str, str], tuple[Attachment, str]] = {}
     for part in parts:
         for schema, name, item in part.attachments:
             if (schema, name) not in tables:
@@ -135,7 +135,10 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
                 )
             item_name = getattr(item, "name", None)
             if item_name is not None:
-                named_key = (schema, name, item_name)
+                # A name is one object's within its kind: MySQL names the index it makes for
+                # a foreign key after the key (`KEY fk (a)` and `CONSTRAINT fk FOREIGN KEY`).
+                kind = "Index" if isinstance(item, UniqueConstraint) else type(item).__name__
+                named_key = (schema, name, kind, item_name)
                 if named_key in named:
                     if named[named_key][0] == item:
                         continue

@@ -272,3 +272,21 @@ def test_an_empty_comment_is_no_comment(dialect: Dialect, ddl: str) -> None:
     table = assemble(dialect, [parse_ddl(dialect, ddl, "s.sql")], Scope()).tables[0]
     assert table.comment is None
     assert table.columns[0].comment is None
+
+
+def test_an_index_and_a_foreign_key_may_share_a_name() -> None:
+    # What the plan from an empty schema writes for a MariaDB foreign key whose index the
+    # server made (the index takes the key's name): read back, it was refused as the same
+    # object defined twice. Found by the convergence harness.
+    ddl = (
+        "CREATE TABLE p (id int PRIMARY KEY); CREATE TABLE c (a int);"
+        "ALTER TABLE c ADD INDEX fk1 (a);"
+        "ALTER TABLE c ADD CONSTRAINT fk1 FOREIGN KEY (a) REFERENCES p (id);"
+    )
+    table = assemble(MY, [parse_ddl(MY, ddl, "s.sql")], Scope()).table("", "c")
+    assert table is not None
+    assert [i.name for i in table.indexes] == ["fk1"]
+    assert [f.name for f in table.foreign_keys] == ["fk1"]
+    twice = "ALTER TABLE c ADD INDEX fk1 (a, a);"
+    with pytest.raises(DesiredSchemaError, match="fk1 on table c is defined differently"):
+        assemble(MY, [parse_ddl(MY, ddl + twice, "s.sql")], Scope())
