@@ -381,8 +381,8 @@ def _quantifier(node: exp.Expr) -> tuple[str, exp.Expr] | None:
 
 def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
     """Undo what the catalogs add: literal casts, redundant parentheses, `= ANY (ARRAY[..])`,
-    PostgreSQL's `BETWEEN` spelt out, its one-value `IN` as `=` and its negative numbers as
-    cast strings."""
+    a one-value `IN` kept as `=`, PostgreSQL's `BETWEEN` spelt out and its negative numbers
+    as cast strings."""
     if dialect_family == "postgresql" and isinstance(node, exp.Not):
         inner = node.this
         if isinstance(inner, exp.Between):
@@ -390,8 +390,8 @@ def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
             below = exp.LT(this=inner.this.copy(), expression=inner.args["low"].copy())
             above = exp.GT(this=inner.this.copy(), expression=inner.args["high"].copy())
             return exp.Paren(this=exp.Or(this=below, expression=above))
-    if dialect_family == "postgresql" and isinstance(node, exp.In | exp.Not):
-        # What PostgreSQL keeps of `x IN (a)` and `x NOT IN (a)`: `x = a`, `x <> a`.
+    if isinstance(node, exp.In | exp.Not):
+        # What PostgreSQL and MariaDB keep of `x IN (a)`, `x NOT IN (a)`: `x = a`, `x <> a`.
         negated = isinstance(node, exp.Not)
         inner = node.this if negated else node
         values = inner.expressions if isinstance(inner, exp.In) else []
