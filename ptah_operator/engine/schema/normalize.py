@@ -50,6 +50,10 @@ _STATEMENTS = (
 def parse_expression(dialect: Dialect, text: str, what: str) -> exp.Expr:
     """`text` as exactly one SQL expression (no statement, no subquery, no `;`), or a
     NormalizationError naming `what` (never the text)."""
+    if "\x00" in text:
+        # No server takes a NUL in SQL text; sqlglot reads it into a bare name, which can
+        # carry what the statement splitter reads as the start of a quote (`\x00$$`).
+        raise NormalizationError(f"{what} holds a NUL character")
     sqlglot_dialect = sqlglot.Dialect.get_or_raise(dialect.sqlglot)
     try:
         tokens = sqlglot_dialect.tokenize(text)

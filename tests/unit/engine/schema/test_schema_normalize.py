@@ -6,6 +6,7 @@ import pytest
 
 from ptah_operator.engine.schema.model import Dialect
 from ptah_operator.engine.schema.normalize import (
+    NormalizationError,
     normalize_default,
     normalize_expression,
     normalize_index_key,
@@ -156,3 +157,11 @@ def test_index_keys_plain_columns_and_expressions() -> None:
     assert normalize_index_key(PG, "lower((email)::text)") == normalize_index_key(
         PG, "lower(email)"
     )
+
+
+@pytest.mark.parametrize("dialect", [PG, MY])
+def test_a_nul_character_is_refused(dialect: Dialect) -> None:
+    # Read as the bare name `\x00$$`, it reached CREATE TABLE as `DEFAULT \x00$$`, which the
+    # statement splitter reads as an open dollar quote (found by test_schema_fuzz).
+    with pytest.raises(NormalizationError, match="NUL"):
+        normalize_default(dialect, "\x00$$", "integer")
