@@ -185,7 +185,9 @@ class _TableReader:
             elif isinstance(c, exp.UniqueColumnConstraint):
                 items.append(UniqueConstraint(columns=(name,)))
             elif isinstance(c, exp.CheckColumnConstraint):
-                items.append(Check(expr=canonical_expression(d, c.this)))
+                # MariaDB keeps a check written on its column as that column's own.
+                own = name if mysql else None
+                items.append(Check(expr=canonical_expression(d, c.this), column=own))
             elif isinstance(c, exp.Reference):
                 items.append(_foreign_key(d, (name,), c, None))
             elif isinstance(c, exp.GeneratedAsIdentityColumnConstraint):

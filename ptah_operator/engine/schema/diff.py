@@ -1202,6 +1202,8 @@ def _drop_constraints(p: _Planner, old: Table, new: Table) -> None:
         )
     _, gone_checks = _match(list(new.checks), list(old.checks))
     for check in gone_checks:
+        if not p.pg and check.column is not None:
+            continue  # a column's own check goes with a MODIFY or DROP COLUMN of it
         p.emit(
             r.drop_constraint(old, check.name or ""),
             Severity.DESTRUCTIVE,
@@ -1265,7 +1267,13 @@ def _add_constraints(p: _Planner, old: Table, new: Table) -> None:
             else (),
         )
     missing_checks, _ = _match(list(new.checks), list(old.checks))
+    restated = _own_check_changes(p, old, new)
+    gained = {c.column: c for change in restated.values() for c in change.gained}
     for check in missing_checks:
+        if not p.pg and check.column is not None and old.column(check.column) is None:
+            continue  # made with its new column (see `_columns`)
+        if check.column is not None and gained.get(check.column) == check:
+            continue  # made by restating its column, below
         p.emit(
             r.add_constraint(new, r.check_clause(check)),
             Severity.WARNING,
@@ -1273,6 +1281,27 @@ def _add_constraints(p: _Planner, old: Table, new: Table) -> None:
             f"add check on {new.qualified}; existing rows must pass it",
             where,
             requires=(Requirement("check", new.qualified, expression=check.expr),),
+        )
+    for name, change in restated.items():
+        column = new.column(name)
+        assert column is not None
+        if not change.gained and old.column(name) != column:
+            continue  # the column's own change restated it without the check
+        _refuse_unmodelled(old, old.column(name) or column)
+        why = []
+        if change.lost:
+            why.append(f"without its check {', '.join(c.name or '' for c in change.lost)}")
+        if change.gained:
+            why.append("with a check of its own; existing rows must pass it")
+        p.emit(
+            r.modify_column(new, column, change.kept + change.gained),
+            Severity.DESTRUCTIVE if change.lost else Severity.WARNING,
+            "constraints_added" if change.gained else "constraints_removed",
+            f"restate column {new.qualified}.{name} " + " and ".join(why),
+            where,
+            requires=tuple(
+                Requirement("check", new.qualified, expression=c.expr) for c in change.gained
+            ),
         )
     missing_indexes, _ = _match(list(new.indexes), list(old.indexes))
     for index in missing_indexes:
@@ -1307,16 +1336,22 @@ def _columns(p: _Planner, old: Table, new: Table) -> None:
                 and column.identity is None
                 and column.generated is None
             )
+            # MariaDB: a check written on the column comes with it (see `_add_constraints`);
+            # the value existing rows take, a default or a generated one, must pass it.
+            checked = r.own_checks(new, column.name)
+            filled = bool(checked) and (column.default is not None or column.generated is not None)
+            severity = Severity.WARNING if filled else Severity.SAFE
             p.emit(
-                r.add_column(new, column),
-                Severity.DESTRUCTIVE if needs_value else Severity.SAFE,
+                r.add_column(new, column, checked),
+                Severity.DESTRUCTIVE if needs_value else severity,
                 "columns_added",
                 f"add column {new.qualified}.{column.name}"
                 + (
                     "; NOT NULL without a default fails or fills existing rows"
                     if needs_value
                     else ""
-                ),
+                )
+                + ("; existing rows take a value its check must pass" if filled else ""),
                 where,
             )
             if p.pg and column.comment is not None:
@@ -1359,6 +1394,38 @@ def _own_checks(old: Table, new: Table) -> dict[str, tuple[Check, ...]]:
         if check.column is not None and check not in gone:
             own[check.column] = (*own.get(check.column, ()), check)
     return own
+
+
+@dataclass(frozen=True)
+class _OwnChecks:
+    kept: tuple[Check, ...]
+    lost: tuple[Check, ...]
+    gained: tuple[Check, ...]
+
+
+def _own_check_changes(p: _Planner, old: Table, new: Table) -> dict[str, _OwnChecks]:
+    """MariaDB: per column on both sides whose own checks (`Check.column`, written on the
+    column) change, the checks it keeps, loses and gains. The server will not drop such a
+    check with DROP CONSTRAINT (errno 1091), and ADD CHECK makes a table check: restating
+    the column (MODIFY COLUMN) with the checks it keeps does both. A column has one own
+    check at most: one gained beside one kept is added as a table check. A column that goes
+    takes its own checks along; a new one comes with them (`_columns`)."""
+    if p.pg:
+        return {}
+    missing, gone = _match(list(new.checks), list(old.checks))
+    names = {c.column for c in [*missing, *gone] if c.column is not None}
+    changes: dict[str, _OwnChecks] = {}
+    for name in sorted(names):
+        if old.column(name) is None or new.column(name) is None:
+            continue
+        kept = tuple(c for c in old.checks if c.column == name and c not in gone)
+        lost = tuple(c for c in gone if c.column == name)
+        gained = tuple(c for c in missing if c.column == name)
+        if kept or len(gained) > 1:
+            gained = ()
+        if lost or gained:
+            changes[name] = _OwnChecks(kept, lost, gained)
+    return changes
 
 
 def _refuse_unmodelled(table: Table, column: Column) -> None:
