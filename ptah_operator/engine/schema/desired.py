@@ -211,6 +211,8 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
             )
         table = _resolve_enum_types(dialect, table, enum_names)
         table = finish_table(dialect, table)
+        if dialect.family == "mysql":
+            _refuse_beyond_the_bmp(table, source)
         if scope.admits_table(dialect, schema, name):
             finished.append(table)
     kept_views = [v for v, _ in views.values() if scope.admits_table(dialect, v.schema, v.name)]
@@ -341,6 +343,39 @@ def _own_sequences(
             raise DesiredSchemaError(
                 f"{source}: sequence {_qualified(schema, name)} is owned by an unknown column "
                 f"{sequence.owner_table}.{sequence.owner_column}"
+            )
+
+
+def _beyond_the_bmp(text: str | None) -> bool:
+    return text is not None and any(ord(c) > 0xFFFF for c in text)
+
+
+def _refuse_beyond_the_bmp(table: Table, source: str) -> None:
+    """MySQL/MariaDB keep a table's definition in utf8mb3 (three bytes a character at most):
+    a character beyond the Basic Multilingual Plane (an emoji) in a comment, a default or an
+    enum value becomes `?`, and in a check or generated expression it reads back as `????`
+    from information_schema. Such a schema would never converge: it is refused, naming the
+    table and the column, never the text."""
+    if _beyond_the_bmp(table.comment):
+        raise DesiredSchemaError(
+            f"{source}: the comment of table {table.qualified} holds a character MySQL and "
+            "MariaDB cannot keep in a table's definition (beyond U+FFFF)"
+        )
+    for column in table.columns:
+        if any(
+            _beyond_the_bmp(text)
+            for text in (column.comment, column.default, column.type, column.generated)
+        ):
+            raise DesiredSchemaError(
+                f"{source}: column {table.qualified}.{column.name} holds, in its type, "
+                "default, comment or expression, a character MySQL and MariaDB cannot keep in "
+                "a table's definition (beyond U+FFFF)"
+            )
+    for check in table.checks:
+        if _beyond_the_bmp(check.expr):
+            raise DesiredSchemaError(
+                f"{source}: a check of table {table.qualified} holds a character MySQL and "
+                "MariaDB cannot read back from information_schema (beyond U+FFFF)"
             )
 
 

@@ -290,3 +290,29 @@ def test_an_index_and_a_foreign_key_may_share_a_name() -> None:
     twice = "ALTER TABLE c ADD INDEX fk1 (a, a);"
     with pytest.raises(DesiredSchemaError, match="fk1 on table c is defined differently"):
         assemble(MY, [parse_ddl(MY, ddl + twice, "s.sql")], Scope())
+
+
+@pytest.mark.parametrize(
+    "ddl",
+    [
+        "CREATE TABLE t (a varchar(5) DEFAULT '\U0001f600')",
+        "CREATE TABLE t (a int COMMENT '\U0001f600')",
+        "CREATE TABLE t (a int) COMMENT='\U0001f600'",
+        "CREATE TABLE t (a enum('\U0001f600', 'x'))",
+        "CREATE TABLE t (a text CHECK (a <> '\U0001f600'))",
+        "CREATE TABLE t (a text, b text AS (concat(a, '\U0001f600')))",
+    ],
+)
+def test_mysql_refuses_what_its_table_definitions_cannot_keep(ddl: str) -> None:
+    # MariaDB keeps a table's definition in utf8mb3: such a default, comment or enum value
+    # becomes `?`, a check or expression reads back as `????`, and the plan never
+    # converged (found by the convergence harness). PostgreSQL keeps them.
+    with pytest.raises(DesiredSchemaError, match="beyond U\\+FFFF") as refused:
+        assemble(MY, [parse_ddl(MY, ddl, "s.sql")], Scope())
+    assert "\U0001f600" not in str(refused.value)
+
+
+def test_postgresql_keeps_characters_beyond_the_bmp() -> None:
+    ddl = "CREATE TABLE t (a text DEFAULT '\U0001f600' CHECK (a <> '\U0001f600'));"
+    table = assemble(PG, [parse_ddl(PG, ddl, "s.sql")], Scope()).tables[0]
+    assert table.columns[0].default == "'\U0001f600'"
