@@ -256,7 +256,9 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
     dropped = {(table.qualified, fk.name) for table, fk, _ in fk_drops}
     relinked = [
         (table, fk, columns)
-        for table, fk, columns in _linked_foreign_keys(p, observed_tables, desired_tables, kept)
+        for table, fk, columns in _linked_foreign_keys(
+            p, observed_tables, desired_tables, kept, enum_types
+        )
         if (table.qualified, fk.name) not in dropped
     ]
     for table, fk, table_kept in fk_drops:
@@ -418,22 +420,34 @@ def _linked_foreign_keys(
     observed_tables: dict[tuple[str, str], Table],
     desired_tables: dict[tuple[str, str], Table],
     kept: list[tuple[str, str]],
+    remade_enums: AbstractSet[str] = frozenset(),
 ) -> list[tuple[Table, ForeignKey, str]]:
-    """MySQL/MariaDB: each existing foreign key of a kept table that uses, on either side, a
-    column whose type, character set or collation changes (`_retyped`), with those columns
-    named. The server refuses such a change under the key (errno 1832, 1833): the key is
-    dropped before the column changes and added again, as it was, after. PostgreSQL converts
-    the key along with its columns."""
-    if p.pg:
-        return []
+    """Each existing foreign key of a kept table that uses, on either side, a column changed
+    in a way the key cannot stand while the plan changes its columns one at a time, with
+    those columns named: the key is dropped before the columns change and added again, as
+    it was, after. MySQL/MariaDB: any change of type, character set or collation
+    (`_retyped`); the server refuses it under the key (errno 1832, 1833). PostgreSQL
+    converts a key along with its column, but the other side is converted by a statement of
+    its own: in between the two sides must still compare, which a change within integers
+    and numerics, or within strings, keeps (`_pg_keeps_keys`), and a column of an enum type
+    made again (`_remake_enum`: new type against former) or any other change does not
+    (42804)."""
     retyped: set[tuple[str, str, str]] = set()
     for key in kept:
         old, new = observed_tables[key], desired_tables[key]
-        if old.columns == new.columns:
+        if old.columns == new.columns and not (p.pg and remade_enums):
             continue
         for column in old.columns:
             wanted = new.column(column.name)
-            if wanted is not None and _retyped(column, wanted):
+            if wanted is None:
+                continue
+            if p.pg:
+                remade = column.type.removesuffix("[]") in remade_enums
+                if (remade and wanted.type == column.type) or not _pg_keeps_keys(
+                    column.type, wanted.type
+                ):
+                    retyped.add((old.schema, old.name, column.name))
+            elif _retyped(column, wanted):
                 retyped.add((old.schema, old.name, column.name))
     if not retyped:
         return []
@@ -453,6 +467,22 @@ def _linked_foreign_keys(
             if used:
                 linked.append((table, fk, ", ".join(used)))
     return linked
+
+
+_PG_NUMBERS = re.compile(
+    r"(smallint|integer|bigint|real|double precision|numeric(\(\d+(,\d+)?\))?)"
+)
+_PG_STRINGS = re.compile(r"(text|character varying(\(\d+\))?|character\(\d+\))")
+
+
+def _pg_keeps_keys(old: str, new: str) -> bool:
+    """Whether a foreign key between a column of (normalized) type `old` and one of `new`
+    still holds in PostgreSQL: the same type, two numbers, or two strings."""
+    if old == new:
+        return True
+    return any(
+        pattern.fullmatch(old) and pattern.fullmatch(new) for pattern in (_PG_NUMBERS, _PG_STRINGS)
+    )
 
 
 def _qualified_name(schema: str, name: str) -> str:
