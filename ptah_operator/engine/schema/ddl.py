@@ -260,7 +260,10 @@ class _TableReader:
                     )
                 )
             elif isinstance(c, exp.CheckColumnConstraint):
-                items.append(Check(expr=canonical_expression(d, c.this), name=named))
+                # MariaDB keeps a check written on its column as that column's own (named
+                # after it); one given a name of its own is read as the table's.
+                own = name if mysql and named is None else None
+                items.append(Check(expr=canonical_expression(d, c.this), name=named, column=own))
             elif isinstance(c, exp.Reference):
                 items.append(_foreign_key(d, (name,), c, named))
             elif isinstance(c, exp.GeneratedAsIdentityColumnConstraint):

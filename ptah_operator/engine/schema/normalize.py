@@ -76,6 +76,10 @@ _STATEMENTS = (
 def parse_expression(dialect: Dialect, text: str, what: str) -> exp.Expr:
     """`text` as exactly one SQL expression (no statement, no subquery, no `;`), or a
     NormalizationError naming `what` (never the text)."""
+    if "\x00" in text:
+        # No server takes a NUL in SQL text; sqlglot reads it into a bare name, which can
+        # carry what the statement splitter reads as the start of a quote (`\x00$$`).
+        raise NormalizationError(f"{what} holds a NUL character")
     sqlglot_dialect = sqlglot.Dialect.get_or_raise(dialect.sqlglot)
     try:
         tokens = sqlglot_dialect.tokenize(text)
@@ -310,6 +314,9 @@ def _normalize_my_type(text: str) -> str:
             arg_list.append("0")
     if name in {"char", "binary"} and not arg_list:
         arg_list = ["1"]
+    if name in {"datetime", "timestamp", "time"} and arg_list == ["0"]:
+        # No fractional digits is the default: the server reports `datetime(0)` as `datetime`.
+        arg_list = []
     result = f"{name}({','.join(arg_list)})" if arg_list else name
     return f"{result} {rest}" if rest else result
 
@@ -367,8 +374,76 @@ _PREDICATES = (
 )
 
 
+# PostgreSQL 15's reserved key words, and those reserved but as a function or type name
+# (Appendix C): a column of such a name is quoted wherever an expression names it.
+_PG_RESERVED = frozenset(
+    """all analyse analyze and any array as asc asymmetric both case cast check collate column
+    constraint create current_catalog current_date current_role current_time
+    current_timestamp current_user default deferrable desc distinct do else end except
+    false fetch for foreign from grant group having in initially intersect into lateral
+    leading limit localtime localtimestamp not null offset on only or order placing primary
+    references returning select session_user some symmetric table then to trailing true
+    union unique user using variadic when where window with authorization binary collation
+    concurrently cross current_schema freeze full ilike inner is isnull join left like
+    natural notnull outer overlaps right similar tablesample verbose""".split()  # noqa: SIM905
+)
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+
+
+def _number(text: str) -> exp.Expr:
+    if text.startswith("-"):
+        return exp.Neg(this=exp.Literal.number(text[1:]))
+    return exp.Literal.number(text)
+
+
+def _quantifier(node: exp.Expr) -> tuple[str, exp.Expr] | None:
+    """`ANY (x)` or `ALL (x)` as ("ANY" | "ALL", x); sqlglot reads `ALL (...)` after `<>` as
+    a call of a function named ALL."""
+    if isinstance(node, exp.Any):
+        return "ANY", node.this
+    if isinstance(node, exp.All):
+        return "ALL", node.this
+    if (
+        isinstance(node, exp.Anonymous)
+        and str(node.this).upper() in {"ANY", "ALL"}
+        and len(node.expressions) == 1
+    ):
+        return str(node.this).upper(), node.expressions[0]
+    return None
+
+
 def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
-    """Undo what the catalogs add: literal casts, redundant parentheses, `= ANY (ARRAY[..])`."""
+    """Undo what the catalogs add: literal casts, redundant parentheses, `= ANY (ARRAY[..])`,
+    a one-value `IN` kept as `=`, PostgreSQL's `BETWEEN` spelt out and its negative numbers
+    as cast strings."""
+    if dialect_family == "postgresql" and isinstance(node, exp.Not):
+        inner = node.this
+        if isinstance(inner, exp.Between):
+            # What PostgreSQL keeps of `x NOT BETWEEN a AND b`: `x < a OR x > b`.
+            below = exp.LT(this=inner.this.copy(), expression=inner.args["low"].copy())
+            above = exp.GT(this=inner.this.copy(), expression=inner.args["high"].copy())
+            return exp.Paren(this=exp.Or(this=below, expression=above))
+    if isinstance(node, exp.In | exp.Not):
+        # What PostgreSQL and MariaDB keep of `x IN (a)`, `x NOT IN (a)`: `x = a`, `x <> a`.
+        negated = isinstance(node, exp.Not)
+        inner = node.this if negated else node
+        values = inner.expressions if isinstance(inner, exp.In) else []
+        if len(values) == 1 and not inner.args.get("query"):
+            comparison = exp.NEQ if negated else exp.EQ
+            return exp.Paren(this=comparison(this=inner.this.copy(), expression=values[0].copy()))
+    if dialect_family == "postgresql" and isinstance(node, exp.Between):
+        # What PostgreSQL keeps of `x BETWEEN a AND b`: `x >= a AND x <= b`.
+        low = exp.GTE(this=node.this.copy(), expression=node.args["low"].copy())
+        high = exp.LTE(this=node.this.copy(), expression=node.args["high"].copy())
+        return exp.Paren(this=exp.And(this=low, expression=high))
+    if (
+        isinstance(node, exp.Cast)
+        and _is_string_literal(node.this)
+        and node.to.is_type(*exp.DataType.NUMERIC_TYPES)
+        and _NUMBER.fullmatch(str(node.this.this))
+    ):
+        # PostgreSQL keeps a negative number as a string cast to the type, `'-5'::integer`.
+        return _number(str(node.this.this))
     if (
         dialect_family == "postgresql"
         and isinstance(node, exp.Cast)
@@ -420,16 +495,17 @@ def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
             this=node.this.copy(),
             expression=exp.Any(this=exp.Paren(this=node.expression.expressions[0].copy())),
         )
-    if isinstance(node, exp.EQ | exp.NEQ) and isinstance(node.expression, exp.Any | exp.All):
-        target = node.expression.this
+    quantifier = _quantifier(node.expression) if isinstance(node, exp.EQ | exp.NEQ) else None
+    if quantifier is not None:
+        kind, target = quantifier
         while isinstance(target, exp.Paren):
             target = target.this
         if isinstance(target, exp.Array):
             values = [_simplify(v, dialect_family) for v in target.expressions]
             in_node = exp.In(this=node.this.copy(), expressions=values)
-            if isinstance(node, exp.EQ) and isinstance(node.expression, exp.Any):
+            if isinstance(node, exp.EQ) and kind == "ANY":
                 return in_node
-            if isinstance(node, exp.NEQ) and isinstance(node.expression, exp.All):
+            if isinstance(node, exp.NEQ) and kind == "ALL":
                 return exp.Not(this=in_node)
     if isinstance(node, exp.Paren):
         inner = node.this
@@ -446,6 +522,9 @@ def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
             return inner.copy()
     if isinstance(node, exp.Identifier):
         name = node.this
+        if node.quoted and dialect_family == "postgresql" and name in _PG_RESERVED:
+            # Unquoted, `"user"` would read as CURRENT_USER, `"order"` not at all.
+            return node
         if not node.quoted or re.fullmatch(r"[a-z_][a-z0-9_]*", name):
             return exp.Identifier(this=name.lower() if not node.quoted else name, quoted=False)
     return node

@@ -260,12 +260,19 @@ class Renderer:
             f"ON DELETE {fk.on_delete} ON UPDATE {fk.on_update}{self.deferral(fk.deferrable)}"
         )
 
+    def own_checks(self, table: Table, column: str) -> tuple[Check, ...]:
+        """MySQL/MariaDB: the checks written on `column` (`a int CHECK (a > 0)`), which
+        MariaDB keeps as the column's own, named after it."""
+        if self.pg:
+            return ()
+        return tuple(c for c in table.checks if c.column == column)
+
     def create_table(self, table: Table) -> str:
-        lines = [self.column_definition(c) for c in table.columns]
+        lines = [self.column_definition(c, self.own_checks(table, c.name)) for c in table.columns]
         if table.primary_key is not None:
             lines.append(self.primary_key_clause(table.primary_key))
         lines += [self.unique_clause(u) for u in table.uniques]
-        lines += [self.check_clause(c) for c in table.checks]
+        lines += [self.check_clause(c) for c in table.checks if self.pg or c.column is None]
         body = ",\n  ".join(lines)
         suffix = ""
         if not self.pg:

@@ -405,14 +405,31 @@ def test_mariadb_column_checks_are_restated_by_modify() -> None:
     assert [s.sql for s in plan_changes(observed, after)] == [
         "ALTER TABLE `t` MODIFY COLUMN `a` int NULL COMMENT 'x' CHECK (a > 0)"
     ]
-    # A check that goes is dropped first and not restated.
+    # A check that goes is not restated: the column's MODIFY drops it. (MariaDB refuses
+    # DROP CONSTRAINT of a column's own check, errno 1091: the plan once began with one.)
     gone = schema(
         MY,
         "CREATE TABLE t (id int PRIMARY KEY, a int COMMENT 'x', b int, CONSTRAINT t_b CHECK (b > a));",
     )
     assert [s.sql for s in plan_changes(observed, gone)] == [
-        "ALTER TABLE `t` DROP CONSTRAINT `a`",
         "ALTER TABLE `t` MODIFY COLUMN `a` int NULL COMMENT 'x'",
+    ]
+    # The column unchanged, a MODIFY of it restated as it is drops the check (destructive).
+    kept = schema(
+        MY, "CREATE TABLE t (id int PRIMARY KEY, a int, b int, CONSTRAINT t_b CHECK (b > a));"
+    )
+    dropped = plan_changes(observed, kept)
+    assert [(s.sql, s.severity.value) for s in dropped] == [
+        ("ALTER TABLE `t` MODIFY COLUMN `a` int NULL", "destructive")
+    ]
+    # A check written on the column replaces the one it had: one MODIFY.
+    replaced = schema(
+        MY,
+        "CREATE TABLE t (id int PRIMARY KEY, a int CHECK (a > 1), b int, "
+        "CONSTRAINT t_b CHECK (b > a));",
+    )
+    assert [s.sql for s in plan_changes(observed, replaced)] == [
+        "ALTER TABLE `t` MODIFY COLUMN `a` int NULL CHECK (a > 1)"
     ]
 
 
