@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: all deps venv control-plane image lint types imports crds check-crds unit integration test demo bench clean
+.PHONY: all deps venv control-plane image lint types imports crds check-crds unit integration test demo bench fuzz clean
 
 all: test
 
@@ -59,6 +59,12 @@ bench: deps venv control-plane
 	PTAH_BENCH_PEERS=$(BENCH_PEERS) $(PY) tests/bench/bench_schema.py
 	$(PY) tests/bench/bench_cluster.py
 	$(PY) tests/bench/bench_cluster.py --kind schema
+
+# The desired-schema readers, normalizers and renderer fuzzed far longer than `make test` does
+# (Hypothesis; PTAH_FUZZ_EXAMPLES examples per property).
+FUZZ_EXAMPLES ?= 5000
+fuzz: venv
+	PTAH_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) .venv/bin/pytest -q -p no:cacheprovider tests/unit/engine/schema/test_schema_fuzz.py
 
 clean:
 	rm -rf .venv .mypy_cache .ruff_cache .pytest_cache .coverage

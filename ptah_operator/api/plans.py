@@ -130,6 +130,8 @@ class Finding(ApiModel):
     category: ShortText | None = None
     object: ShortText | None = None
     """The object the statement touches, such as schema.table."""
+    related: ShortText | None = None
+    """LooksLikeRename: what the same plan adds in the shape of the object it drops."""
     statement_index: int | None = Field(default=None, ge=0)
 
 

@@ -193,20 +193,34 @@ def protected_tables(statements: Sequence[Statement], patterns: Sequence[str]) -
 def findings(statements: Sequence[Statement]) -> tuple[list[Json], int]:
     """One finding per statement that is not safe, the most severe first (then in plan order),
     the first MAX_PLAN_FINDINGS of them, and how many there are."""
-    noted = [(i, s) for i, s in enumerate(statements) if s.severity is not Severity.SAFE]
+    noted = [(i, s, code) for i, s in enumerate(statements) for code in _codes(s)]
     noted.sort(key=lambda item: (-item[1].severity.rank, item[0]))
     listed: list[Json] = []
-    for index, statement in noted[:MAX_PLAN_FINDINGS]:
+    for index, statement, code in noted[:MAX_PLAN_FINDINGS]:
         finding: Json = {
-            "code": FINDING_CODES[statement.severity],
+            "code": code,
             "severity": SEVERITIES[statement.severity],
             "category": statement.category,
             "statementIndex": index,
         }
         if statement.tables:
             finding["object"] = statement.tables[0][:MAX_OBJECT_CHARS]
+        if code == LOOKS_LIKE_RENAME and statement.looks_like_rename_to is not None:
+            finding["related"] = statement.looks_like_rename_to[:MAX_OBJECT_CHARS]
         listed.append(finding)
     return listed, len(noted)
+
+
+LOOKS_LIKE_RENAME = "LooksLikeRename"
+"""A drop of what has the shape of something the same plan adds: a rename, planned as a drop
+and an add, loses the data."""
+
+
+def _codes(statement: Statement) -> list[str]:
+    codes = [] if statement.severity is Severity.SAFE else [FINDING_CODES[statement.severity]]
+    if statement.looks_like_rename_to is not None:
+        codes.append(LOOKS_LIKE_RENAME)
+    return codes
 
 
 def plan_block(

@@ -178,10 +178,10 @@ def _seconds(doc: dict[str, Any], key: str) -> float | None:
     if (
         isinstance(value, bool)
         or not isinstance(value, int | float)
-        or not 0 < value <= _MAX_SECONDS
+        or not 0 <= value <= _MAX_SECONDS
     ):
         raise OperationError(
-            f"policy.{key} must be a number of seconds, more than 0, at most a week"
+            f"policy.{key} must be a number of seconds (0: no limit), at most a year"
         )
     return float(value)
 

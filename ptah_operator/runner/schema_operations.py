@@ -249,7 +249,7 @@ def engine_error(exc: Exception, files_dir: Path | None = None) -> ErrorBlock:
 
 async def _plan_once(url: str, files_dir: Path, operation: SchemaOperation) -> PlanResult:
     try:
-        return await plan_url(url, [files_dir], operation.scope)
+        return await plan_url(url, [files_dir], operation.scope, operation.timeouts)
     except asyncio.CancelledError:
         raise
     except Exception as exc:

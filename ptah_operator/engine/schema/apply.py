@@ -160,21 +160,12 @@ async def apply_plan(
         if not await acquire_lock(conn, lock_timeout):
             return ApplyResult("refused", "LockNotAcquired")
         try:
-            await _set_timeouts(conn, timeouts or Timeouts())
+            await conn.set_timeouts(timeouts or Timeouts())
             return await _locked(conn, plan, dry_run, progress)
         finally:
             await release_lock(conn)
     finally:
         await conn.close()
-
-
-async def _set_timeouts(conn: Connection, timeouts: Timeouts) -> None:
-    if conn.dialect is Dialect.POSTGRESQL:
-        for setting in timeouts.postgresql():
-            await conn.raw.execute(setting)
-        return
-    for setting in timeouts.mysql(conn.dialect):
-        await conn.raw.query(setting)
 
 
 async def _stale(conn: Connection, plan: Plan, own_transaction: bool) -> ApplyResult | None:
@@ -300,6 +291,10 @@ def _tried(ran: int, total: int, stopped: str | None = None) -> dict[str, Any]:
         "checked": ["statementsRunAndRolledBack"],
         "statementsRun": ran,
         "statements": total,
+        # What a rollback does not undo: values drawn from sequences (a DEFAULT nextval
+        # filling existing rows), and what a function called by a default, a check or a
+        # materialized view does outside the transaction.
+        "notRolledBack": ["sequenceValues", "effectsOutsideTheTransaction"],
     }
     if stopped is not None:
         detail["stoppedAt"] = {"statement": ran, "reason": stopped}

@@ -13,7 +13,8 @@ back as it is on PostgreSQL. Instead, under the same lock and timeouts as an App
   existing column, a CHECK added to an existing table, a foreign key between existing
   tables), one SELECT looks for a row that would make the statement fail. Such a row is the
   refusal. A requirement whose query the server cannot answer (a column the plan adds
-  first) is counted as not checked.
+  first), or a check calling a function that may do more than compute (a stored function,
+  SLEEP...: the query would run it), is counted as not checked.
 
 Not checked: whether a type conversion succeeds for every value, the server's limits (row
 size, index length, errno 1071/1118), privileges, and anything a statement depends on that
@@ -26,8 +27,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sqlglot import exp
+
 from ptah_operator.engine.schema.connection import Connection
 from ptah_operator.engine.schema.diff import Requirement, Statement
+from ptah_operator.engine.schema.model import Dialect
+from ptah_operator.engine.schema.normalize import NormalizationError, parse_expression
 from ptah_operator.engine.schema.render import Renderer
 
 _SYNTAX_ERRORS = frozenset({1064, 1149})
@@ -37,6 +42,43 @@ CHECK_NAMES = {
     "check": "checkRows",
     "references": "foreignKeyRows",
 }
+
+
+# Functions a CHECK may call that do nothing but compute: a check expression calling anything
+# else (a stored function, SLEEP, GET_LOCK, BENCHMARK...) is not evaluated before the Apply,
+# where the server judges it; evaluating it would run it.
+_PURE_FUNCTIONS = (
+    exp.Cast,
+    exp.Length,
+    exp.Lower,
+    exp.Upper,
+    exp.Trim,
+    exp.Abs,
+    exp.Coalesce,
+    exp.Substring,
+    exp.Concat,
+    exp.Round,
+    exp.Floor,
+    exp.Ceil,
+    exp.RegexpLike,
+    exp.If,
+    exp.Greatest,
+    exp.Least,
+)
+
+
+def checkable(dialect: Dialect, requirement: Requirement) -> bool:
+    """Whether the rows can be queried for `requirement` without running anything but the
+    query: a check's expression must be one expression calling only pure functions."""
+    if requirement.kind != "check":
+        return True
+    try:
+        tree = parse_expression(dialect, requirement.expression or "", "a check")
+    except NormalizationError:
+        return False
+    return all(
+        not isinstance(node, exp.Func) or isinstance(node, _PURE_FUNCTIONS) for node in tree.walk()
+    )
 
 
 def _errno(error: BaseException) -> int | None:
@@ -110,6 +152,9 @@ async def mysql_checks(conn: Connection, statements: list[Statement]) -> Checked
     for index, statement in enumerate(statements):
         for requirement in statement.requires:
             name = CHECK_NAMES[requirement.kind]
+            if not checkable(conn.dialect, requirement):
+                unchecked += 1
+                continue
             try:
                 broken = bool(await conn.mysql_rows(requirement_query(renderer, requirement)))
             except Exception as error:

@@ -36,14 +36,19 @@ CONTRACT_VERSION = "ptah.schema.cli/v1"
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_POLICY, EXIT_REFUSED, EXIT_UNKNOWN = 0, 1, 2, 3, 4, 5
 
 
-def _seconds(text: str) -> float:
+def _seconds(text: str, *, zero: bool = False) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError("not a number of seconds") from None
-    if not 0 < value < 86400 * 7:
-        raise argparse.ArgumentTypeError("seconds must be more than 0 and less than a week")
+    if not (value >= 0 if zero else value > 0) or value > 365 * 86400:
+        low = "0 (no limit)" if zero else "more than 0"
+        raise argparse.ArgumentTypeError(f"seconds must be {low} and at most a year")
     return value
+
+
+def _limit(text: str) -> float:
+    return _seconds(text, zero=True)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -102,15 +107,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     apply.add_argument(
         "--ddl-lock-timeout",
-        type=_seconds,
+        type=_limit,
         default=30.0,
-        help="seconds one statement may wait for a lock on what it changes (default 30)",
+        help="seconds one statement may wait for a lock on what it changes (default 30; 0: no limit)",
     )
     apply.add_argument(
         "--statement-timeout",
-        type=_seconds,
+        type=_limit,
         default=None,
-        help="seconds one statement may run (default: no limit; MySQL has none for DDL)",
+        help="seconds one statement may run (default or 0: no limit; MySQL has none for DDL)",
     )
     policy(apply)
     return parser

@@ -16,6 +16,7 @@ import asyncpg
 from pymysql.constants import CLIENT
 
 from ptah_operator.engine.schema.model import Dialect
+from ptah_operator.engine.schema.timeouts import Timeouts
 
 
 class TargetError(ValueError):
@@ -62,12 +63,16 @@ def parse_url(url: str) -> Target:
 
 
 async def connect_postgresql(target: Target) -> Any:
+    # The engine spells string literals as standard SQL does ('' for a quote, a backslash as
+    # itself): a database or role set to standard_conforming_strings = off would read a
+    # backslash before a quote as an escape, and the literal would end elsewhere.
     return await asyncpg.connect(
         host=target.host,
         port=target.port,
         user=target.user,
         password=target.password,
         database=target.database,
+        server_settings={"standard_conforming_strings": "on"},
     )
 
 
@@ -86,6 +91,12 @@ async def connect_mysql(target: Target) -> Any:
     # that nothing rides along with a plan entry (it answers 1064).
     raw.client_flag &= ~CLIENT.MULTI_STATEMENTS
     await raw._connect()
+    # The engine spells string literals with backslashes escaped (`string_literal`): under
+    # NO_BACKSLASH_ESCAPES they would be read as two, and never converge.
+    await raw.query(
+        "SET SESSION sql_mode = TRIM(BOTH ',' FROM "
+        "REPLACE(CONCAT(',', @@sql_mode, ','), ',NO_BACKSLASH_ESCAPES,', ','))"
+    )
     return raw
 
 
@@ -111,6 +122,15 @@ class Connection:
             return cls(target, Dialect.POSTGRESQL, await connect_postgresql(target))
         raw = await connect_mysql(target)
         return cls(target, await mysql_dialect(raw), raw)
+
+    async def set_timeouts(self, timeouts: Timeouts) -> None:
+        """Hold every later statement on this session to `timeouts`."""
+        if self.dialect is Dialect.POSTGRESQL:
+            for setting in timeouts.postgresql():
+                await self.raw.execute(setting)
+            return
+        for setting in timeouts.mysql(self.dialect):
+            await self.raw.query(setting)
 
     async def run_statement(self, sql: str) -> None:
         """Run exactly one statement. PostgreSQL: through the extended query protocol, whose

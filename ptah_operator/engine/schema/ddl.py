@@ -57,6 +57,7 @@ from ptah_operator.engine.schema.normalize import (
     READ_FAILURES,
     NormalizationError,
     canonical_expression,
+    index_column,
     index_key_options,
     index_key_options_tuple,
     is_serial_sequence,
@@ -259,7 +260,10 @@ class _TableReader:
                     )
                 )
             elif isinstance(c, exp.CheckColumnConstraint):
-                items.append(Check(expr=canonical_expression(d, c.this), name=named))
+                # MariaDB keeps a check written on its column as that column's own (named
+                # after it); one given a name of its own is read as the table's.
+                own = name if mysql and named is None else None
+                items.append(Check(expr=canonical_expression(d, c.this), name=named, column=own))
             elif isinstance(c, exp.Reference):
                 items.append(_foreign_key(d, (name,), c, named))
             elif isinstance(c, exp.GeneratedAsIdentityColumnConstraint):
@@ -391,11 +395,11 @@ class _TableReader:
                 index_key_options(d, desc=desc, nulls_first=nulls_first, opclass=opclass)
             )
             if isinstance(key, exp.ColumnPrefix):
-                columns.append(ident(d, key.this))
+                columns.append(index_column(ident(d, key.this)))
                 prefixes.append(int(key.expression.name))
                 continue
             if isinstance(key, exp.Column | exp.Identifier):
-                columns.append(ident(d, key))
+                columns.append(index_column(ident(d, key)))
             else:
                 columns.append(canonical_expression(d, key))
             prefixes.append(None)

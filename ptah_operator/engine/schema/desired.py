@@ -50,14 +50,19 @@ F = TypeVar("F", Table, EnumType, Sequence, View, Function, Domain)
 
 def finish_table(dialect: Dialect, table: Table) -> Table:
     """What the database implies: key and identity columns are NOT NULL; MySQL uniques are
-    unique indexes."""
+    unique indexes; an empty comment is no comment (`COMMENT ... IS ''` removes one, and
+    MySQL/MariaDB report an empty comment as none)."""
     pk_columns = set(table.primary_key.columns) if table.primary_key else set()
-    columns = tuple(
-        dataclasses.replace(c, nullable=False)
-        if c.name in pk_columns or c.identity in {"always", "by default", "serial"}
-        else c
-        for c in table.columns
-    )
+
+    def finish(column: Column) -> Column:
+        key = column.name in pk_columns or column.identity in {"always", "by default", "serial"}
+        if not key and column.comment != "":
+            return column
+        return dataclasses.replace(
+            column, nullable=column.nullable and not key, comment=column.comment or None
+        )
+
+    columns = tuple(finish(c) for c in table.columns)
     indexes = list(table.indexes)
     uniques = list(table.uniques)
     # A privilege granted twice (in two files, or with and without the grant option) is one
@@ -73,7 +78,12 @@ def finish_table(dialect: Dialect, table: Table) -> Table:
         holders = {g.grantee for g in grants if g.grantable}
         grants = tuple(dataclasses.replace(g, grantable=g.grantee in holders) for g in grants)
     return dataclasses.replace(
-        table, columns=columns, indexes=tuple(indexes), uniques=tuple(uniques), grants=grants
+        table,
+        columns=columns,
+        indexes=tuple(indexes),
+        uniques=tuple(uniques),
+        grants=grants,
+        comment=table.comment or None,
     )
 
 
@@ -129,7 +139,7 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
             _merge(tables, "table", (table.schema, table.name), table, part.source)
         for enum in part.enums:
             _merge(enums, "enum", (enum.schema, enum.name), enum, part.source)
-    named: dict[tuple[str, str, str], tuple[Attachment, str]] = {}
+    named: dict[tuple[str, str, str, str], tuple[Attachment, str]] = {}
     for part in parts:
         for schema, name, item in part.attachments:
             if (schema, name) not in tables:
@@ -138,7 +148,10 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
                 )
             item_name = getattr(item, "name", None)
             if item_name is not None:
-                named_key = (schema, name, item_name)
+                # A name is one object's within its kind: MySQL names the index it makes for
+                # a foreign key after the key (`KEY fk (a)` and `CONSTRAINT fk FOREIGN KEY`).
+                kind = "Index" if isinstance(item, UniqueConstraint) else type(item).__name__
+                named_key = (schema, name, kind, item_name)
                 if named_key in named:
                     if named[named_key][0] == item:
                         continue
@@ -226,6 +239,8 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
             )
         table = _resolve_enum_types(dialect, table, enum_names)
         table = finish_table(dialect, table)
+        if dialect.family == "mysql":
+            _refuse_beyond_the_bmp(table, source)
         if scope.admits_table(dialect, schema, name):
             finished.append(table)
     kept_views = [v for v, _ in views.values() if scope.admits_table(dialect, v.schema, v.name)]
@@ -678,6 +693,39 @@ def _comment_on_table_object(table: Table, kind: str, name: str, comment: str) -
                 dataclasses.replace(i, comment=comment) if i.name == name else i for i in items
             )
     return dataclasses.replace(table, **changes) if changes else None
+
+
+def _beyond_the_bmp(text: str | None) -> bool:
+    return text is not None and any(ord(c) > 0xFFFF for c in text)
+
+
+def _refuse_beyond_the_bmp(table: Table, source: str) -> None:
+    """MySQL/MariaDB keep a table's definition in utf8mb3 (three bytes a character at most):
+    a character beyond the Basic Multilingual Plane (an emoji) in a comment, a default or an
+    enum value becomes `?`, and in a check or generated expression it reads back as `????`
+    from information_schema. Such a schema would never converge: it is refused, naming the
+    table and the column, never the text."""
+    if _beyond_the_bmp(table.comment):
+        raise DesiredSchemaError(
+            f"{source}: the comment of table {table.qualified} holds a character MySQL and "
+            "MariaDB cannot keep in a table's definition (beyond U+FFFF)"
+        )
+    for column in table.columns:
+        if any(
+            _beyond_the_bmp(text)
+            for text in (column.comment, column.default, column.type, column.generated)
+        ):
+            raise DesiredSchemaError(
+                f"{source}: column {table.qualified}.{column.name} holds, in its type, "
+                "default, comment or expression, a character MySQL and MariaDB cannot keep in "
+                "a table's definition (beyond U+FFFF)"
+            )
+    for check in table.checks:
+        if _beyond_the_bmp(check.expr):
+            raise DesiredSchemaError(
+                f"{source}: a check of table {table.qualified} holds a character MySQL and "
+                "MariaDB cannot read back from information_schema (beyond U+FFFF)"
+            )
 
 
 def _check_columns(table: Table, source: str) -> None:

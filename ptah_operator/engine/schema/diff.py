@@ -46,7 +46,6 @@ from ptah_operator.engine.schema.model import (
     UniqueConstraint,
     View,
 )
-from ptah_operator.engine.schema.mysql_columns import is_spatial
 from ptah_operator.engine.schema.normalize import is_plain_column, serial_sequence_name
 from ptah_operator.engine.schema.render import Renderer
 from ptah_operator.engine.schema.severity import (
@@ -149,6 +148,9 @@ class Statement:
     # False for statements PostgreSQL cannot run, or run usefully, inside a transaction block.
     transactional: bool = True
     requires: tuple[Requirement, ...] = ()
+    # A drop whose object has the shape of one the same plan adds: the name of that object.
+    # Renames are planned as a drop and an add (the data does not follow); this says so.
+    looks_like_rename_to: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         value: dict[str, Any] = {
@@ -161,6 +163,8 @@ class Statement:
         }
         if self.requires:
             value["requires"] = [r.to_json() for r in self.requires]
+        if self.looks_like_rename_to is not None:
+            value["looksLikeRenameTo"] = self.looks_like_rename_to
         return value
 
 
@@ -171,13 +175,17 @@ def _match(desired: list[T], observed: list[T]) -> tuple[list[T], list[T]]:
     """(desired items with no observed twin, observed items with no desired twin).
 
     Items are twins when their content (`key()`) is equal and, where the desired side names
-    the item, their names are equal too.
+    the item, their names are equal too. Named items are matched first: an unnamed one takes
+    any twin, so it must not take the one a named item of the same content needs.
     """
     if desired == observed:
         return [], []
     remaining = list(observed)
-    missing: list[T] = []
-    for item in desired:
+    unmatched: set[int] = set()
+    named = [i for i, item in enumerate(desired) if item.name is not None]
+    unnamed = [i for i, item in enumerate(desired) if item.name is None]
+    for position in named + unnamed:
+        item = desired[position]
         twin = next(
             (
                 o
@@ -187,10 +195,10 @@ def _match(desired: list[T], observed: list[T]) -> tuple[list[T], list[T]]:
             None,
         )
         if twin is None:
-            missing.append(item)
+            unmatched.add(position)
         else:
             remaining.remove(twin)
-    return missing, remaining
+    return [desired[i] for i in sorted(unmatched)], remaining
 
 
 class _Planner:
@@ -221,10 +229,20 @@ class _Planner:
         *,
         transactional: bool = True,
         requires: tuple[Requirement, ...] = (),
+        looks_like_rename_to: str | None = None,
     ) -> None:
         # PostgreSQL's dry run runs the statements themselves: its plans carry no requirements.
         needs = () if self.pg else requires
-        self.out.append(Statement(sql, severity, category, reason, tables, transactional, needs))
+        if looks_like_rename_to is not None:
+            reason += (
+                f"; it looks like a rename to {looks_like_rename_to}, which is planned as a "
+                "drop and an add: the data does not follow"
+            )
+        self.out.append(
+            Statement(
+                sql, severity, category, reason, tables, transactional, needs, looks_like_rename_to
+            )
+        )
 
 
 def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
@@ -293,7 +311,9 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
     dropped = {(table.qualified, fk.name) for table, fk, _ in fk_drops}
     relinked = [
         (table, fk, columns)
-        for table, fk, columns in _linked_foreign_keys(p, observed_tables, desired_tables, kept)
+        for table, fk, columns in _linked_foreign_keys(
+            p, observed_tables, desired_tables, kept, enum_types
+        )
         if (table.qualified, fk.name) not in dropped
     ]
     for table, fk, table_kept in fk_drops:
@@ -329,14 +349,21 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
         )
     for key in kept:
         _drop_constraints(p, observed_tables[key], desired_tables[key])
+    added_shapes: dict[tuple[Any, ...], list[str]] = {}
+    for key in added:
+        added_shapes.setdefault(_table_shape(desired_tables[key]), []).append(
+            desired_tables[key].qualified
+        )
     for key in removed:
         table = observed_tables[key]
+        twins = added_shapes.get(_table_shape(table), [])
         p.emit(
             r.drop_table(table),
             Severity.DESTRUCTIVE,
             "tables_removed",
             f"drop table {table.qualified}",
             (table.qualified,),
+            looks_like_rename_to=twins[0] if len(twins) == 1 else None,
         )
     for old_enum, new_enum in remade_enums:
         _remake_enum(p, old_enum, new_enum, observed_tables, desired_tables, kept)
@@ -1012,22 +1039,34 @@ def _linked_foreign_keys(
     observed_tables: dict[tuple[str, str], Table],
     desired_tables: dict[tuple[str, str], Table],
     kept: list[tuple[str, str]],
+    remade_enums: AbstractSet[str] = frozenset(),
 ) -> list[tuple[Table, ForeignKey, str]]:
-    """MySQL/MariaDB: each existing foreign key of a kept table that uses, on either side, a
-    column whose type, character set or collation changes (`_retyped`), with those columns
-    named. The server refuses such a change under the key (errno 1832, 1833): the key is
-    dropped before the column changes and added again, as it was, after. PostgreSQL converts
-    the key along with its columns."""
-    if p.pg:
-        return []
+    """Each existing foreign key of a kept table that uses, on either side, a column changed
+    in a way the key cannot stand while the plan changes its columns one at a time, with
+    those columns named: the key is dropped before the columns change and added again, as
+    it was, after. MySQL/MariaDB: any change of type, character set or collation
+    (`_retyped`); the server refuses it under the key (errno 1832, 1833). PostgreSQL
+    converts a key along with its column, but the other side is converted by a statement of
+    its own: in between the two sides must still compare, which a change within integers
+    and numerics, or within strings, keeps (`_pg_keeps_keys`), and a column of an enum type
+    made again (`_remake_enum`: new type against former) or any other change does not
+    (42804)."""
     retyped: set[tuple[str, str, str]] = set()
     for key in kept:
         old, new = observed_tables[key], desired_tables[key]
-        if old.columns == new.columns:
+        if old.columns == new.columns and not (p.pg and remade_enums):
             continue
         for column in old.columns:
             wanted = new.column(column.name)
-            if wanted is not None and _retyped(column, wanted):
+            if wanted is None:
+                continue
+            if p.pg:
+                remade = column.type.removesuffix("[]") in remade_enums
+                if (remade and wanted.type == column.type) or not _pg_keeps_keys(
+                    column.type, wanted.type
+                ):
+                    retyped.add((old.schema, old.name, column.name))
+            elif _retyped(column, wanted):
                 retyped.add((old.schema, old.name, column.name))
     if not retyped:
         return []
@@ -1047,6 +1086,22 @@ def _linked_foreign_keys(
             if used:
                 linked.append((table, fk, ", ".join(used)))
     return linked
+
+
+_PG_NUMBERS = re.compile(
+    r"(smallint|integer|bigint|real|double precision|numeric(\(\d+(,\d+)?\))?)"
+)
+_PG_STRINGS = re.compile(r"(text|character varying(\(\d+\))?|character\(\d+\))")
+
+
+def _pg_keeps_keys(old: str, new: str) -> bool:
+    """Whether a foreign key between a column of (normalized) type `old` and one of `new`
+    still holds in PostgreSQL: the same type, two numbers, or two strings."""
+    if old == new:
+        return True
+    return any(
+        pattern.fullmatch(old) and pattern.fullmatch(new) for pattern in (_PG_NUMBERS, _PG_STRINGS)
+    )
 
 
 def _qualified_name(schema: str, name: str) -> str:
@@ -1728,43 +1783,13 @@ def _remake_enum(
 
 def _create_table(p: _Planner, table: Table) -> None:
     r = p.r
-    # MySQL/MariaDB: Apply reads each statement with sqlglot before it runs, and sqlglot reads
-    # no spatial type but GEOMETRY, nor an SRID, in CREATE TABLE. Such a column is made a
-    # GEOMETRY and then, the table still empty, given its type and SRID.
-    spatial = (
-        []
-        if p.pg
-        else [
-            c
-            for c in table.columns
-            if is_spatial(c.type) and (c.type, c.srid) != ("geometry", None)
-        ]
-    )
-    created = table
-    if spatial:
-        created = dataclasses.replace(
-            table,
-            columns=tuple(
-                dataclasses.replace(c, type="geometry", srid=None) if c in spatial else c
-                for c in table.columns
-            ),
-        )
     p.emit(
-        r.create_table(created),
+        r.create_table(table),
         Severity.SAFE,
         "tables_added",
         f"create table {table.qualified}",
         (table.qualified,),
     )
-    for column in spatial:
-        p.emit(
-            r.modify_column(table, column),
-            Severity.SAFE,
-            "tables_added",
-            f"give column {table.qualified}.{column.name} of the new table its spatial type "
-            "and SRID",
-            (table.qualified,),
-        )
     if p.pg:
         if table.comment is not None:
             p.emit(
@@ -1819,6 +1844,8 @@ def _drop_constraints(p: _Planner, old: Table, new: Table) -> None:
         )
     _, gone_checks = _match(list(new.checks), list(old.checks))
     for check in gone_checks:
+        if not p.pg and check.column is not None:
+            continue  # a column's own check goes with a MODIFY or DROP COLUMN of it
         p.emit(
             r.drop_constraint(old, check.name or ""),
             Severity.DESTRUCTIVE,
@@ -1856,6 +1883,16 @@ def _drop_constraints(p: _Planner, old: Table, new: Table) -> None:
             f"drop index {index.name} on {old.qualified}",
             where,
         )
+
+
+def _column_shape(column: Column) -> tuple[Any, ...]:
+    """What a column is, but for its name and comment: two columns of one shape, one dropped
+    and one added, look like a rename."""
+    return (column.type, column.nullable, column.default, column.identity, column.generated)
+
+
+def _table_shape(table: Table) -> tuple[Any, ...]:
+    return (table.schema, tuple(_column_shape(c) for c in table.columns))
 
 
 def _qualified(schema: str, name: str) -> str:
@@ -1903,7 +1940,13 @@ def _add_constraints(p: _Planner, old: Table, new: Table) -> None:
             else (),
         )
     missing_checks, _ = _match(list(new.checks), list(old.checks))
+    restated = _own_check_changes(p, old, new)
+    gained = {c.column: c for change in restated.values() for c in change.gained}
     for check in missing_checks:
+        if not p.pg and check.column is not None and old.column(check.column) is None:
+            continue  # made with its new column (see `_columns`)
+        if check.column is not None and gained.get(check.column) == check:
+            continue  # made by restating its column, below
         p.emit(
             r.add_constraint(new, r.check_clause(check)),
             Severity.WARNING,
@@ -1928,6 +1971,27 @@ def _add_constraints(p: _Planner, old: Table, new: Table) -> None:
             "columns_changed",
             f"make index {index.name} on {new.qualified} again",
             where,
+        )
+    for name, change in restated.items():
+        column = new.column(name)
+        assert column is not None
+        if not change.gained and old.column(name) != column:
+            continue  # the column's own change restated it without the check
+        _refuse_unmodelled(old, old.column(name) or column)
+        why = []
+        if change.lost:
+            why.append(f"without its check {', '.join(c.name or '' for c in change.lost)}")
+        if change.gained:
+            why.append("with a check of its own; existing rows must pass it")
+        p.emit(
+            r.modify_column(new, column, change.kept + change.gained),
+            Severity.DESTRUCTIVE if change.lost else Severity.WARNING,
+            "constraints_added" if change.gained else "constraints_removed",
+            f"restate column {new.qualified}.{name} " + " and ".join(why),
+            where,
+            requires=tuple(
+                Requirement("check", new.qualified, expression=c.expr) for c in change.gained
+            ),
         )
     missing_indexes, _ = _match(list(new.indexes), list(old.indexes))
     for index in missing_indexes:
@@ -1966,16 +2030,22 @@ def _columns(p: _Planner, old: Table, new: Table) -> None:
                 and column.identity is None
                 and column.generated is None
             )
+            # MariaDB: a check written on the column comes with it (see `_add_constraints`);
+            # the value existing rows take, a default or a generated one, must pass it.
+            checked = r.own_checks(new, column.name)
+            filled = bool(checked) and (column.default is not None or column.generated is not None)
+            severity = Severity.WARNING if filled else Severity.SAFE
             p.emit(
-                r.add_column(new, column),
-                Severity.DESTRUCTIVE if needs_value else Severity.SAFE,
+                r.add_column(new, column, checked),
+                Severity.DESTRUCTIVE if needs_value else severity,
                 "columns_added",
                 f"add column {new.qualified}.{column.name}"
                 + (
                     "; NOT NULL without a default fails or fills existing rows"
                     if needs_value
                     else ""
-                ),
+                )
+                + ("; existing rows take a value its check must pass" if filled else ""),
                 where,
             )
             if p.pg and column.comment is not None:
@@ -1988,14 +2058,21 @@ def _columns(p: _Planner, old: Table, new: Table) -> None:
                 )
         elif before != column:
             _change_column(p, new, before, column, own_checks.get(column.name, ()))
+    old_names = {c.name for c in old.columns}
+    added_shapes: dict[tuple[Any, ...], list[str]] = {}
+    for column in new.columns:
+        if column.name not in old_names:
+            added_shapes.setdefault(_column_shape(column), []).append(column.name)
     for column in old.columns:
         if column.name not in new_names and column.name not in done:
+            twins = added_shapes.get(_column_shape(column), [])
             p.emit(
                 r.drop_column(old, column.name),
                 Severity.DESTRUCTIVE,
                 "columns_removed",
                 f"drop column {old.qualified}.{column.name}",
                 where,
+                looks_like_rename_to=f"{new.qualified}.{twins[0]}" if len(twins) == 1 else None,
             )
     if old.comment != new.comment:
         p.emit(
@@ -2018,6 +2095,38 @@ def _own_checks(old: Table, new: Table) -> dict[str, tuple[Check, ...]]:
         if check.column is not None and check not in gone:
             own[check.column] = (*own.get(check.column, ()), check)
     return own
+
+
+@dataclass(frozen=True)
+class _OwnChecks:
+    kept: tuple[Check, ...]
+    lost: tuple[Check, ...]
+    gained: tuple[Check, ...]
+
+
+def _own_check_changes(p: _Planner, old: Table, new: Table) -> dict[str, _OwnChecks]:
+    """MariaDB: per column on both sides whose own checks (`Check.column`, written on the
+    column) change, the checks it keeps, loses and gains. The server will not drop such a
+    check with DROP CONSTRAINT (errno 1091), and ADD CHECK makes a table check: restating
+    the column (MODIFY COLUMN) with the checks it keeps does both. A column has one own
+    check at most: one gained beside one kept is added as a table check. A column that goes
+    takes its own checks along; a new one comes with them (`_columns`)."""
+    if p.pg:
+        return {}
+    missing, gone = _match(list(new.checks), list(old.checks))
+    names = {c.column for c in [*missing, *gone] if c.column is not None}
+    changes: dict[str, _OwnChecks] = {}
+    for name in sorted(names):
+        if old.column(name) is None or new.column(name) is None:
+            continue
+        kept = tuple(c for c in old.checks if c.column == name and c not in gone)
+        lost = tuple(c for c in gone if c.column == name)
+        gained = tuple(c for c in missing if c.column == name)
+        if kept or len(gained) > 1:
+            gained = ()
+        if lost or gained:
+            changes[name] = _OwnChecks(kept, lost, gained)
+    return changes
 
 
 def _refuse_unmodelled(table: Table, column: Column) -> None:

@@ -329,8 +329,14 @@ class _Reader:
         return sign * float(token.text)
 
 
+_SETTING_NAME = re.compile(r"[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)?")
+
+
 def _setting(reader: _Reader) -> str:
-    name = _name(reader.next())
+    name = _name(reader.next()).lower()
+    if not _SETTING_NAME.fullmatch(name):
+        # Spelt into CREATE FUNCTION as it is (`SET name = ...`).
+        raise FunctionError("a SET clause names a setting: letters, digits, _ and one dot")
     if reader.take("FROM", "CURRENT"):
         raise FunctionError("SET ... FROM CURRENT is not supported; name the value")
     if not (reader.take("=") or reader.take("TO")):

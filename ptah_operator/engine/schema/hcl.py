@@ -95,6 +95,7 @@ from ptah_operator.engine.schema.mysql_columns import normalize_on_update
 from ptah_operator.engine.schema.normalize import (
     READ_FAILURES,
     NormalizationError,
+    index_column,
     index_key_options,
     index_key_options_tuple,
     normalize_action,
@@ -256,12 +257,12 @@ class _Reader:
 
     def index(self, name: str | None, body: dict[str, Any]) -> Index:
         d = self.dialect
-        columns: list[str] = [_reference_tail(c) for c in body.get("columns", [])]
+        columns: list[str] = [index_column(_reference_tail(c)) for c in body.get("columns", [])]
         prefixes: list[int | None] = [None] * len(columns)
         options: list[str] = [""] * len(columns)
         for _, part in _blocks(body, "on"):
             if "column" in part:
-                columns.append(_reference_tail(part["column"]))
+                columns.append(index_column(_reference_tail(part["column"])))
             elif "expr" in part:
                 columns.append(normalize_index_key(d, _string(part["expr"])))
             else:

@@ -527,10 +527,17 @@ def _as_mapping(value: Any) -> dict[str, Any]:
     return {name: getattr(value, name) for name in names}
 
 
+# The getter of each model class, found once: the hook runs for every column of every table.
+_VALUE_GETTERS: dict[type, Callable[[Any], Any]] = {}
+
+
 def _as_values(value: Any) -> Any:
     """Encoder hook: a model object as the values of its compared fields, in declaration
     order. The C encoder does the rest (tuples as lists, a `StrEnum` as its string)."""
-    return _field_values(_model_class(value))(value)
+    getter = _VALUE_GETTERS.get(type(value))
+    if getter is None:
+        getter = _VALUE_GETTERS[type(value)] = _field_values(_model_class(value))
+    return getter(value)
 
 
 _CANONICAL = json.JSONEncoder(

@@ -37,9 +37,7 @@ READ_FAILURES = (ArithmeticError, AttributeError, IndexError, KeyError, TypeErro
 def read_failure(what: str, error: BaseException) -> NormalizationError:
     """The error `reading` raises for `error`, met while reading `what` (for loops too hot
     for a context manager per row: they catch `READ_FAILURES` once and name the row)."""
-    if isinstance(error, NormalizationError) or type(error).__module__.startswith(
-        "ptah_operator."
-    ):
+    if isinstance(error, NormalizationError) or type(error).__module__.startswith("ptah_operator."):
         return NormalizationError(f"{what}: {error}")
     return NormalizationError(f"{what}: the engine cannot read it ({type(error).__name__})")
 
@@ -86,6 +84,10 @@ _STATEMENTS = (
 def parse_expression(dialect: Dialect, text: str, what: str) -> exp.Expr:
     """`text` as exactly one SQL expression (no statement, no subquery, no `;`), or a
     NormalizationError naming `what` (never the text)."""
+    if "\x00" in text:
+        # No server takes a NUL in SQL text; sqlglot reads it into a bare name, which can
+        # carry what the statement splitter reads as the start of a quote (`\x00$$`).
+        raise NormalizationError(f"{what} holds a NUL character")
     sqlglot_dialect = sqlglot.Dialect.get_or_raise(dialect.sqlglot)
     try:
         tokens = sqlglot_dialect.tokenize(text)
@@ -191,13 +193,16 @@ def serial_base(type_text: str) -> str | None:
 # MySQL also enum(...)/set(...) of quoted values. A type is spelt into DDL as it is, so the
 # shape is checked after normalization, on both sides.
 _NAME = r'(?:[a-z_][a-z0-9_$]*|"(?:[^"]|"")+")'
-_WORD = r"[a-z_][a-z0-9_]*"
+# The words a type may carry after its name: never a constraint (`primary key`,
+# `references t`) or a column attribute, which would reach a column definition unmodelled.
+_PG_WORD = r"(?:with|without|time|zone|varying|precision|year|month|day|hour|minute|second|to)"
+_MY_WORD = r"(?:unsigned|signed|zerofill|precision|varying)"
 _PG_TYPE = re.compile(
-    rf"{_NAME}(?:\.{_NAME})?(?: {_WORD})*(?:\([a-z0-9_, ]+\))?(?: {_WORD})*(?:\[\])*"
+    rf"{_NAME}(?:\.{_NAME})?(?: {_PG_WORD})*(?:\([a-z0-9_, ]+\))?(?: {_PG_WORD})*(?:\[\])?"
 )
 _MY_VALUE = r"'(?:[^'\\]|''|\\.)*'"
 _MY_TYPE = re.compile(
-    rf"{_WORD}(?: {_WORD})*(?:\(\d+(?:,\d+)?\))?(?: {_WORD})*"
+    rf"[a-z_][a-z0-9_]*(?: {_MY_WORD})*(?:\(\d+(?:,\d+)?\))?(?: {_MY_WORD})*"
     rf"|(?:enum|set)\((?:{_MY_VALUE}(?:,{_MY_VALUE})*)?\)"
 )
 
@@ -317,6 +322,9 @@ def _normalize_my_type(text: str) -> str:
             arg_list.append("0")
     if name in {"char", "binary"} and not arg_list:
         arg_list = ["1"]
+    if name in {"datetime", "timestamp", "time"} and arg_list == ["0"]:
+        # No fractional digits is the default: the server reports `datetime(0)` as `datetime`.
+        arg_list = []
     result = f"{name}({','.join(arg_list)})" if arg_list else name
     return f"{result} {rest}" if rest else result
 
@@ -374,8 +382,76 @@ _PREDICATES = (
 )
 
 
+# PostgreSQL 15's reserved key words, and those reserved but as a function or type name
+# (Appendix C): a column of such a name is quoted wherever an expression names it.
+_PG_RESERVED = frozenset(
+    """all analyse analyze and any array as asc asymmetric both case cast check collate column
+    constraint create current_catalog current_date current_role current_time
+    current_timestamp current_user default deferrable desc distinct do else end except
+    false fetch for foreign from grant group having in initially intersect into lateral
+    leading limit localtime localtimestamp not null offset on only or order placing primary
+    references returning select session_user some symmetric table then to trailing true
+    union unique user using variadic when where window with authorization binary collation
+    concurrently cross current_schema freeze full ilike inner is isnull join left like
+    natural notnull outer overlaps right similar tablesample verbose""".split()  # noqa: SIM905
+)
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+
+
+def _number(text: str) -> exp.Expr:
+    if text.startswith("-"):
+        return exp.Neg(this=exp.Literal.number(text[1:]))
+    return exp.Literal.number(text)
+
+
+def _quantifier(node: exp.Expr) -> tuple[str, exp.Expr] | None:
+    """`ANY (x)` or `ALL (x)` as ("ANY" | "ALL", x); sqlglot reads `ALL (...)` after `<>` as
+    a call of a function named ALL."""
+    if isinstance(node, exp.Any):
+        return "ANY", node.this
+    if isinstance(node, exp.All):
+        return "ALL", node.this
+    if (
+        isinstance(node, exp.Anonymous)
+        and str(node.this).upper() in {"ANY", "ALL"}
+        and len(node.expressions) == 1
+    ):
+        return str(node.this).upper(), node.expressions[0]
+    return None
+
+
 def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
-    """Undo what the catalogs add: literal casts, redundant parentheses, `= ANY (ARRAY[..])`."""
+    """Undo what the catalogs add: literal casts, redundant parentheses, `= ANY (ARRAY[..])`,
+    a one-value `IN` kept as `=`, PostgreSQL's `BETWEEN` spelt out and its negative numbers
+    as cast strings."""
+    if dialect_family == "postgresql" and isinstance(node, exp.Not):
+        inner = node.this
+        if isinstance(inner, exp.Between):
+            # What PostgreSQL keeps of `x NOT BETWEEN a AND b`: `x < a OR x > b`.
+            below = exp.LT(this=inner.this.copy(), expression=inner.args["low"].copy())
+            above = exp.GT(this=inner.this.copy(), expression=inner.args["high"].copy())
+            return exp.Paren(this=exp.Or(this=below, expression=above))
+    if isinstance(node, exp.In | exp.Not):
+        # What PostgreSQL and MariaDB keep of `x IN (a)`, `x NOT IN (a)`: `x = a`, `x <> a`.
+        negated = isinstance(node, exp.Not)
+        inner = node.this if negated else node
+        values = inner.expressions if isinstance(inner, exp.In) else []
+        if len(values) == 1 and not inner.args.get("query"):
+            comparison = exp.NEQ if negated else exp.EQ
+            return exp.Paren(this=comparison(this=inner.this.copy(), expression=values[0].copy()))
+    if dialect_family == "postgresql" and isinstance(node, exp.Between):
+        # What PostgreSQL keeps of `x BETWEEN a AND b`: `x >= a AND x <= b`.
+        low = exp.GTE(this=node.this.copy(), expression=node.args["low"].copy())
+        high = exp.LTE(this=node.this.copy(), expression=node.args["high"].copy())
+        return exp.Paren(this=exp.And(this=low, expression=high))
+    if (
+        isinstance(node, exp.Cast)
+        and _is_string_literal(node.this)
+        and node.to.is_type(*exp.DataType.NUMERIC_TYPES)
+        and _NUMBER.fullmatch(str(node.this.this))
+    ):
+        # PostgreSQL keeps a negative number as a string cast to the type, `'-5'::integer`.
+        return _number(str(node.this.this))
     if (
         dialect_family == "postgresql"
         and isinstance(node, exp.Cast)
@@ -427,16 +503,17 @@ def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
             this=node.this.copy(),
             expression=exp.Any(this=exp.Paren(this=node.expression.expressions[0].copy())),
         )
-    if isinstance(node, exp.EQ | exp.NEQ) and isinstance(node.expression, exp.Any | exp.All):
-        target = node.expression.this
+    quantifier = _quantifier(node.expression) if isinstance(node, exp.EQ | exp.NEQ) else None
+    if quantifier is not None:
+        kind, target = quantifier
         while isinstance(target, exp.Paren):
             target = target.this
         if isinstance(target, exp.Array):
             values = [_simplify(v, dialect_family) for v in target.expressions]
             in_node = exp.In(this=node.this.copy(), expressions=values)
-            if isinstance(node, exp.EQ) and isinstance(node.expression, exp.Any):
+            if isinstance(node, exp.EQ) and kind == "ANY":
                 return in_node
-            if isinstance(node, exp.NEQ) and isinstance(node.expression, exp.All):
+            if isinstance(node, exp.NEQ) and kind == "ALL":
                 return exp.Not(this=in_node)
     if isinstance(node, exp.Paren):
         inner = node.this
@@ -453,6 +530,9 @@ def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
             return inner.copy()
     if isinstance(node, exp.Identifier):
         name = node.this
+        if node.quoted and dialect_family == "postgresql" and name in _PG_RESERVED:
+            # Unquoted, `"user"` would read as CURRENT_USER, `"order"` not at all.
+            return node
         if not node.quoted or re.fullmatch(r"[a-z_][a-z0-9_]*", name):
             return exp.Identifier(this=name.lower() if not node.quoted else name, quoted=False)
     return node
@@ -592,14 +672,7 @@ def normalize_index_key(dialect: Dialect, text: str) -> str:
     if isinstance(tree, exp.Column) and not tree.table:
         identifier = tree.this
         name = str(identifier.this)
-        if not name:
-            raise NormalizationError("an index key names no column")
-        if not is_plain_column(name):
-            # The model keeps a plain key as the bare name and an expression as its text;
-            # such a name would be read back as an expression.
-            raise NormalizationError(
-                "an index key names a column whose name holds a space or a parenthesis"
-            )
+        index_column(name)
         if dialect.family == "postgresql" and not identifier.quoted:
             return name.lower()
         return name
@@ -711,6 +784,17 @@ def index_key_options_tuple(options: list[str]) -> tuple[str, ...]:
     return tuple(options) if any(options) else ()
 
 
+def index_column(name: str) -> str:
+    """A column named as an index key. The model keeps a plain key as the bare name, which the
+    renderer quotes, and an expression as its canonical text, which it spells as it is; a
+    name that would read as an expression (a space, a parenthesis) is refused, never spelt."""
+    if not name or not is_plain_column(name):
+        raise NormalizationError(
+            "an index key names a column whose name is empty or holds a space or a parenthesis"
+        )
+    return name
+
+
 def is_plain_column(key: str) -> bool:
     """Whether an index key (as stored in the model) names a column rather than an expression."""
     return "(" not in key and " " not in key
@@ -792,8 +876,24 @@ def normalize_privileges(dialect: Dialect, privileges: list[str]) -> tuple[str, 
         elif word in known:
             result.add(word)
         else:
-            raise NormalizationError(f"{word} is not a table privilege on {dialect.value}")
+            raise NormalizationError(
+                f"a privilege named is not a table privilege on {dialect.value} (one of "
+                + ", ".join(known)
+                + ")"
+            )
     return tuple(sorted(result))
+
+
+_MYSQL_USER = re.compile(r"[A-Za-z0-9_.$-]{1,80}")
+_MYSQL_HOST = re.compile(r"[A-Za-z0-9_.%:-]{1,255}")
+
+
+def mysql_grantee_parts(grantee: str) -> tuple[str, str | None]:
+    """(user, host) of a grantee as `normalize_grantee` spells it; a role has no host."""
+    if not grantee.startswith("'"):
+        return grantee, None
+    user, _, host = grantee.partition("'@'")
+    return user[1:], host[:-1]
 
 
 def normalize_grantee(dialect: Dialect, user: str, host: str | None, *, quoted: bool) -> str:
@@ -803,6 +903,15 @@ def normalize_grantee(dialect: Dialect, user: str, host: str | None, *, quoted: 
     user with its host, `'app'@'%'`; a name without a host is a role, kept bare (the server
     lists a role with an empty host, `'reader'@''`, which introspection reads the same way).
     """
+    if dialect.family == "mysql" and not (
+        _MYSQL_USER.fullmatch(user) and (not host or _MYSQL_HOST.fullmatch(host))
+    ):
+        # The server spells grantees back quoted, so a name holding a quote, a backslash or a
+        # space could not be compared, and would not be safe to spell.
+        raise NormalizationError(
+            "a MySQL/MariaDB grantee is a user of letters, digits and _ . $ - (at most 80), "
+            "and a host of letters, digits and _ . % : - (at most 255)"
+        )
     if "'" in user or "'" in (host or ""):
         raise NormalizationError("a grantee name cannot hold a quote")
     if dialect.family == "postgresql":

@@ -25,6 +25,7 @@ from ptah_operator.engine.schema.normalize import READ_FAILURES, NormalizationEr
 from ptah_operator.engine.schema.plan import build_plan
 from ptah_operator.engine.schema.scope import Scope
 from ptah_operator.engine.schema.settle import settle_expressions
+from ptah_operator.engine.schema.timeouts import Timeouts
 from ptah_operator.engine.schema.views import settle_views
 
 
@@ -61,8 +62,14 @@ def planned(observed: Schema, desired: Schema) -> list[Statement]:
         ) from error
 
 
-async def plan_url(url: str, desired_paths: list[Path], scope: Scope) -> PlanResult:
+async def plan_url(
+    url: str, desired_paths: list[Path], scope: Scope, timeouts: Timeouts | None = None
+) -> PlanResult:
+    """`timeouts`: what the reads and the server's reading of desired views are held to (a
+    temporary view waits for locks on what it reads like any DDL)."""
     async with await Connection.open(url) as conn:
+        if timeouts is not None:
+            await conn.set_timeouts(timeouts)
         desired = load_files(conn.dialect, desired_paths, scope)
         observed = await observe(conn, scope)
         desired = await settle_views(conn.raw, observed, desired)

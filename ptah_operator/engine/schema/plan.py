@@ -30,6 +30,7 @@ from typing import Any
 
 from ptah_operator.engine.schema.diff import CATEGORIES, Requirement, Statement
 from ptah_operator.engine.schema.model import Dialect, Schema
+from ptah_operator.engine.schema.normalize import parse_expression
 from ptah_operator.engine.schema.scope import Scope
 from ptah_operator.engine.schema.severity import Severity, highest
 
@@ -116,6 +117,7 @@ class Plan:
                 tables=tuple(s["tables"]),
                 transactional=s["transactional"],
                 requires=tuple(Requirement.from_json(r) for r in s.get("requires", ())),
+                looks_like_rename_to=s.get("looksLikeRenameTo"),
             )
             for s in self.document["statements"]
         ]
@@ -133,7 +135,37 @@ def read_plan(raw: bytes) -> Plan:
         raise PlanFileError("the plan file is not in its canonical encoding")
     if document.get("digest") != digest_of(document):
         raise PlanFileError("the plan file's digest does not match its content")
-    return Plan(raw=raw, document=document)
+    plan = Plan(raw=raw, document=document)
+    try:
+        for statement in plan.statements:
+            for requirement in statement.requires:
+                _check_requirement(plan.dialect, requirement)
+    except (KeyError, TypeError, ValueError) as error:
+        raise PlanFileError("the plan file's statements are malformed") from error
+    return plan
+
+
+_REQUIREMENT_KINDS = frozenset({"unique", "notNull", "check", "references"})
+
+
+def _check_requirement(dialect: Dialect, requirement: Requirement) -> None:
+    """A requirement is data the checks spell into a SELECT: names (quoted there), prefix
+    lengths, and for a check one expression."""
+    names = [requirement.table, *requirement.columns, *requirement.ref_columns]
+    if requirement.ref_table is not None:
+        names.append(requirement.ref_table)
+    if requirement.kind not in _REQUIREMENT_KINDS or not all(
+        isinstance(n, str) and n for n in names
+    ):
+        raise ValueError("a requirement of an unknown kind or without names")
+    if not all(p is None or (isinstance(p, int) and p > 0) for p in requirement.prefixes):
+        raise ValueError("a prefix length that is not a positive number")
+    if requirement.prefixes and len(requirement.prefixes) != len(requirement.columns):
+        raise ValueError("prefix lengths that do not match the columns")
+    if len(requirement.ref_columns) not in {0, len(requirement.columns)}:
+        raise ValueError("referenced columns that do not match the columns")
+    if requirement.kind == "check":
+        parse_expression(dialect, requirement.expression or "", "a requirement's expression")
 
 
 @dataclass(frozen=True)

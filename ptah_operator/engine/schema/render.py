@@ -31,6 +31,7 @@ from ptah_operator.engine.schema.model import (
 )
 from ptah_operator.engine.schema.normalize import (
     is_plain_column,
+    mysql_grantee_parts,
     sequence_options,
     string_literal,
 )
@@ -263,12 +264,19 @@ class Renderer:
             f"ON DELETE {fk.on_delete} ON UPDATE {fk.on_update}{self.deferral(fk.deferrable)}"
         )
 
+    def own_checks(self, table: Table, column: str) -> tuple[Check, ...]:
+        """MySQL/MariaDB: the checks written on `column` (`a int CHECK (a > 0)`), which
+        MariaDB keeps as the column's own, named after it."""
+        if self.pg:
+            return ()
+        return tuple(c for c in table.checks if c.column == column)
+
     def create_table(self, table: Table) -> str:
-        lines = [self.column_definition(c) for c in table.columns]
+        lines = [self.column_definition(c, self.own_checks(table, c.name)) for c in table.columns]
         if table.primary_key is not None:
             lines.append(self.primary_key_clause(table.primary_key))
         lines += [self.unique_clause(u) for u in table.uniques]
-        lines += [self.check_clause(c) for c in table.checks]
+        lines += [self.check_clause(c) for c in table.checks if self.pg or c.column is None]
         body = ",\n  ".join(lines)
         suffix = ""
         if not self.pg:
@@ -518,8 +526,12 @@ class Renderer:
     def grantee(self, grantee: str) -> str:
         if self.pg:
             return grantee if grantee == "PUBLIC" else self.q(grantee)
-        # A MySQL user is kept as the server spells it ('app'@'%'); a role is a bare name.
-        return grantee if grantee.startswith("'") else self.literal(grantee)
+        # A MySQL user is kept as the server spells it ('app'@'%'), a role as a bare name;
+        # each part is spelt again as a literal, whatever the model holds.
+        user, host = mysql_grantee_parts(grantee)
+        if host is None:
+            return self.literal(user)
+        return f"{self.literal(user)}@{self.literal(host)}"
 
     def grant(
         self, table: Table, grantee: str, privileges: list[str], *, grantable: bool = False

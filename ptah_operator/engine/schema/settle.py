@@ -151,7 +151,9 @@ async def _server_text(
     refuses it. Each try runs in a savepoint, undone."""
     try:
         async with conn.transaction():
-            await conn.execute(statement)
+            # `fetch`: the extended protocol, one statement per Parse, as at Apply: the
+            # statement holds desired text.
+            await conn.fetch(statement)
             if column is None:
                 value = await conn.fetchval(query, f"pg_temp.{probe}")
             else:

@@ -36,6 +36,9 @@ class Timeouts:
         if dialect is Dialect.MARIADB:
             statement = 0 if not self.statement else max(0.001, self.statement)
             settings.append(f"SET SESSION max_statement_time = {statement:.3f}")
+        else:
+            # MySQL bounds SELECTs only: the checks that stand in for a dry run, and reads.
+            settings.append(f"SET SESSION max_execution_time = {_milliseconds(self.statement)}")
         return settings
 
 

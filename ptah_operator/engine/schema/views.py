@@ -167,7 +167,8 @@ async def _settle_postgresql(conn: Any, pairs: list[tuple[View, View]]) -> dict[
             probe = f"pg_temp.ptah_probe_{position}"
             try:
                 async with conn.transaction():
-                    await conn.execute(f"CREATE TEMPORARY VIEW ptah_probe_{position} AS {new.text}")
+                    # `fetch`: the extended protocol, one statement per Parse, as at Apply.
+                    await conn.fetch(f"CREATE TEMPORARY VIEW ptah_probe_{position} AS {new.text}")
                     definition, columns = await conn.fetchrow(_PG_PROBE, probe)
             except asyncpg.PostgresError:
                 continue

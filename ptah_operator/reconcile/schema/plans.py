@@ -240,6 +240,7 @@ def plan_spec(
             severity=f.severity,
             category=f.category or None,
             object=f.object or None,
+            related=f.related or None,
             statement_index=f.statement_index,
         )
         for f in planned.findings

@@ -87,6 +87,7 @@ class FindingReport(_Report):
     severity: Severity
     category: str | None = Field(default=None, max_length=256)
     object: str | None = Field(default=None, max_length=256)
+    related: str | None = Field(default=None, max_length=256)
     statement_index: int | None = Field(default=None, ge=0)
 
 

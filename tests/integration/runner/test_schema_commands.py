@@ -549,3 +549,57 @@ async def test_each_apply_reads_files_or_not_as_its_family_does(
     assert run.code == 2
     assert run.termination == "bad invocation: a schema Apply reads no --files"
     assert await read_report(api_client, namespace, document["operationID"]) is None
+
+
+def _with_unique_email(files: dict[str, bytes]) -> dict[str, bytes]:
+    index = b"CREATE UNIQUE INDEX customers_email ON customers (email);\n"
+    return {**files, "customers.sql": files["customers.sql"] + index}
+
+
+@pytest.mark.req("SCH-56")
+async def test_a_plan_the_rows_would_break_is_refused_by_its_trial_and_nothing_is_published(
+    target: tuple[str, PtahSchema, dict[str, bytes]],
+    endpoint: Endpoint,
+    api_client: k8s_client.ApiClient,
+    tmp_path: Path,
+) -> None:
+    url, schema, files = target
+    pg = "postgresql" in url
+    namespace = str(schema.metadata.namespace)
+    await execute(url, *(f.decode() for f in files.values()))
+    await execute(url, "INSERT INTO customers VALUES (1, 'same@x'), (2, 'same@x')")
+    before = await snapshot(url)
+    run, record = await _read(
+        PLAN, schema, url, _with_unique_email(files), endpoint, api_client, tmp_path, code=1
+    )
+    report = checked_report(record, schema, PLAN)
+    assert report.error is not None
+    assert report.plan is None
+    if pg:
+        assert report.error.reason == "DryRunRefused"
+        assert "SQLSTATE 23505" in report.error.message
+        assert "rolled back" in report.error.message
+    else:
+        assert report.error.reason == "PrecheckRefused"
+        assert "uniqueRows" in report.error.message
+    assert "statement 0" in report.error.message
+    assert "same@x" not in json.dumps(record) + run.stderr
+    assert await stored_pieces(api_client, namespace, report.operation_id) == []
+    assert await snapshot(url) == before
+
+    # Without the duplicate the same plan passes its trial, and the report says what it did.
+    await execute(url, "UPDATE customers SET email = 'other@x' WHERE id = 2")
+    _, record = await _read(
+        PLAN, schema, url, _with_unique_email(files), endpoint, api_client, tmp_path
+    )
+    trial = record["plan"]["trial"]
+    if pg:
+        assert trial == {
+            "checked": ["statementsRunAndRolledBack"],
+            "statementsRun": 1,
+            "statements": 1,
+            "notRolledBack": ["sequenceValues", "effectsOutsideTheTransaction"],
+        }
+    else:
+        assert trial["checked"] == ["statementsPrepared", "uniqueRows"]
+        assert trial["rowChecks"] == {"uniqueRows": 1}

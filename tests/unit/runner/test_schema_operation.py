@@ -17,6 +17,7 @@ from ptah_operator.api.plans import PtahSchemaPlan
 from ptah_operator.api.schema import PtahSchema
 from ptah_operator.engine.migrations.connection import Engine
 from ptah_operator.engine.schema.scope import Scope
+from ptah_operator.engine.schema.timeouts import Timeouts
 from ptah_operator.reconcile.schema.jobs import apply_job, operation_document, read_job
 from ptah_operator.reconcile.world import RunnerConfig
 from ptah_operator.runner.operation import OperationError, is_schema_document
@@ -104,6 +105,25 @@ def test_an_observe_reads_scope_and_policy_as_the_engine_takes_them() -> None:
     assert not operation.is_apply
 
 
+@pytest.mark.parametrize(
+    ("policy", "timeouts"),
+    [
+        ({}, Timeouts(lock=30.0, statement=None)),
+        ({"lockTimeout": "5s", "statementTimeout": "10m"}, Timeouts(lock=5.0, statement=600.0)),
+        # 0s is no limit, as the servers read 0.
+        ({"lockTimeout": "0s", "statementTimeout": "0s"}, Timeouts(lock=None, statement=None)),
+        ({"lockTimeout": "1500ms"}, Timeouts(lock=1.5, statement=None)),
+    ],
+)
+def test_the_policys_timeouts_reach_the_runner_in_seconds(
+    policy: dict[str, str], timeouts: Timeouts
+) -> None:
+    document = operation_document(
+        _schema({"policy": policy}), OperationType.PLAN, "op-0123456789", content_digest=DIGEST
+    )
+    assert parse_schema_operation(json.dumps(document)).timeouts == timeouts
+
+
 def test_no_scope_is_the_engines_default_schema() -> None:
     document = operation_document(
         _schema(), OperationType.PLAN, "op-0123456789", content_digest=DIGEST, proof=True
@@ -180,6 +200,13 @@ def _apply_document() -> dict[str, Any]:
         (lambda d: d["plan"].update(size=-1), "plan.size must be an integer of at least 0"),
         (lambda d: d["scope"].update(schemas="public"), "scope.schemas must be a list"),
         (lambda d: d["policy"].update(allowDestructive="yes"), "policy.allowDestructive must be"),
+        (lambda d: d["policy"].update(lockTimeoutSeconds=-1), "policy.lockTimeoutSeconds must"),
+        (lambda d: d["policy"].update(lockTimeoutSeconds="30s"), "policy.lockTimeoutSeconds must"),
+        (lambda d: d["policy"].update(statementTimeoutSeconds=True), "statementTimeoutSeconds"),
+        (
+            lambda d: d["policy"].update(statementTimeoutSeconds=400 * 86400),
+            "at most a year",
+        ),
         (lambda d: d.update(engine="Oracle"), "engine must be one of"),
         (lambda d: d.update(contract="v2"), "contract must be ptah.run/operation/v1"),
     ],

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +113,13 @@ async def rows(url: str, sql: str) -> list[tuple[Any, ...]]:
             return [tuple(r) for r in await cur.fetchall()]
     finally:
         mconn.close()
+
+
+def ptah_schema(*args: str) -> tuple[int, dict[str, Any]]:
+    """`ptah schema ARGS` as a person runs it: its exit code and the JSON it printed. It
+    never ends in a traceback."""
+    ptah = str(Path(sys.executable).with_name("ptah"))
+    done = subprocess.run([ptah, "schema", *args], capture_output=True, text=True, check=False)
+    assert "Traceback" not in done.stderr, "a traceback, not an error"
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return done.returncode, answer

@@ -137,6 +137,50 @@ async def test_postgresql_a_row_holding_a_lost_value_fails_the_apply_and_changes
     assert await fingerprint(pg_url) != before  # level gained 'mid', committed first
 
 
+FK_CASES = {
+    # Found by the convergence harness: each column is converted by its own statement, and
+    # in between the key joins the new type to the former one (42804). (before, after,
+    # the referenced key values; row 1 of c references the last.)
+    "enum made again": (
+        "CREATE TYPE e AS ENUM ('a', 'b', 'c'); CREATE TABLE p (k e PRIMARY KEY); "
+        "CREATE TABLE c (id int PRIMARY KEY, k e REFERENCES p (k));",
+        "CREATE TYPE e AS ENUM ('b', 'a'); CREATE TABLE p (k e PRIMARY KEY); "
+        "CREATE TABLE c (id int PRIMARY KEY, k e REFERENCES p (k));",
+        ("a", "b"),
+    ),
+    "text to integer": (
+        "CREATE TABLE p (k text PRIMARY KEY); "
+        "CREATE TABLE c (id int PRIMARY KEY, k text REFERENCES p (k));",
+        "CREATE TABLE p (k integer PRIMARY KEY); "
+        "CREATE TABLE c (id int PRIMARY KEY, k integer REFERENCES p (k));",
+        ("1", "2"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FK_CASES))
+async def test_postgresql_foreign_keys_around_columns_converted_one_by_one(
+    pg_url: str, tmp_path: Path, case: str
+) -> None:
+    before, after, keys = FK_CASES[case]
+    await converge(pg_url, tmp_path, before)
+    await execute(
+        pg_url,
+        "INSERT INTO p VALUES " + ", ".join(f"('{k}')" for k in keys),
+        f"INSERT INTO c VALUES (1, '{keys[-1]}')",
+    )
+    applied = await converge(pg_url, tmp_path, after)
+    sql = [s.sql for s in applied.statements]
+    drop = next(i for i, q in enumerate(sql) if q.endswith('DROP CONSTRAINT "c_k_fkey"'))
+    add = next(i for i, q in enumerate(sql) if 'ADD CONSTRAINT "c_k_fkey" FOREIGN KEY' in q)
+    assert drop < add
+    conn = await asyncpg.connect(pg_url)
+    try:
+        assert [tuple(r) for r in await conn.fetch("SELECT id, k::text FROM c")] == [(1, keys[-1])]
+    finally:
+        await conn.close()
+
+
 MARIA_CASES = {
     "appended": ("enum('a','b','c')", Severity.SAFE),
     "inserted": ("enum('a','x','b')", Severity.WARNING),

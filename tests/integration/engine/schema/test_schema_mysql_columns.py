@@ -249,7 +249,7 @@ async def test_mariadb_new_tables_with_spatial_columns_converge(
         "CREATE TABLE s (id int PRIMARY KEY, p point NOT NULL REF_SYSTEM_ID=4326, "
         "a polygon, g geometry NOT NULL, SPATIAL KEY s_p (p)); CREATE SPATIAL INDEX s_g ON s (g);",
     )
-    assert sum("MODIFY COLUMN" in s.sql for s in applied.statements) == 2
+    assert not any("MODIFY COLUMN" in s.sql for s in applied.statements)
     created = await show_create(maria_url, "s")
     assert "`p` point NOT NULL" in created
     assert "`a` polygon DEFAULT NULL" in created
@@ -329,3 +329,39 @@ async def test_mariadb_foreign_keys_around_a_type_change(maria_url: str, tmp_pat
         ("parent", "id", "bigint(20)"),
     ]
     assert len(await fetch(maria_url, "SELECT * FROM child")) == 3
+
+
+async def test_mariadb_checks_written_on_a_column_stay_the_columns(
+    maria_url: str, tmp_path: Path
+) -> None:
+    # Found by the convergence harness: the engine made them table checks (CONSTRAINT_1),
+    # where the same DDL run by hand makes each its column's own check, named after it.
+    await converge(maria_url, tmp_path, "CREATE TABLE t (id int PRIMARY KEY, a int CHECK (a > 0));")
+    await converge(
+        maria_url,
+        tmp_path,
+        "CREATE TABLE t (id int PRIMARY KEY, a int CHECK (a > 0), b int CHECK (b < 9));",
+    )
+    checks = await fetch(
+        maria_url,
+        "SELECT CONSTRAINT_NAME, LEVEL FROM information_schema.CHECK_CONSTRAINTS "
+        "WHERE CONSTRAINT_SCHEMA = DATABASE() ORDER BY CONSTRAINT_NAME",
+    )
+    assert [tuple(r) for r in checks] == [("a", "Column"), ("b", "Column")]
+    # Replaced, then dropped: MariaDB refuses DROP CONSTRAINT of a column's own check
+    # (errno 1091); restating the column does it.
+    await converge(
+        maria_url,
+        tmp_path,
+        "CREATE TABLE t (id int PRIMARY KEY, a int CHECK (a > 1), b int CHECK (b < 9));",
+    )
+    dropped = await converge(
+        maria_url, tmp_path, "CREATE TABLE t (id int PRIMARY KEY, a int, b int CHECK (b < 9));"
+    )
+    assert [s.severity.value for s in dropped.statements] == ["destructive"]
+    checks = await fetch(
+        maria_url,
+        "SELECT CONSTRAINT_NAME, CHECK_CLAUSE FROM information_schema.CHECK_CONSTRAINTS "
+        "WHERE CONSTRAINT_SCHEMA = DATABASE()",
+    )
+    assert [tuple(r) for r in checks] == [("b", "`b` < 9")]

@@ -11,8 +11,7 @@ The probe: a table `accounts` holds a row and is protected; a desired schema car
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,15 @@ import pytest
 from ptah_operator.engine.schema.connection import Connection
 from ptah_operator.engine.schema.plan import Policy, digest_of, encode
 
-from .schema_roundtrip import apply_bytes, converge, execute, plan_for, rows, write_desired
+from .schema_roundtrip import (
+    apply_bytes,
+    converge,
+    execute,
+    plan_for,
+    ptah_schema,
+    rows,
+    write_desired,
+)
 
 SMUGGLED = "0; DROP TABLE accounts"
 
@@ -83,13 +90,6 @@ PG_ONLY_SQL_FIELDS = {
 }
 
 
-def _ptah(*args: str) -> tuple[int, dict[str, object]]:
-    ptah = str(Path(sys.executable).with_name("ptah"))
-    done = subprocess.run([ptah, "schema", *args], capture_output=True, text=True, check=False)
-    assert "Traceback" not in done.stderr, "a traceback, not an error"
-    return done.returncode, json.loads(done.stdout)
-
-
 async def _accounts_intact(url: str) -> None:
     assert await rows(url, "SELECT id, balance FROM accounts") == [(1, 100)]
 
@@ -110,7 +110,7 @@ async def test_every_sql_field_refuses_a_smuggled_statement(url: str, tmp_path: 
     for name, suffix, text in _cases(url):
         desired = write_desired(tmp_path, text, suffix)
         out = tmp_path / "plan.json"
-        code, answer = _ptah(
+        code, answer = ptah_schema(
             "plan",
             "--url",
             url,
@@ -123,7 +123,10 @@ async def test_every_sql_field_refuses_a_smuggled_statement(url: str, tmp_path: 
         )
         assert (code, answer.get("error")) == (1, "DesiredSchemaError"), (name, answer)
         message = str(answer["message"])
-        assert "DROP TABLE" not in message.upper(), (name, "the message quotes the SQL")
+        if name != "sql a second statement":
+            # A field's text is never quoted back (a statement of its own is named by its
+            # first keywords and names).
+            assert "DROP TABLE" not in message.upper(), (name, "the message quotes the SQL")
         assert not out.exists(), name
         await _accounts_intact(url)
 
@@ -175,3 +178,68 @@ async def test_the_connection_runs_one_statement_per_call(
     finally:
         await conn.close()
     await _accounts_intact(url)
+
+
+async def test_planning_reads_desired_views_one_statement_at_a_time(
+    pg_url: str, tmp_path: Path
+) -> None:
+    """A database set to standard_conforming_strings = off reads `'a\\''` as a string that
+    goes on; the server's reading of a desired view must still run one statement, with the
+    engine's own setting."""
+    database = pg_url.rsplit("/", 1)[1]
+    await execute(
+        pg_url,
+        f'ALTER DATABASE "{database}" SET standard_conforming_strings = off',
+        "CREATE TABLE victim (id int PRIMARY KEY)",
+        "CREATE VIEW v AS SELECT 1 AS x",
+    )
+    desired = write_desired(
+        tmp_path,
+        "CREATE TABLE victim (id int PRIMARY KEY);"
+        " CREATE VIEW v AS SELECT 'a\\''; COMMIT; DROP TABLE victim; --' AS x;",
+    )
+    planned = await plan_for(pg_url, desired)
+    assert await rows(pg_url, "SELECT count(*) FROM victim") == [(0,)]
+    # Whatever the text turns out to be, it stays one statement: a view of one string.
+    for dry_run in (True, False):
+        result = await apply_bytes(
+            pg_url, planned.plan_bytes, policy=Policy(allow_destructive=True), dry_run=dry_run
+        )
+        assert result.outcome in {"dryRun", "applied"}, result
+    assert await rows(pg_url, "SELECT count(*) FROM victim") == [(0,)]
+    assert await rows(pg_url, "SELECT x FROM v") == [("a\\'; COMMIT; DROP TABLE victim; --",)]
+
+
+async def test_the_mysql_checks_never_run_a_function_a_check_calls(
+    maria_url: str, tmp_path: Path
+) -> None:
+    """A check calling SLEEP (or a stored function, which the engine now refuses to plan
+    around at all) is not evaluated before the Apply: the query would run it."""
+    await execute(
+        maria_url, "CREATE TABLE t (id int PRIMARY KEY)", "INSERT INTO t VALUES (1), (2), (3)"
+    )
+    planned = await plan_for(
+        maria_url,
+        write_desired(
+            tmp_path, "CREATE TABLE t (id int PRIMARY KEY, CONSTRAINT c CHECK (SLEEP(2) = 0));"
+        ),
+    )
+    started = time.monotonic()
+    result = await apply_bytes(
+        maria_url, planned.plan_bytes, policy=Policy(allow_destructive=True), dry_run=True
+    )
+    assert time.monotonic() - started < 2, "the check's function ran"
+    assert result.outcome == "dryRun", result
+    assert result.detail["rowChecksNotRun"] == 1
+
+    # A plan file whose requirement holds more than one expression is not a plan file.
+    document = json.loads(planned.plan_bytes)
+    [requirement] = [r for s in document["statements"] for r in s.get("requires", [])]
+    requirement["expression"] = "0) UNION SELECT SLEEP(3) FROM t WHERE (1"
+    document["digest"] = digest_of(document)
+    started = time.monotonic()
+    forged = await apply_bytes(
+        maria_url, encode(document), policy=Policy(allow_destructive=True), dry_run=True
+    )
+    assert (forged.outcome, forged.reason) == ("refused", "PlanDigestMismatch")
+    assert time.monotonic() - started < 3

@@ -257,3 +257,62 @@ def test_postgresql_key_options_are_refused_in_mariadb_hcl() -> None:
     """
     with pytest.raises(DesiredSchemaError, match="PostgreSQL only"):
         parse_hcl(MY, hcl, "t.hcl")
+
+
+@pytest.mark.parametrize(
+    ("dialect", "ddl"),
+    [
+        (PG, "CREATE TABLE t (a int); COMMENT ON TABLE t IS ''; COMMENT ON COLUMN t.a IS '';"),
+        (MY, "CREATE TABLE t (a int COMMENT '') COMMENT=''"),
+    ],
+)
+def test_an_empty_comment_is_no_comment(dialect: Dialect, ddl: str) -> None:
+    # Both servers store no comment for an empty one: read as a comment, it never converged
+    # (the convergence harness found `COMMENT ON COLUMN ... IS ''` planned again and again).
+    table = assemble(dialect, [parse_ddl(dialect, ddl, "s.sql")], Scope()).tables[0]
+    assert table.comment is None
+    assert table.columns[0].comment is None
+
+
+def test_an_index_and_a_foreign_key_may_share_a_name() -> None:
+    # What the plan from an empty schema writes for a MariaDB foreign key whose index the
+    # server made (the index takes the key's name): read back, it was refused as the same
+    # object defined twice. Found by the convergence harness.
+    ddl = (
+        "CREATE TABLE p (id int PRIMARY KEY); CREATE TABLE c (a int);"
+        "ALTER TABLE c ADD INDEX fk1 (a);"
+        "ALTER TABLE c ADD CONSTRAINT fk1 FOREIGN KEY (a) REFERENCES p (id);"
+    )
+    table = assemble(MY, [parse_ddl(MY, ddl, "s.sql")], Scope()).table("", "c")
+    assert table is not None
+    assert [i.name for i in table.indexes] == ["fk1"]
+    assert [f.name for f in table.foreign_keys] == ["fk1"]
+    twice = "ALTER TABLE c ADD INDEX fk1 (a, a);"
+    with pytest.raises(DesiredSchemaError, match="fk1 on table c is defined differently"):
+        assemble(MY, [parse_ddl(MY, ddl + twice, "s.sql")], Scope())
+
+
+@pytest.mark.parametrize(
+    "ddl",
+    [
+        "CREATE TABLE t (a varchar(5) DEFAULT '\U0001f600')",
+        "CREATE TABLE t (a int COMMENT '\U0001f600')",
+        "CREATE TABLE t (a int) COMMENT='\U0001f600'",
+        "CREATE TABLE t (a enum('\U0001f600', 'x'))",
+        "CREATE TABLE t (a text CHECK (a <> '\U0001f600'))",
+        "CREATE TABLE t (a text, b text AS (concat(a, '\U0001f600')))",
+    ],
+)
+def test_mysql_refuses_what_its_table_definitions_cannot_keep(ddl: str) -> None:
+    # MariaDB keeps a table's definition in utf8mb3: such a default, comment or enum value
+    # becomes `?`, a check or expression reads back as `????`, and the plan never
+    # converged (found by the convergence harness). PostgreSQL keeps them.
+    with pytest.raises(DesiredSchemaError, match="beyond U\\+FFFF") as refused:
+        assemble(MY, [parse_ddl(MY, ddl, "s.sql")], Scope())
+    assert "\U0001f600" not in str(refused.value)
+
+
+def test_postgresql_keeps_characters_beyond_the_bmp() -> None:
+    ddl = "CREATE TABLE t (a text DEFAULT '\U0001f600' CHECK (a <> '\U0001f600'));"
+    table = assemble(PG, [parse_ddl(PG, ddl, "s.sql")], Scope()).tables[0]
+    assert table.columns[0].default == "'\U0001f600'"

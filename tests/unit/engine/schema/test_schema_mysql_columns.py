@@ -405,14 +405,31 @@ def test_mariadb_column_checks_are_restated_by_modify() -> None:
     assert [s.sql for s in plan_changes(observed, after)] == [
         "ALTER TABLE `t` MODIFY COLUMN `a` int NULL COMMENT 'x' CHECK (a > 0)"
     ]
-    # A check that goes is dropped first and not restated.
+    # A check that goes is not restated: the column's MODIFY drops it. (MariaDB refuses
+    # DROP CONSTRAINT of a column's own check, errno 1091: the plan once began with one.)
     gone = schema(
         MY,
         "CREATE TABLE t (id int PRIMARY KEY, a int COMMENT 'x', b int, CONSTRAINT t_b CHECK (b > a));",
     )
     assert [s.sql for s in plan_changes(observed, gone)] == [
-        "ALTER TABLE `t` DROP CONSTRAINT `a`",
         "ALTER TABLE `t` MODIFY COLUMN `a` int NULL COMMENT 'x'",
+    ]
+    # The column unchanged, a MODIFY of it restated as it is drops the check (destructive).
+    kept = schema(
+        MY, "CREATE TABLE t (id int PRIMARY KEY, a int, b int, CONSTRAINT t_b CHECK (b > a));"
+    )
+    dropped = plan_changes(observed, kept)
+    assert [(s.sql, s.severity.value) for s in dropped] == [
+        ("ALTER TABLE `t` MODIFY COLUMN `a` int NULL", "destructive")
+    ]
+    # A check written on the column replaces the one it had: one MODIFY.
+    replaced = schema(
+        MY,
+        "CREATE TABLE t (id int PRIMARY KEY, a int CHECK (a > 1), b int, "
+        "CONSTRAINT t_b CHECK (b > a));",
+    )
+    assert [s.sql for s in plan_changes(observed, replaced)] == [
+        "ALTER TABLE `t` MODIFY COLUMN `a` int NULL CHECK (a > 1)"
     ]
 
 
@@ -449,18 +466,14 @@ def test_an_srid_change_is_planned() -> None:
     assert statements[0].severity is Severity.WARNING
 
 
-def test_a_new_table_gets_its_spatial_types_after_create_table() -> None:
-    # Apply reads every statement with sqlglot first, which reads no POINT or SRID in
-    # CREATE TABLE: the columns start as GEOMETRY and are given their type while empty.
+def test_a_new_table_states_its_spatial_types_and_srid_in_create_table() -> None:
     statements = plan(
         "", "CREATE TABLE t (id int PRIMARY KEY, p point NOT NULL SRID 4326, g geometry, s text);"
     )
     assert [s.sql for s in statements] == [
-        "CREATE TABLE `t` (\n  `id` int NOT NULL,\n  `p` geometry NOT NULL,\n  `g` geometry NULL,\n"
-        "  `s` text NULL,\n  PRIMARY KEY (`id`)\n)",
-        "ALTER TABLE `t` MODIFY COLUMN `p` point REF_SYSTEM_ID=4326 NOT NULL",
+        "CREATE TABLE `t` (\n  `id` int NOT NULL,\n  `p` point REF_SYSTEM_ID=4326 NOT NULL,\n"
+        "  `g` geometry NULL,\n  `s` text NULL,\n  PRIMARY KEY (`id`)\n)",
     ]
-    assert {s.category for s in statements} == {"tables_added"}
     assert {s.severity for s in statements} == {Severity.SAFE}
 
 

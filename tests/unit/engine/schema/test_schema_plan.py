@@ -390,3 +390,41 @@ def test_drift_report_is_bounded_and_carries_no_detail() -> None:
     text = json.dumps(report)
     for secret in ("orgs", "teams", "ALTER", "CREATE", "note"):
         assert secret not in text
+
+
+@pytest.mark.parametrize("dialect", [PG, MY])
+def test_an_unnamed_item_does_not_take_the_twin_a_named_one_needs(dialect: Dialect) -> None:
+    # Two checks alike, one named ck1 and one left to the server: the unnamed desired one
+    # used to match ck1 first, so ck1 was added again (a duplicate name, the apply failed)
+    # and the server-named one dropped. Found by the convergence harness.
+    before = (
+        "CREATE TABLE t (a int, CONSTRAINT t_a_check CHECK (a > 0), CONSTRAINT ck1 CHECK (a > 0));"
+    )
+    after = "CREATE TABLE t (a int, CHECK (a > 0), CONSTRAINT ck1 CHECK (a > 0));"
+    assert plan(dialect, before, after) == []
+    named = "CREATE TABLE t (a int, CHECK (a > 0), CONSTRAINT ck2 CHECK (a > 0));"
+    q = "`" if dialect is MY else '"'
+    actions = [s.sql.split(" ", 3)[3] for s in plan(dialect, before, named)]
+    assert len(actions) == 2
+    assert actions[0].startswith("DROP CONSTRAINT ")
+    assert actions[1] == f"ADD CONSTRAINT {q}ck2{q} CHECK (a > 0)"
+
+
+def test_mariadb_checks_written_on_a_column_are_made_on_it() -> None:
+    # MariaDB keeps `a int CHECK (a > 0)` as the column's own check, named after it; made as
+    # a table check it was named CONSTRAINT_1 instead (found by the convergence harness).
+    statements = plan(MY, "", "CREATE TABLE t (a int CHECK (a > 0), b int, CHECK (b > 0));")
+    assert [s.sql for s in statements] == [
+        "CREATE TABLE `t` (\n  `a` int NULL CHECK (a > 0),\n  `b` int NULL,\n  CHECK (b > 0)\n)"
+    ]
+    before = "CREATE TABLE t (id int PRIMARY KEY);"
+    added = plan(MY, before, "CREATE TABLE t (id int PRIMARY KEY, a int CHECK (a > 0));")
+    assert [(s.sql, s.severity) for s in added] == [
+        ("ALTER TABLE `t` ADD COLUMN `a` int NULL CHECK (a > 0)", Severity.SAFE)
+    ]
+    # Existing rows take the default, which must pass the check: the change may fail.
+    filled = plan(MY, before, "CREATE TABLE t (id int PRIMARY KEY, a int DEFAULT 5 CHECK (a > 0));")
+    assert [s.severity for s in filled] == [Severity.WARNING]
+    assert plan(PG, "", "CREATE TABLE t (a int CHECK (a > 0));")[0].sql.endswith(
+        '"a" integer NULL,\n  CHECK (a > 0)\n)'
+    )
