@@ -31,6 +31,7 @@ from ptah_operator.engine.schema.model import (
     View,
     canonical_schema,
 )
+from ptah_operator.engine.schema.normalize import pg_quote_ident
 from ptah_operator.engine.schema.parts import Attachment, DesiredSchemaError, Parts
 from ptah_operator.engine.schema.scope import Scope
 
@@ -402,7 +403,8 @@ def _check_columns(table: Table, source: str) -> None:
 
 
 def _resolve_enum_types(dialect: Dialect, table: Table, enum_names: set[str]) -> Table:
-    """Name a PostgreSQL enum type schema-qualified, as introspection does."""
+    """Name a PostgreSQL enum type schema-qualified and quoted where `quote_ident` quotes,
+    as introspection does (`public."select"`)."""
     if dialect.family != "postgresql":
         return table
     columns: list[Column] = []
@@ -410,9 +412,13 @@ def _resolve_enum_types(dialect: Dialect, table: Table, enum_names: set[str]) ->
         base = column.type.removesuffix("[]")
         suffix = column.type[len(base) :]
         if "." not in base:
-            for candidate in (f"{table.schema}.{base}", f"public.{base}"):
-                if candidate in enum_names:
-                    column = dataclasses.replace(column, type=candidate + suffix)
+            name = base
+            if len(base) > 1 and base[0] == base[-1] == '"':
+                name = base[1:-1].replace('""', '"')
+            for schema in (table.schema, "public"):
+                if f"{schema}.{name}" in enum_names:
+                    spelt = f"{pg_quote_ident(schema)}.{pg_quote_ident(name)}"
+                    column = dataclasses.replace(column, type=spelt + suffix)
                     break
         columns.append(column)
     return dataclasses.replace(table, columns=tuple(columns))

@@ -45,7 +45,11 @@ from ptah_operator.engine.schema.model import (
     View,
 )
 from ptah_operator.engine.schema.mysql_columns import is_spatial
-from ptah_operator.engine.schema.normalize import is_plain_column, serial_sequence_name
+from ptah_operator.engine.schema.normalize import (
+    is_plain_column,
+    pg_quote_ident,
+    serial_sequence_name,
+)
 from ptah_operator.engine.schema.render import Renderer
 from ptah_operator.engine.schema.severity import (
     Severity,
@@ -546,17 +550,15 @@ def _sequences_early(
 
 
 _NAME_BYTES = 63
-_BARE = re.compile(r"[a-z_][a-z0-9_$]*")
-
-
-def _type_ident(name: str) -> str:
-    return name if _BARE.fullmatch(name) else '"' + name.replace('"', '""') + '"'
 
 
 def enum_type_names(enum: EnumType) -> set[str]:
     """How a column type names `enum`: schema-qualified, quoted where the name needs it (as
     introspection spells it), or plainly (as a desired schema may)."""
-    return {f"{enum.schema}.{enum.name}", f"{_type_ident(enum.schema)}.{_type_ident(enum.name)}"}
+    return {
+        f"{enum.schema}.{enum.name}",
+        f"{pg_quote_ident(enum.schema)}.{pg_quote_ident(enum.name)}",
+    }
 
 
 def retired_enum_name(name: str) -> str:
