@@ -46,6 +46,7 @@ from ptah_operator.engine.schema.model import (
 )
 from ptah_operator.engine.schema.mysql_columns import is_spatial
 from ptah_operator.engine.schema.normalize import (
+    expression_columns,
     is_plain_column,
     pg_quote_ident,
     serial_sequence_name,
@@ -1359,6 +1360,16 @@ def _columns(p: _Planner, old: Table, new: Table) -> None:
     old_columns = {c.name: c for c in old.columns}
     new_names = {c.name for c in new.columns}
     own_checks = _own_checks(old, new)
+    rechecked, retyped = _rechecked(p, old, new)
+    for check in rechecked:
+        p.emit(
+            r.drop_constraint(old, check.name or ""),
+            Severity.WARNING,
+            "columns_changed",
+            f"drop check {check.name} on {old.qualified} while {retyped} change type; it is "
+            "added again after them",
+            where,
+        )
     for column in new.columns:
         before = old_columns.get(column.name)
         if before is None:
@@ -1413,6 +1424,41 @@ def _columns(p: _Planner, old: Table, new: Table) -> None:
             f"comment on table {new.qualified}",
             where,
         )
+    for check in rechecked:
+        p.emit(
+            r.add_constraint(new, r.check_clause(check)),
+            Severity.WARNING,
+            "columns_changed",
+            f"add check {check.name} on {new.qualified} again now that {retyped} changed "
+            "type; existing rows must pass it",
+            where,
+        )
+
+
+def _rechecked(p: _Planner, old: Table, new: Table) -> tuple[list[Check], str]:
+    """PostgreSQL: the checks a table keeps over a column whose type changes, and those
+    columns named. ALTER COLUMN ... TYPE rebuilds such a check from its text, in which the
+    former type's casts stay: `n > 5` over numeric(5,2), the column made integer, is kept
+    as `(n)::numeric > (5)::numeric`, which is not what the desired schema says, and was
+    dropped and added again by the next plan. Dropped before the change and added after,
+    the check is read against the new type."""
+    if not p.pg:
+        return [], ""
+    changed = sorted(
+        c.name
+        for c in old.columns
+        if (wanted := new.column(c.name)) is not None
+        and (wanted.type, wanted.collation) != (c.type, c.collation)
+    )
+    if not changed or not old.checks:
+        return [], ""
+    _, gone = _match(list(new.checks), list(old.checks))
+    rechecked = [
+        c
+        for c in old.checks
+        if c not in gone and set(changed) & expression_columns(p.dialect, c.expr)
+    ]
+    return rechecked, ", ".join(f"{old.qualified}.{c}" for c in changed)
 
 
 def _own_checks(old: Table, new: Table) -> dict[str, tuple[Check, ...]]:

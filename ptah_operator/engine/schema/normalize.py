@@ -492,6 +492,12 @@ def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
     return node
 
 
+def expression_columns(dialect: Dialect, text: str) -> set[str]:
+    """The names of the columns a (canonical) expression reads."""
+    tree = parse_expression(dialect, text, "SQL expression")
+    return {column.name for column in tree.find_all(exp.Column)}
+
+
 @functools.lru_cache(maxsize=65536)
 def normalize_expression(dialect: Dialect, text: str) -> str:
     """The canonical text of a SQL expression (a check, a predicate, an index key)."""
