@@ -297,6 +297,16 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
             "it is added again after them",
             (table.qualified,),
         )
+        renamed = _renamed_backing_index(table, fk)
+        if renamed is not None:
+            p.emit(
+                r.drop_index(table, renamed),
+                Severity.WARNING,
+                "columns_changed",
+                f"drop index {renamed.name} made for foreign key {fk.name} on "
+                f"{table.qualified}; it is made again, by name, before the key",
+                (table.qualified,),
+            )
     for key in kept:
         _drop_constraints(p, observed_tables[key], desired_tables[key])
     for key in removed:
@@ -330,6 +340,15 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
                 (table.qualified,),
             )
     for table, fk, columns in relinked:
+        renamed = _renamed_backing_index(table, fk)
+        if renamed is not None:
+            p.emit(
+                r.create_index(table, renamed),
+                Severity.WARNING,
+                "columns_changed",
+                f"create index {renamed.name} on {table.qualified} again for foreign key {fk.name}",
+                (table.qualified,),
+            )
         p.emit(
             r.add_constraint(table, r.foreign_key_clause(fk)),
             Severity.WARNING,
@@ -418,6 +437,23 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
             "does not manage",
         )
     return p.out
+
+
+def _renamed_backing_index(table: Table, fk: ForeignKey) -> Index | None:
+    """MySQL/MariaDB: the index the server made for `fk`, where it is named otherwise than
+    the key (after its first column, as for a key made without a name). Added again by
+    name, the key would take a new index named after itself: the index is dropped with the
+    key and made again, by its name, before the key, which then uses it."""
+    if fk.backing_index is None or fk.backing_index == fk.name:
+        return None
+    return next(
+        (
+            dataclasses.replace(i, implicit=False)
+            for i in table.indexes
+            if i.name == fk.backing_index
+        ),
+        None,
+    )
 
 
 def _linked_foreign_keys(
