@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: all deps venv control-plane image lint types imports crds check-crds unit integration test demo bench fuzz clean
+.PHONY: all deps venv control-plane image lint types imports crds check-crds unit integration test soak demo bench fuzz clean
 
 all: test
 
@@ -45,6 +45,14 @@ integration: deps venv control-plane
 # (unit and integration against a real kube-apiserver, PostgreSQL and MariaDB).
 test: deps venv control-plane image lint
 	.venv/bin/pytest --cov --cov-report=term:skip-covered tests
+
+# The schema engine's convergence harness at length: 500 random schema pairs with rows per
+# engine against the real PostgreSQL and MariaDB (`make test` runs 16 per engine).
+# SOAK_EXAMPLES=n for another count; a failure is shrunk and saved in .hypothesis/.
+SOAK_EXAMPLES ?= 500
+soak: deps venv
+	PTAH_CONVERGENCE_EXAMPLES=$(SOAK_EXAMPLES) .venv/bin/pytest --timeout=0 \
+		--hypothesis-show-statistics tests/integration/engine/schema/test_schema_convergence.py
 
 demo: deps venv control-plane image
 	$(PY) hack/demo.py

@@ -7,6 +7,7 @@ carries the reason and the tail of the server's log.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -76,21 +77,36 @@ def _fresh_name() -> str:
     return "t_" + secrets.token_hex(6)
 
 
-@pytest.fixture
-async def pg_url(pg_server: PostgresServer) -> AsyncIterator[str]:
-    """A fresh empty PostgreSQL database, dropped after the test."""
-    name = _fresh_name()
-    conn = await asyncpg.connect(pg_server.admin_url)
+async def _create_database(server: PostgresServer | MariaDBServer, name: str) -> None:
+    if isinstance(server, PostgresServer):
+        conn = await asyncpg.connect(server.admin_url)
+        try:
+            await conn.execute(f'CREATE DATABASE "{name}"')
+        finally:
+            await conn.close()
+        return
+    mconn = await _maria_admin(server)
     try:
-        await conn.execute(f'CREATE DATABASE "{name}"')
+        async with mconn.cursor() as cur:
+            await cur.execute(f"CREATE DATABASE `{name}`")
     finally:
-        await conn.close()
-    yield pg_server.url_for(name)
-    conn = await asyncpg.connect(pg_server.admin_url)
+        mconn.close()
+
+
+async def _drop_database(server: PostgresServer | MariaDBServer, name: str) -> None:
+    if isinstance(server, PostgresServer):
+        conn = await asyncpg.connect(server.admin_url)
+        try:
+            await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await conn.close()
+        return
+    mconn = await _maria_admin(server)
     try:
-        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        async with mconn.cursor() as cur:
+            await cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
     finally:
-        await conn.close()
+        mconn.close()
 
 
 async def _maria_admin(server: MariaDBServer) -> aiomysql.Connection:
@@ -105,22 +121,52 @@ async def _maria_admin(server: MariaDBServer) -> aiomysql.Connection:
 
 
 @pytest.fixture
+async def pg_url(pg_server: PostgresServer) -> AsyncIterator[str]:
+    """A fresh empty PostgreSQL database, dropped after the test."""
+    name = _fresh_name()
+    await _create_database(pg_server, name)
+    yield pg_server.url_for(name)
+    await _drop_database(pg_server, name)
+
+
+@pytest.fixture
 async def maria_url(maria_server: MariaDBServer) -> AsyncIterator[str]:
     """A fresh empty MariaDB database, dropped after the test."""
     name = _fresh_name()
-    conn = await _maria_admin(maria_server)
-    try:
-        async with conn.cursor() as cur:
-            await cur.execute(f"CREATE DATABASE `{name}`")
-    finally:
-        conn.close()
+    await _create_database(maria_server, name)
     yield maria_server.url_for(name)
-    conn = await _maria_admin(maria_server)
-    try:
-        async with conn.cursor() as cur:
-            await cur.execute(f"DROP DATABASE IF EXISTS `{name}`")
-    finally:
-        conn.close()
+    await _drop_database(maria_server, name)
+
+
+class FreshDatabases:
+    """Fresh empty databases on one server, as many as a test wants, each dropped when its
+    block ends: `async with databases.fresh() as url:`. For tests that need new databases
+    within one test function (a Hypothesis test, once per example). The block may run on
+    any event loop (`asyncio.run` per example): every call opens its own connection."""
+
+    def __init__(self, server: PostgresServer | MariaDBServer) -> None:
+        self.server = server
+
+    @contextlib.asynccontextmanager
+    async def fresh(self) -> AsyncIterator[str]:
+        name = _fresh_name()
+        await _create_database(self.server, name)
+        try:
+            yield self.server.url_for(name)
+        finally:
+            await _drop_database(self.server, name)
+
+
+@pytest.fixture(scope="session")
+def pg_databases(pg_server: PostgresServer) -> FreshDatabases:
+    """Fresh PostgreSQL databases on demand (see `FreshDatabases`)."""
+    return FreshDatabases(pg_server)
+
+
+@pytest.fixture(scope="session")
+def maria_databases(maria_server: MariaDBServer) -> FreshDatabases:
+    """Fresh MariaDB databases on demand (see `FreshDatabases`)."""
+    return FreshDatabases(maria_server)
 
 
 @pytest.fixture(scope="session")

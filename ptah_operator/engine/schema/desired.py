@@ -38,6 +38,7 @@ from ptah_operator.engine.schema.normalize import (
     NormalizationError,
     is_serial_sequence,
     normalize_default,
+    pg_quote_ident,
 )
 from ptah_operator.engine.schema.normalize import identity_options as normalize_identity_options
 from ptah_operator.engine.schema.parts import Attachment, DesiredSchemaError, Parts
@@ -770,9 +771,9 @@ def _resolve_domain_type(domain: Domain, names: set[str]) -> Domain:
 
 def _resolve_enum_types(dialect: Dialect, table: Table, enum_names: set[str]) -> Table:
     """Column types as introspection prints them: an enum type schema-qualified, each name
-    quoted where it must be (`public."Mood"`), whether the desired schema qualified or
-    quoted it; any other type of `public` unqualified (`public.citext` is `citext`: the
-    catalog prints a type on the search path bare)."""
+    quoted where `quote_ident` quotes it (`public."Mood"`, `public."select"`), whether the
+    desired schema qualified or quoted it; any other type of `public` unqualified
+    (`public.citext` is `citext`: the catalog prints a type on the search path bare)."""
     if dialect.family != "postgresql":
         return table
     columns: list[Column] = []
@@ -786,7 +787,7 @@ def _resolve_enum_types(dialect: Dialect, table: Table, enum_names: set[str]) ->
             candidates = [raw_schema] if raw_schema is not None else [table.schema, "public"]
             enum_schema = next((c for c in candidates if f"{c}.{raw_name}" in enum_names), None)
             if enum_schema is not None:
-                type_text = f"{quote(enum_schema)}.{quote(raw_name)}{rest}"
+                type_text = f"{pg_quote_ident(enum_schema)}.{pg_quote_ident(raw_name)}{rest}"
             elif raw_schema == "public":
                 type_text = f"{name}{rest}"
             else:

@@ -46,7 +46,12 @@ from ptah_operator.engine.schema.model import (
     UniqueConstraint,
     View,
 )
-from ptah_operator.engine.schema.normalize import is_plain_column, serial_sequence_name
+from ptah_operator.engine.schema.normalize import (
+    expression_columns,
+    is_plain_column,
+    pg_quote_ident,
+    serial_sequence_name,
+)
 from ptah_operator.engine.schema.render import Renderer
 from ptah_operator.engine.schema.severity import (
     Severity,
@@ -347,6 +352,16 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
             "it is added again after them",
             (table.qualified,),
         )
+        renamed = _renamed_backing_index(table, fk)
+        if renamed is not None:
+            p.emit(
+                r.drop_index(table, renamed),
+                Severity.WARNING,
+                "columns_changed",
+                f"drop index {renamed.name} made for foreign key {fk.name} on "
+                f"{table.qualified}; it is made again, by name, before the key",
+                (table.qualified,),
+            )
     for key in kept:
         _drop_constraints(p, observed_tables[key], desired_tables[key])
     added_shapes: dict[tuple[Any, ...], list[str]] = {}
@@ -389,6 +404,15 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
                 (table.qualified,),
             )
     for table, fk, columns in relinked:
+        renamed = _renamed_backing_index(table, fk)
+        if renamed is not None:
+            p.emit(
+                r.create_index(table, renamed),
+                Severity.WARNING,
+                "columns_changed",
+                f"create index {renamed.name} on {table.qualified} again for foreign key {fk.name}",
+                (table.qualified,),
+            )
         p.emit(
             r.add_constraint(table, r.foreign_key_clause(fk)),
             Severity.WARNING,
@@ -586,7 +610,7 @@ def _domain_names(domain: Domain) -> set[str]:
     """How a column or another domain names `domain` (as `enum_type_names` does an enum)."""
     return {
         f"{domain.schema}.{domain.name}",
-        f"{_type_ident(domain.schema)}.{_type_ident(domain.name)}",
+        f"{pg_quote_ident(domain.schema)}.{pg_quote_ident(domain.name)}",
     }
 
 
@@ -1034,6 +1058,23 @@ def _create_triggers(
             )
 
 
+def _renamed_backing_index(table: Table, fk: ForeignKey) -> Index | None:
+    """MySQL/MariaDB: the index the server made for `fk`, where it is named otherwise than
+    the key (after its first column, as for a key made without a name). Added again by
+    name, the key would take a new index named after itself: the index is dropped with the
+    key and made again, by its name, before the key, which then uses it."""
+    if fk.backing_index is None or fk.backing_index == fk.name:
+        return None
+    return next(
+        (
+            dataclasses.replace(i, implicit=False)
+            for i in table.indexes
+            if i.name == fk.backing_index
+        ),
+        None,
+    )
+
+
 def _linked_foreign_keys(
     p: _Planner,
     observed_tables: dict[tuple[str, str], Table],
@@ -1165,17 +1206,15 @@ def _sequences_early(
 
 
 _NAME_BYTES = 63
-_BARE = re.compile(r"[a-z_][a-z0-9_$]*")
-
-
-def _type_ident(name: str) -> str:
-    return name if _BARE.fullmatch(name) else '"' + name.replace('"', '""') + '"'
 
 
 def enum_type_names(enum: EnumType) -> set[str]:
     """How a column type names `enum`: schema-qualified, quoted where the name needs it (as
     introspection spells it), or plainly (as a desired schema may)."""
-    return {f"{enum.schema}.{enum.name}", f"{_type_ident(enum.schema)}.{_type_ident(enum.name)}"}
+    return {
+        f"{enum.schema}.{enum.name}",
+        f"{pg_quote_ident(enum.schema)}.{pg_quote_ident(enum.name)}",
+    }
 
 
 def retired_enum_name(name: str) -> str:
@@ -2018,6 +2057,16 @@ def _columns(p: _Planner, old: Table, new: Table) -> None:
     old_columns = {c.name: c for c in old.columns}
     new_names = {c.name for c in new.columns}
     own_checks = _own_checks(old, new)
+    rechecked, retyped = _rechecked(p, old, new)
+    for check in rechecked:
+        p.emit(
+            r.drop_constraint(old, check.name or ""),
+            Severity.WARNING,
+            "columns_changed",
+            f"drop check {check.name} on {old.qualified} while {retyped} change type; it is "
+            "added again after them",
+            where,
+        )
     done = _auto_key(p, old, new, own_checks) if auto_key else set()
     for column in new.columns:
         before = old_columns.get(column.name)
@@ -2082,6 +2131,41 @@ def _columns(p: _Planner, old: Table, new: Table) -> None:
             f"comment on table {new.qualified}",
             where,
         )
+    for check in rechecked:
+        p.emit(
+            r.add_constraint(new, r.check_clause(check)),
+            Severity.WARNING,
+            "columns_changed",
+            f"add check {check.name} on {new.qualified} again now that {retyped} changed "
+            "type; existing rows must pass it",
+            where,
+        )
+
+
+def _rechecked(p: _Planner, old: Table, new: Table) -> tuple[list[Check], str]:
+    """PostgreSQL: the checks a table keeps over a column whose type changes, and those
+    columns named. ALTER COLUMN ... TYPE rebuilds such a check from its text, in which the
+    former type's casts stay: `n > 5` over numeric(5,2), the column made integer, is kept
+    as `(n)::numeric > (5)::numeric`, which is not what the desired schema says, and was
+    dropped and added again by the next plan. Dropped before the change and added after,
+    the check is read against the new type."""
+    if not p.pg:
+        return [], ""
+    changed = sorted(
+        c.name
+        for c in old.columns
+        if (wanted := new.column(c.name)) is not None
+        and (wanted.type, wanted.collation) != (c.type, c.collation)
+    )
+    if not changed or not old.checks:
+        return [], ""
+    _, gone = _match(list(new.checks), list(old.checks))
+    rechecked = [
+        c
+        for c in old.checks
+        if c not in gone and set(changed) & expression_columns(p.dialect, c.expr)
+    ]
+    return rechecked, ", ".join(f"{old.qualified}.{c}" for c in changed)
 
 
 def _own_checks(old: Table, new: Table) -> dict[str, tuple[Check, ...]]:

@@ -395,6 +395,26 @@ _PG_RESERVED = frozenset(
     concurrently cross current_schema freeze full ilike inner is isnull join left like
     natural notnull outer overlaps right similar tablesample verbose""".split()  # noqa: SIM905
 )
+# PostgreSQL 15's key words that are not reserved but cannot name a function or type: with
+# the reserved ones, what `quote_ident` quotes (it leaves only unreserved key words bare).
+_PG_COLUMN_NAME_KEYWORDS = frozenset(
+    """between bigint bit boolean char character coalesce dec decimal exists extract float
+    greatest grouping inout int integer interval least national nchar none normalize nullif
+    numeric out overlay position precision real row setof smallint substring time timestamp
+    treat trim values varchar xmlattributes xmlconcat xmlelement xmlexists xmlforest
+    xmlnamespaces xmlparse xmlpi xmlroot xmlserialize xmltable""".split()  # noqa: SIM905
+)
+_PG_BARE = re.compile(r"[a-z_][a-z0-9_$]*")
+
+
+def pg_quote_ident(name: str) -> str:
+    """`name` as PostgreSQL's `quote_ident` spells it (what introspection reports an enum
+    type as): bare when it is a plain lower-case name and no key word that needs quotes."""
+    if _PG_BARE.fullmatch(name) and name not in _PG_RESERVED | _PG_COLUMN_NAME_KEYWORDS:
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
 _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 
 
@@ -536,6 +556,12 @@ def _simplify(node: exp.Expr, dialect_family: str) -> exp.Expr:
         if not node.quoted or re.fullmatch(r"[a-z_][a-z0-9_]*", name):
             return exp.Identifier(this=name.lower() if not node.quoted else name, quoted=False)
     return node
+
+
+def expression_columns(dialect: Dialect, text: str) -> set[str]:
+    """The names of the columns a (canonical) expression reads."""
+    tree = parse_expression(dialect, text, "SQL expression")
+    return {column.name for column in tree.find_all(exp.Column)}
 
 
 @functools.lru_cache(maxsize=65536)

@@ -181,6 +181,27 @@ async def test_postgresql_foreign_keys_around_columns_converted_one_by_one(
         await conn.close()
 
 
+async def test_postgresql_enum_types_named_by_key_words_converge(
+    pg_url: str, tmp_path: Path
+) -> None:
+    # Found by the convergence harness: `"select"` never equalled `public."select"`.
+    before = (
+        "CREATE TYPE \"select\" AS ENUM ('a', 'b'); CREATE TYPE \"Mood\" AS ENUM ('x'); "
+        'CREATE TABLE t (id int PRIMARY KEY, s "select" DEFAULT \'b\', m "Mood");'
+    )
+    await converge(pg_url, tmp_path, before)
+    await execute(pg_url, "INSERT INTO t VALUES (1, 'b', 'x')")
+    # Made again (a value lost): the column is found under its quoted name and converted.
+    after = before.replace("('a', 'b')", "('b')")
+    applied = await converge(pg_url, tmp_path, after)
+    assert any('TYPE public."select" USING' in s.sql for s in applied.statements)
+    conn = await asyncpg.connect(pg_url)
+    try:
+        assert await conn.fetchval("SELECT s::text FROM t") == "b"
+    finally:
+        await conn.close()
+
+
 MARIA_CASES = {
     "appended": ("enum('a','b','c')", Severity.SAFE),
     "inserted": ("enum('a','x','b')", Severity.WARNING),

@@ -365,3 +365,32 @@ async def test_mariadb_checks_written_on_a_column_stay_the_columns(
         "WHERE CONSTRAINT_SCHEMA = DATABASE()",
     )
     assert [tuple(r) for r in checks] == [("b", "`b` < 9")]
+
+
+async def test_mariadb_an_unnamed_key_keeps_its_index_around_a_type_change(
+    maria_url: str, tmp_path: Path
+) -> None:
+    # Found by the convergence harness: MariaDB names the index of a key made without a name
+    # after its first column; added again by name around a type change, the key took a new
+    # index named after itself (`child_ibfk_1`), where the same DDL run by hand has `pid`.
+    schema = (
+        "CREATE TABLE parent (id {0} PRIMARY KEY); "
+        "CREATE TABLE child (id int PRIMARY KEY, pid {0}, FOREIGN KEY (pid) REFERENCES parent (id));"
+    )
+    index_names = (
+        "SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS "
+        "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'child'"
+    )
+    await converge(maria_url, tmp_path, schema.format("int"))
+    assert sorted(r[0] for r in await fetch(maria_url, index_names)) == ["PRIMARY", "pid"]
+    applied = await converge(maria_url, tmp_path, schema.format("bigint"))
+    assert [s.sql.split(" ", 3)[3] for s in applied.statements] == [
+        "DROP FOREIGN KEY `child_ibfk_1`",
+        "DROP INDEX `pid`",
+        "MODIFY COLUMN `pid` bigint NULL",
+        "MODIFY COLUMN `id` bigint NOT NULL",
+        "ADD INDEX `pid` (`pid`)",
+        "ADD CONSTRAINT `child_ibfk_1` FOREIGN KEY (`pid`) REFERENCES `parent` (`id`) "
+        "ON DELETE RESTRICT ON UPDATE RESTRICT",
+    ]
+    assert sorted(r[0] for r in await fetch(maria_url, index_names)) == ["PRIMARY", "pid"]

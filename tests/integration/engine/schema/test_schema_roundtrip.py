@@ -8,6 +8,7 @@ for the converged database plans nothing.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 import pytest
@@ -575,3 +576,34 @@ async def test_postgresql_a_schema_is_dropped_only_when_the_scope_sees_all_of_it
     refused = await apply_bytes(pg_url, drop.plan_bytes)
     assert (refused.outcome, refused.reason) == ("refused", "PolicyRefused")
     assert await fingerprint(pg_url, scope) == before
+
+
+async def test_postgresql_checks_over_a_retyped_column_are_read_against_its_new_type(
+    pg_url: str, tmp_path: Path, pg_databases: Any
+) -> None:
+    # Found by the convergence harness. ALTER COLUMN ... TYPE rebuilds a check from its text,
+    # keeping the former type's casts: `n > 5` over numeric(5,2), made integer, was kept as
+    # `(n)::numeric > (5)::numeric` and planned again; `c IN ('a', 'b')` over varchar, made
+    # text, kept `('a'::character varying)::text`. The engine now makes such checks again.
+    before = (
+        "CREATE TABLE t (id int PRIMARY KEY, n numeric(5,2) CHECK (n > 5), "
+        "c varchar(10) CHECK (c IN ('a', 'b')), other int CHECK (other > 0));"
+    )
+    after = (
+        "CREATE TABLE t (id int PRIMARY KEY, n integer CHECK (n > 5), "
+        "c text CHECK (c IN ('a', 'b')), other int CHECK (other > 0));"
+    )
+    await converge(pg_url, tmp_path, before)
+    await execute(pg_url, "INSERT INTO t VALUES (1, 6, 'a', 1)")
+    applied = await converge(pg_url, tmp_path, after)
+    assert not any("t_other_check" in s.sql for s in applied.statements)
+    definitions = "SELECT conname, pg_get_constraintdef(oid) FROM pg_constraint WHERE contype = 'c'"
+    async with pg_databases.fresh() as direct:
+        await execute(direct, after)
+        conn, other = await asyncpg.connect(pg_url), await asyncpg.connect(direct)
+        try:
+            got = sorted(tuple(r) for r in await conn.fetch(definitions))
+            assert got == sorted(tuple(r) for r in await other.fetch(definitions))
+        finally:
+            await conn.close()
+            await other.close()

@@ -316,3 +316,16 @@ def test_postgresql_keeps_characters_beyond_the_bmp() -> None:
     ddl = "CREATE TABLE t (a text DEFAULT '\U0001f600' CHECK (a <> '\U0001f600'));"
     table = assemble(PG, [parse_ddl(PG, ddl, "s.sql")], Scope()).tables[0]
     assert table.columns[0].default == "'\U0001f600'"
+
+
+def test_enum_types_are_named_as_introspection_names_them() -> None:
+    # `quote_ident` quotes a key word and a name with capitals: the desired `"select"` was
+    # left unresolved and never equalled `public."select"` (found by the convergence
+    # harness); `"Mood"` was spelt `public.Mood`.
+    ddl = (
+        "CREATE TYPE \"select\" AS ENUM ('a'); CREATE TYPE \"Mood\" AS ENUM ('b'); "
+        "CREATE TYPE plain AS ENUM ('c'); "
+        'CREATE TABLE t (a "select", b "Mood"[], c plain);'
+    )
+    table = assemble(PG, [parse_ddl(PG, ddl, "s.sql")], Scope()).tables[0]
+    assert [c.type for c in table.columns] == ['public."select"', 'public."Mood"[]', "public.plain"]
