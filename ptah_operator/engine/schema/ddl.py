@@ -627,7 +627,8 @@ def _default_spans(text: str, tokens: list[Token], extras: _Extras) -> None:
                     inner == 0
                     and end > at + 1
                     and current.token_type is not TokenType.STRING
-                    and current.text.upper() in _DEFAULT_ENDS
+                    # sqlglot reads `PRIMARY KEY` as one token: its first word counts.
+                    and (current.text.upper().split() or [""])[0] in _DEFAULT_ENDS
                 ):
                     break
                 end += 1
@@ -912,19 +913,7 @@ def _owner_statement(dialect: Dialect, words: _Words, parts: Parts, text: str) -
     if kind == "FUNCTION":
         if words.peek_type() is not TokenType.L_PAREN:
             raise _UnreadableError("ALTER FUNCTION names the function with its argument types")
-        words.at += 1
-        inside: list[Token] = []
-        depth = 1
-        while True:
-            token = words.next()
-            if token.token_type is TokenType.L_PAREN:
-                depth += 1
-            elif token.token_type is TokenType.R_PAREN:
-                depth -= 1
-                if depth == 0:
-                    break
-            inside.append(token)
-        arguments = read_arguments(text, inside)
+        arguments = read_arguments(text, words.parenthesized())
     words.expect("OWNER", "TO")
     token = words.next()
     quoted = token.token_type in {TokenType.IDENTIFIER, TokenType.STRING}

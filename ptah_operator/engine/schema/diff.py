@@ -1944,6 +1944,25 @@ def _existing(old: Table, columns: tuple[str, ...]) -> bool:
     return bool(columns) and all(is_plain_column(c) and old.column(c) is not None for c in columns)
 
 
+def _rename_primary_key(p: _Planner, old: Table, new: Table) -> None:
+    """PostgreSQL: a primary key that stays, which the desired schema names otherwise, is
+    renamed (its index with it; foreign keys over it stay). MySQL names every one PRIMARY."""
+    before, after = old.primary_key, new.primary_key
+    if not p.pg or before is None or after is None or after.name is None:
+        return
+    current = before.name or f"{old.name}_pkey"
+    if before.key() != after.key() or current == after.name:
+        return
+    p.emit(
+        p.r.alter(old, f"RENAME CONSTRAINT {p.r.q(current)} TO {p.r.q(after.name)}"),
+        Severity.WARNING,
+        "tables_changed",
+        f"rename the primary key of {new.qualified}; what names it (ON CONFLICT ON "
+        "CONSTRAINT) must use the new name",
+        (new.qualified,),
+    )
+
+
 def _add_constraints(p: _Planner, old: Table, new: Table) -> None:
     r = p.r
     where = (new.qualified,)
@@ -1966,6 +1985,7 @@ def _add_constraints(p: _Planner, old: Table, new: Table) -> None:
             if _existing(old, columns)
             else (),
         )
+    _rename_primary_key(p, old, new)
     missing_uniques, _ = _match(list(new.uniques), list(old.uniques))
     for unique in missing_uniques:
         p.emit(

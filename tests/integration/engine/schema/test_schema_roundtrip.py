@@ -607,3 +607,27 @@ async def test_postgresql_checks_over_a_retyped_column_are_read_against_its_new_
         finally:
             await conn.close()
             await other.close()
+
+
+async def test_postgresql_a_primary_key_the_desired_schema_names_is_renamed(
+    pg_url: str, tmp_path: Path
+) -> None:
+    # Found by the convergence harness: the key was compared without its name, so a desired
+    # `CONSTRAINT "user" PRIMARY KEY (id)` over an unnamed one planned nothing and the table
+    # kept `t_pkey`. A foreign key over it must stay through the rename.
+    before = "CREATE TABLE t (id int PRIMARY KEY, parent int REFERENCES t (id));"
+    after = (
+        'CREATE TABLE t (id int, parent int REFERENCES t (id), CONSTRAINT "user" PRIMARY KEY (id));'
+    )
+    await converge(pg_url, tmp_path, before)
+    await execute(pg_url, "INSERT INTO t VALUES (1, NULL), (2, 1)")
+    applied = await converge(pg_url, tmp_path, after)
+    assert [(s.severity, s.sql) for s in applied.statements] == [
+        ("warning", 'ALTER TABLE "public"."t" RENAME CONSTRAINT "t_pkey" TO "user"')
+    ]
+    conn = await asyncpg.connect(pg_url)
+    try:
+        rows = await conn.fetch("SELECT conname FROM pg_constraint WHERE conrelid = 't'::regclass")
+    finally:
+        await conn.close()
+    assert sorted(r["conname"] for r in rows) == ["t_parent_fkey", "user"]

@@ -329,3 +329,16 @@ def test_enum_types_are_named_as_introspection_names_them() -> None:
     )
     table = assemble(PG, [parse_ddl(PG, ddl, "s.sql")], Scope()).tables[0]
     assert [c.type for c in table.columns] == ['public."select"', 'public."Mood"[]', "public.plain"]
+
+
+def test_a_postgresql_default_before_primary_key_is_read_to_its_end() -> None:
+    # Found by the convergence harness: sqlglot reads `PRIMARY KEY` as one token, which did
+    # not end a default's source text, so `DEFAULT 5 PRIMARY KEY` was refused as more than
+    # one expression.
+    text = (
+        "CREATE TABLE a (x int DEFAULT 5 PRIMARY KEY, y text DEFAULT 'PRIMARY KEY' UNIQUE);"
+        "CREATE TABLE b (x date NOT NULL DEFAULT '2000-01-01'\n  PRIMARY   KEY);"
+    )
+    parts = parse_ddl(Dialect.POSTGRESQL, text, "t.sql")
+    sources = [c.default_source for table in parts.tables for c in table.columns]
+    assert sources == ["5", "'PRIMARY KEY'", "'2000-01-01'"]
