@@ -61,10 +61,13 @@ demo: deps venv control-plane image
 # The schema benchmark's peers (SQLAlchemy's Inspector, schemainspect as migra uses it) live
 # in their own directory, outside the product's environment.
 BENCH_PEERS := $(HOME)/.cache/ptah/bench-peers
+# The schema engine's baseline: the engine before issue #10's work (BENCH_SCHEMA_BASE=rev for
+# another).
+BENCH_SCHEMA_BASE ?= 3501aaf
 bench: deps venv control-plane
 	$(PY) tests/bench/bench_migrations.py
 	test -d $(BENCH_PEERS)/schemainspect || $(PY) -m pip install -q --target $(BENCH_PEERS) 'sqlalchemy<2' psycopg2-binary schemainspect
-	PTAH_BENCH_PEERS=$(BENCH_PEERS) $(PY) tests/bench/bench_schema.py
+	PTAH_BENCH_PEERS=$(BENCH_PEERS) $(PY) tests/bench/bench_schema.py --baseline $(BENCH_SCHEMA_BASE)
 	$(PY) tests/bench/bench_cluster.py
 	$(PY) tests/bench/bench_cluster.py --kind schema
 

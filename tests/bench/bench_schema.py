@@ -9,14 +9,21 @@ point PTAH_BENCH_PEERS at a directory holding sqlalchemy<2, psycopg2 and schemai
 (`pip install --target DIR 'sqlalchemy<2' psycopg2-binary schemainspect`).
 Targets: inspection under 1 s for 1,000 tables and faster than both peers; diff + render
 under 200 ms.
+
+`--baseline REV` also measures the engine as it was at REV (a git revision; `make bench` gives
+the one named in the Makefile), on the same servers and data, in alternating rounds so that
+a busy machine slows both alike, and prints each figure beside the baseline's.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import dataclasses
 import importlib
+import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -25,7 +32,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(REPO), str(REPO / "hack")]
+# The tree whose engine is measured: this one, or a baseline's (see `--baseline`).
+TREE = Path(os.environ.get("PTAH_BENCH_TREE", REPO))
+sys.path[:0] = [str(TREE), str(REPO / "hack")]
 
 from localstack.mariadb import MariaDBServer  # noqa: E402
 from localstack.postgres import PostgresServer  # noqa: E402
@@ -157,8 +166,59 @@ def workdir() -> Path:
     return path
 
 
-async def main() -> None:
+def baseline_tree(revision: str, into: Path) -> Path:
+    """The package as it was at `revision`, unpacked under `into`."""
+    tree = into / "baseline"
+    tree.mkdir()
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", revision, "ptah_operator"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree
+
+
+def measure_baseline(tree: Path, dialect: Dialect, url: str) -> dict[str, float]:
+    """`measure` in a child process that imports the baseline's engine."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--measure", dialect.value, url],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PTAH_BENCH_TREE": str(tree)},
+    )
+    numbers: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return numbers
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
+
+
+def report(dialect: Dialect, numbers: dict[str, float], base: dict[str, float] | None) -> None:
+    diff_render = numbers["diff"] + numbers["render"]
+    figures = {**numbers, "diff + render": diff_render}
+    if base is None:
+        print(
+            f"{dialect.value}: inspect {ms(numbers['inspect'])}, diff {ms(numbers['diff'])}, "
+            f"render {ms(numbers['render'])} (diff + render {ms(diff_render)}, target 200 ms)"
+        )
+        return
+    base = {**base, "diff + render": base["diff"] + base["render"]}
+    print(f"{dialect.value} (this tree, and the baseline; ratio over 1.00: slower now):")
+    for name, seconds in figures.items():
+        print(
+            f"  {name}: {ms(seconds)}, baseline {ms(base[name])}, ratio {seconds / base[name]:.2f}"
+        )
+    print(f"  targets: inspect under 1 s; diff + render under 200 ms ({ms(diff_render)})")
+
+
+async def main(baseline: str | None, rounds: int) -> None:
     work = workdir()
+    tree = baseline_tree(baseline, work) if baseline else None
+    if baseline:
+        print(f"baseline: {baseline}, best of {rounds} alternating rounds of {RUNS} runs each")
     with PostgresServer(work) as pg, MariaDBServer(work) as maria:
         pg_url = pg.url_for("postgres")
         await load_postgresql(pg_url)
@@ -173,19 +233,32 @@ async def main() -> None:
         await load_mariadb(maria_url, port, "bench")
         for dialect, url in ((Dialect.POSTGRESQL, pg_url), (Dialect.MARIADB, maria_url)):
             numbers = await measure(dialect, url)
-            diff_render = numbers["diff"] + numbers["render"]
-            print(
-                f"{dialect.value}: inspect {numbers['inspect'] * 1000:.0f} ms, "
-                f"diff {numbers['diff'] * 1000:.0f} ms, render {numbers['render'] * 1000:.0f} ms "
-                f"(diff + render {diff_render * 1000:.0f} ms, target 200 ms)"
-            )
+            base = None
+            if tree is not None:
+                base = measure_baseline(tree, dialect, url)
+                for _ in range(rounds - 1):
+                    numbers = _best(numbers, await measure(dialect, url))
+                    base = _best(base, measure_baseline(tree, dialect, url))
+            report(dialect, numbers, base)
             if dialect is Dialect.POSTGRESQL:
                 for name, seconds in peers(url).items():
                     print(
-                        f"  {name}: {seconds * 1000:.0f} ms "
+                        f"  {name}: {ms(seconds)} "
                         f"(the engine's inspect is {seconds / numbers['inspect']:.1f}x faster)"
                     )
 
 
+def _best(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
+    return {name: min(a[name], b[name]) for name in a}
+
+
 if __name__ == "__main__":
-    asyncio.run(main())
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", metavar="REV", help="also measure the engine at REV")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds (--baseline)")
+    parser.add_argument("--measure", nargs=2, metavar=("DIALECT", "URL"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(asyncio.run(measure(Dialect(args.measure[0]), args.measure[1]))))
+    else:
+        asyncio.run(main(args.baseline, args.rounds))

@@ -680,8 +680,9 @@ def _object_comments(p: _Planner, observed: Schema, desired: Schema) -> None:
     old_tables = {t.qualified: t for t in observed.tables}
     for table in desired.tables:
         before_table = old_tables.get(table.qualified)
-        on = r.table(table.schema, table.name)
         for index in table.indexes:
+            if index.comment is None:
+                continue
             twin = next(
                 (i for i in (before_table.indexes if before_table else ()) if i.name == index.name),
                 None,
@@ -696,6 +697,8 @@ def _object_comments(p: _Planner, observed: Schema, desired: Schema) -> None:
                 r.drop_index(before_table, twin) if before_table and twin else "",
             )
         for trigger in table.triggers:
+            if trigger.comment is None:
+                continue
             twin_trigger = next(
                 (
                     t
@@ -706,17 +709,20 @@ def _object_comments(p: _Planner, observed: Schema, desired: Schema) -> None:
             )
             want(
                 "triggers_changed",
-                f"TRIGGER {r.q(trigger.name)} ON {on}",
+                f"TRIGGER {r.q(trigger.name)} ON {r.table(table.schema, table.name)}",
                 trigger.comment,
                 twin_trigger,
                 r.drop_trigger(before_table, twin_trigger) if before_table and twin_trigger else "",
             )
-        constraints: list[Any] = [
+        every: tuple[Any, ...] = (
             *([table.primary_key] if table.primary_key else []),
             *table.uniques,
             *table.foreign_keys,
             *table.checks,
-        ]
+        )
+        constraints = [c for c in every if c.comment is not None]
+        if not constraints:
+            continue
         existing: list[Any] = []
         if before_table is not None:
             existing = [
@@ -741,7 +747,7 @@ def _object_comments(p: _Planner, observed: Schema, desired: Schema) -> None:
                 dropped = r.drop_constraint(before_table, twin_constraint.name or "")
             want(
                 "constraints_added",
-                f"CONSTRAINT {r.q(constraint.name or '')} ON {on}",
+                f"CONSTRAINT {r.q(constraint.name or '')} ON {r.table(table.schema, table.name)}",
                 constraint.comment,
                 twin_constraint,
                 dropped,
@@ -767,6 +773,8 @@ def _mentions(expression: str | None, column: str) -> bool:
 
 def _rebuilt_over_enums(p: _Planner, old: Table, new: Table) -> None:
     """See `_Planner.rebuilt`."""
+    if not p.enum_types:
+        return
     leaving = [
         c.name
         for c in old.columns
@@ -1092,41 +1100,70 @@ def _linked_foreign_keys(
     and numerics, or within strings, keeps (`_pg_keeps_keys`), and a column of an enum type
     made again (`_remake_enum`: new type against former) or any other change does not
     (42804)."""
-    retyped: set[tuple[str, str, str]] = set()
-    for key in kept:
-        old, new = observed_tables[key], desired_tables[key]
-        if old.columns == new.columns and not (p.pg and remade_enums):
-            continue
-        for column in old.columns:
-            wanted = new.column(column.name)
-            if wanted is None:
-                continue
-            if p.pg:
-                remade = column.type.removesuffix("[]") in remade_enums
-                if (remade and wanted.type == column.type) or not _pg_keeps_keys(
-                    column.type, wanted.type
-                ):
-                    retyped.add((old.schema, old.name, column.name))
-            elif _retyped(column, wanted):
-                retyped.add((old.schema, old.name, column.name))
-    if not retyped:
-        return []
+    kept_keys = set(kept)
+    seen: dict[tuple[str, str, str], bool] = {}
+
+    untouched: dict[tuple[str, str], bool] = {}
+
+    def retyped(schema: str, name: str, column_name: str) -> bool:
+        table = (schema, name)
+        if table not in kept_keys:
+            return False
+        if table not in untouched:
+            # Most tables keep every column as it is: one comparison of the whole table.
+            same = _column_shapes(observed_tables[table]) == _column_shapes(desired_tables[table])
+            untouched[table] = same and not (p.pg and remade_enums)
+        if untouched[table]:
+            return False
+        at = (schema, name, column_name)
+        if at not in seen:
+            seen[at] = _key_breaks(p, observed_tables, desired_tables, kept_keys, at, remade_enums)
+        return seen[at]
+
     linked: list[tuple[Table, ForeignKey, str]] = []
     for key in kept:
         table = observed_tables[key]
         for fk in table.foreign_keys:
             used = [
-                f"{table.qualified}.{c}"
-                for c in fk.columns
-                if (table.schema, table.name, c) in retyped
+                f"{table.qualified}.{c}" for c in fk.columns if retyped(table.schema, table.name, c)
             ] + [
                 f"{_qualified_name(fk.ref_schema, fk.ref_table)}.{c}"
                 for c in fk.ref_columns
-                if (fk.ref_schema, fk.ref_table, c) in retyped
+                if retyped(fk.ref_schema, fk.ref_table, c)
             ]
             if used:
                 linked.append((table, fk, ", ".join(used)))
     return linked
+
+
+def _column_shapes(table: Table) -> tuple[tuple[Any, ...], ...]:
+    """What `_key_breaks` reads of each column, in one value per table."""
+    return tuple(
+        (c.name, c.type, c.charset, c.collation, c.generated, c.virtual) for c in table.columns
+    )
+
+
+def _key_breaks(
+    p: _Planner,
+    observed_tables: dict[tuple[str, str], Table],
+    desired_tables: dict[tuple[str, str], Table],
+    kept: AbstractSet[tuple[str, str]],
+    at: tuple[str, str, str],
+    remade_enums: AbstractSet[str],
+) -> bool:
+    """Whether column `at` (schema, table, column) of a kept table changes in a way a foreign
+    key over it cannot stand (see `_linked_foreign_keys`)."""
+    schema, name, column_name = at
+    if (schema, name) not in kept:
+        return False
+    column = observed_tables[(schema, name)].column(column_name)
+    wanted = desired_tables[(schema, name)].column(column_name)
+    if column is None or wanted is None:
+        return False
+    if not p.pg:
+        return _retyped(column, wanted)
+    remade = column.type.removesuffix("[]") in remade_enums
+    return (remade and wanted.type == column.type) or not _pg_keeps_keys(column.type, wanted.type)
 
 
 _PG_NUMBERS = re.compile(

@@ -261,15 +261,21 @@ class Table:
     # PostgreSQL: triggers, by name.
     triggers: tuple[Trigger, ...] = ()
 
-    @property
+    @functools.cached_property
     def qualified(self) -> str:
+        # Cached on the instance (a frozen dataclass has a __dict__): the planner asks for
+        # it thousands of times a plan.
         return f"{self.schema}.{self.name}" if self.schema else self.name
 
     def column(self, name: str) -> Column | None:
+        return self._columns_by_name.get(name)
+
+    @functools.cached_property
+    def _columns_by_name(self) -> dict[str, Column]:
+        by_name: dict[str, Column] = {}
         for column in self.columns:
-            if column.name == name:
-                return column
-        return None
+            by_name.setdefault(column.name, column)  # the first, as a search would find
+        return by_name
 
 
 @dataclass(frozen=True)
