@@ -31,22 +31,7 @@ from ptah_operator import __version__
 from ptah_operator.api.common import ExecutionBinding
 from ptah_operator.api.constants import Kind
 from ptah_operator.controller import observe
-from ptah_operator.controller.api_metrics import instrument as instrument_api_client
-from ptah_operator.controller.leaderelection import (
-    DEFAULT_LEASE_DURATION,
-    DEFAULT_RENEW_DEADLINE,
-    DEFAULT_RETRY_PERIOD,
-    LeaderElectionConfig,
-    default_identity,
-)
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
-from ptah_operator.controller.logging import configure_logging
-from ptah_operator.controller.manager import (
-    DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT,
-    Manager,
-    ManagerOptions,
-    parse_bind_address,
-)
 from ptah_operator.controller.migration import MigrationControllerConfig, MigrationReconciler
 from ptah_operator.controller.registry import ControllerRegistry
 from ptah_operator.controller.schema import SchemaControllerConfig, SchemaReconciler
@@ -54,6 +39,21 @@ from ptah_operator.reconcile.world import RunnerConfig
 from ptah_operator.results.credentials import operation_secret_factory
 from ptah_operator.results.endpoint import add_routes as add_result_routes
 from ptah_operator.results.store import KubernetesResultStore, load_result_key
+from ptah_operator.runtime.api_metrics import instrument as instrument_api_client
+from ptah_operator.runtime.leaderelection import (
+    DEFAULT_LEASE_DURATION,
+    DEFAULT_RENEW_DEADLINE,
+    DEFAULT_RETRY_PERIOD,
+    LeaderElectionConfig,
+    default_identity,
+)
+from ptah_operator.runtime.logging import configure_logging
+from ptah_operator.runtime.manager import (
+    DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT,
+    Manager,
+    ManagerOptions,
+    parse_bind_address,
+)
 from ptah_operator.webhook.app import add_routes as add_webhook_routes
 from ptah_operator.webhook.lookup import ApiObjectLookup, CachedLookup
 from ptah_operator.webhook.registration import (

@@ -36,10 +36,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from ptah_operator.api.constants import ANNOTATION_LEASE_HOLDER_UID, GROUP, VERSION
 from ptah_operator.api.kinds import kind_info
-from ptah_operator.controller.clock import Clock
-from ptah_operator.controller.controller import Result
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
-from ptah_operator.controller.store import KubeObject, metadata, object_key
 from ptah_operator.controller.world_reads import lease_state
 from ptah_operator.reconcile.decision import (
     Decision,
@@ -49,6 +46,9 @@ from ptah_operator.reconcile.decision import (
     ObjectRef,
     OperationCredentials,
 )
+from ptah_operator.runtime.clock import Clock
+from ptah_operator.runtime.controller import Result
+from ptah_operator.runtime.store import KubeObject, metadata, object_key
 
 log = structlog.get_logger(__name__)
 

@@ -31,7 +31,6 @@ from ptah_operator.api.constants import GROUP, Kind
 from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.plans import PtahMigrationPlan
-from ptah_operator.controller.controller import Controller, Result
 from ptah_operator.controller.decisions import (
     EXPECTATION_POLL,
     LEASE_DURATION_SECONDS,
@@ -45,11 +44,8 @@ from ptah_operator.controller.indexes import (
     index_migration_name,
     index_owner_uid,
 )
-from ptah_operator.controller.informer import Informer
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
-from ptah_operator.controller.manager import Manager
 from ptah_operator.controller.observe import ptah_resource
-from ptah_operator.controller.store import KubeObject, metadata
 from ptah_operator.controller.world_reads import (
     MIGRATIONS,
     SCHEMAS,
@@ -59,6 +55,10 @@ from ptah_operator.controller.world_reads import (
 from ptah_operator.reconcile.decision import Decision
 from ptah_operator.reconcile.migration import reconcile_migration
 from ptah_operator.reconcile.world import MigrationWorld, RunnerConfig
+from ptah_operator.runtime.controller import Controller, Result
+from ptah_operator.runtime.informer import Informer
+from ptah_operator.runtime.manager import Manager
+from ptah_operator.runtime.store import KubeObject, metadata
 
 log = structlog.get_logger(__name__)
 

@@ -13,10 +13,10 @@ import structlog
 
 from ptah_operator.api.constants import GROUP, VERSION, Kind
 from ptah_operator.api.kinds import kind_info
-from ptah_operator.controller.controller import Controller, Result
-from ptah_operator.controller.manager import Manager
-from ptah_operator.controller.resources import Resource
-from ptah_operator.controller.store import metadata
+from ptah_operator.runtime.controller import Controller, Result
+from ptah_operator.runtime.manager import Manager
+from ptah_operator.runtime.resources import Resource
+from ptah_operator.runtime.store import metadata
 
 log = structlog.get_logger(__name__)
 

@@ -30,7 +30,6 @@ from ptah_operator.api.constants import GROUP, Engine, Kind
 from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.plans import PtahSchemaPlan, PtahSchemaPlanChunk
 from ptah_operator.api.schema import PtahSchema
-from ptah_operator.controller.controller import Controller, Result
 from ptah_operator.controller.decisions import (
     EXPECTATION_POLL,
     DecisionExecutor,
@@ -44,13 +43,14 @@ from ptah_operator.controller.indexes import (
     index_schema_name,
 )
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
-from ptah_operator.controller.manager import Manager
 from ptah_operator.controller.observe import ptah_resource
-from ptah_operator.controller.store import KubeObject, metadata
 from ptah_operator.controller.world_reads import SharedCaches, now_utc, plan_texts
 from ptah_operator.reconcile.decision import Decision
 from ptah_operator.reconcile.schema import SchemaWorld, reconcile_schema
 from ptah_operator.reconcile.world import RunnerConfig
+from ptah_operator.runtime.controller import Controller, Result
+from ptah_operator.runtime.manager import Manager
+from ptah_operator.runtime.store import KubeObject, metadata
 
 log = structlog.get_logger(__name__)
 

@@ -46,11 +46,7 @@ from ptah_operator.controller.indexes import (
     index_owner_uid,
     spec_of,
 )
-from ptah_operator.controller.informer import Informer
-from ptah_operator.controller.manager import Manager
 from ptah_operator.controller.observe import ptah_resource
-from ptah_operator.controller.resources import CONFIG_MAPS, JOBS, LEASES, PODS
-from ptah_operator.controller.store import KubeObject, metadata
 from ptah_operator.reconcile.jobs import realm_lease_name
 from ptah_operator.reconcile.schema.world import PlanText
 from ptah_operator.reconcile.world import (
@@ -62,6 +58,10 @@ from ptah_operator.reconcile.world import (
     PolicyFile,
     SourceFiles,
 )
+from ptah_operator.runtime.informer import Informer
+from ptah_operator.runtime.manager import Manager
+from ptah_operator.runtime.resources import CONFIG_MAPS, JOBS, LEASES, PODS
+from ptah_operator.runtime.store import KubeObject, metadata
 
 log = structlog.get_logger(__name__)
 

@@ -29,9 +29,9 @@ from collections import deque
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
-from ptah_operator.controller.clock import Clock, MonotonicClock
-from ptah_operator.controller.metrics import WorkQueueMetrics
-from ptah_operator.controller.ratelimit import RateLimiter, default_controller_rate_limiter
+from ptah_operator.runtime.clock import Clock, MonotonicClock
+from ptah_operator.runtime.metrics import WorkQueueMetrics
+from ptah_operator.runtime.ratelimit import RateLimiter, default_controller_rate_limiter
 
 T = TypeVar("T", bound=Hashable)
 
