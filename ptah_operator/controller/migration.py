@@ -13,7 +13,7 @@ Contract:
   result ConfigMaps, plans), by its source ConfigMap, by approvals and acknowledgments naming
   it, by the realm it names, by the realm Lease, and by every other claimant of its
   coordination key (the census can change its verdict).
-- The caches are read by `world_reads.py`, the Decision carried out by `decisions.py` (with
+- The caches are read by `world.py`, the Decision carried out by `executor.py` (with
   expectations: a pass waits for the caches to show the previous pass's writes), both shared
   with the PtahSchema controller.
 """
@@ -31,12 +31,8 @@ from ptah_operator.api.constants import GROUP, Kind
 from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.plans import PtahMigrationPlan
-from ptah_operator.controller.decisions import (
-    EXPECTATION_POLL,
-    LEASE_DURATION_SECONDS,
-    DecisionExecutor,
-    OperationSecretFactory,
-)
+from ptah_operator.controller.executor import DecisionExecutor, OperationSecretFactory
+from ptah_operator.controller.expectations import EXPECTATION_POLL
 from ptah_operator.controller.indexes import (
     BY_MIGRATION_NAME,
     BY_OWNER_UID,
@@ -46,7 +42,8 @@ from ptah_operator.controller.indexes import (
 )
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
 from ptah_operator.controller.observe import ptah_resource
-from ptah_operator.controller.world_reads import (
+from ptah_operator.controller.realm_lease import LEASE_DURATION_SECONDS
+from ptah_operator.controller.world import (
     MIGRATIONS,
     SCHEMAS,
     SharedCaches,
@@ -183,7 +180,7 @@ class MigrationReconciler:
         return self.jobs.store.get(job_key) is not None
 
     async def carry_out(self, obj: KubeObject, world: MigrationWorld, decision: Decision) -> Result:
-        """Carry the Decision a pass made from `world` out (decisions.py says how)."""
+        """Carry the Decision a pass made from `world` out (executor.py says how)."""
         return await self.executor.carry_out(obj, decision, world.now)
 
 

@@ -2,8 +2,8 @@
 `reconcile_schema`, and carries its Decision out against the API server.
 
 Contract (as the PtahMigration controller's, with what a schema adds):
-- A pass reads only caches to build the World (`world_reads.py` for what both families share);
-  the API calls it makes are the Decision's, carried out by `decisions.py` in the order
+- A pass reads only caches to build the World (`world.py` for what both families share);
+  the API calls it makes are the Decision's, carried out by `executor.py` in the order
   `reconcile/decision.py` fixes, with the status written under the World's resourceVersion.
 - A schema's World also holds its PtahSchemaPlans and their PtahSchemaPlanChunks (by name),
   the PtahSchemaApprovals naming it, the plan files its Plans uploaded in pieces (records
@@ -30,11 +30,8 @@ from ptah_operator.api.constants import GROUP, Engine, Kind
 from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.plans import PtahSchemaPlan, PtahSchemaPlanChunk
 from ptah_operator.api.schema import PtahSchema
-from ptah_operator.controller.decisions import (
-    EXPECTATION_POLL,
-    DecisionExecutor,
-    OperationSecretFactory,
-)
+from ptah_operator.controller.executor import DecisionExecutor, OperationSecretFactory
+from ptah_operator.controller.expectations import EXPECTATION_POLL
 from ptah_operator.controller.indexes import (
     BY_OWNER_UID,
     BY_SCHEMA_NAME,
@@ -44,7 +41,7 @@ from ptah_operator.controller.indexes import (
 )
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
 from ptah_operator.controller.observe import ptah_resource
-from ptah_operator.controller.world_reads import SharedCaches, now_utc, plan_texts
+from ptah_operator.controller.world import SharedCaches, now_utc, plan_texts
 from ptah_operator.reconcile.decision import Decision
 from ptah_operator.reconcile.schema import SchemaWorld, reconcile_schema
 from ptah_operator.reconcile.world import RunnerConfig
@@ -180,7 +177,7 @@ class SchemaReconciler:
         return self.jobs.store.get(job_key) is not None
 
     async def carry_out(self, obj: KubeObject, world: SchemaWorld, decision: Decision) -> Result:
-        """Carry the Decision a pass made from `world` out (decisions.py says how)."""
+        """Carry the Decision a pass made from `world` out (executor.py says how)."""
         return await self.executor.carry_out(obj, decision, world.now)
 
 

@@ -14,11 +14,8 @@ Contract (`DecisionExecutor.carry_out(obj, decision, now)`):
 - Deletes tolerate NotFound; a Job goes with propagationPolicy Background (its Pods with it).
 - Events are best effort: the journal in status is the record.
 
-Expectations (`Expectations`), as controller-runtime's: after a pass wrote the status or
-created a Job, the next pass of that resource waits (requeues shortly) until the informer
-caches hold the write and the Job, or `EXPECTATION_TIMEOUT` passed. A World built from a cache
-one write behind would otherwise take a Job it created for absent (an undispatched Apply may
-be withdrawn while its Job in fact exists) or decide from a status that is no longer current.
+The executor records what it wrote in its `Expectations` (expectations.py) and carries the
+Lease actions out through `RealmLease` (realm_lease.py).
 """
 
 from __future__ import annotations
@@ -27,17 +24,17 @@ import datetime as dt
 import json
 import secrets
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from ptah_operator.api.constants import ANNOTATION_LEASE_HOLDER_UID, GROUP, VERSION
+from ptah_operator.api.constants import GROUP, VERSION
 from ptah_operator.api.kinds import kind_info
+from ptah_operator.controller.expectations import Expectations
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
-from ptah_operator.controller.world_reads import lease_state
+from ptah_operator.controller.realm_lease import RealmLease
 from ptah_operator.reconcile.decision import (
     Decision,
     Event,
@@ -52,11 +49,6 @@ from ptah_operator.runtime.store import KubeObject, metadata, object_key
 
 log = structlog.get_logger(__name__)
 
-LEASE_DURATION_SECONDS = 3900
-"""An Apply Job's deadline (3600 s) plus a margin: the Lease outlives any run it covers."""
-EXPECTATION_TIMEOUT = 30.0
-"""Seconds a pass waits at most for the caches to show its own writes."""
-EXPECTATION_POLL = 0.5
 RETRY_SOON = 2.0
 REFUSED_JOB_STATUSES = frozenset({400, 403, 422})
 """Answers to a Job create that mean "this Job will not exist as built": invalid, or refused
@@ -65,63 +57,6 @@ MAX_REFUSAL_CHARS = 300
 
 OperationSecretFactory = Callable[[str, str, Mapping[str, Any]], dict[str, Any]]
 """(namespace, operation id, owner reference) -> the `ptah-op-<hex>` Secret manifest."""
-
-
-# --- expectations ------------------------------------------------------------------------------
-
-
-@dataclass
-class _Expected:
-    deadline: float
-    stale_versions: set[str] = field(default_factory=set)
-    """The resourceVersions the pass's writes replaced: a cache showing one is behind."""
-    jobs: set[str] = field(default_factory=set)
-    """Keys ("namespace/name") of Jobs created and not yet seen in the cache."""
-
-
-class Expectations:
-    """What a resource's last pass wrote, until the caches show it."""
-
-    def __init__(self, clock: Clock, timeout: float = EXPECTATION_TIMEOUT) -> None:
-        self._clock = clock
-        self._timeout = timeout
-        self._by_key: dict[str, _Expected] = {}
-
-    def _entry(self, key: str) -> _Expected:
-        deadline = self._clock.now() + self._timeout
-        entry = self._by_key.get(key)
-        if entry is None:
-            entry = self._by_key[key] = _Expected(deadline)
-        entry.deadline = deadline
-        return entry
-
-    def wrote(self, key: str, replaced_version: str) -> None:
-        """The resource was written over `replaced_version`."""
-        self._entry(key).stale_versions.add(replaced_version)
-
-    def created_job(self, key: str, job_key: str) -> None:
-        self._entry(key).jobs.add(job_key)
-
-    def unmet(self, key: str, obj: KubeObject, job_seen: Callable[[str], bool]) -> bool:
-        """Whether the caches are still behind this resource's last pass (and not for too
-        long). Met expectations are forgotten."""
-        entry = self._by_key.get(key)
-        if entry is None:
-            return False
-        if str(metadata(obj).get("resourceVersion")) not in entry.stale_versions:
-            entry.stale_versions.clear()
-        entry.jobs = {job for job in entry.jobs if not job_seen(job)}
-        if not entry.stale_versions and not entry.jobs:
-            del self._by_key[key]
-            return False
-        if self._clock.now() >= entry.deadline:
-            log.warning("caches did not show the last pass's writes in time", key=key)
-            del self._by_key[key]
-            return False
-        return True
-
-    def forget(self, key: str) -> None:
-        self._by_key.pop(key, None)
 
 
 # --- refused Jobs ------------------------------------------------------------------------------
@@ -195,7 +130,7 @@ class DecisionExecutor:
         self.custom: Any = client.CustomObjectsApi(api_client)
         self.core: Any = client.CoreV1Api(api_client)
         self.batch: Any = client.BatchV1Api(api_client)
-        self.coordination: Any = client.CoordinationV1Api(api_client)
+        self.realm_lease = RealmLease(api_client)
 
     def forget(self, key: str) -> None:
         """The resource is gone."""
@@ -231,8 +166,10 @@ class DecisionExecutor:
         for action in decision.lease:
             if action.verb is not LeaseVerb.ACQUIRE:
                 continue
-            if not await self.lease(action, now, owner_uid=str(meta.get("uid") or "")):
-                await self._release_taken(taken, now)
+            if not await self.realm_lease.carry_out(
+                action, now, owner_uid=str(meta.get("uid") or "")
+            ):
+                await self.realm_lease.give_back(taken, now)
                 return Result.requeue(RETRY_SOON)
             taken.append(action)
         if decision.status is not None:
@@ -254,7 +191,7 @@ class DecisionExecutor:
             except ApiException:
                 # The claim that would hold the Lease is not on record: give the Lease back
                 # rather than leave it to an operation id no status names.
-                await self._release_taken(taken, now)
+                await self.realm_lease.give_back(taken, now)
                 raise
             self.expectations.wrote(key, resource_version)
             self.metrics.observe(self.family, key, obj.get("status"), decision.status, now)
@@ -264,7 +201,9 @@ class DecisionExecutor:
         # Lease with the claim still on record, never a claim whose Lease is gone.
         soon = False
         for action in decision.lease:
-            if action.verb is LeaseVerb.RELEASE and not await self.lease(action, now):
+            if action.verb is LeaseVerb.RELEASE and not await self.realm_lease.carry_out(
+                action, now
+            ):
                 soon = True
         for item in decision.create:
             if not await self.create(obj, item):
@@ -278,83 +217,6 @@ class DecisionExecutor:
         if decision.requeue_after is not None and decision.requeue_after.total_seconds() > 0:
             return Result.requeue(decision.requeue_after.total_seconds())
         return Result.success()
-
-    async def _release_taken(self, taken: list[LeaseAction], now: dt.datetime) -> None:
-        for action in taken:
-            release = LeaseAction(LeaseVerb.RELEASE, action.name, action.namespace, action.holder)
-            try:
-                await self.lease(release, now)
-            except ApiException as error:
-                log.warning("lease not released", lease=action.name, status=error.status)
-
-    async def lease(self, action: LeaseAction, now: dt.datetime, owner_uid: str = "") -> bool:
-        """Take or release the realm Lease; False when another operation holds it. Taking it
-        also records which resource took it (ANNOTATION_LEASE_HOLDER_UID).
-
-        Bodies are plain dicts with six-digit microseconds: the API server refuses the times the
-        generated models write when the microseconds are zero.
-        """
-        stamp = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        # Without preloading, a non-2xx answer raises nothing: the status is ours to check.
-        response = await self.coordination.read_namespaced_lease(
-            action.name, action.namespace, _preload_content=False
-        )
-        if response.status not in (200, 404):
-            raise ApiException(status=response.status, reason="reading the realm Lease failed")
-        lease: dict[str, Any] = await response.json()
-        if response.status == 404:
-            if action.verb is LeaseVerb.RELEASE:
-                return True
-            body = {
-                "apiVersion": "coordination.k8s.io/v1",
-                "kind": "Lease",
-                "metadata": {
-                    "name": action.name,
-                    "namespace": action.namespace,
-                    "annotations": {ANNOTATION_LEASE_HOLDER_UID: owner_uid},
-                },
-                "spec": {
-                    "holderIdentity": action.holder,
-                    "leaseDurationSeconds": LEASE_DURATION_SECONDS,
-                    "acquireTime": stamp,
-                    "renewTime": stamp,
-                    "leaseTransitions": 1,
-                },
-            }
-            try:
-                await self.coordination.create_namespaced_lease(action.namespace, body)
-            except ApiException as conflict:
-                if conflict.status == 409:
-                    return False
-                raise
-            return True
-        spec: dict[str, Any] = lease.setdefault("spec", {})
-        holder = spec.get("holderIdentity")
-        if action.verb is LeaseVerb.RELEASE:
-            if holder != action.holder:
-                return True
-            spec["holderIdentity"] = None
-        elif holder == action.holder:
-            spec["renewTime"] = stamp
-        elif lease_state(lease, now).expired:
-            spec.update(
-                holderIdentity=action.holder,
-                acquireTime=stamp,
-                renewTime=stamp,
-                leaseDurationSeconds=LEASE_DURATION_SECONDS,
-                leaseTransitions=int(spec.get("leaseTransitions") or 0) + 1,
-            )
-            annotations = lease.setdefault("metadata", {}).setdefault("annotations", {})
-            annotations[ANNOTATION_LEASE_HOLDER_UID] = owner_uid
-        else:
-            return False
-        try:
-            await self.coordination.replace_namespaced_lease(action.name, action.namespace, lease)
-        except ApiException as error:
-            if error.status == 409:
-                return False
-            raise
-        return True
 
     async def create(
         self, owner: KubeObject, item: Mapping[str, Any] | OperationCredentials
