@@ -324,9 +324,9 @@ async def _serve(args: argparse.Namespace, options: ManagerOptions) -> int:
             app = web.Application(client_max_size=2 * 1024 * 1024)
             lookup = CachedLookup(
                 {
-                    Kind.PTAH_MIGRATION: migrations.migrations.store.get,
+                    Kind.PTAH_MIGRATION: migrations.primaries.store.get,
                     Kind.PTAH_MIGRATION_PLAN: migrations.plans.store.get,
-                    Kind.PTAH_SCHEMA: schemas.schemas.store.get,
+                    Kind.PTAH_SCHEMA: schemas.primaries.store.get,
                     Kind.PTAH_SCHEMA_PLAN: schemas.plans.store.get,
                 },
                 ApiObjectLookup(api_client),

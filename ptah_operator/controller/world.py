@@ -28,13 +28,15 @@ import structlog
 from ptah_operator.api.common import CommonSpec
 from ptah_operator.api.constants import (
     ANNOTATION_LEASE_HOLDER_UID,
+    GROUP,
     LABEL_OPERATION_ID,
     LABEL_SNAPSHOT,
+    VERSION,
     Kind,
 )
 from ptah_operator.api.content import MAX_SNAPSHOT_BYTES, ContentError, digest_of_files
 from ptah_operator.api.fields import parse_time
-from ptah_operator.api.kinds import from_manifest
+from ptah_operator.api.kinds import from_manifest, kind_info
 from ptah_operator.api.realm import PtahRealm
 from ptah_operator.api.source_policy import SourcePolicyError, parse_source_policy
 from ptah_operator.controller.indexes import (
@@ -46,7 +48,6 @@ from ptah_operator.controller.indexes import (
     index_owner_uid,
     spec_of,
 )
-from ptah_operator.controller.observe import ptah_resource
 from ptah_operator.reconcile.jobs import realm_lease_name
 from ptah_operator.reconcile.schema.world import PlanText
 from ptah_operator.reconcile.world import (
@@ -60,7 +61,7 @@ from ptah_operator.reconcile.world import (
 )
 from ptah_operator.runtime.informer import Informer
 from ptah_operator.runtime.manager import Manager
-from ptah_operator.runtime.resources import CONFIG_MAPS, JOBS, LEASES, PODS
+from ptah_operator.runtime.resources import CONFIG_MAPS, JOBS, LEASES, PODS, Resource
 from ptah_operator.runtime.store import KubeObject, metadata
 
 log = structlog.get_logger(__name__)
@@ -69,6 +70,13 @@ RESULT_KEY = "result.json"
 PIECE_KEY = "piece"
 RESULT_PREFIX = "ptah-result-"
 _PIECE_RECORD = re.compile(r"ptah-result-([0-9a-f]+)-([0-9]{1,2})")
+
+
+def ptah_resource(kind: Kind) -> Resource:
+    """The `Resource` of one of our kinds, from the api layer's table of kinds."""
+    info = kind_info(kind)
+    return Resource(GROUP, VERSION, info.plural, str(kind), info.namespaced)
+
 
 MIGRATIONS = ptah_resource(Kind.PTAH_MIGRATION)
 SCHEMAS = ptah_resource(Kind.PTAH_SCHEMA)
@@ -308,6 +316,8 @@ class SharedCaches:
         self.pods = manager.informer(PODS, indexers={BY_JOB: index_job_name})
         self.realms = manager.informer(REALMS)
         self.leases = manager.informer(LEASES, lease_namespace)
+        self.by_kind = {Kind.PTAH_MIGRATION: self.migrations, Kind.PTAH_SCHEMA: self.schemas}
+        """Each family's resources, by kind."""
 
     @property
     def claimant_informers(self) -> tuple[Informer, ...]:
