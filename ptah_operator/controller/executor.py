@@ -139,72 +139,14 @@ class DecisionExecutor:
         self.metrics.forget(self.family, key)
 
     async def carry_out(self, obj: KubeObject, decision: Decision, now: dt.datetime) -> Result:
-        meta = metadata(obj)
-        namespace, name = str(meta["namespace"]), str(meta["name"])
-        key = object_key(obj)
-        plural = kind_info(str(obj.get("kind"))).plural
-        resource_version = str(meta["resourceVersion"])
-        if decision.annotations:
-            patch = {
-                "metadata": {
-                    "resourceVersion": resource_version,
-                    "annotations": dict(decision.annotations),
-                }
-            }
-            patched = await self.custom.patch_namespaced_custom_object(
-                GROUP,
-                VERSION,
-                namespace,
-                plural,
-                name,
-                patch,
-                _content_type="application/merge-patch+json",
-            )
-            self.expectations.wrote(key, resource_version)
-            resource_version = str(patched["metadata"]["resourceVersion"])
-        taken: list[LeaseAction] = []
-        for action in decision.lease:
-            if action.verb is not LeaseVerb.ACQUIRE:
-                continue
-            if not await self.realm_lease.carry_out(
-                action, now, owner_uid=str(meta.get("uid") or "")
-            ):
-                await self.realm_lease.give_back(taken, now)
-                return Result.requeue(RETRY_SOON)
-            taken.append(action)
-        if decision.status is not None:
-            body = {
-                "apiVersion": obj.get("apiVersion"),
-                "kind": obj.get("kind"),
-                "metadata": {
-                    "name": name,
-                    "namespace": namespace,
-                    "resourceVersion": resource_version,
-                },
-                "spec": obj.get("spec"),
-                "status": decision.status,
-            }
-            try:
-                await self.custom.replace_namespaced_custom_object_status(
-                    GROUP, VERSION, namespace, plural, name, body
-                )
-            except ApiException:
-                # The claim that would hold the Lease is not on record: give the Lease back
-                # rather than leave it to an operation id no status names.
-                await self.realm_lease.give_back(taken, now)
-                raise
-            self.expectations.wrote(key, resource_version)
-            self.metrics.observe(self.family, key, obj.get("status"), decision.status, now)
-        else:
-            self.metrics.set_phase(self.family, key, (obj.get("status") or {}).get("phase"))
+        resource_version = await self._annotate(obj, decision)
+        taken = await self._take(obj, decision, now)
+        if taken is None:
+            return Result.requeue(RETRY_SOON)
+        await self._write_status(obj, decision, resource_version, taken, now)
         # Releases follow the status write that ends their claim: a refused write leaves the
         # Lease with the claim still on record, never a claim whose Lease is gone.
-        soon = False
-        for action in decision.lease:
-            if action.verb is LeaseVerb.RELEASE and not await self.realm_lease.carry_out(
-                action, now
-            ):
-                soon = True
+        soon = not await self._release(decision, now)
         for item in decision.create:
             if not await self.create(obj, item):
                 soon = True
@@ -217,6 +159,92 @@ class DecisionExecutor:
         if decision.requeue_after is not None and decision.requeue_after.total_seconds() > 0:
             return Result.requeue(decision.requeue_after.total_seconds())
         return Result.success()
+
+    async def _annotate(self, obj: KubeObject, decision: Decision) -> str:
+        """Patch the Decision's annotations, if any, under the World's resourceVersion; the
+        resourceVersion the status is then written under."""
+        meta = metadata(obj)
+        resource_version = str(meta["resourceVersion"])
+        if not decision.annotations:
+            return resource_version
+        patch = {
+            "metadata": {
+                "resourceVersion": resource_version,
+                "annotations": dict(decision.annotations),
+            }
+        }
+        patched = await self.custom.patch_namespaced_custom_object(
+            GROUP,
+            VERSION,
+            str(meta["namespace"]),
+            kind_info(str(obj.get("kind"))).plural,
+            str(meta["name"]),
+            patch,
+            _content_type="application/merge-patch+json",
+        )
+        self.expectations.wrote(object_key(obj), resource_version)
+        return str(patched["metadata"]["resourceVersion"])
+
+    async def _take(
+        self, obj: KubeObject, decision: Decision, now: dt.datetime
+    ) -> list[LeaseAction] | None:
+        """Take the Decision's Leases; None (and every one taken given back) when one is
+        held by another operation."""
+        taken: list[LeaseAction] = []
+        for action in decision.lease:
+            if action.verb is not LeaseVerb.ACQUIRE:
+                continue
+            if not await self.realm_lease.carry_out(
+                action, now, owner_uid=str(metadata(obj).get("uid") or "")
+            ):
+                await self.realm_lease.give_back(taken, now)
+                return None
+            taken.append(action)
+        return taken
+
+    async def _write_status(
+        self,
+        obj: KubeObject,
+        decision: Decision,
+        resource_version: str,
+        taken: list[LeaseAction],
+        now: dt.datetime,
+    ) -> None:
+        key = object_key(obj)
+        if decision.status is None:
+            self.metrics.set_phase(self.family, key, (obj.get("status") or {}).get("phase"))
+            return
+        meta = metadata(obj)
+        namespace, name = str(meta["namespace"]), str(meta["name"])
+        body = {
+            "apiVersion": obj.get("apiVersion"),
+            "kind": obj.get("kind"),
+            "metadata": {"name": name, "namespace": namespace, "resourceVersion": resource_version},
+            "spec": obj.get("spec"),
+            "status": decision.status,
+        }
+        plural = kind_info(str(obj.get("kind"))).plural
+        try:
+            await self.custom.replace_namespaced_custom_object_status(
+                GROUP, VERSION, namespace, plural, name, body
+            )
+        except ApiException:
+            # The claim that would hold the Lease is not on record: give the Lease back
+            # rather than leave it to an operation id no status names.
+            await self.realm_lease.give_back(taken, now)
+            raise
+        self.expectations.wrote(key, resource_version)
+        self.metrics.observe(self.family, key, obj.get("status"), decision.status, now)
+
+    async def _release(self, decision: Decision, now: dt.datetime) -> bool:
+        """Give the Decision's Leases back; False when one of them could not be (409)."""
+        released = True
+        for action in decision.lease:
+            if action.verb is LeaseVerb.RELEASE and not await self.realm_lease.carry_out(
+                action, now
+            ):
+                released = False
+        return released
 
     async def create(
         self, owner: KubeObject, item: Mapping[str, Any] | OperationCredentials

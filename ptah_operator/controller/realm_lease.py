@@ -57,57 +57,21 @@ class RealmLease:
         generated models write when the microseconds are zero.
         """
         stamp = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        # Without preloading, a non-2xx answer raises nothing: the status is ours to check.
-        response = await self.coordination.read_namespaced_lease(
-            action.name, action.namespace, _preload_content=False
-        )
-        if response.status not in (200, 404):
-            raise ApiException(status=response.status, reason="reading the realm Lease failed")
-        lease: dict[str, Any] = await response.json()
-        if response.status == 404:
+        lease = await self._read(action)
+        if lease is None:
             if action.verb is LeaseVerb.RELEASE:
                 return True
-            body = {
-                "apiVersion": "coordination.k8s.io/v1",
-                "kind": "Lease",
-                "metadata": {
-                    "name": action.name,
-                    "namespace": action.namespace,
-                    "annotations": {ANNOTATION_LEASE_HOLDER_UID: owner_uid},
-                },
-                "spec": {
-                    "holderIdentity": action.holder,
-                    "leaseDurationSeconds": LEASE_DURATION_SECONDS,
-                    "acquireTime": stamp,
-                    "renewTime": stamp,
-                    "leaseTransitions": 1,
-                },
-            }
-            try:
-                await self.coordination.create_namespaced_lease(action.namespace, body)
-            except ApiException as conflict:
-                if conflict.status == 409:
-                    return False
-                raise
-            return True
+            return await self._create(action, stamp, owner_uid)
         spec: dict[str, Any] = lease.setdefault("spec", {})
         holder = spec.get("holderIdentity")
         if action.verb is LeaseVerb.RELEASE:
             if holder != action.holder:
                 return True
-            spec["holderIdentity"] = None
+            release(lease)
         elif holder == action.holder:
-            spec["renewTime"] = stamp
+            renew(lease, stamp)
         elif lease_state(lease, now).expired:
-            spec.update(
-                holderIdentity=action.holder,
-                acquireTime=stamp,
-                renewTime=stamp,
-                leaseDurationSeconds=LEASE_DURATION_SECONDS,
-                leaseTransitions=int(spec.get("leaseTransitions") or 0) + 1,
-            )
-            annotations = lease.setdefault("metadata", {}).setdefault("annotations", {})
-            annotations[ANNOTATION_LEASE_HOLDER_UID] = owner_uid
+            take(lease, action.holder, stamp, owner_uid)
         else:
             return False
         try:
@@ -117,3 +81,63 @@ class RealmLease:
                 return False
             raise
         return True
+
+    async def _read(self, action: LeaseAction) -> dict[str, Any] | None:
+        """The Lease as the API server holds it; None when there is none."""
+        # Without preloading, a non-2xx answer raises nothing: the status is ours to check.
+        response = await self.coordination.read_namespaced_lease(
+            action.name, action.namespace, _preload_content=False
+        )
+        if response.status not in (200, 404):
+            raise ApiException(status=response.status, reason="reading the realm Lease failed")
+        lease: dict[str, Any] = await response.json()
+        return lease if response.status == 200 else None
+
+    async def _create(self, action: LeaseAction, stamp: str, owner_uid: str) -> bool:
+        """Take an absent Lease by creating it; False when another writer created it first."""
+        body = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {
+                "name": action.name,
+                "namespace": action.namespace,
+                "annotations": {ANNOTATION_LEASE_HOLDER_UID: owner_uid},
+            },
+            "spec": {
+                "holderIdentity": action.holder,
+                "leaseDurationSeconds": LEASE_DURATION_SECONDS,
+                "acquireTime": stamp,
+                "renewTime": stamp,
+                "leaseTransitions": 1,
+            },
+        }
+        try:
+            await self.coordination.create_namespaced_lease(action.namespace, body)
+        except ApiException as conflict:
+            if conflict.status == 409:
+                return False
+            raise
+        return True
+
+
+def take(lease: dict[str, Any], holder: str, stamp: str, owner_uid: str) -> None:
+    """A free or expired Lease becomes `holder`'s: one more transition, a full duration, and
+    the resource that took it on record."""
+    spec: dict[str, Any] = lease.setdefault("spec", {})
+    spec.update(
+        holderIdentity=holder,
+        acquireTime=stamp,
+        renewTime=stamp,
+        leaseDurationSeconds=LEASE_DURATION_SECONDS,
+        leaseTransitions=int(spec.get("leaseTransitions") or 0) + 1,
+    )
+    annotations = lease.setdefault("metadata", {}).setdefault("annotations", {})
+    annotations[ANNOTATION_LEASE_HOLDER_UID] = owner_uid
+
+
+def renew(lease: dict[str, Any], stamp: str) -> None:
+    lease.setdefault("spec", {})["renewTime"] = stamp
+
+
+def release(lease: dict[str, Any]) -> None:
+    lease.setdefault("spec", {})["holderIdentity"] = None
