@@ -165,7 +165,11 @@ class Controller:
         )
 
     def owns(self, informer: Informer, kind: str, api_group: str) -> None:
-        """Enqueue the controlling owner (of `kind` in `api_group`) of each object seen."""
+        """Enqueue the controlling owner (of `kind` in `api_group`) of each object seen.
+
+        Only the ownerReference with `controller: true` counts, as in controller-runtime's
+        `Owns()`; the equivalent of `watch(informer, controller_owner(kind, api_group))`.
+        """
         self.watch(informer, controller_owner(kind, api_group))
 
     async def run(self) -> None:
