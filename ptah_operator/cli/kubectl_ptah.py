@@ -99,7 +99,7 @@ from ptah_operator.cli.waits import (
     phase_reached,
     run_progress,
 )
-from ptah_operator.controller.informer import ApiStatusError
+from ptah_operator.runtime.informer import ApiStatusError
 
 EXIT_OK = 0
 EXIT_FAILED = 1

@@ -31,22 +31,9 @@ from ptah_operator import __version__
 from ptah_operator.api.common import ExecutionBinding
 from ptah_operator.api.constants import Kind
 from ptah_operator.controller import observe
-from ptah_operator.controller.api_metrics import instrument as instrument_api_client
-from ptah_operator.controller.leaderelection import (
-    DEFAULT_LEASE_DURATION,
-    DEFAULT_RENEW_DEADLINE,
-    DEFAULT_RETRY_PERIOD,
-    LeaderElectionConfig,
-    default_identity,
-)
+from ptah_operator.controller.executor import OperationSecretFactory
+from ptah_operator.controller.family import FamilyReconciler
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
-from ptah_operator.controller.logging import configure_logging
-from ptah_operator.controller.manager import (
-    DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT,
-    Manager,
-    ManagerOptions,
-    parse_bind_address,
-)
 from ptah_operator.controller.migration import MigrationControllerConfig, MigrationReconciler
 from ptah_operator.controller.registry import ControllerRegistry
 from ptah_operator.controller.schema import SchemaControllerConfig, SchemaReconciler
@@ -54,8 +41,23 @@ from ptah_operator.reconcile.world import RunnerConfig
 from ptah_operator.results.credentials import operation_secret_factory
 from ptah_operator.results.endpoint import add_routes as add_result_routes
 from ptah_operator.results.store import KubernetesResultStore, load_result_key
+from ptah_operator.runtime.api_metrics import instrument as instrument_api_client
+from ptah_operator.runtime.leaderelection import (
+    DEFAULT_LEASE_DURATION,
+    DEFAULT_RENEW_DEADLINE,
+    DEFAULT_RETRY_PERIOD,
+    LeaderElectionConfig,
+    default_identity,
+)
+from ptah_operator.runtime.logging import configure_logging
+from ptah_operator.runtime.manager import (
+    DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT,
+    Manager,
+    ManagerOptions,
+    parse_bind_address,
+)
 from ptah_operator.webhook.app import add_routes as add_webhook_routes
-from ptah_operator.webhook.lookup import ApiObjectLookup, CachedLookup
+from ptah_operator.webhook.lookup import ApiObjectLookup, CachedLookup, StoreGet
 from ptah_operator.webhook.registration import (
     DEPLOY_SERVICE,
     DEPLOY_SERVICE_PORT,
@@ -267,6 +269,106 @@ async def register_webhooks(api_client: client.ApiClient, base_url: str, ca_pem:
     log.info("webhooks registered", url=base_url)
 
 
+def build_runner_config(args: argparse.Namespace, namespace: str) -> RunnerConfig:
+    """How this manager's operation Jobs run, and where their runners report."""
+    result_url = args.result_url or (
+        f"https://{DEPLOY_SERVICE}.{namespace}.svc:{DEPLOY_SERVICE_PORT}/v1/results"
+    )
+    return RunnerConfig(
+        image=args.runner_image,
+        result_url=result_url,
+        binding=ExecutionBinding(
+            image=args.runner_image,
+            runner_version=__version__,
+            protocol_version=RUNNER_PROTOCOL_VERSION,
+        ),
+        insecure_registries=tuple(args.insecure_registry),
+    )
+
+
+def build_family_reconcilers(
+    manager: Manager,
+    args: argparse.Namespace,
+    runner: RunnerConfig,
+    namespace: str,
+    operation_secret: OperationSecretFactory,
+) -> tuple[MigrationReconciler, SchemaReconciler]:
+    """The PtahMigration and PtahSchema controllers, sharing one set of lifecycle metrics."""
+    lifecycle_metrics = LifecycleMetrics(manager.metrics.registry)
+    migrations = MigrationReconciler(
+        manager,
+        MigrationControllerConfig(
+            runner=runner,
+            lease_namespace=namespace,
+            operation_secret=operation_secret,
+            workers=args.workers,
+            lifecycle_metrics=lifecycle_metrics,
+        ),
+    )
+    schemas = SchemaReconciler(
+        manager,
+        SchemaControllerConfig(
+            runner=runner,
+            lease_namespace=namespace,
+            operation_secret=operation_secret,
+            workers=args.workers,
+            lifecycle_metrics=lifecycle_metrics,
+        ),
+    )
+    return migrations, schemas
+
+
+def build_https_app(
+    api_client: client.ApiClient,
+    reconcilers: Sequence[FamilyReconciler[Any, Any]],
+    result_key: bytes,
+) -> web.Application:
+    """The admission webhooks (reading the reconcilers' caches first) and the result endpoint."""
+    app = web.Application(client_max_size=2 * 1024 * 1024)
+    cached: dict[Kind, StoreGet] = {}
+    for reconciler in reconcilers:
+        cached[reconciler.family.kind] = reconciler.primaries.store.get
+        cached[reconciler.family.plan] = reconciler.plans.store.get
+    add_webhook_routes(app, CachedLookup(cached, ApiObjectLookup(api_client)))
+    add_result_routes(app, KubernetesResultStore(api_client), result_key)
+    return app
+
+
+async def start_serving(
+    args: argparse.Namespace,
+    api_client: client.ApiClient,
+    manager: Manager,
+    namespace: str,
+    registry: ControllerRegistry,
+) -> HttpsServer | None:
+    """Register the family controllers and serve the webhooks and results; without a webhook
+    server, register only the observers (no operation could report) and serve nothing."""
+    serving = parse_bind_address(args.webhook_bind_address)
+    if serving is None:
+        log.warning("no webhook server: resources are observed only, nothing runs")
+        registry.register("ptahmigration", observe.migration_observer)
+        registry.register("ptahschema", observe.schema_observer)
+        return None
+    ca_pem = args.tls_ca_file.read_bytes()
+    result_key = await load_result_key(api_client, namespace, key_file=args.result_key_file)
+    host, port = serving
+    runner = build_runner_config(args, namespace)
+    operation_secret = operation_secret_factory(result_key, ca_pem)
+    migrations, schemas = build_family_reconcilers(
+        manager, args, runner, namespace, operation_secret
+    )
+    registry.register("ptahmigration", lambda _m: migrations.controller)
+    registry.register("ptahschema", lambda _m: schemas.controller)
+    app = build_https_app(api_client, (migrations, schemas), result_key)
+    server = await start_https_server(
+        app, args.tls_cert_file, args.tls_key_file, host=host or ALL_ADDRESSES, port=port
+    )
+    log.info("serving webhooks and results", url=server.url)
+    if args.register_webhooks_url:
+        await register_webhooks(api_client, args.register_webhooks_url, ca_pem)
+    return server
+
+
 async def _serve(args: argparse.Namespace, options: ManagerOptions) -> int:
     configuration = await load_client_configuration(args.kubeconfig)
     stop = asyncio.Event()
@@ -277,76 +379,8 @@ async def _serve(args: argparse.Namespace, options: ManagerOptions) -> int:
     async with client.ApiClient(configuration) as api_client:
         manager = Manager(api_client, options)
         instrument_api_client(api_client, manager.metrics.registry)
-        serving = parse_bind_address(args.webhook_bind_address)
         registry = ControllerRegistry()
-        server: HttpsServer | None = None
-        if serving is not None:
-            ca_pem = args.tls_ca_file.read_bytes()
-            result_key = await load_result_key(api_client, namespace, key_file=args.result_key_file)
-            host, port = serving
-            result_url = args.result_url or (
-                f"https://{DEPLOY_SERVICE}.{namespace}.svc:{DEPLOY_SERVICE_PORT}/v1/results"
-            )
-            runner = RunnerConfig(
-                image=args.runner_image,
-                result_url=result_url,
-                binding=ExecutionBinding(
-                    image=args.runner_image,
-                    runner_version=__version__,
-                    protocol_version=RUNNER_PROTOCOL_VERSION,
-                ),
-                insecure_registries=tuple(args.insecure_registry),
-            )
-            lifecycle_metrics = LifecycleMetrics(manager.metrics.registry)
-            operation_secret = operation_secret_factory(result_key, ca_pem)
-            migrations = MigrationReconciler(
-                manager,
-                MigrationControllerConfig(
-                    runner=runner,
-                    lease_namespace=namespace,
-                    operation_secret=operation_secret,
-                    workers=args.workers,
-                    lifecycle_metrics=lifecycle_metrics,
-                ),
-            )
-            schemas = SchemaReconciler(
-                manager,
-                SchemaControllerConfig(
-                    runner=runner,
-                    lease_namespace=namespace,
-                    operation_secret=operation_secret,
-                    workers=args.workers,
-                    lifecycle_metrics=lifecycle_metrics,
-                ),
-            )
-            registry.register("ptahmigration", lambda _m: migrations.controller)
-            registry.register("ptahschema", lambda _m: schemas.controller)
-            app = web.Application(client_max_size=2 * 1024 * 1024)
-            lookup = CachedLookup(
-                {
-                    Kind.PTAH_MIGRATION: migrations.migrations.store.get,
-                    Kind.PTAH_MIGRATION_PLAN: migrations.plans.store.get,
-                    Kind.PTAH_SCHEMA: schemas.schemas.store.get,
-                    Kind.PTAH_SCHEMA_PLAN: schemas.plans.store.get,
-                },
-                ApiObjectLookup(api_client),
-            )
-            add_webhook_routes(app, lookup)
-            add_result_routes(app, KubernetesResultStore(api_client), result_key)
-            server = await start_https_server(
-                app,
-                args.tls_cert_file,
-                args.tls_key_file,
-                host=host or ALL_ADDRESSES,
-                port=port,
-            )
-            log.info("serving webhooks and results", url=server.url)
-            if args.register_webhooks_url:
-                await register_webhooks(api_client, args.register_webhooks_url, ca_pem)
-        else:
-            log.warning("no webhook server: resources are observed only, nothing runs")
-            registry.register("ptahmigration", observe.migration_observer)
-            registry.register("ptahschema", observe.schema_observer)
+        server = await start_serving(args, api_client, manager, namespace, registry)
         registry.build(manager)
         le = options.leader_election
         log.info(

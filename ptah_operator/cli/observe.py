@@ -16,7 +16,7 @@ import aiohttp
 from kubernetes_asyncio import client
 
 from ptah_operator.api.constants import GROUP, VERSION
-from ptah_operator.controller.informer import ApiListWatch, ApiStatusError, ResourceExpiredError
+from ptah_operator.runtime.informer import ApiListWatch, ApiStatusError, ResourceExpiredError
 
 WATCH_SECONDS = 60
 _RETRY_SECONDS = 1.0

@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ptah_operator.api.constants import LABEL_OWNER_KIND, LABEL_OWNER_NAME, LABEL_OWNER_UID
-from ptah_operator.controller.informer import Informer
-from ptah_operator.controller.store import KubeObject, metadata, object_key
 from ptah_operator.reconcile.jobs import realm_lease_name
+from ptah_operator.runtime.informer import Informer
+from ptah_operator.runtime.store import KubeObject, metadata, object_key
 
 BY_COORDINATION_KEY = "coordination-key"
 BY_SOURCE_CONFIGMAP = "source-configmap"
@@ -139,6 +139,8 @@ class FamilyWatches:
         return sorted(self.primaries.store.index_keys(BY_COORDINATION_KEY, key))
 
     def self_and_claimants(self, obj: KubeObject) -> list[str]:
+        """The resource's own key and its census (a change to one claimant can change every
+        other's verdict): the equivalent of watching the resource plus `claimants_of`."""
         return sorted({object_key(obj), *self.claimants_of(obj)})
 
     def configmap_keys(self, obj: KubeObject) -> list[str]:
@@ -162,9 +164,12 @@ class FamilyWatches:
         return [owner] if owner is not None else []
 
     def realm_keys(self, obj: KubeObject) -> list[str]:
+        """The resources naming a PtahRealm (`spec.target.realm`, index BY_REALM)."""
         return sorted(self.primaries.store.index_keys(BY_REALM, str(metadata(obj).get("name"))))
 
     def lease_keys(self, obj: KubeObject) -> list[str]:
+        """The resources whose coordination key's realm Lease this is (index BY_LEASE): any
+        claimant of the key, whoever holds the Lease."""
         return sorted(self.primaries.store.index_keys(BY_LEASE, str(metadata(obj).get("name"))))
 
     def labelled_keys(self, obj: KubeObject) -> list[str]:

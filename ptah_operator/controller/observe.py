@@ -3,28 +3,22 @@
 Contract: the reconcile of each reads the object from its informer's store, logs that it was
 observed (key, generation, resourceVersion; nothing from spec) and counts it in
 `ptah_resources_observed_total{kind}`. It writes nothing: no status, no Events, no Jobs.
-The family reconcilers that carry out `reconcile_migration` / `reconcile_schema` decisions
-replace these with issue #4 (schema) and issue #6 (migration).
+`cli/manager.py` runs these instead of the family reconcilers (family.py) when no webhook
+server serves results, since no operation could report.
 """
 
 from __future__ import annotations
 
 import structlog
 
-from ptah_operator.api.constants import GROUP, VERSION, Kind
-from ptah_operator.api.kinds import kind_info
-from ptah_operator.controller.controller import Controller, Result
-from ptah_operator.controller.manager import Manager
-from ptah_operator.controller.resources import Resource
-from ptah_operator.controller.store import metadata
+from ptah_operator.api.constants import Kind
+from ptah_operator.controller.world import ptah_resource
+from ptah_operator.runtime.controller import Controller, Result
+from ptah_operator.runtime.manager import Manager
+from ptah_operator.runtime.resources import Resource
+from ptah_operator.runtime.store import metadata
 
 log = structlog.get_logger(__name__)
-
-
-def ptah_resource(kind: Kind) -> Resource:
-    """The `Resource` of one of our kinds, from the api layer's table of kinds."""
-    info = kind_info(kind)
-    return Resource(GROUP, VERSION, info.plural, str(kind), info.namespaced)
 
 
 PTAH_MIGRATIONS = ptah_resource(Kind.PTAH_MIGRATION)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ptah_operator.controller import observe
-from ptah_operator.controller.controller import Controller
-from ptah_operator.controller.manager import Manager
+from ptah_operator.runtime.controller import Controller
+from ptah_operator.runtime.manager import Manager
 
 ControllerFactory = Callable[[Manager], Controller]
 

@@ -13,10 +13,10 @@ from kubernetes_asyncio import client
 from localstack.controlplane import ControlPlane
 from prometheus_client.parser import text_string_to_metric_families
 
-from ptah_operator.controller.leaderelection import LeaderElectionConfig
-from ptah_operator.controller.manager import EXIT_FAILED, EXIT_OK, Manager, ManagerOptions
 from ptah_operator.controller.observe import PTAH_MIGRATIONS
 from ptah_operator.controller.registry import default_registry
+from ptah_operator.runtime.leaderelection import LeaderElectionConfig
+from ptah_operator.runtime.manager import EXIT_FAILED, EXIT_OK, Manager, ManagerOptions
 
 
 @pytest.fixture

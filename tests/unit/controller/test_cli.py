@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ptah_operator.cli.manager import _seconds, build_parser, options_from
-from ptah_operator.controller.manager import parse_bind_address
+from ptah_operator.runtime.manager import parse_bind_address
 
 
 def test_bind_addresses() -> None:

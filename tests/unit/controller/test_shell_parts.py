@@ -11,11 +11,12 @@ import pytest
 from kubernetes_asyncio.client.exceptions import ApiException
 from prometheus_client import CollectorRegistry
 
-from ptah_operator.controller.clock import FakeClock
-from ptah_operator.controller.decisions import Expectations, JobRefusals, refusal_reason
+from ptah_operator.controller.executor import JobRefusals, refusal_reason
+from ptah_operator.controller.expectations import Expectations
 from ptah_operator.controller.indexes import index_owner_uid, index_schema_name, labelled_owner
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
-from ptah_operator.controller.world_reads import is_piece_record, plan_texts
+from ptah_operator.controller.world import is_piece_record, plan_texts
+from ptah_operator.runtime.clock import FakeClock
 
 NOW = dt.datetime(2026, 11, 30, 12, 0, 30, tzinfo=dt.UTC)
 

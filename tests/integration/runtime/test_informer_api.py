@@ -19,9 +19,9 @@ import pytest
 from kubernetes_asyncio import client
 from localstack.controlplane import ControlPlane
 
-from ptah_operator.controller.informer import EventHandler, Informer
-from ptah_operator.controller.resources import CONFIG_MAPS, Resource, list_watch_for
-from ptah_operator.controller.store import NAMESPACE_INDEX, index_by_label, index_by_namespace
+from ptah_operator.runtime.informer import EventHandler, Informer
+from ptah_operator.runtime.resources import CONFIG_MAPS, Resource, list_watch_for
+from ptah_operator.runtime.store import NAMESPACE_INDEX, index_by_label, index_by_namespace
 
 EVENTS = Resource("", "v1", "events", "Event")
 

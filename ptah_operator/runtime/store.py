@@ -79,6 +79,13 @@ class Store:
     """Objects by key plus indexes; written only by its informer."""
 
     def __init__(self, indexers: Mapping[str, IndexFunc] | None = None) -> None:
+        # Invariants:
+        # - `_indices` has exactly the names of `_indexers`;
+        # - for every index, `value -> keys` holds a key exactly when `_items` holds an object
+        #   under it whose index function gives `value`; no set is left empty (a value no
+        #   object gives is not listed by `index_values`);
+        # - unfiling calls the index function again on the object being replaced, so index
+        #   functions must be pure functions of the object.
         self._items: dict[str, KubeObject] = {}
         self._indexers: dict[str, IndexFunc] = dict(indexers or {})
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}

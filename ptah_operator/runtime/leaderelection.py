@@ -34,8 +34,8 @@ import structlog
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from ptah_operator.controller.clock import Clock, MonotonicClock
-from ptah_operator.controller.metrics import RuntimeMetrics
+from ptah_operator.runtime.clock import Clock, MonotonicClock
+from ptah_operator.runtime.metrics import RuntimeMetrics
 
 log = structlog.get_logger(__name__)
 

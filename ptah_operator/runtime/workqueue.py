@@ -29,9 +29,9 @@ from collections import deque
 from collections.abc import Hashable
 from typing import Generic, TypeVar
 
-from ptah_operator.controller.clock import Clock, MonotonicClock
-from ptah_operator.controller.metrics import WorkQueueMetrics
-from ptah_operator.controller.ratelimit import RateLimiter, default_controller_rate_limiter
+from ptah_operator.runtime.clock import Clock, MonotonicClock
+from ptah_operator.runtime.metrics import WorkQueueMetrics
+from ptah_operator.runtime.ratelimit import RateLimiter, default_controller_rate_limiter
 
 T = TypeVar("T", bound=Hashable)
 
@@ -49,6 +49,14 @@ class WorkQueue(Generic[T]):
         self.name = name
         self._clock: Clock = clock or MonotonicClock()
         self._metrics = metrics
+        # Invariants (client-go's `queue`, `dirty` and `processing`):
+        # - `_queue` is the order items are handed out in; each item stands in it at most once,
+        #   and every item in it is in `_dirty` and not in `_processing`;
+        # - `_dirty` is every item that needs processing: queued, or added again while a
+        #   worker holds it;
+        # - `_processing` is every item handed out by `get` and not yet `done`. An item may be
+        #   in `_processing` and `_dirty` at once; `done` then moves it to the back of
+        #   `_queue`, so no two workers ever hold one item.
         self._queue: deque[T] = deque()
         self._dirty: set[T] = set()
         self._processing: set[T] = set()

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from ptah_operator.controller.clock import FakeClock
-from ptah_operator.controller.informer import (
+from ptah_operator.runtime.clock import FakeClock
+from ptah_operator.runtime.informer import (
     ApiListWatch,
     ApiStatusError,
     EventHandler,
@@ -19,7 +19,7 @@ from ptah_operator.controller.informer import (
     ResourceExpiredError,
     WatchEvent,
 )
-from ptah_operator.controller.store import (
+from ptah_operator.runtime.store import (
     NAMESPACE_INDEX,
     OWNER_UID_INDEX,
     Store,
@@ -29,7 +29,7 @@ from ptah_operator.controller.store import (
     object_key,
     split_key,
 )
-from tests.unit.controller.scripted import ScriptedListWatch, bookmark, cm
+from tests.unit.runtime.scripted import ScriptedListWatch, bookmark, cm
 
 
 class Recorder:

@@ -10,11 +10,11 @@ import pytest
 from kubernetes_asyncio.client.exceptions import ApiException
 from prometheus_client import CollectorRegistry
 
-from ptah_operator.controller.clock import FakeClock
-from ptah_operator.controller.controller import Controller, Result, controller_owner
-from ptah_operator.controller.informer import Informer, ListResult, WatchEvent
-from ptah_operator.controller.metrics import RuntimeMetrics
-from tests.unit.controller.scripted import ScriptedListWatch, cm
+from ptah_operator.runtime.clock import FakeClock
+from ptah_operator.runtime.controller import Controller, Result, controller_owner
+from ptah_operator.runtime.informer import Informer, ListResult, WatchEvent
+from ptah_operator.runtime.metrics import RuntimeMetrics
+from tests.unit.runtime.scripted import ScriptedListWatch, cm
 
 
 class Script:

@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from ptah_operator.controller.clock import FakeClock
-from ptah_operator.controller.leaderelection import (
+from ptah_operator.runtime.clock import FakeClock
+from ptah_operator.runtime.leaderelection import (
     LeaderElectionConfig,
     LeaderElectionRecord,
     LeaderElector,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ptah_operator.controller.clock import FakeClock
-from ptah_operator.controller.ratelimit import (
+from ptah_operator.runtime.clock import FakeClock
+from ptah_operator.runtime.ratelimit import (
     BucketRateLimiter,
     ItemExponentialFailureRateLimiter,
     MaxOfRateLimiter,

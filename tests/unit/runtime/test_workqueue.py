@@ -7,9 +7,9 @@ import asyncio
 import pytest
 from prometheus_client import CollectorRegistry
 
-from ptah_operator.controller.clock import FakeClock
-from ptah_operator.controller.metrics import WorkQueueMetrics
-from ptah_operator.controller.workqueue import (
+from ptah_operator.runtime.clock import FakeClock
+from ptah_operator.runtime.metrics import WorkQueueMetrics
+from ptah_operator.runtime.workqueue import (
     DelayingQueue,
     QueueShutDownError,
     RateLimitingQueue,

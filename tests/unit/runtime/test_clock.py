@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ptah_operator.controller.clock import FakeClock, wait_tasks
+from ptah_operator.runtime.clock import FakeClock, wait_tasks
 
 
 async def test_sleepers_wake_in_deadline_order_only_when_time_is_advanced() -> None:

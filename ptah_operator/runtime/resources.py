@@ -17,7 +17,7 @@ from typing import Any
 
 from kubernetes_asyncio import client
 
-from ptah_operator.controller.informer import ApiListWatch
+from ptah_operator.runtime.informer import ApiListWatch
 
 
 @dataclass(frozen=True)

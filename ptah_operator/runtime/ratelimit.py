@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Protocol
 
-from ptah_operator.controller.clock import Clock, MonotonicClock
+from ptah_operator.runtime.clock import Clock, MonotonicClock
 
 DEFAULT_BASE_DELAY = 0.005
 DEFAULT_MAX_DELAY = 1000.0

@@ -14,11 +14,8 @@ Contract (`DecisionExecutor.carry_out(obj, decision, now)`):
 - Deletes tolerate NotFound; a Job goes with propagationPolicy Background (its Pods with it).
 - Events are best effort: the journal in status is the record.
 
-Expectations (`Expectations`), as controller-runtime's: after a pass wrote the status or
-created a Job, the next pass of that resource waits (requeues shortly) until the informer
-caches hold the write and the Job, or `EXPECTATION_TIMEOUT` passed. A World built from a cache
-one write behind would otherwise take a Job it created for absent (an undispatched Apply may
-be withdrawn while its Job in fact exists) or decide from a status that is no longer current.
+The executor records what it wrote in its `Expectations` (expectations.py) and carries the
+Lease actions out through `RealmLease` (realm_lease.py).
 """
 
 from __future__ import annotations
@@ -27,20 +24,17 @@ import datetime as dt
 import json
 import secrets
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from ptah_operator.api.constants import ANNOTATION_LEASE_HOLDER_UID, GROUP, VERSION
+from ptah_operator.api.constants import GROUP, VERSION
 from ptah_operator.api.kinds import kind_info
-from ptah_operator.controller.clock import Clock
-from ptah_operator.controller.controller import Result
+from ptah_operator.controller.expectations import Expectations
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
-from ptah_operator.controller.store import KubeObject, metadata, object_key
-from ptah_operator.controller.world_reads import lease_state
+from ptah_operator.controller.realm_lease import RealmLease
 from ptah_operator.reconcile.decision import (
     Decision,
     Event,
@@ -49,14 +43,12 @@ from ptah_operator.reconcile.decision import (
     ObjectRef,
     OperationCredentials,
 )
+from ptah_operator.runtime.clock import Clock
+from ptah_operator.runtime.controller import Result
+from ptah_operator.runtime.store import KubeObject, metadata, object_key
 
 log = structlog.get_logger(__name__)
 
-LEASE_DURATION_SECONDS = 3900
-"""An Apply Job's deadline (3600 s) plus a margin: the Lease outlives any run it covers."""
-EXPECTATION_TIMEOUT = 30.0
-"""Seconds a pass waits at most for the caches to show its own writes."""
-EXPECTATION_POLL = 0.5
 RETRY_SOON = 2.0
 REFUSED_JOB_STATUSES = frozenset({400, 403, 422})
 """Answers to a Job create that mean "this Job will not exist as built": invalid, or refused
@@ -65,63 +57,6 @@ MAX_REFUSAL_CHARS = 300
 
 OperationSecretFactory = Callable[[str, str, Mapping[str, Any]], dict[str, Any]]
 """(namespace, operation id, owner reference) -> the `ptah-op-<hex>` Secret manifest."""
-
-
-# --- expectations ------------------------------------------------------------------------------
-
-
-@dataclass
-class _Expected:
-    deadline: float
-    stale_versions: set[str] = field(default_factory=set)
-    """The resourceVersions the pass's writes replaced: a cache showing one is behind."""
-    jobs: set[str] = field(default_factory=set)
-    """Keys ("namespace/name") of Jobs created and not yet seen in the cache."""
-
-
-class Expectations:
-    """What a resource's last pass wrote, until the caches show it."""
-
-    def __init__(self, clock: Clock, timeout: float = EXPECTATION_TIMEOUT) -> None:
-        self._clock = clock
-        self._timeout = timeout
-        self._by_key: dict[str, _Expected] = {}
-
-    def _entry(self, key: str) -> _Expected:
-        deadline = self._clock.now() + self._timeout
-        entry = self._by_key.get(key)
-        if entry is None:
-            entry = self._by_key[key] = _Expected(deadline)
-        entry.deadline = deadline
-        return entry
-
-    def wrote(self, key: str, replaced_version: str) -> None:
-        """The resource was written over `replaced_version`."""
-        self._entry(key).stale_versions.add(replaced_version)
-
-    def created_job(self, key: str, job_key: str) -> None:
-        self._entry(key).jobs.add(job_key)
-
-    def unmet(self, key: str, obj: KubeObject, job_seen: Callable[[str], bool]) -> bool:
-        """Whether the caches are still behind this resource's last pass (and not for too
-        long). Met expectations are forgotten."""
-        entry = self._by_key.get(key)
-        if entry is None:
-            return False
-        if str(metadata(obj).get("resourceVersion")) not in entry.stale_versions:
-            entry.stale_versions.clear()
-        entry.jobs = {job for job in entry.jobs if not job_seen(job)}
-        if not entry.stale_versions and not entry.jobs:
-            del self._by_key[key]
-            return False
-        if self._clock.now() >= entry.deadline:
-            log.warning("caches did not show the last pass's writes in time", key=key)
-            del self._by_key[key]
-            return False
-        return True
-
-    def forget(self, key: str) -> None:
-        self._by_key.pop(key, None)
 
 
 # --- refused Jobs ------------------------------------------------------------------------------
@@ -195,7 +130,7 @@ class DecisionExecutor:
         self.custom: Any = client.CustomObjectsApi(api_client)
         self.core: Any = client.CoreV1Api(api_client)
         self.batch: Any = client.BatchV1Api(api_client)
-        self.coordination: Any = client.CoordinationV1Api(api_client)
+        self.realm_lease = RealmLease(api_client)
 
     def forget(self, key: str) -> None:
         """The resource is gone."""
@@ -204,68 +139,14 @@ class DecisionExecutor:
         self.metrics.forget(self.family, key)
 
     async def carry_out(self, obj: KubeObject, decision: Decision, now: dt.datetime) -> Result:
-        meta = metadata(obj)
-        namespace, name = str(meta["namespace"]), str(meta["name"])
-        key = object_key(obj)
-        plural = kind_info(str(obj.get("kind"))).plural
-        resource_version = str(meta["resourceVersion"])
-        if decision.annotations:
-            patch = {
-                "metadata": {
-                    "resourceVersion": resource_version,
-                    "annotations": dict(decision.annotations),
-                }
-            }
-            patched = await self.custom.patch_namespaced_custom_object(
-                GROUP,
-                VERSION,
-                namespace,
-                plural,
-                name,
-                patch,
-                _content_type="application/merge-patch+json",
-            )
-            self.expectations.wrote(key, resource_version)
-            resource_version = str(patched["metadata"]["resourceVersion"])
-        taken: list[LeaseAction] = []
-        for action in decision.lease:
-            if action.verb is not LeaseVerb.ACQUIRE:
-                continue
-            if not await self.lease(action, now, owner_uid=str(meta.get("uid") or "")):
-                await self._release_taken(taken, now)
-                return Result.requeue(RETRY_SOON)
-            taken.append(action)
-        if decision.status is not None:
-            body = {
-                "apiVersion": obj.get("apiVersion"),
-                "kind": obj.get("kind"),
-                "metadata": {
-                    "name": name,
-                    "namespace": namespace,
-                    "resourceVersion": resource_version,
-                },
-                "spec": obj.get("spec"),
-                "status": decision.status,
-            }
-            try:
-                await self.custom.replace_namespaced_custom_object_status(
-                    GROUP, VERSION, namespace, plural, name, body
-                )
-            except ApiException:
-                # The claim that would hold the Lease is not on record: give the Lease back
-                # rather than leave it to an operation id no status names.
-                await self._release_taken(taken, now)
-                raise
-            self.expectations.wrote(key, resource_version)
-            self.metrics.observe(self.family, key, obj.get("status"), decision.status, now)
-        else:
-            self.metrics.set_phase(self.family, key, (obj.get("status") or {}).get("phase"))
+        resource_version = await self._annotate(obj, decision)
+        taken = await self._take(obj, decision, now)
+        if taken is None:
+            return Result.requeue(RETRY_SOON)
+        await self._write_status(obj, decision, resource_version, taken, now)
         # Releases follow the status write that ends their claim: a refused write leaves the
         # Lease with the claim still on record, never a claim whose Lease is gone.
-        soon = False
-        for action in decision.lease:
-            if action.verb is LeaseVerb.RELEASE and not await self.lease(action, now):
-                soon = True
+        soon = not await self._release(decision, now)
         for item in decision.create:
             if not await self.create(obj, item):
                 soon = True
@@ -279,82 +160,91 @@ class DecisionExecutor:
             return Result.requeue(decision.requeue_after.total_seconds())
         return Result.success()
 
-    async def _release_taken(self, taken: list[LeaseAction], now: dt.datetime) -> None:
-        for action in taken:
-            release = LeaseAction(LeaseVerb.RELEASE, action.name, action.namespace, action.holder)
-            try:
-                await self.lease(release, now)
-            except ApiException as error:
-                log.warning("lease not released", lease=action.name, status=error.status)
-
-    async def lease(self, action: LeaseAction, now: dt.datetime, owner_uid: str = "") -> bool:
-        """Take or release the realm Lease; False when another operation holds it. Taking it
-        also records which resource took it (ANNOTATION_LEASE_HOLDER_UID).
-
-        Bodies are plain dicts with six-digit microseconds: the API server refuses the times the
-        generated models write when the microseconds are zero.
-        """
-        stamp = now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        # Without preloading, a non-2xx answer raises nothing: the status is ours to check.
-        response = await self.coordination.read_namespaced_lease(
-            action.name, action.namespace, _preload_content=False
-        )
-        if response.status not in (200, 404):
-            raise ApiException(status=response.status, reason="reading the realm Lease failed")
-        lease: dict[str, Any] = await response.json()
-        if response.status == 404:
-            if action.verb is LeaseVerb.RELEASE:
-                return True
-            body = {
-                "apiVersion": "coordination.k8s.io/v1",
-                "kind": "Lease",
-                "metadata": {
-                    "name": action.name,
-                    "namespace": action.namespace,
-                    "annotations": {ANNOTATION_LEASE_HOLDER_UID: owner_uid},
-                },
-                "spec": {
-                    "holderIdentity": action.holder,
-                    "leaseDurationSeconds": LEASE_DURATION_SECONDS,
-                    "acquireTime": stamp,
-                    "renewTime": stamp,
-                    "leaseTransitions": 1,
-                },
+    async def _annotate(self, obj: KubeObject, decision: Decision) -> str:
+        """Patch the Decision's annotations, if any, under the World's resourceVersion; the
+        resourceVersion the status is then written under."""
+        meta = metadata(obj)
+        resource_version = str(meta["resourceVersion"])
+        if not decision.annotations:
+            return resource_version
+        patch = {
+            "metadata": {
+                "resourceVersion": resource_version,
+                "annotations": dict(decision.annotations),
             }
-            try:
-                await self.coordination.create_namespaced_lease(action.namespace, body)
-            except ApiException as conflict:
-                if conflict.status == 409:
-                    return False
-                raise
-            return True
-        spec: dict[str, Any] = lease.setdefault("spec", {})
-        holder = spec.get("holderIdentity")
-        if action.verb is LeaseVerb.RELEASE:
-            if holder != action.holder:
-                return True
-            spec["holderIdentity"] = None
-        elif holder == action.holder:
-            spec["renewTime"] = stamp
-        elif lease_state(lease, now).expired:
-            spec.update(
-                holderIdentity=action.holder,
-                acquireTime=stamp,
-                renewTime=stamp,
-                leaseDurationSeconds=LEASE_DURATION_SECONDS,
-                leaseTransitions=int(spec.get("leaseTransitions") or 0) + 1,
-            )
-            annotations = lease.setdefault("metadata", {}).setdefault("annotations", {})
-            annotations[ANNOTATION_LEASE_HOLDER_UID] = owner_uid
-        else:
-            return False
+        }
+        patched = await self.custom.patch_namespaced_custom_object(
+            GROUP,
+            VERSION,
+            str(meta["namespace"]),
+            kind_info(str(obj.get("kind"))).plural,
+            str(meta["name"]),
+            patch,
+            _content_type="application/merge-patch+json",
+        )
+        self.expectations.wrote(object_key(obj), resource_version)
+        return str(patched["metadata"]["resourceVersion"])
+
+    async def _take(
+        self, obj: KubeObject, decision: Decision, now: dt.datetime
+    ) -> list[LeaseAction] | None:
+        """Take the Decision's Leases; None (and every one taken given back) when one is
+        held by another operation."""
+        taken: list[LeaseAction] = []
+        for action in decision.lease:
+            if action.verb is not LeaseVerb.ACQUIRE:
+                continue
+            if not await self.realm_lease.carry_out(
+                action, now, owner_uid=str(metadata(obj).get("uid") or "")
+            ):
+                await self.realm_lease.give_back(taken, now)
+                return None
+            taken.append(action)
+        return taken
+
+    async def _write_status(
+        self,
+        obj: KubeObject,
+        decision: Decision,
+        resource_version: str,
+        taken: list[LeaseAction],
+        now: dt.datetime,
+    ) -> None:
+        key = object_key(obj)
+        if decision.status is None:
+            self.metrics.set_phase(self.family, key, (obj.get("status") or {}).get("phase"))
+            return
+        meta = metadata(obj)
+        namespace, name = str(meta["namespace"]), str(meta["name"])
+        body = {
+            "apiVersion": obj.get("apiVersion"),
+            "kind": obj.get("kind"),
+            "metadata": {"name": name, "namespace": namespace, "resourceVersion": resource_version},
+            "spec": obj.get("spec"),
+            "status": decision.status,
+        }
+        plural = kind_info(str(obj.get("kind"))).plural
         try:
-            await self.coordination.replace_namespaced_lease(action.name, action.namespace, lease)
-        except ApiException as error:
-            if error.status == 409:
-                return False
+            await self.custom.replace_namespaced_custom_object_status(
+                GROUP, VERSION, namespace, plural, name, body
+            )
+        except ApiException:
+            # The claim that would hold the Lease is not on record: give the Lease back
+            # rather than leave it to an operation id no status names.
+            await self.realm_lease.give_back(taken, now)
             raise
-        return True
+        self.expectations.wrote(key, resource_version)
+        self.metrics.observe(self.family, key, obj.get("status"), decision.status, now)
+
+    async def _release(self, decision: Decision, now: dt.datetime) -> bool:
+        """Give the Decision's Leases back; False when one of them could not be (409)."""
+        released = True
+        for action in decision.lease:
+            if action.verb is LeaseVerb.RELEASE and not await self.realm_lease.carry_out(
+                action, now
+            ):
+                released = False
+        return released
 
     async def create(
         self, owner: KubeObject, item: Mapping[str, Any] | OperationCredentials

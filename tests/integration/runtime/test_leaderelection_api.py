@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 from kubernetes_asyncio import client
 
-from ptah_operator.controller.leaderelection import (
+from ptah_operator.runtime.leaderelection import (
     KubernetesLeaseLock,
     LeaderElectionConfig,
     LeaderElectionRecord,

@@ -29,18 +29,18 @@ from aiohttp import web
 from kubernetes_asyncio import client
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from ptah_operator.controller.clock import Clock, MonotonicClock
-from ptah_operator.controller.controller import Controller
-from ptah_operator.controller.informer import Informer
-from ptah_operator.controller.leaderelection import (
+from ptah_operator.runtime.clock import Clock, MonotonicClock
+from ptah_operator.runtime.controller import Controller
+from ptah_operator.runtime.informer import Informer
+from ptah_operator.runtime.leaderelection import (
     KubernetesLeaseLock,
     LeaderElectionConfig,
     LeaderElector,
     LeaseLock,
 )
-from ptah_operator.controller.metrics import RuntimeMetrics
-from ptah_operator.controller.resources import Resource, list_watch_for
-from ptah_operator.controller.store import IndexFunc
+from ptah_operator.runtime.metrics import RuntimeMetrics
+from ptah_operator.runtime.resources import Resource, list_watch_for
+from ptah_operator.runtime.store import IndexFunc
 
 log = structlog.get_logger(__name__)
 

@@ -8,7 +8,7 @@ import logging
 
 import structlog
 
-from ptah_operator.controller.logging import configure_logging
+from ptah_operator.runtime.logging import configure_logging
 
 
 def test_structlog_and_stdlib_lines_are_json_with_bound_context() -> None:

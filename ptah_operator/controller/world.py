@@ -28,13 +28,15 @@ import structlog
 from ptah_operator.api.common import CommonSpec
 from ptah_operator.api.constants import (
     ANNOTATION_LEASE_HOLDER_UID,
+    GROUP,
     LABEL_OPERATION_ID,
     LABEL_SNAPSHOT,
+    VERSION,
     Kind,
 )
 from ptah_operator.api.content import MAX_SNAPSHOT_BYTES, ContentError, digest_of_files
 from ptah_operator.api.fields import parse_time
-from ptah_operator.api.kinds import from_manifest
+from ptah_operator.api.kinds import from_manifest, kind_info
 from ptah_operator.api.realm import PtahRealm
 from ptah_operator.api.source_policy import SourcePolicyError, parse_source_policy
 from ptah_operator.controller.indexes import (
@@ -46,11 +48,6 @@ from ptah_operator.controller.indexes import (
     index_owner_uid,
     spec_of,
 )
-from ptah_operator.controller.informer import Informer
-from ptah_operator.controller.manager import Manager
-from ptah_operator.controller.observe import ptah_resource
-from ptah_operator.controller.resources import CONFIG_MAPS, JOBS, LEASES, PODS
-from ptah_operator.controller.store import KubeObject, metadata
 from ptah_operator.reconcile.jobs import realm_lease_name
 from ptah_operator.reconcile.schema.world import PlanText
 from ptah_operator.reconcile.world import (
@@ -62,6 +59,10 @@ from ptah_operator.reconcile.world import (
     PolicyFile,
     SourceFiles,
 )
+from ptah_operator.runtime.informer import Informer
+from ptah_operator.runtime.manager import Manager
+from ptah_operator.runtime.resources import CONFIG_MAPS, JOBS, LEASES, PODS, Resource
+from ptah_operator.runtime.store import KubeObject, metadata
 
 log = structlog.get_logger(__name__)
 
@@ -69,6 +70,13 @@ RESULT_KEY = "result.json"
 PIECE_KEY = "piece"
 RESULT_PREFIX = "ptah-result-"
 _PIECE_RECORD = re.compile(r"ptah-result-([0-9a-f]+)-([0-9]{1,2})")
+
+
+def ptah_resource(kind: Kind) -> Resource:
+    """The `Resource` of one of our kinds, from the api layer's table of kinds."""
+    info = kind_info(kind)
+    return Resource(GROUP, VERSION, info.plural, str(kind), info.namespaced)
+
 
 MIGRATIONS = ptah_resource(Kind.PTAH_MIGRATION)
 SCHEMAS = ptah_resource(Kind.PTAH_SCHEMA)
@@ -308,6 +316,8 @@ class SharedCaches:
         self.pods = manager.informer(PODS, indexers={BY_JOB: index_job_name})
         self.realms = manager.informer(REALMS)
         self.leases = manager.informer(LEASES, lease_namespace)
+        self.by_kind = {Kind.PTAH_MIGRATION: self.migrations, Kind.PTAH_SCHEMA: self.schemas}
+        """Each family's resources, by kind."""
 
     @property
     def claimant_informers(self) -> tuple[Informer, ...]:
@@ -325,6 +335,30 @@ class SharedCaches:
         owned_configmaps: list[KubeObject] | None = None,
     ) -> CommonWorld:
         """What the caches say about one resource's source, operations, census and Lease."""
+        source, verification_policy, source_policy = self.sources(spec, namespace)
+        owned = owned_configmaps if owned_configmaps is not None else self.owned_configmaps(uid)
+        snapshots, results = owned_records(owned)
+        jobs = self.job_states(namespace, uid)
+        claimants = self.claimants(spec.target.coordination_key)
+        realm, realm_missing = self.realm(spec.target.realm)
+        return CommonWorld(
+            source=source,
+            verification_policy=verification_policy,
+            source_policy=source_policy,
+            snapshots=snapshots,
+            jobs=jobs,
+            results=results,
+            claimants=claimants,
+            realm=realm,
+            realm_missing=realm_missing,
+            lease=self.lease(spec.target.coordination_key, now),
+            manager_namespace=self.lease_namespace,
+        )
+
+    def sources(
+        self, spec: CommonSpec, namespace: str
+    ) -> tuple[SourceFiles | None, PolicyFile | None, PolicyFile | None]:
+        """The source ConfigMap's files, the verification policy, the source policy."""
         configmaps = self.configmaps.store
         source_policy: PolicyFile | None = None
         named = spec.config_map or spec.git
@@ -344,22 +378,11 @@ class SharedCaches:
             ref = spec.artifact.verification_policy_from
             holder = configmaps.get(f"{namespace}/{ref.name}")
             verification_policy = PolicyFile(ref.name, ref.key, policy_digest(holder, ref.key))
+        return source, verification_policy, source_policy
 
-        owned = owned_configmaps if owned_configmaps is not None else self.owned_configmaps(uid)
-        snapshots = frozenset(
-            str(metadata(cm).get("name"))
-            for cm in owned
-            if (metadata(cm).get("labels") or {}).get(LABEL_SNAPSHOT)
-        )
-        results: dict[str, OperationResult] = {}
-        for cm in owned:
-            name = str(metadata(cm).get("name", ""))
-            if name.startswith(RESULT_PREFIX) and not is_piece_record(cm):
-                result = operation_result(cm)
-                if result is not None:
-                    results[result.operation_id] = result
-
-        jobs = {
+    def job_states(self, namespace: str, uid: str) -> dict[str, JobState]:
+        """The resource's Jobs, with their Pods, by name."""
+        return {
             state.name: state
             for state in (
                 job_state(
@@ -369,7 +392,10 @@ class SharedCaches:
                 for j in self.jobs.store.by_index(BY_OWNER_UID, uid)
             )
         }
-        claimants = tuple(
+
+    def claimants(self, coordination_key: str) -> tuple[Claimant, ...]:
+        """Every resource of every family under the coordination key (the census)."""
+        return tuple(
             Claimant(
                 kind=str(other.get("kind")),
                 namespace=str(metadata(other).get("namespace")),
@@ -379,29 +405,38 @@ class SharedCaches:
                 suspended=bool(spec_of(other).get("suspend")),
             )
             for informer in self.claimant_informers
-            for other in informer.store.by_index(BY_COORDINATION_KEY, spec.target.coordination_key)
+            for other in informer.store.by_index(BY_COORDINATION_KEY, coordination_key)
         )
-        realm: PtahRealm | None = None
-        realm_missing = False
-        if spec.target.realm:
-            realm_obj = self.realms.store.get(spec.target.realm)
-            if realm_obj is None:
-                realm_missing = True
-            else:
-                realm = from_manifest(PtahRealm, realm_obj)
+
+    def realm(self, name: str | None) -> tuple[PtahRealm | None, bool]:
+        """The PtahRealm a resource names, and whether it names one that does not exist."""
+        if not name:
+            return None, False
+        realm_obj = self.realms.store.get(name)
+        if realm_obj is None:
+            return None, True
+        return from_manifest(PtahRealm, realm_obj), False
+
+    def lease(self, coordination_key: str, now: dt.datetime) -> LeaseState | None:
+        """The realm Lease of the coordination key, when it exists."""
         lease_obj = self.leases.store.get(
-            f"{self.lease_namespace}/{realm_lease_name(spec.target.coordination_key)}"
+            f"{self.lease_namespace}/{realm_lease_name(coordination_key)}"
         )
-        return CommonWorld(
-            source=source,
-            verification_policy=verification_policy,
-            source_policy=source_policy,
-            snapshots=snapshots,
-            jobs=jobs,
-            results=results,
-            claimants=claimants,
-            realm=realm,
-            realm_missing=realm_missing,
-            lease=lease_state(lease_obj, now) if lease_obj is not None else None,
-            manager_namespace=self.lease_namespace,
-        )
+        return lease_state(lease_obj, now) if lease_obj is not None else None
+
+
+def owned_records(owned: list[KubeObject]) -> tuple[frozenset[str], dict[str, OperationResult]]:
+    """Among a resource's ConfigMaps: the names of its snapshots, and its results by operation."""
+    snapshots = frozenset(
+        str(metadata(cm).get("name"))
+        for cm in owned
+        if (metadata(cm).get("labels") or {}).get(LABEL_SNAPSHOT)
+    )
+    results: dict[str, OperationResult] = {}
+    for cm in owned:
+        name = str(metadata(cm).get("name", ""))
+        if name.startswith(RESULT_PREFIX) and not is_piece_record(cm):
+            result = operation_result(cm)
+            if result is not None:
+                results[result.operation_id] = result
+    return snapshots, results

@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import AsyncGenerator
 from typing import Any
 
-from ptah_operator.controller.informer import ListResult, WatchEvent
+from ptah_operator.runtime.informer import ListResult, WatchEvent
 
 
 def cm(name: str, rv: str, namespace: str = "ns", **extra: Any) -> dict[str, Any]:

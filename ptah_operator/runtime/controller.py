@@ -31,12 +31,12 @@ from enum import StrEnum
 import structlog
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from ptah_operator.controller.clock import Clock, MonotonicClock, wait_tasks
-from ptah_operator.controller.informer import ApiStatusError, EventHandler, Informer
-from ptah_operator.controller.metrics import RuntimeMetrics
-from ptah_operator.controller.ratelimit import RateLimiter
-from ptah_operator.controller.store import KubeObject, metadata, object_key
-from ptah_operator.controller.workqueue import QueueShutDownError, RateLimitingQueue
+from ptah_operator.runtime.clock import Clock, MonotonicClock, wait_tasks
+from ptah_operator.runtime.informer import ApiStatusError, EventHandler, Informer
+from ptah_operator.runtime.metrics import RuntimeMetrics
+from ptah_operator.runtime.ratelimit import RateLimiter
+from ptah_operator.runtime.store import KubeObject, metadata, object_key
+from ptah_operator.runtime.workqueue import QueueShutDownError, RateLimitingQueue
 
 log = structlog.get_logger(__name__)
 
@@ -165,7 +165,11 @@ class Controller:
         )
 
     def owns(self, informer: Informer, kind: str, api_group: str) -> None:
-        """Enqueue the controlling owner (of `kind` in `api_group`) of each object seen."""
+        """Enqueue the controlling owner (of `kind` in `api_group`) of each object seen.
+
+        Only the ownerReference with `controller: true` counts, as in controller-runtime's
+        `Owns()`; the equivalent of `watch(informer, controller_owner(kind, api_group))`.
+        """
         self.watch(informer, controller_owner(kind, api_group))
 
     async def run(self) -> None:

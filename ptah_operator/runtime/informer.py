@@ -33,8 +33,8 @@ from typing import Any, Protocol, cast
 import aiohttp
 import structlog
 
-from ptah_operator.controller.clock import Clock, MonotonicClock
-from ptah_operator.controller.store import (
+from ptah_operator.runtime.clock import Clock, MonotonicClock
+from ptah_operator.runtime.store import (
     IndexFunc,
     KubeObject,
     Store,
