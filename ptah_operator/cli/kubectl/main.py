@@ -1,0 +1,288 @@
+"""`kubectl ptah`'s entry: the arguments read into one Command, the Command carried out by its
+verb, and every failure said in one line with its exit code."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn, TextIO
+
+import aiohttp
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from ptah_operator.api.constants import Kind, MigrationPhase, SchemaPhase
+from ptah_operator.api.fields import parse_duration
+from ptah_operator.cli.kubectl.approve import approve, approve_schema
+from ptah_operator.cli.kubectl.errors import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    CommandError,
+    UsageError,
+)
+from ptah_operator.cli.kubectl.refresh import request_read, wait_for_read
+from ptah_operator.cli.kubectl.session import Session, api_message, load_configuration
+from ptah_operator.cli.kubectl.set_source import oci_reference, policy_key, set_source
+from ptah_operator.cli.kubectl.show import (
+    show_applied,
+    show_migration,
+    show_plan,
+    show_schema,
+    show_schema_plan,
+)
+from ptah_operator.cli.kubectl.wait import wait_for_phase
+from ptah_operator.controller.informer import ApiStatusError
+
+DEFAULT_TIMEOUT = "30m"
+
+
+_KIND_NAMES = {
+    Kind.PTAH_MIGRATION: ("migration", "migrations", "ptahmigration", "ptahmigrations", "pmig"),
+    Kind.PTAH_SCHEMA: ("schema", "schemas", "ptahschema", "ptahschemas", "psch"),
+}
+KIND_ALIASES = {alias: kind for kind, aliases in _KIND_NAMES.items() for alias in aliases}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message}\n{self.format_usage().rstrip()}")
+
+
+# --- arguments ---------------------------------------------------------------------------------
+
+
+def _common(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument("--kubeconfig", default=default, help="kubeconfig file")
+    parser.add_argument("--context", default=default, help="kubeconfig context")
+    parser.add_argument("-n", "--namespace", default=default, help="namespace")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="kubectl ptah", description="Read, approve and refresh Ptah resources.")
+    _common(parser, None)
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
+    verbs.required = True
+
+    show = verbs.add_parser("migration", help="show a PtahMigration's status")
+    show.add_argument("name", metavar="NAME", help="NAME or migration/NAME")
+    _common(show, argparse.SUPPRESS)
+
+    show_schema = verbs.add_parser("schema", help="show a PtahSchema's status")
+    show_schema.add_argument("name", metavar="NAME", help="NAME or schema/NAME")
+    _common(show_schema, argparse.SUPPRESS)
+
+    plan = verbs.add_parser(
+        "plan", help="show the plan a migration (no SQL) or schema (with its SQL) published"
+    )
+    plan.add_argument("target", metavar="KIND/NAME")
+    plan.add_argument(
+        "--applied", action="store_true", help="a schema's last confirmed plan (status.applied)"
+    )
+    plan.add_argument("--no-sql", action="store_true", help="leave a schema plan's SQL out")
+    _common(plan, argparse.SUPPRESS)
+
+    approve = verbs.add_parser("approve", help="approve the plan a migration or schema waits on")
+    approve.add_argument("target", metavar="KIND/NAME")
+    approve.add_argument("--wait", action="store_true", help="wait for the run's verdict")
+    approve.add_argument("--timeout", default=DEFAULT_TIMEOUT, help="how long --wait waits")
+    _common(approve, argparse.SUPPRESS)
+
+    wait = verbs.add_parser("wait", help="wait for a migration or schema to reach a phase")
+    wait.add_argument("target", metavar="KIND/NAME")
+    wait.add_argument("--for", dest="phase", default=MigrationPhase.IN_SYNC.value, metavar="PHASE")
+    wait.add_argument("--timeout", default=DEFAULT_TIMEOUT)
+    _common(wait, argparse.SUPPRESS)
+
+    set_source = verbs.add_parser(
+        "set-source", help="point a migration or schema at another OCI artifact"
+    )
+    set_source.add_argument("target", metavar="KIND/NAME")
+    set_source.add_argument("reference", metavar="oci://REGISTRY/REPOSITORY[:TAG|@DIGEST]")
+    set_source.add_argument(
+        "--verification-policy",
+        metavar="CONFIGMAP/KEY",
+        help="the ConfigMap key holding the verification policy (needed when the resource "
+        "does not read an OCI artifact yet)",
+    )
+    _common(set_source, argparse.SUPPRESS)
+
+    refresh = verbs.add_parser("refresh", help="ask for a read of the database now")
+    refresh.add_argument("target", metavar="KIND/NAME")
+    refresh.add_argument("--wait", action="store_true", help="wait for the read it starts")
+    refresh.add_argument("--timeout", default=DEFAULT_TIMEOUT, help="how long --wait waits")
+    _common(refresh, argparse.SUPPRESS)
+    return parser
+
+
+def parse_target(text: str, default_kind: Kind | None = None) -> tuple[Kind, str]:
+    """`kind/name` (kind by any of its names), or a bare name of `default_kind`."""
+    kind_text, sep, name = text.partition("/")
+    if not sep:
+        if default_kind is None:
+            raise UsageError(f"expected KIND/NAME, such as migration/orders, not {text!r}")
+        return default_kind, text
+    kind = KIND_ALIASES.get(kind_text.lower())
+    if kind is None:
+        raise UsageError(f"unknown kind {kind_text!r}: use migration/NAME or schema/NAME")
+    if not name:
+        raise UsageError(f"{text!r} names no object")
+    return kind, name
+
+
+def _seconds(text: str) -> float:
+    try:
+        return parse_duration(text).total_seconds()
+    except ValueError:
+        raise UsageError(
+            f"--timeout takes a duration such as 90s, 10m or 1h, not {text!r}"
+        ) from None
+
+
+def _phase(text: str, kind: Kind = Kind.PTAH_MIGRATION) -> MigrationPhase | SchemaPhase:
+    phases: type[MigrationPhase] | type[SchemaPhase] = (
+        SchemaPhase if kind == Kind.PTAH_SCHEMA else MigrationPhase
+    )
+    try:
+        return phases(text)
+    except ValueError:
+        known = ", ".join(p.value for p in phases)
+        raise UsageError(f"--for takes a phase ({known}), not {text!r}") from None
+
+
+# --- entry -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Command:
+    """One verb with its arguments, checked before anything reaches the server."""
+
+    verb: str
+    kind: Kind
+    name: str
+    wait: bool = False
+    wait_seconds: float = 0.0
+    phase: str = MigrationPhase.IN_SYNC.value
+    reference: str = ""
+    policy: tuple[str, str] | None = None
+    applied: bool = False
+    sql: bool = True
+
+
+def parse_command(argv: Sequence[str]) -> tuple[Command, argparse.Namespace]:
+    """The command and the connection flags; raises UsageError."""
+    args = build_parser().parse_args(list(argv))
+    if args.verb in ("migration", "schema"):
+        default = Kind.PTAH_SCHEMA if args.verb == "schema" else Kind.PTAH_MIGRATION
+        kind, name = parse_target(args.name, default)
+        if kind != default:
+            raise UsageError(f"{args.verb} takes NAME or {args.verb}/NAME")
+        command = Command(args.verb, kind, name)
+    elif args.verb == "refresh":
+        kind, name = parse_target(args.target)
+        command = Command("refresh", kind, name, args.wait, _seconds(args.timeout))
+    elif args.verb == "set-source":
+        kind, name = parse_target(args.target)
+        if kind not in (Kind.PTAH_MIGRATION, Kind.PTAH_SCHEMA):
+            raise UsageError("set-source takes migration/NAME or schema/NAME")
+        command = Command(
+            "set-source",
+            kind,
+            name,
+            reference=oci_reference(args.reference),
+            policy=policy_key(args.verification_policy),
+        )
+    else:
+        kind, name = parse_target(args.target, Kind.PTAH_MIGRATION)
+        if args.verb == "plan":
+            if args.applied and kind != Kind.PTAH_SCHEMA:
+                raise UsageError("--applied takes schema/NAME: status.applied is a schema's")
+            command = Command("plan", kind, name, applied=args.applied, sql=not args.no_sql)
+        elif args.verb == "approve":
+            command = Command("approve", kind, name, args.wait, _seconds(args.timeout))
+        else:
+            phase = _phase(args.phase, kind).value
+            command = Command("wait", kind, name, True, _seconds(args.timeout), phase)
+    if not command.name:
+        raise UsageError("a name is required")
+    return command, args
+
+
+async def execute(command: Command, session: Session) -> int:
+    schema = command.kind == Kind.PTAH_SCHEMA
+    if command.verb == "migration":
+        return await show_migration(session, command.name)
+    if command.verb == "schema":
+        return await show_schema(session, command.name)
+    if command.verb == "plan" and schema:
+        if command.applied:
+            return await show_applied(session, command.name, command.sql)
+        return await show_schema_plan(session, command.name, command.sql)
+    if command.verb == "plan":
+        return await show_plan(session, command.name)
+    if command.verb == "approve" and schema:
+        return await approve_schema(session, command.name, command.wait, command.wait_seconds)
+    if command.verb == "approve":
+        return await approve(session, command.name, command.wait, command.wait_seconds)
+    if command.verb == "wait":
+        return await wait_for_phase(
+            session, command.name, command.phase, command.wait_seconds, command.kind
+        )
+    if command.verb == "set-source":
+        return await set_source(session, command)
+    tracker = await request_read(session, command.kind, command.name)
+    if not command.wait:
+        return EXIT_OK
+    return await wait_for_read(session, command.kind, command.name, tracker, command.wait_seconds)
+
+
+async def run(argv: Sequence[str], out: TextIO | None = None, err: TextIO | None = None) -> int:
+    """Run one command; returns the exit code."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        command, args = parse_command(argv)
+        configuration, context_namespace = await load_configuration(args.kubeconfig, args.context)
+        namespace = args.namespace or context_namespace
+        async with client.ApiClient(configuration) as api:
+            return await execute(command, Session(api, namespace, out))
+    except UsageError as exc:
+        err.write(f"error: {exc}\n")
+        return EXIT_USAGE
+    except CommandError as exc:
+        err.write(f"error: {exc}\n")
+        return EXIT_FAILED
+    except ApiException as exc:
+        err.write(f"error: {api_message(exc)}\n")
+        return EXIT_FAILED
+    except ApiStatusError as exc:
+        err.write(f"error: {exc.message or exc}\n")
+        return EXIT_FAILED
+    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+        err.write(f"error: cannot reach the API server: {exc or type(exc).__name__}\n")
+        return EXIT_FAILED
+    except SystemExit as exc:
+        # --help prints and exits 0.
+        return exc.code if isinstance(exc.code, int) else EXIT_OK
+
+
+def main() -> None:
+    # The client library logs warnings (a kubeconfig not found) that the error line says better.
+    logging.getLogger("kubernetes_asyncio").setLevel(logging.ERROR)
+    try:
+        code = asyncio.run(run(sys.argv[1:]))
+    except KeyboardInterrupt:
+        code = 130
+    except Exception as exc:
+        # Whatever slipped past the handlers above is still said in one line.
+        sys.stderr.write(f"error: {type(exc).__name__}: {exc}\n")
+        code = EXIT_FAILED
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
