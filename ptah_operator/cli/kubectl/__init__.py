@@ -31,4 +31,10 @@ Verbs:
 `--kubeconfig`, `--context` and `-n/--namespace` work as in kubectl (KUBECONFIG is read; the
 context's namespace is the default). Exit codes: 0 done, 1 refused, failed or timed out, 2 bad
 usage. Errors are one readable line, never a traceback.
+
+Where things are: `main` reads the arguments into a Command and hands it to its verb (`show`,
+`approve`, `wait`, `refresh`, `set_source`), each written once over a `targets.Target`, the
+row that says how a PtahMigration and a PtahSchema differ. `session` is the connection;
+`follow` the list-then-watch of one object; `waits` when a wait is over (pure);
+`migration_view` and `schema_view` what is printed (pure). `errors` holds the exit codes.
 """

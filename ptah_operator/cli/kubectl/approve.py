@@ -1,5 +1,11 @@
 """`kubectl ptah approve KIND/NAME [--wait]`: show the plan the resource waits on, approve
-exactly that plan, and with --wait follow the resource until the run of that plan ends."""
+exactly that plan, and with --wait follow the resource until the run of that plan ends.
+
+The approval names the plan the person was shown (name, UID, fingerprint) and the resource's
+UID (APR-02). If the plan was replaced meanwhile, admission refuses the approval and nothing is
+approved (PLUGIN-05). One implementation serves both kinds; the row of `targets` says where a
+PtahMigration and a PtahSchema differ.
+"""
 
 from __future__ import annotations
 
@@ -8,133 +14,139 @@ from typing import Any, NoReturn
 
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from ptah_operator.api.approvals import (
-    PtahMigrationApproval,
-    PtahMigrationApprovalSpec,
-    PtahSchemaApproval,
-    PtahSchemaApprovalSpec,
-)
+from ptah_operator.api.approvals import PtahMigrationApproval, PtahSchemaApproval
 from ptah_operator.api.common import ObjectReference, StatusCommon
-from ptah_operator.api.constants import (
-    GROUP,
-    VERSION,
-    ApplyOutcome,
-    ApplyPolicy,
-    Kind,
-    MigrationPhase,
-    SchemaPhase,
-)
-from ptah_operator.api.kinds import to_manifest
-from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
+from ptah_operator.api.constants import GROUP, VERSION
+from ptah_operator.api.kinds import kind_info, to_manifest
 from ptah_operator.api.objectmeta import ObjectMeta
-from ptah_operator.api.plans import PtahMigrationPlan, PtahSchemaPlan
-from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus
 from ptah_operator.cli.kubectl.errors import EXIT_FAILED, EXIT_OK, CommandError
-from ptah_operator.cli.kubectl.migration_view import person, render_approval_summary
-from ptah_operator.cli.kubectl.schema_view import render_schema_approval_summary
+from ptah_operator.cli.kubectl.migration_view import person
 from ptah_operator.cli.kubectl.session import Session, api_message, read_model
+from ptah_operator.cli.kubectl.targets import MIGRATION, SCHEMA, AnyTarget
 from ptah_operator.cli.kubectl.wait import follow
-from ptah_operator.cli.kubectl.waits import (
-    SUCCESSFUL_OUTCOMES,
-    RunProgress,
-    apply_progress,
-    run_progress,
-)
+from ptah_operator.cli.kubectl.waits import RunProgress
+
+Approval = PtahMigrationApproval | PtahSchemaApproval
 
 
 @dataclass(frozen=True)
 class PlanToApprove:
-    """The plan `approve` showed, exactly as it showed it."""
+    """The plan `approve` showed, exactly as it showed it, and the resource that waits on it."""
 
-    migration: PtahMigration
-    plan: PtahMigrationPlan
+    target: AnyTarget
+    resource: Any
+    plan: Any
 
 
-async def prepare_approval(session: Session, name: str) -> PlanToApprove:
-    """Read the migration and the plan it waits on, and print what will be approved."""
-    migration = await session.migration(name)
-    status = migration.status or PtahMigrationStatus()
+async def prepare(session: Session, target: AnyTarget, name: str) -> PlanToApprove:
+    """Read the resource and the plan it waits on, and print what will be approved."""
+    resource = await session.resource(target, name)
+    status = target.status(resource)
     phase = status.phase or "none yet"
-    policy = migration.spec.policy.apply
-    if policy != ApplyPolicy.ON_APPROVAL:
+    noun = target.noun
+    policy = resource.spec.policy.apply
+    if policy not in target.approving_policies:
         raise CommandError(
-            f"migration {name} does not ask for approvals (spec.policy.apply is {policy}); "
+            f"{noun} {name} does not ask for approvals (spec.policy.apply is {policy}); "
             "nothing was approved"
         )
     if status.plan is None:
         raise CommandError(
-            f"migration {name} has no plan to approve (phase {phase}); nothing was approved"
+            f"{noun} {name} has no plan to approve (phase {phase}); nothing was approved"
         )
-    if status.phase != MigrationPhase.AWAITING_APPROVAL:
+    unpublished = target.unpublished_plan_has_no_uid and status.plan.uid is None
+    if status.phase != target.phases.AWAITING_APPROVAL or unpublished:
         raise CommandError(
-            f"migration {name} is not waiting for an approval (phase {phase}); nothing was approved"
+            f"{noun} {name} is not waiting for an approval (phase {phase}); nothing was approved"
         )
-    plan = await session.migration_plan(status.plan.name)
-    if plan is None or (status.plan.uid is not None and plan.metadata.uid != status.plan.uid):
+    plan = await session.plan(target, status.plan.name, status.plan.uid)
+    if plan is None:
         raise CommandError(
             f"plan {status.plan.name} was replaced while it was read; nothing was approved"
         )
-    session.say(render_approval_summary(migration, plan))
-    return PlanToApprove(migration, plan)
+    session.say(target.render_approval_summary(resource, plan))
+    return PlanToApprove(target, resource, plan)
 
 
-def approval_for(target: PlanToApprove, namespace: str) -> PtahMigrationApproval:
-    """The approval of exactly that plan, of exactly that migration (APR-02)."""
-    m, p = target.migration, target.plan
-    assert m.metadata.name is not None
-    assert m.metadata.uid is not None
-    assert p.metadata.name is not None
-    assert p.metadata.uid is not None
-    return PtahMigrationApproval(
-        metadata=ObjectMeta(generate_name=f"{p.metadata.name}-", namespace=namespace),
-        spec=PtahMigrationApprovalSpec(
-            migration_ref=ObjectReference(name=m.metadata.name, uid=m.metadata.uid),
-            plan_ref=ObjectReference(name=p.metadata.name, uid=p.metadata.uid),
-            plan_fingerprint=p.spec.fingerprint,
-        ),
-    )
+def approval_for(shown: PlanToApprove, namespace: str) -> Approval:
+    """The approval of exactly that plan, of exactly that resource (APR-02)."""
+    r, p = shown.resource.metadata, shown.plan.metadata
+    assert r.name is not None
+    assert r.uid is not None
+    assert p.name is not None
+    assert p.uid is not None
+    spec = {
+        shown.target.owner_ref: ObjectReference(name=r.name, uid=r.uid),
+        "plan_ref": ObjectReference(name=p.name, uid=p.uid),
+        "plan_fingerprint": shown.plan.spec.fingerprint,
+    }
+    meta = ObjectMeta(generate_name=f"{p.name}-", namespace=namespace)
+    return shown.target.approval_model.model_validate({"metadata": meta, "spec": spec})
 
 
 _DENIED = "denied the request: "
 
 
-async def create_approval(session: Session, target: PlanToApprove) -> PtahMigrationApproval:
+async def create_approval(session: Session, shown: PlanToApprove) -> Approval:
     """Create the approval; a refusal raises CommandError saying nothing was approved."""
-    body = to_manifest(approval_for(target, session.namespace))
-    created = await _create_approval_object(session, "ptahmigrationapprovals", body)
-    approval: PtahMigrationApproval = read_model(PtahMigrationApproval, created)
-    return approval
+    model = shown.target.approval_model
+    body = to_manifest(approval_for(shown, session.namespace))
+    try:
+        created = await session.custom.create_namespaced_custom_object(
+            GROUP, VERSION, session.namespace, kind_info(model).plural, body
+        )
+    except ApiException as exc:
+        message = api_message(exc)
+        if _DENIED in message:
+            reason = message.split(_DENIED, 1)[1]
+            raise CommandError(f"not approved: {reason}") from None
+        raise CommandError(f"not approved: {message}") from None
+    return read_model(model, created)
 
 
-async def approve(session: Session, name: str, wait: bool, wait_seconds: float) -> int:
-    target = await prepare_approval(session, name)
-    approval = await create_approval(session, target)
+async def approve(
+    session: Session, target: AnyTarget, name: str, wait: bool, wait_seconds: float
+) -> int:
+    shown = await prepare(session, target, name)
+    approval = await create_approval(session, shown)
     session.say(
-        f"approved: ptahmigrationapproval/{approval.metadata.name} "
+        f"approved: {kind_info(target.approval_model).singular}/{approval.metadata.name} "
         f"by {person(approval.spec.approved_by)}"
     )
     if not wait:
         return EXIT_OK
-    plan = target.plan
+    plan = shown.plan
     assert plan.metadata.name is not None
-    return await wait_for_run(session, name, plan.metadata.name, plan.metadata.uid, wait_seconds)
+    return await wait_for_verdict(
+        session, target, name, plan.metadata.name, plan.metadata.uid, wait_seconds
+    )
 
 
-async def wait_for_run(
-    session: Session, name: str, plan_name: str, plan_uid: str | None, wait_seconds: float
+async def wait_for_verdict(
+    session: Session,
+    target: AnyTarget,
+    name: str,
+    plan_name: str,
+    plan_uid: str | None,
+    wait_seconds: float,
 ) -> int:
-    """Follow the migration until the run of the plan reaches its verdict."""
+    """Follow the resource until the run of the plan reached its verdict (a migration) or its
+    Apply was proved (a schema), or the plan retired before it ran."""
 
-    def judge(migration: Any) -> int | None:
-        status: PtahMigrationStatus = migration.status or PtahMigrationStatus()
-        progress = run_progress(status, plan_name, plan_uid)
+    def judge(resource: Any) -> int | None:
+        status = target.status(resource)
+        progress = target.progress(status, plan_name, plan_uid)
         if progress is RunProgress.RETIRED:
             _retired(plan_name, status)
-        return _report_run(session, status) if progress is RunProgress.FINISHED else None
+        if progress is not RunProgress.FINISHED:
+            return None
+        verdict = target.verdict(status)
+        for line in verdict.lines:
+            session.say(line)
+        return EXIT_OK if verdict.succeeded else EXIT_FAILED
 
-    return await follow(
-        session, Kind.PTAH_MIGRATION, name, f"the run of plan {plan_name}", wait_seconds, judge
-    )
+    what = f"the {target.run_noun} of plan {plan_name}"
+    return await follow(session, target, name, what, wait_seconds, judge)
 
 
 def _retired(plan_name: str, status: StatusCommon) -> NoReturn:
@@ -146,130 +158,15 @@ def _retired(plan_name: str, status: StatusCommon) -> NoReturn:
     )
 
 
-def _report_run(session: Session, status: PtahMigrationStatus) -> int:
-    run = status.last_run
-    assert run is not None
-    applied = ", ".join(run.applied_versions) or "nothing"
-    session.say(f"run {run.operation_id}: {run.outcome}, applied {applied}")
-    if run.failure is not None:
-        f = run.failure
-        codes = [
-            f"SQLSTATE {f.sqlstate}" if f.sqlstate else "",
-            f"errno {f.mysql_errno}" if f.mysql_errno is not None else "",
-        ]
-        detail = ", ".join(c for c in codes if c)
-        session.say(f"stopped at version {f.version}" + (f" ({detail})" if detail else ""))
-    session.say(f"migration is {status.phase or 'in no phase yet'}")
-    return EXIT_OK if run.outcome in SUCCESSFUL_OUTCOMES else EXIT_FAILED
+# --- one surface per kind, for callers that name the kind ---------------------------------------
 
 
-@dataclass(frozen=True)
-class SchemaPlanToApprove:
-    """The schema plan `approve` showed, exactly as it showed it."""
-
-    schema: PtahSchema
-    plan: PtahSchemaPlan
+async def prepare_approval(session: Session, name: str) -> PlanToApprove:
+    return await prepare(session, MIGRATION, name)
 
 
-async def prepare_schema_approval(session: Session, name: str) -> SchemaPlanToApprove:
-    """Read the schema and the plan it waits on, and print what will be approved."""
-    schema = await session.schema(name)
-    status = schema.status or PtahSchemaStatus()
-    phase = status.phase or "none yet"
-    if status.plan is None:
-        raise CommandError(
-            f"schema {name} has no plan to approve (phase {phase}); nothing was approved"
-        )
-    if status.phase != SchemaPhase.AWAITING_APPROVAL or status.plan.uid is None:
-        raise CommandError(
-            f"schema {name} is not waiting for an approval (phase {phase}); nothing was approved"
-        )
-    plan = await session.schema_plan(status.plan.name, status.plan.uid)
-    if plan is None:
-        raise CommandError(
-            f"plan {status.plan.name} was replaced while it was read; nothing was approved"
-        )
-    session.say(render_schema_approval_summary(schema, plan))
-    return SchemaPlanToApprove(schema, plan)
+async def prepare_schema_approval(session: Session, name: str) -> PlanToApprove:
+    return await prepare(session, SCHEMA, name)
 
 
-def schema_approval_for(target: SchemaPlanToApprove, namespace: str) -> PtahSchemaApproval:
-    """The approval of exactly that plan, of exactly that schema (APR-02)."""
-    s, p = target.schema, target.plan
-    assert s.metadata.name is not None
-    assert s.metadata.uid is not None
-    assert p.metadata.name is not None
-    assert p.metadata.uid is not None
-    return PtahSchemaApproval(
-        metadata=ObjectMeta(generate_name=f"{p.metadata.name}-", namespace=namespace),
-        spec=PtahSchemaApprovalSpec(
-            schema_ref=ObjectReference(name=s.metadata.name, uid=s.metadata.uid),
-            plan_ref=ObjectReference(name=p.metadata.name, uid=p.metadata.uid),
-            plan_fingerprint=p.spec.fingerprint,
-        ),
-    )
-
-
-async def _create_approval_object(session: Session, plural: str, body: dict[str, Any]) -> Any:
-    try:
-        return await session.custom.create_namespaced_custom_object(
-            GROUP, VERSION, session.namespace, plural, body
-        )
-    except ApiException as exc:
-        message = api_message(exc)
-        if _DENIED in message:
-            reason = message.split(_DENIED, 1)[1]
-            raise CommandError(f"not approved: {reason}") from None
-        raise CommandError(f"not approved: {message}") from None
-
-
-async def create_schema_approval(
-    session: Session, target: SchemaPlanToApprove
-) -> PtahSchemaApproval:
-    """Create the approval; a refusal raises CommandError saying nothing was approved."""
-    body = to_manifest(schema_approval_for(target, session.namespace))
-    created = await _create_approval_object(session, "ptahschemaapprovals", body)
-    approval: PtahSchemaApproval = read_model(PtahSchemaApproval, created)
-    return approval
-
-
-async def approve_schema(session: Session, name: str, wait: bool, wait_seconds: float) -> int:
-    target = await prepare_schema_approval(session, name)
-    approval = await create_schema_approval(session, target)
-    session.say(
-        f"approved: ptahschemaapproval/{approval.metadata.name} "
-        f"by {person(approval.spec.approved_by)}"
-    )
-    if not wait:
-        return EXIT_OK
-    plan = target.plan
-    assert plan.metadata.name is not None
-    return await wait_for_apply(session, name, plan.metadata.name, plan.metadata.uid, wait_seconds)
-
-
-async def wait_for_apply(
-    session: Session, name: str, plan_name: str, plan_uid: str | None, wait_seconds: float
-) -> int:
-    """Follow the schema until the Apply of the plan was proved (or the plan retired)."""
-
-    def judge(schema: Any) -> int | None:
-        status: PtahSchemaStatus = schema.status or PtahSchemaStatus()
-        progress = apply_progress(status, plan_name, plan_uid)
-        if progress is RunProgress.RETIRED:
-            _retired(plan_name, status)
-        return _report_apply(session, status) if progress is RunProgress.FINISHED else None
-
-    return await follow(
-        session, Kind.PTAH_SCHEMA, name, f"the Apply of plan {plan_name}", wait_seconds, judge
-    )
-
-
-def _report_apply(session: Session, status: PtahSchemaStatus) -> int:
-    record = status.last_apply
-    assert record is not None
-    reason = f" ({record.reason})" if record.reason else ""
-    session.say(f"apply {record.operation_id}: {record.outcome or 'Unknown'}{reason}")
-    if record.verification is not None:
-        session.say(f"verified: {record.verification.outcome}")
-    session.say(f"schema is {status.phase or 'in no phase yet'}")
-    return EXIT_OK if record.outcome == ApplyOutcome.SUCCEEDED else EXIT_FAILED
+create_schema_approval = create_approval

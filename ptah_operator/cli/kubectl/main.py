@@ -17,7 +17,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from ptah_operator.api.constants import Kind, MigrationPhase, SchemaPhase
 from ptah_operator.api.fields import parse_duration
-from ptah_operator.cli.kubectl.approve import approve, approve_schema
+from ptah_operator.cli.kubectl.approve import approve
 from ptah_operator.cli.kubectl.errors import (
     EXIT_FAILED,
     EXIT_OK,
@@ -25,27 +25,15 @@ from ptah_operator.cli.kubectl.errors import (
     CommandError,
     UsageError,
 )
-from ptah_operator.cli.kubectl.refresh import request_read, wait_for_read
+from ptah_operator.cli.kubectl.refresh import refresh
 from ptah_operator.cli.kubectl.session import Session, api_message, load_configuration
 from ptah_operator.cli.kubectl.set_source import oci_reference, policy_key, set_source
-from ptah_operator.cli.kubectl.show import (
-    show_applied,
-    show_migration,
-    show_plan,
-    show_schema,
-    show_schema_plan,
-)
+from ptah_operator.cli.kubectl.show import show_applied, show_plan, show_status
+from ptah_operator.cli.kubectl.targets import BY_ALIAS, BY_NOUN, TARGETS
 from ptah_operator.cli.kubectl.wait import wait_for_phase
 from ptah_operator.controller.informer import ApiStatusError
 
 DEFAULT_TIMEOUT = "30m"
-
-
-_KIND_NAMES = {
-    Kind.PTAH_MIGRATION: ("migration", "migrations", "ptahmigration", "ptahmigrations", "pmig"),
-    Kind.PTAH_SCHEMA: ("schema", "schemas", "ptahschema", "ptahschemas", "psch"),
-}
-KIND_ALIASES = {alias: kind for kind, aliases in _KIND_NAMES.items() for alias in aliases}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -68,13 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     verbs.required = True
 
-    show = verbs.add_parser("migration", help="show a PtahMigration's status")
-    show.add_argument("name", metavar="NAME", help="NAME or migration/NAME")
-    _common(show, argparse.SUPPRESS)
-
-    show_schema = verbs.add_parser("schema", help="show a PtahSchema's status")
-    show_schema.add_argument("name", metavar="NAME", help="NAME or schema/NAME")
-    _common(show_schema, argparse.SUPPRESS)
+    for target in TARGETS.values():
+        show = verbs.add_parser(target.noun, help=f"show a {target.kind}'s status")
+        show.add_argument("name", metavar="NAME", help=f"NAME or {target.noun}/NAME")
+        _common(show, argparse.SUPPRESS)
 
     plan = verbs.add_parser(
         "plan", help="show the plan a migration (no SQL) or schema (with its SQL) published"
@@ -126,7 +111,7 @@ def parse_target(text: str, default_kind: Kind | None = None) -> tuple[Kind, str
         if default_kind is None:
             raise UsageError(f"expected KIND/NAME, such as migration/orders, not {text!r}")
         return default_kind, text
-    kind = KIND_ALIASES.get(kind_text.lower())
+    kind = BY_ALIAS.get(kind_text.lower())
     if kind is None:
         raise UsageError(f"unknown kind {kind_text!r}: use migration/NAME or schema/NAME")
     if not name:
@@ -143,10 +128,8 @@ def _seconds(text: str) -> float:
         ) from None
 
 
-def _phase(text: str, kind: Kind = Kind.PTAH_MIGRATION) -> MigrationPhase | SchemaPhase:
-    phases: type[MigrationPhase] | type[SchemaPhase] = (
-        SchemaPhase if kind == Kind.PTAH_SCHEMA else MigrationPhase
-    )
+def _phase(text: str, kind: Kind) -> MigrationPhase | SchemaPhase:
+    phases = TARGETS[kind].phases
     try:
         return phases(text)
     except ValueError:
@@ -176,68 +159,56 @@ class Command:
 def parse_command(argv: Sequence[str]) -> tuple[Command, argparse.Namespace]:
     """The command and the connection flags; raises UsageError."""
     args = build_parser().parse_args(list(argv))
-    if args.verb in ("migration", "schema"):
-        default = Kind.PTAH_SCHEMA if args.verb == "schema" else Kind.PTAH_MIGRATION
-        kind, name = parse_target(args.name, default)
-        if kind != default:
-            raise UsageError(f"{args.verb} takes NAME or {args.verb}/NAME")
-        command = Command(args.verb, kind, name)
-    elif args.verb == "refresh":
+    verb = args.verb
+    if verb in BY_NOUN:
+        own = BY_NOUN[verb].kind
+        kind, name = parse_target(args.name, own)
+        if kind != own:
+            raise UsageError(f"{verb} takes NAME or {verb}/NAME")
+        command = Command(verb, kind, name)
+    elif verb == "refresh":
         kind, name = parse_target(args.target)
-        command = Command("refresh", kind, name, args.wait, _seconds(args.timeout))
-    elif args.verb == "set-source":
+        command = Command(verb, kind, name, args.wait, _seconds(args.timeout))
+    elif verb == "set-source":
         kind, name = parse_target(args.target)
-        if kind not in (Kind.PTAH_MIGRATION, Kind.PTAH_SCHEMA):
-            raise UsageError("set-source takes migration/NAME or schema/NAME")
-        command = Command(
-            "set-source",
-            kind,
-            name,
-            reference=oci_reference(args.reference),
-            policy=policy_key(args.verification_policy),
-        )
+        reference, policy = oci_reference(args.reference), policy_key(args.verification_policy)
+        command = Command(verb, kind, name, reference=reference, policy=policy)
     else:
-        kind, name = parse_target(args.target, Kind.PTAH_MIGRATION)
-        if args.verb == "plan":
-            if args.applied and kind != Kind.PTAH_SCHEMA:
-                raise UsageError("--applied takes schema/NAME: status.applied is a schema's")
-            command = Command("plan", kind, name, applied=args.applied, sql=not args.no_sql)
-        elif args.verb == "approve":
-            command = Command("approve", kind, name, args.wait, _seconds(args.timeout))
-        else:
-            phase = _phase(args.phase, kind).value
-            command = Command("wait", kind, name, True, _seconds(args.timeout), phase)
+        command = _on_a_plan(args)
     if not command.name:
         raise UsageError("a name is required")
     return command, args
 
 
+def _on_a_plan(args: argparse.Namespace) -> Command:
+    """`plan`, `approve` and `wait`, which take a bare NAME as a migration's."""
+    kind, name = parse_target(args.target, Kind.PTAH_MIGRATION)
+    if args.verb == "plan":
+        if args.applied and kind != Kind.PTAH_SCHEMA:
+            raise UsageError("--applied takes schema/NAME: status.applied is a schema's")
+        return Command("plan", kind, name, applied=args.applied, sql=not args.no_sql)
+    if args.verb == "approve":
+        return Command("approve", kind, name, args.wait, _seconds(args.timeout))
+    phase = _phase(args.phase, kind).value
+    return Command("wait", kind, name, True, _seconds(args.timeout), phase)
+
+
 async def execute(command: Command, session: Session) -> int:
-    schema = command.kind == Kind.PTAH_SCHEMA
-    if command.verb == "migration":
-        return await show_migration(session, command.name)
-    if command.verb == "schema":
-        return await show_schema(session, command.name)
-    if command.verb == "plan" and schema:
-        if command.applied:
-            return await show_applied(session, command.name, command.sql)
-        return await show_schema_plan(session, command.name, command.sql)
+    name = command.name
+    if command.verb in BY_NOUN:
+        return await show_status(session, BY_NOUN[command.verb], name)
+    target = TARGETS[command.kind]
+    if command.verb == "plan" and command.applied:
+        return await show_applied(session, name, command.sql)
     if command.verb == "plan":
-        return await show_plan(session, command.name)
-    if command.verb == "approve" and schema:
-        return await approve_schema(session, command.name, command.wait, command.wait_seconds)
+        return await show_plan(session, target, name, command.sql)
     if command.verb == "approve":
-        return await approve(session, command.name, command.wait, command.wait_seconds)
+        return await approve(session, target, name, command.wait, command.wait_seconds)
     if command.verb == "wait":
-        return await wait_for_phase(
-            session, command.name, command.phase, command.wait_seconds, command.kind
-        )
+        return await wait_for_phase(session, target, name, command.phase, command.wait_seconds)
     if command.verb == "set-source":
-        return await set_source(session, command)
-    tracker = await request_read(session, command.kind, command.name)
-    if not command.wait:
-        return EXIT_OK
-    return await wait_for_read(session, command.kind, command.name, tracker, command.wait_seconds)
+        return await set_source(session, target, name, command.reference, command.policy)
+    return await refresh(session, target, name, command.wait, command.wait_seconds)
 
 
 async def run(argv: Sequence[str], out: TextIO | None = None, err: TextIO | None = None) -> int:

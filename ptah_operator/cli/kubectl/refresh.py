@@ -7,38 +7,29 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
-from kubernetes_asyncio.client.exceptions import ApiException
-
 from ptah_operator.api.common import StatusCommon
-from ptah_operator.api.constants import ANNOTATION_READ_REQUESTED_AT, GROUP, VERSION, Kind
-from ptah_operator.api.kinds import kind_info
-from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
-from ptah_operator.api.schema import PtahSchema
+from ptah_operator.api.constants import ANNOTATION_READ_REQUESTED_AT
 from ptah_operator.cli.kubectl.errors import EXIT_OK, CommandError
 from ptah_operator.cli.kubectl.follow import observe
-from ptah_operator.cli.kubectl.session import CONFLICT_RETRIES, Session, api_message, read_model
+from ptah_operator.cli.kubectl.session import CONFLICT_RETRIES, Session, read_model
+from ptah_operator.cli.kubectl.targets import AnyTarget
 from ptah_operator.cli.kubectl.waits import ReadTracker, next_read_request
 
 
-def _status_of(kind: Kind, obj: dict[str, Any]) -> tuple[StatusCommon, str | None]:
+def _status_of(target: AnyTarget, obj: dict[str, Any]) -> tuple[StatusCommon, str | None]:
     """The status and, for a migration, the operation of its latest history reading."""
-    if kind == Kind.PTAH_MIGRATION:
-        migration: PtahMigration = read_model(PtahMigration, obj)
-        status = migration.status or PtahMigrationStatus()
-        reading = status.history.operation_id if status.history else None
-        return status, reading
-    schema: PtahSchema = read_model(PtahSchema, obj)
-    return schema.status or StatusCommon(), None
+    status = target.status(read_model(target.model, obj))
+    return status, target.reading_operation(status)
 
 
-async def request_read(session: Session, kind: Kind, name: str) -> ReadTracker:
+async def request_read(session: Session, target: AnyTarget, name: str) -> ReadTracker:
     """Write the annotation with a value later than any the resource holds (RRQ-20)."""
-    info = kind_info(kind)
+    kind, info = target.kind, target.info
     for _ in range(CONFLICT_RETRIES):
         obj = await session.get(kind, name)
         assert obj is not None
         meta = obj.get("metadata") or {}
-        status, reading = _status_of(kind, obj)
+        status, reading = _status_of(target, obj)
         held = (meta.get("annotations") or {}).get(ANNOTATION_READ_REQUESTED_AT)
         value = next_read_request(datetime.now(UTC), [held, status.last_read_request])
         before = {reading} if reading else set()
@@ -50,31 +41,18 @@ async def request_read(session: Session, kind: Kind, name: str) -> ReadTracker:
                 "annotations": {ANNOTATION_READ_REQUESTED_AT: value},
             }
         }
-        try:
-            custom: Any = session.custom  # its stubs do not list _content_type
-            await custom.patch_namespaced_custom_object(
-                GROUP,
-                VERSION,
-                session.namespace,
-                info.plural,
-                name,
-                patch,
-                _content_type="application/merge-patch+json",
-            )
-        except ApiException as exc:
-            if exc.status == 409:
-                continue
-            raise CommandError(f"read not requested: {api_message(exc)}") from None
+        if not await session.merge_patch(kind, name, patch, "read not requested"):
+            continue
         session.say(f"read requested: {ANNOTATION_READ_REQUESTED_AT}={value}")
         return ReadTracker(value=value, before=frozenset(before))
     raise CommandError(f"read not requested: {info.singular} {name} kept changing; try again")
 
 
 async def wait_for_read(
-    session: Session, kind: Kind, name: str, tracker: ReadTracker, wait_seconds: float
+    session: Session, target: AnyTarget, name: str, tracker: ReadTracker, wait_seconds: float
 ) -> int:
     """Wait until the request is answered and the read it started has finished (RRQ-21)."""
-    info = kind_info(kind)
+    info = target.info
     announced = False
     last_status: StatusCommon | None = None
     try:
@@ -82,7 +60,7 @@ async def wait_for_read(
             async for obj in observe(session.api, info.plural, session.namespace, name):
                 if obj is None:
                     raise CommandError(f"{info.singular} {name} was deleted")
-                status, reading = _status_of(kind, obj)
+                status, reading = _status_of(target, obj)
                 last_status = status
                 if tracker.answered(status) and not announced:
                     session.say("request answered; waiting for the read it starts")
@@ -101,3 +79,12 @@ async def wait_for_read(
             ) from None
         raise CommandError("timed out waiting for the read the request started") from None
     raise CommandError(f"stopped watching {info.singular} {name}")
+
+
+async def refresh(
+    session: Session, target: AnyTarget, name: str, wait: bool, wait_seconds: float
+) -> int:
+    tracker = await request_read(session, target, name)
+    if not wait:
+        return EXIT_OK
+    return await wait_for_read(session, target, name, tracker, wait_seconds)

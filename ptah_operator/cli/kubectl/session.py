@@ -14,12 +14,11 @@ from pydantic import ValidationError
 
 from ptah_operator.api.constants import GROUP, VERSION, Kind
 from ptah_operator.api.kinds import from_manifest, kind_info
-from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.objectmeta import Resource
-from ptah_operator.api.plans import PtahMigrationPlan, PtahSchemaPlan, PtahSchemaPlanChunk
-from ptah_operator.api.schema import PtahSchema
+from ptah_operator.api.plans import PtahSchemaPlan, PtahSchemaPlanChunk
 from ptah_operator.cli.kubectl.errors import CommandError
 from ptah_operator.cli.kubectl.schema_view import PlanText, plan_text
+from ptah_operator.cli.kubectl.targets import PlanT, ResourceT, Target
 
 CONFLICT_RETRIES = 5
 
@@ -97,27 +96,40 @@ class Session:
             raise CommandError(api_message(exc)) from None
         return obj
 
-    async def migration(self, name: str) -> PtahMigration:
-        obj = await self.get(Kind.PTAH_MIGRATION, name)
+    async def resource(self, target: Target[ResourceT, Any, Any], name: str) -> ResourceT:
+        obj = await self.get(target.kind, name)
         assert obj is not None
-        return read_model(PtahMigration, obj)
+        return read_model(target.model, obj)
 
-    async def migration_plan(self, name: str) -> PtahMigrationPlan | None:
-        obj = await self.get(Kind.PTAH_MIGRATION_PLAN, name, missing_ok=True)
-        return None if obj is None else read_model(PtahMigrationPlan, obj)
-
-    async def schema(self, name: str) -> PtahSchema:
-        obj = await self.get(Kind.PTAH_SCHEMA, name)
-        assert obj is not None
-        return read_model(PtahSchema, obj)
-
-    async def schema_plan(self, name: str, uid: str | None) -> PtahSchemaPlan | None:
+    async def plan(
+        self, target: Target[Any, Any, PlanT], name: str, uid: str | None
+    ) -> PlanT | None:
         """The plan of that name, when it is the object of that UID (if one is given)."""
-        obj = await self.get(Kind.PTAH_SCHEMA_PLAN, name, missing_ok=True)
-        plan = None if obj is None else read_model(PtahSchemaPlan, obj)
+        obj = await self.get(kind_info(target.plan_model).kind, name, missing_ok=True)
+        plan = None if obj is None else read_model(target.plan_model, obj)
         if plan is not None and uid is not None and plan.metadata.uid != uid:
             return None
         return plan
+
+    async def merge_patch(self, kind: Kind, name: str, patch: dict[str, Any], failure: str) -> bool:
+        """Apply a JSON merge patch; False when the resourceVersion it names is stale (409), so
+        the caller reads the object again. Any other refusal raises `{failure}: {message}`."""
+        try:
+            custom: Any = self.custom  # its stubs do not list _content_type
+            await custom.patch_namespaced_custom_object(
+                GROUP,
+                VERSION,
+                self.namespace,
+                kind_info(kind).plural,
+                name,
+                patch,
+                _content_type="application/merge-patch+json",
+            )
+        except ApiException as exc:
+            if exc.status == 409:
+                return False
+            raise CommandError(f"{failure}: {api_message(exc)}") from None
+        return True
 
     async def plan_text(self, plan: PtahSchemaPlan) -> PlanText:
         """The plan's SQL from its chunks, checked against its digests."""
@@ -143,7 +155,3 @@ def read_model(model: type[R], obj: dict[str, Any]) -> R:
             f"{obj.get('kind')} {name} has fields this plugin does not understand ({places}); "
             "is the plugin older than the operator?"
         ) from None
-
-
-def noun_of(kind: Kind) -> str:
-    return "schema" if kind == Kind.PTAH_SCHEMA else "migration"

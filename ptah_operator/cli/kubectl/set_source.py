@@ -4,18 +4,10 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
 
-from kubernetes_asyncio.client.exceptions import ApiException
-
-from ptah_operator.api.constants import GROUP, VERSION
-from ptah_operator.api.kinds import kind_info
 from ptah_operator.cli.kubectl.errors import EXIT_OK, CommandError, UsageError
-from ptah_operator.cli.kubectl.session import CONFLICT_RETRIES, Session, api_message, noun_of
-
-if TYPE_CHECKING:
-    from ptah_operator.cli.kubectl.main import Command
-
+from ptah_operator.cli.kubectl.session import CONFLICT_RETRIES, Session
+from ptah_operator.cli.kubectl.targets import AnyTarget
 
 # registry[:port]/repository (lowercase path components), then a tag and/or a digest.
 _OCI_REFERENCE = re.compile(
@@ -42,50 +34,42 @@ def policy_key(text: str | None) -> tuple[str, str] | None:
     return name, key
 
 
-async def set_source(session: Session, command: Command) -> int:
+async def set_source(
+    session: Session,
+    target: AnyTarget,
+    name: str,
+    reference: str,
+    policy_ref: tuple[str, str] | None,
+) -> int:
     """Point the resource at another OCI artifact with one merge patch of its spec, under
     optimistic concurrency (the resourceVersion read)."""
-    info = kind_info(command.kind)
-    noun = noun_of(command.kind)
+    noun = target.noun
     for _ in range(CONFLICT_RETRIES):
-        obj = await session.get(command.kind, command.name)
+        obj = await session.get(target.kind, name)
         assert obj is not None
         spec = obj.get("spec") or {}
         artifact = spec.get("artifact") or {}
         policy = artifact.get("verificationPolicyFrom")
-        if command.policy is not None:
-            policy = {"name": command.policy[0], "key": command.policy[1]}
+        if policy_ref is not None:
+            policy = {"name": policy_ref[0], "key": policy_ref[1]}
         if policy is None:
             raise CommandError(
-                f"{noun} {command.name} reads no OCI artifact yet: name its "
+                f"{noun} {name} reads no OCI artifact yet: name its "
                 "verification policy with --verification-policy CONFIGMAP/KEY"
             )
-        wanted = {"ociRef": command.reference, "verificationPolicyFrom": policy}
+        wanted = {"ociRef": reference, "verificationPolicyFrom": policy}
         if artifact == wanted:
-            session.say(f"{noun} {command.name} already reads {command.reference}")
+            session.say(f"{noun} {name} already reads {reference}")
             return EXIT_OK
         patch = {
             "metadata": {"resourceVersion": (obj.get("metadata") or {}).get("resourceVersion")},
             "spec": {"artifact": wanted, "configMap": None, "git": None},
         }
-        try:
-            custom: Any = session.custom  # its stubs do not list _content_type
-            await custom.patch_namespaced_custom_object(
-                GROUP,
-                VERSION,
-                session.namespace,
-                info.plural,
-                command.name,
-                patch,
-                _content_type="application/merge-patch+json",
-            )
-        except ApiException as exc:
-            if exc.status == 409:
-                continue
-            raise CommandError(f"source not changed: {api_message(exc)}") from None
+        if not await session.merge_patch(target.kind, name, patch, "source not changed"):
+            continue
         session.say(
-            f"{noun} {command.name} now reads {command.reference}; "
+            f"{noun} {name} now reads {reference}; "
             "it is resolved and verified before anything else runs"
         )
         return EXIT_OK
-    raise CommandError(f"source not changed: {noun} {command.name} kept changing")
+    raise CommandError(f"source not changed: {noun} {name} kept changing")

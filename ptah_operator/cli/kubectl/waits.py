@@ -8,6 +8,8 @@
 - `apply_progress`: `approve schema/NAME --wait` waits for the Apply of the plan it approved
   to be proved: `status.lastApply` names that plan and records its verification. A plan
   retired before it ran ends the wait too.
+- `run_verdict`, `apply_verdict`: what that wait says once the run (the Apply) ended, and
+  whether it succeeded: the exit code of `approve --wait`.
 - `phase_reached`: `wait --for=PHASE` waits for the phase, in a status that describes the
   current generation (a migration's or a schema's).
 - `next_read_request`: the value `refresh` writes, later than any the resource holds and than
@@ -25,7 +27,13 @@ from datetime import datetime, timedelta
 from enum import Enum
 
 from ptah_operator.api.common import StatusCommon
-from ptah_operator.api.constants import MigrationPhase, OperationType, RunOutcome, SchemaPhase
+from ptah_operator.api.constants import (
+    ApplyOutcome,
+    MigrationPhase,
+    OperationType,
+    RunOutcome,
+    SchemaPhase,
+)
 from ptah_operator.api.fields import format_time
 from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
 from ptah_operator.api.read_requests import parse_read_request, recorded_read_request
@@ -103,6 +111,44 @@ def apply_progress(status: PtahSchemaStatus, plan_name: str, plan_uid: str | Non
     if current is None and status.phase in SCHEMA_RESTING_PHASES:
         return RunProgress.RETIRED
     return RunProgress.WAITING
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What `approve --wait` says when the run it waited for has ended, and whether it succeeded."""
+
+    lines: tuple[str, ...]
+    succeeded: bool
+
+
+def run_verdict(status: PtahMigrationStatus) -> Verdict:
+    """The migration's last run: its outcome, where it stopped, the phase it left."""
+    run = status.last_run
+    assert run is not None
+    applied = ", ".join(run.applied_versions) or "nothing"
+    lines = [f"run {run.operation_id}: {run.outcome}, applied {applied}"]
+    if run.failure is not None:
+        f = run.failure
+        codes = [
+            f"SQLSTATE {f.sqlstate}" if f.sqlstate else "",
+            f"errno {f.mysql_errno}" if f.mysql_errno is not None else "",
+        ]
+        detail = ", ".join(c for c in codes if c)
+        lines.append(f"stopped at version {f.version}" + (f" ({detail})" if detail else ""))
+    lines.append(f"migration is {status.phase or 'in no phase yet'}")
+    return Verdict(tuple(lines), run.outcome in SUCCESSFUL_OUTCOMES)
+
+
+def apply_verdict(status: PtahSchemaStatus) -> Verdict:
+    """The schema's last Apply: its outcome, its proof, the phase it left."""
+    record = status.last_apply
+    assert record is not None
+    reason = f" ({record.reason})" if record.reason else ""
+    lines = [f"apply {record.operation_id}: {record.outcome or 'Unknown'}{reason}"]
+    if record.verification is not None:
+        lines.append(f"verified: {record.verification.outcome}")
+    lines.append(f"schema is {status.phase or 'in no phase yet'}")
+    return Verdict(tuple(lines), record.outcome == ApplyOutcome.SUCCEEDED)
 
 
 def phase_reached(resource: PtahMigration | PtahSchema, phase: str) -> bool:
