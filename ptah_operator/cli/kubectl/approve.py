@@ -20,9 +20,9 @@ from ptah_operator.api.constants import GROUP, VERSION
 from ptah_operator.api.kinds import kind_info, to_manifest
 from ptah_operator.api.objectmeta import ObjectMeta
 from ptah_operator.cli.kubectl.errors import EXIT_FAILED, EXIT_OK, CommandError
-from ptah_operator.cli.kubectl.migration_view import person
 from ptah_operator.cli.kubectl.session import Session, api_message, read_model
 from ptah_operator.cli.kubectl.targets import MIGRATION, SCHEMA, AnyTarget
+from ptah_operator.cli.kubectl.view import person
 from ptah_operator.cli.kubectl.wait import follow
 from ptah_operator.cli.kubectl.waits import RunProgress
 

@@ -9,20 +9,10 @@ migration's status carries no SQL and no row (PRIV-01, PRIV-02), and neither doe
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from datetime import datetime
+from collections.abc import Sequence
 
-from ptah_operator.api.common import (
-    ActiveOperation,
-    PlanReference,
-    PlanSourceBinding,
-    SourceRecord,
-    StatusCommon,
-    UserInfo,
-)
-from ptah_operator.api.constants import ConditionType, SourceKind
-from ptah_operator.api.fields import format_time
-from ptah_operator.api.journal import Journal, JournalEntry
+from ptah_operator.api.common import PlanReference
+from ptah_operator.api.constants import ConditionType
 from ptah_operator.api.migration import (
     History,
     LastRun,
@@ -31,53 +21,19 @@ from ptah_operator.api.migration import (
     UnresolvedRun,
 )
 from ptah_operator.api.plans import PtahMigrationPlan
-
-MESSAGE_WIDTH = 200
-_LABEL_WIDTH = 18
-
-
-def short(value: str | None) -> str:
-    """A digest as people compare them (sha256: and 12 hex digits); '-' when absent."""
-    if value is None:
-        return "-"
-    algorithm, sep, rest = value.partition(":")
-    if sep and algorithm == "sha256" and len(rest) == 64:
-        return f"sha256:{rest[:12]}"
-    return value
-
-
-def when(value: datetime | None) -> str:
-    return format_time(value) if value is not None else "-"
-
-
-def one_line(text: str | None, width: int = MESSAGE_WIDTH) -> str:
-    """A message on one line, cut at `width` characters."""
-    if not text:
-        return "-"
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 3] + "..."
-
-
-def person(user: UserInfo | None) -> str:
-    if user is None:
-        return "-"
-    groups = f" ({', '.join(user.groups)})" if user.groups else ""
-    return user.username + groups
-
-
-def table(headers: Sequence[str], rows: Iterable[Sequence[str]], indent: str = "  ") -> list[str]:
-    """Columns padded to their widest cell, two spaces apart, like kubectl get."""
-    all_rows = [list(headers), *[list(r) for r in rows]]
-    widths = [max(len(r[i]) for r in all_rows) for i in range(len(headers))]
-    lines = []
-    for r in all_rows:
-        cells = [cell.ljust(widths[i]) for i, cell in enumerate(r)]
-        lines.append((indent + "  ".join(cells)).rstrip())
-    return lines
-
-
-def field_line(label: str, value: str, indent: str = "  ") -> str:
-    return f"{indent}{(label + ':').ljust(_LABEL_WIDTH)}{value}"
+from ptah_operator.cli.kubectl.view import (
+    bound_source_line,
+    condition_lines,
+    field_line,
+    journal_lines,
+    one_line,
+    operation_line,
+    person,
+    short,
+    source_line,
+    table,
+    when,
+)
 
 
 def _versions(versions: Sequence[str], total: int | None = None) -> str:
@@ -90,44 +46,6 @@ def _versions(versions: Sequence[str], total: int | None = None) -> str:
 
 
 # --- sections ----------------------------------------------------------------------------------
-
-
-def source_line(record: SourceRecord | None) -> str:
-    if record is None:
-        return "-"
-    if record.kind == SourceKind.ARTIFACT:
-        verdict = (
-            f", verified {record.artifact_type or ''}".rstrip()
-            if record.verified_at is not None
-            else ", not verified"
-        )
-        return f"Artifact {record.oci_ref or '-'} @ {short(record.oci_digest)}{verdict}"
-    if record.kind == SourceKind.CONFIG_MAP:
-        return f"ConfigMap, content {short(record.content_digest)}, snapshot {record.snapshot_name or '-'}"
-    commit = record.commit[:12] if record.commit else "-"
-    return f"Git {record.repository or '-'} {record.ref or ''} @ {commit}, content {short(record.content_digest)}"
-
-
-def bound_source_line(binding: PlanSourceBinding) -> str:
-    if binding.kind == SourceKind.ARTIFACT:
-        return (
-            f"Artifact @ {short(binding.oci_digest)}, "
-            f"verification policy {short(binding.verification_policy_digest)}"
-        )
-    return f"{binding.kind}, content {short(binding.content_digest)}"
-
-
-def operation_line(active: ActiveOperation | None) -> str:
-    if active is None:
-        return "none running"
-    parts = [f"{active.type} {active.operation_id}", f"attempt {active.attempt}"]
-    if active.job_name:
-        parts.append(f"Job {active.job_name}")
-    if active.retry_at is not None:
-        parts.append(f"retry at {when(active.retry_at)}")
-    if active.last_failure_reason:
-        parts.append(f"last failure {active.last_failure_reason}")
-    return ", ".join(parts)
 
 
 def _overview(migration: PtahMigration, status: PtahMigrationStatus) -> list[str]:
@@ -155,16 +73,6 @@ def _overview(migration: PtahMigration, status: PtahMigrationStatus) -> list[str
             field_line("Generation", f"{meta.generation} (observed {observed or '-'})", "")
         )
     return lines
-
-
-def condition_lines(status: StatusCommon) -> list[str]:
-    if not status.conditions:
-        return []
-    rows = [
-        [c.type, c.status.value, c.reason, when(c.last_transition_time), one_line(c.message, 80)]
-        for c in status.conditions
-    ]
-    return ["", "Conditions:", *table(["TYPE", "STATUS", "REASON", "SINCE", "MESSAGE"], rows)]
 
 
 def _history(history: History | None) -> list[str]:
@@ -363,58 +271,6 @@ def _unresolved(run: UnresolvedRun | None) -> list[str]:
         "  Nothing applies until a history read of the planned database finds nothing pending,",
         f"  or a PtahMigrationRunAcknowledgment names operation {run.operation_id}, "
         f"plan {run.plan.name} and Job {job}.",
-    ]
-
-
-def entry_details(entry: JournalEntry) -> str:
-    parts: list[str] = []
-    if entry.operation is not None:
-        parts.append(str(entry.operation))
-    if entry.operation_id:
-        parts.append(entry.operation_id)
-    if entry.plan_name:
-        parts.append(f"plan {entry.plan_name}")
-    if entry.approval_name:
-        by = f" by {entry.approver.username}" if entry.approver else ""
-        parts.append(f"approval {entry.approval_name}{by}")
-    if entry.acknowledgment_name:
-        by = f" by {entry.acknowledged_by.username}" if entry.acknowledged_by else ""
-        parts.append(f"acknowledgment {entry.acknowledgment_name}{by}")
-    if entry.authorization is not None and entry.approval_name is None:
-        parts.append(f"by {entry.authorization}")
-    if entry.job_name:
-        parts.append(f"Job {entry.job_name}")
-    if entry.versions_applied is not None:
-        parts.append(f"{entry.versions_applied} applied")
-    if entry.stopped_at:
-        parts.append(f"stopped at {entry.stopped_at}")
-    if entry.count is not None and entry.count > 1:
-        parts.append(f"{entry.count} times")
-    if entry.approval_required:
-        parts.append("approval required")
-    if entry.replaced is not None:
-        parts.append(f"replaced {entry.replaced.name}")
-    return ", ".join(parts)
-
-
-def journal_lines(journal: Journal | None) -> list[str]:
-    if journal is None or not journal.entries:
-        return ["", "Journal: empty"]
-    since = f"; complete since {when(journal.covered_since)}" if journal.covered_since else ""
-    entries = sorted(journal.entries, key=lambda e: e.time, reverse=True)
-    rows = [
-        [
-            when(e.time),
-            e.type.value,
-            e.outcome.value if e.outcome else (e.reason or "-"),
-            entry_details(e),
-        ]
-        for e in entries
-    ]
-    return [
-        "",
-        f"Journal (newest first{since}):",
-        *table(["TIME", "TYPE", "OUTCOME", "DETAILS"], rows),
     ]
 
 

@@ -32,7 +32,7 @@ from ptah_operator.api.schema import (
     PtahSchemaStatus,
     SchemaPlanStatus,
 )
-from ptah_operator.cli.kubectl.migration_view import (
+from ptah_operator.cli.kubectl.view import (
     bound_source_line,
     condition_lines,
     field_line,

@@ -8,13 +8,8 @@ import pytest
 
 from ptah_operator.api.common import PlanReference
 from ptah_operator.api.migration import AheadVersions
-from ptah_operator.cli.kubectl.migration_view import (
-    one_line,
-    render_approval_summary,
-    render_migration,
-    short,
-    table,
-)
+from ptah_operator.cli.kubectl.migration_view import render_approval_summary, render_migration
+from ptah_operator.cli.kubectl.view import one_line, short, table
 from tests.unit.cli.rendering_fixtures import blocked, waiting
 
 GOLDEN = Path(__file__).with_name("migration_waiting.golden")
