@@ -50,58 +50,92 @@ def _common(parser: argparse.ArgumentParser, default: Any) -> None:
     parser.add_argument("-n", "--namespace", default=default, help="namespace")
 
 
+Argument = tuple[tuple[str, ...], dict[str, Any]]
+
+_TARGET: Argument = (("target",), {"metavar": "KIND/NAME"})
+_TIMEOUT: Argument = (("--timeout",), {"default": DEFAULT_TIMEOUT, "help": "how long --wait waits"})
+
+# The verbs that take KIND/NAME, in the order --help lists them (after one `show` verb per kind).
+_VERBS: tuple[tuple[str, str, tuple[Argument, ...]], ...] = (
+    (
+        "plan",
+        "show the plan a migration (no SQL) or schema (with its SQL) published",
+        (
+            _TARGET,
+            (
+                ("--applied",),
+                {"action": "store_true", "help": "a schema's last confirmed plan (status.applied)"},
+            ),
+            (("--no-sql",), {"action": "store_true", "help": "leave a schema plan's SQL out"}),
+        ),
+    ),
+    (
+        "approve",
+        "approve the plan a migration or schema waits on",
+        (
+            _TARGET,
+            (("--wait",), {"action": "store_true", "help": "wait for the run's verdict"}),
+            _TIMEOUT,
+        ),
+    ),
+    (
+        "wait",
+        "wait for a migration or schema to reach a phase",
+        (
+            _TARGET,
+            (
+                ("--for",),
+                {"dest": "phase", "default": MigrationPhase.IN_SYNC.value, "metavar": "PHASE"},
+            ),
+            (("--timeout",), {"default": DEFAULT_TIMEOUT}),
+        ),
+    ),
+    (
+        "set-source",
+        "point a migration or schema at another OCI artifact",
+        (
+            _TARGET,
+            (("reference",), {"metavar": "oci://REGISTRY/REPOSITORY[:TAG|@DIGEST]"}),
+            (
+                ("--verification-policy",),
+                {
+                    "metavar": "CONFIGMAP/KEY",
+                    "help": "the ConfigMap key holding the verification policy (needed when the "
+                    "resource does not read an OCI artifact yet)",
+                },
+            ),
+        ),
+    ),
+    (
+        "refresh",
+        "ask for a read of the database now",
+        (
+            _TARGET,
+            (("--wait",), {"action": "store_true", "help": "wait for the read it starts"}),
+            _TIMEOUT,
+        ),
+    ),
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="kubectl ptah", description="Read, approve and refresh Ptah resources.")
     _common(parser, None)
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     verbs.required = True
-
     for target in TARGETS.values():
-        show = verbs.add_parser(target.noun, help=f"show a {target.kind}'s status")
-        show.add_argument("name", metavar="NAME", help=f"NAME or {target.noun}/NAME")
-        _common(show, argparse.SUPPRESS)
-
-    plan = verbs.add_parser(
-        "plan", help="show the plan a migration (no SQL) or schema (with its SQL) published"
-    )
-    plan.add_argument("target", metavar="KIND/NAME")
-    plan.add_argument(
-        "--applied", action="store_true", help="a schema's last confirmed plan (status.applied)"
-    )
-    plan.add_argument("--no-sql", action="store_true", help="leave a schema plan's SQL out")
-    _common(plan, argparse.SUPPRESS)
-
-    approve = verbs.add_parser("approve", help="approve the plan a migration or schema waits on")
-    approve.add_argument("target", metavar="KIND/NAME")
-    approve.add_argument("--wait", action="store_true", help="wait for the run's verdict")
-    approve.add_argument("--timeout", default=DEFAULT_TIMEOUT, help="how long --wait waits")
-    _common(approve, argparse.SUPPRESS)
-
-    wait = verbs.add_parser("wait", help="wait for a migration or schema to reach a phase")
-    wait.add_argument("target", metavar="KIND/NAME")
-    wait.add_argument("--for", dest="phase", default=MigrationPhase.IN_SYNC.value, metavar="PHASE")
-    wait.add_argument("--timeout", default=DEFAULT_TIMEOUT)
-    _common(wait, argparse.SUPPRESS)
-
-    set_source = verbs.add_parser(
-        "set-source", help="point a migration or schema at another OCI artifact"
-    )
-    set_source.add_argument("target", metavar="KIND/NAME")
-    set_source.add_argument("reference", metavar="oci://REGISTRY/REPOSITORY[:TAG|@DIGEST]")
-    set_source.add_argument(
-        "--verification-policy",
-        metavar="CONFIGMAP/KEY",
-        help="the ConfigMap key holding the verification policy (needed when the resource "
-        "does not read an OCI artifact yet)",
-    )
-    _common(set_source, argparse.SUPPRESS)
-
-    refresh = verbs.add_parser("refresh", help="ask for a read of the database now")
-    refresh.add_argument("target", metavar="KIND/NAME")
-    refresh.add_argument("--wait", action="store_true", help="wait for the read it starts")
-    refresh.add_argument("--timeout", default=DEFAULT_TIMEOUT, help="how long --wait waits")
-    _common(refresh, argparse.SUPPRESS)
+        name: Argument = (("name",), {"metavar": "NAME", "help": f"NAME or {target.noun}/NAME"})
+        _verb(verbs, target.noun, f"show a {target.kind}'s status", (name,))
+    for verb, help_text, arguments in _VERBS:
+        _verb(verbs, verb, help_text, arguments)
     return parser
+
+
+def _verb(verbs: Any, verb: str, help_text: str, arguments: tuple[Argument, ...]) -> None:
+    parser = verbs.add_parser(verb, help=help_text)
+    for flags, options in arguments:
+        parser.add_argument(*flags, **options)
+    _common(parser, argparse.SUPPRESS)
 
 
 def parse_target(text: str, default_kind: Kind | None = None) -> tuple[Kind, str]:
@@ -222,23 +256,24 @@ async def run(argv: Sequence[str], out: TextIO | None = None, err: TextIO | None
         async with client.ApiClient(configuration) as api:
             return await execute(command, Session(api, namespace, out))
     except UsageError as exc:
-        err.write(f"error: {exc}\n")
-        return EXIT_USAGE
+        return _said(err, str(exc), EXIT_USAGE)
     except CommandError as exc:
-        err.write(f"error: {exc}\n")
-        return EXIT_FAILED
+        return _said(err, str(exc))
     except ApiException as exc:
-        err.write(f"error: {api_message(exc)}\n")
-        return EXIT_FAILED
+        return _said(err, api_message(exc))
     except ApiStatusError as exc:
-        err.write(f"error: {exc.message or exc}\n")
-        return EXIT_FAILED
+        return _said(err, str(exc.message or exc))
     except (aiohttp.ClientError, OSError, TimeoutError) as exc:
-        err.write(f"error: cannot reach the API server: {exc or type(exc).__name__}\n")
-        return EXIT_FAILED
+        return _said(err, f"cannot reach the API server: {exc or type(exc).__name__}")
     except SystemExit as exc:
         # --help prints and exits 0.
         return exc.code if isinstance(exc.code, int) else EXIT_OK
+
+
+def _said(err: TextIO, message: str, code: int = EXIT_FAILED) -> int:
+    """The failure in one line, and its exit code."""
+    err.write(f"error: {message}\n")
+    return code
 
 
 def main() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ptah_operator.api.common import PlanReference
-from ptah_operator.api.constants import ConditionType
+from ptah_operator.api.constants import ApplyPolicy, ConditionType
 from ptah_operator.api.migration import (
     History,
     LastRun,
@@ -22,16 +22,22 @@ from ptah_operator.api.migration import (
 )
 from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.cli.kubectl.view import (
-    bound_source_line,
+    UNREADABLE_PLAN,
+    approving_heading,
+    bound_lines,
     condition_lines,
+    decision_lines,
+    document,
     field_line,
     journal_lines,
     one_line,
-    operation_line,
-    person,
+    overview_lines,
+    plan_heading,
+    plan_line,
+    ran_lines,
     short,
-    source_line,
     table,
+    verified_line,
     when,
 )
 
@@ -49,30 +55,9 @@ def _versions(versions: Sequence[str], total: int | None = None) -> str:
 
 
 def _overview(migration: PtahMigration, status: PtahMigrationStatus) -> list[str]:
-    meta = migration.metadata
-    lines = [
-        field_line("Name", meta.name or "-", ""),
-        field_line("Namespace", meta.namespace or "-", ""),
-        field_line("Phase", status.phase or "(none yet)", ""),
-    ]
-    for condition_type in (ConditionType.READY, ConditionType.PROGRESSING):
-        condition = status.condition(condition_type)
-        value = f"{condition.status} ({condition.reason})" if condition else "-"
-        lines.append(field_line(condition_type.value, value, ""))
-    lines += [
-        field_line("Message", one_line(status.message), ""),
-        field_line("Policy", f"apply {migration.spec.policy.apply}", ""),
-        field_line("Source", source_line(status.source), ""),
-        field_line("Operation", operation_line(status.active_operation), ""),
-        field_line("Next read", when(status.next_reconciliation_time), ""),
-        field_line("Read request", status.last_read_request or "-", ""),
-    ]
-    if meta.generation is not None:
-        observed = status.observed_generation
-        lines.append(
-            field_line("Generation", f"{meta.generation} (observed {observed or '-'})", "")
-        )
-    return lines
+    conditions = (ConditionType.READY, ConditionType.PROGRESSING)
+    policy = f"apply {migration.spec.policy.apply}"
+    return overview_lines(migration.metadata, status, status.phase, conditions, policy)
 
 
 def _history(history: History | None) -> list[str]:
@@ -95,6 +80,19 @@ def _history(history: History | None) -> list[str]:
             ),
         ),
     ]
+    lines += _history_findings(history)
+    lines += [
+        field_line("Fingerprint", short(history.fingerprint)),
+        field_line("Database", short(history.target_identity_digest)),
+    ]
+    lines += _revisions(history)
+    return lines
+
+
+def _history_findings(history: History) -> list[str]:
+    """What in the reading stops or limits a run: checkpoint, dirty, modified, out of order,
+    ahead."""
+    lines: list[str] = []
     if history.checkpoint_version:
         lines.append(
             field_line("Checkpoint", f"{history.checkpoint_version} (covers the versions below it)")
@@ -131,43 +129,32 @@ def _history(history: History | None) -> list[str]:
                 f"{history.ahead.artifact_version or '(nothing)'}",
             )
         )
-    lines += [
-        field_line("Fingerprint", short(history.fingerprint)),
-        field_line("Database", short(history.target_identity_digest)),
-    ]
-    if history.revisions:
-        rows = [
-            [
-                r.version,
-                r.state.value,
-                short(r.checksum),
-                str(r.execution_millis) if r.execution_millis is not None else "-",
-                when(r.applied_at),
-                r.description or "",
-            ]
-            for r in history.revisions
-        ]
-        lines += [
-            "  Revisions (newest first):",
-            *table(
-                ["VERSION", "STATE", "CHECKSUM", "MILLIS", "APPLIED AT", "DESCRIPTION"],
-                rows,
-                indent="    ",
-            ),
-        ]
     return lines
+
+
+def _revisions(history: History) -> list[str]:
+    if not history.revisions:
+        return []
+    rows = [
+        [
+            r.version,
+            r.state.value,
+            short(r.checksum),
+            str(r.execution_millis) if r.execution_millis is not None else "-",
+            when(r.applied_at),
+            r.description or "",
+        ]
+        for r in history.revisions
+    ]
+    headers = ["VERSION", "STATE", "CHECKSUM", "MILLIS", "APPLIED AT", "DESCRIPTION"]
+    return ["  Revisions (newest first):", *table(headers, rows, indent="    ")]
 
 
 def plan_lines(reference: PlanReference, plan: PtahMigrationPlan | None) -> list[str]:
     """The plan: identity, the range it covers, and each version with its checksum."""
-    uid = f" (UID {reference.uid})" if reference.uid else ""
-    lines = [f"Plan {reference.name}{uid}:"]
+    lines = [plan_heading(reference)]
     if plan is None:
-        lines += [
-            field_line("Fingerprint", reference.fingerprint or "-"),
-            "  (the plan object could not be read)",
-        ]
-        return lines
+        return [*lines, field_line("Fingerprint", reference.fingerprint or "-"), UNREADABLE_PLAN]
     spec = plan.spec
     lines += [
         field_line("Fingerprint", spec.fingerprint),
@@ -185,6 +172,14 @@ def plan_lines(reference: PlanReference, plan: PtahMigrationPlan | None) -> list
     return lines
 
 
+_DECISIONS = {
+    ApplyPolicy.ON_APPROVAL: "waits for a PtahMigrationApproval naming this plan "
+    "(kubectl ptah approve)",
+    ApplyPolicy.ALWAYS: "runs as soon as it is published (policy Always)",
+    ApplyPolicy.NEVER: "is published and never runs (policy Never)",
+}
+
+
 def render_plan(
     migration: PtahMigration, reference: PlanReference, plan: PtahMigrationPlan | None
 ) -> str:
@@ -192,27 +187,16 @@ def render_plan(
 
     A migration plan holds versions, descriptions and checksums; the SQL stays in the source.
     """
-    policy = migration.spec.policy.apply
     lines = plan_lines(reference, plan)
     if plan is not None:
         spec = plan.spec
-        lines += [
-            "",
-            "Bound to (a change to any of these retires the plan):",
-            field_line("Source", bound_source_line(spec.source)),
+        lines += bound_lines(
+            spec.source,
+            spec.execution_binding.digest,
             field_line("History", short(spec.history_fingerprint)),
             field_line("Database", short(spec.target_identity_digest)),
-            field_line(
-                "Executor",
-                short(spec.execution_binding.digest) if spec.execution_binding.digest else "-",
-            ),
-        ]
-    decision = {
-        "OnApproval": "waits for a PtahMigrationApproval naming this plan (kubectl ptah approve)",
-        "Always": "runs as soon as it is published (policy Always)",
-        "Never": "is published and never runs (policy Never)",
-    }[str(policy)]
-    lines += ["", f"Decision: the plan {decision}."]
+        )
+    lines += decision_lines(_DECISIONS[migration.spec.policy.apply])
     return "\n".join(lines)
 
 
@@ -222,18 +206,8 @@ def _last_run(run: LastRun | None) -> list[str]:
     lines = [
         "",
         f"Last run {run.operation_id}: {run.outcome}",
-        field_line("Plan", f"{run.plan.name} ({short(run.plan.fingerprint)})"),
-    ]
-    if run.approval is not None:
-        lines.append(
-            field_line("Authorized by", f"approval {run.approval.name}, {person(run.approver)}")
-        )
-    elif run.authorization is not None:
-        lines.append(field_line("Authorized by", str(run.authorization)))
-    lines += [
-        field_line("Job", run.job.name if run.job else "-"),
-        field_line("Started", when(run.started_at)),
-        field_line("Finished", when(run.finished_at)),
+        plan_line(run.plan),
+        *ran_lines(run),
         field_line("Applied", _versions(run.applied_versions)),
     ]
     if run.failure is not None:
@@ -248,8 +222,7 @@ def _last_run(run: LastRun | None) -> list[str]:
         lines.append(field_line("Failed at", ", ".join(parts)))
     lines.append(field_line("Database", short(run.target_identity_digest)))
     if run.verification is not None:
-        v = run.verification
-        lines.append(field_line("Verified", f"{v.outcome} at {when(v.read_at)}"))
+        lines.append(verified_line(run.verification.outcome, run.verification.read_at))
     if run.message:
         lines.append(field_line("Message", one_line(run.message)))
     return lines
@@ -263,7 +236,7 @@ def _unresolved(run: UnresolvedRun | None) -> list[str]:
         "",
         f"Unresolved run {run.operation_id}: {run.outcome}"
         + (" (restored from metadata)" if run.restored else ""),
-        field_line("Plan", f"{run.plan.name} ({short(run.plan.fingerprint)})"),
+        plan_line(run.plan),
         field_line("Job", job),
         field_line("Finished", when(run.finished_at)),
         field_line("Planned database", short(run.planned_target_digest)),
@@ -277,25 +250,22 @@ def _unresolved(run: UnresolvedRun | None) -> list[str]:
 def render_migration(migration: PtahMigration, plan: PtahMigrationPlan | None = None) -> str:
     """`kubectl ptah migration NAME`: everything the status says, readable."""
     status = migration.status or PtahMigrationStatus()
-    lines = _overview(migration, status)
-    lines += condition_lines(status)
-    lines += _history(status.history)
-    lines.append("")
-    if status.plan is not None:
-        lines += plan_lines(status.plan, plan)
-    else:
-        lines.append("Plan: none")
-    lines += _last_run(status.last_run)
-    lines += _unresolved(status.unresolved_run)
-    lines += journal_lines(status.journal)
-    return "\n".join(lines) + "\n"
+    return document(
+        _overview(migration, status),
+        condition_lines(status),
+        _history(status.history),
+        [""],
+        plan_lines(status.plan, plan) if status.plan is not None else ["Plan: none"],
+        _last_run(status.last_run),
+        _unresolved(status.unresolved_run),
+        journal_lines(status.journal),
+    )
 
 
 def render_approval_summary(migration: PtahMigration, plan: PtahMigrationPlan) -> str:
     """What `kubectl ptah approve` is about to approve: the plan, exactly."""
-    meta = migration.metadata
     lines = [
-        f"Approving plan {plan.metadata.name} of migration {meta.namespace}/{meta.name}:",
+        approving_heading(plan.metadata.name, "migration", migration.metadata),
         *plan_lines(
             PlanReference(name=plan.metadata.name or "-", uid=plan.metadata.uid, fingerprint=None),
             plan,

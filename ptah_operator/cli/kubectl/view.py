@@ -1,8 +1,10 @@
 """What `kubectl ptah` prints alike for every kind, as pure functions of the API models.
 
 The shapes (`field_line`, `table`), the values as people read them (`short` digests, `when`,
-`one_line` messages, `person`), and the sections the two statuses share: conditions, source,
-the running operation and the journal. `migration_view` and `schema_view` build on these.
+`one_line` messages, `person`), and the sections the two statuses share: the overview (name,
+phase, conditions, policy, source, operation, reads), a plan's heading and what it is bound
+to, who authorized a run and when it ran, and the journal. `migration_view` and `schema_view`
+build on these and add what only their kind has.
 """
 
 from __future__ import annotations
@@ -12,14 +14,19 @@ from datetime import datetime
 
 from ptah_operator.api.common import (
     ActiveOperation,
+    ObjectReference,
+    PlanReference,
     PlanSourceBinding,
     SourceRecord,
     StatusCommon,
     UserInfo,
 )
-from ptah_operator.api.constants import SourceKind
+from ptah_operator.api.constants import ConditionType, SourceKind
 from ptah_operator.api.fields import format_time
 from ptah_operator.api.journal import Journal, JournalEntry
+from ptah_operator.api.migration import LastRun
+from ptah_operator.api.objectmeta import ObjectMeta
+from ptah_operator.api.schema import ApplyRecord
 
 MESSAGE_WIDTH = 200
 _LABEL_WIDTH = 18
@@ -107,6 +114,45 @@ def operation_line(active: ActiveOperation | None) -> str:
     return ", ".join(parts)
 
 
+def document(*sections: Sequence[str]) -> str:
+    """The sections' lines, one text ending in a newline."""
+    return "\n".join(line for section in sections for line in section) + "\n"
+
+
+def overview_lines(
+    meta: ObjectMeta,
+    status: StatusCommon,
+    phase: str | None,
+    conditions: Sequence[ConditionType],
+    policy: str,
+) -> list[str]:
+    """The head of a status: name, phase, the `conditions` named, the policy, the source, the
+    running operation, the reads and the generation."""
+    lines = [
+        field_line("Name", meta.name or "-", ""),
+        field_line("Namespace", meta.namespace or "-", ""),
+        field_line("Phase", phase or "(none yet)", ""),
+    ]
+    for condition_type in conditions:
+        condition = status.condition(condition_type)
+        value = f"{condition.status} ({condition.reason})" if condition else "-"
+        lines.append(field_line(condition_type.value, value, ""))
+    lines += [
+        field_line("Message", one_line(status.message), ""),
+        field_line("Policy", policy, ""),
+        field_line("Source", source_line(status.source), ""),
+        field_line("Operation", operation_line(status.active_operation), ""),
+        field_line("Next read", when(status.next_reconciliation_time), ""),
+        field_line("Read request", status.last_read_request or "-", ""),
+    ]
+    if meta.generation is not None:
+        observed = status.observed_generation
+        lines.append(
+            field_line("Generation", f"{meta.generation} (observed {observed or '-'})", "")
+        )
+    return lines
+
+
 def condition_lines(status: StatusCommon) -> list[str]:
     if not status.conditions:
         return []
@@ -167,3 +213,62 @@ def journal_lines(journal: Journal | None) -> list[str]:
         f"Journal (newest first{since}):",
         *table(["TIME", "TYPE", "OUTCOME", "DETAILS"], rows),
     ]
+
+
+# --- plans and runs ----------------------------------------------------------------------------
+
+UNREADABLE_PLAN = "  (the plan object could not be read)"
+BOUND_TO = "Bound to (a change to any of these retires the plan):"
+
+
+def bound_lines(source: PlanSourceBinding, executor: str | None, *bindings: str) -> list[str]:
+    """What a plan is bound to: its source, the kind's own `bindings`, its executor."""
+    return [
+        "",
+        BOUND_TO,
+        field_line("Source", bound_source_line(source)),
+        *bindings,
+        field_line("Executor", short(executor) if executor else "-"),
+    ]
+
+
+def decision_lines(decision: str) -> list[str]:
+    return ["", f"Decision: the plan {decision}."]
+
+
+def plan_heading(reference: PlanReference, without_uid: str = "") -> str:
+    uid = f" (UID {reference.uid})" if reference.uid else without_uid
+    return f"Plan {reference.name}{uid}:"
+
+
+def approving_heading(plan_name: str | None, noun: str, meta: ObjectMeta) -> str:
+    """The first line of what `approve` is about to approve."""
+    return f"Approving plan {plan_name} of {noun} {meta.namespace}/{meta.name}:"
+
+
+def plan_line(reference: PlanReference) -> str:
+    return field_line("Plan", f"{reference.name} ({short(reference.fingerprint)})")
+
+
+def approval_line(label: str, approval: ObjectReference, approver: UserInfo | None) -> str:
+    return field_line(label, f"approval {approval.name}, {person(approver)}")
+
+
+def ran_lines(record: LastRun | ApplyRecord) -> list[str]:
+    """Who authorized the run (an approval and its approver, or the policy), its Job, and when
+    it started and finished."""
+    lines = []
+    if record.approval is not None:
+        lines.append(approval_line("Authorized by", record.approval, record.approver))
+    elif record.authorization is not None:
+        lines.append(field_line("Authorized by", str(record.authorization)))
+    return [
+        *lines,
+        field_line("Job", record.job.name if record.job else "-"),
+        field_line("Started", when(record.started_at)),
+        field_line("Finished", when(record.finished_at)),
+    ]
+
+
+def verified_line(outcome: str, read_at: datetime | None) -> str:
+    return field_line("Verified", f"{outcome} at {when(read_at)}")

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
 
-from ptah_operator.api.common import StatusCommon
+from ptah_operator.api.common import PlanReference, StatusCommon
 from ptah_operator.api.constants import (
     ApplyOutcome,
     MigrationPhase,
@@ -58,15 +58,35 @@ class RunProgress(Enum):
     RETIRED = "retired"
 
 
+def _carried(reference: PlanReference, plan_name: str, plan_uid: str | None) -> bool:
+    """A run record's plan is the approved plan (a UID missing on either side does not differ)."""
+    return reference.name == plan_name and (
+        plan_uid is None or reference.uid is None or reference.uid == plan_uid
+    )
+
+
+def _gone(
+    current: PlanReference | None,
+    phase: str | None,
+    resting: frozenset[str],
+    plan_name: str,
+    plan_uid: str | None,
+) -> RunProgress:
+    """For a plan that has not run: RETIRED once status.plan names another plan, or none while
+    the resource rests; WAITING otherwise."""
+    if current is not None and (
+        current.name != plan_name or (current.uid is not None and current.uid != plan_uid)
+    ):
+        return RunProgress.RETIRED
+    if current is None and phase in resting:
+        return RunProgress.RETIRED
+    return RunProgress.WAITING
+
+
 def run_progress(status: PtahMigrationStatus, plan_name: str, plan_uid: str | None) -> RunProgress:
     """Where the run of one approved plan stands."""
     run = status.last_run
-    ran = (
-        run is not None
-        and run.plan.name == plan_name
-        and (plan_uid is None or run.plan.uid is None or run.plan.uid == plan_uid)
-    )
-    if ran and run is not None:
+    if run is not None and _carried(run.plan, plan_name, plan_uid):
         if status.phase in RUNNING_PHASES:
             return RunProgress.WAITING
         if status.phase == MigrationPhase.READING and run.verification is None:
@@ -74,14 +94,7 @@ def run_progress(status: PtahMigrationStatus, plan_name: str, plan_uid: str | No
         return RunProgress.FINISHED
     if status.phase in RUNNING_PHASES:
         return RunProgress.WAITING
-    current = status.plan
-    if current is not None and (
-        current.name != plan_name or (current.uid is not None and current.uid != plan_uid)
-    ):
-        return RunProgress.RETIRED
-    if current is None and status.phase in RESTING_PHASES:
-        return RunProgress.RETIRED
-    return RunProgress.WAITING
+    return _gone(status.plan, status.phase, RESTING_PHASES, plan_name, plan_uid)
 
 
 # Where a schema rests without a plan: a plan gone in one of these will not run.
@@ -94,23 +107,11 @@ def apply_progress(status: PtahSchemaStatus, plan_name: str, plan_uid: str | Non
     """Where the Apply of one approved schema plan stands: finished once its proof settled
     (lastApply names the plan and records its verification)."""
     record = status.last_apply
-    ran = (
-        record is not None
-        and record.plan.name == plan_name
-        and (plan_uid is None or record.plan.uid is None or record.plan.uid == plan_uid)
-    )
-    if ran and record is not None:
+    if record is not None and _carried(record.plan, plan_name, plan_uid):
         return RunProgress.WAITING if record.verification is None else RunProgress.FINISHED
     if status.phase == SchemaPhase.APPLYING:
         return RunProgress.WAITING
-    current = status.plan
-    if current is not None and (
-        current.name != plan_name or (current.uid is not None and current.uid != plan_uid)
-    ):
-        return RunProgress.RETIRED
-    if current is None and status.phase in SCHEMA_RESTING_PHASES:
-        return RunProgress.RETIRED
-    return RunProgress.WAITING
+    return _gone(status.plan, status.phase, SCHEMA_RESTING_PHASES, plan_name, plan_uid)
 
 
 @dataclass(frozen=True)
