@@ -32,14 +32,10 @@ from ptah_operator.api.constants import (
 )
 from ptah_operator.api.migration import LastRun, PtahMigration
 from ptah_operator.api.plans import PtahMigrationPlan
-from ptah_operator.cli.kubectl_ptah import (
-    CommandError,
-    Session,
-    create_approval,
-    load_configuration,
-    prepare_approval,
-    run,
-)
+from ptah_operator.cli.kubectl.approve import create_approval, prepare_approval
+from ptah_operator.cli.kubectl.errors import CommandError
+from ptah_operator.cli.kubectl.main import run
+from ptah_operator.cli.kubectl.session import Session, load_configuration
 from ptah_operator.webhook.tls import HttpsServer
 from tests.support.migration_objects import T0, awaiting_approval, plan_spec
 from tests.support.webhook_stack import (

@@ -23,14 +23,10 @@ from ptah_operator.api.common import ObjectReference, PlanReference, UserInfo
 from ptah_operator.api.constants import GROUP, VERSION, ApplyOutcome, SchemaPhase, VerifiedOutcome
 from ptah_operator.api.plans import PtahSchemaPlan
 from ptah_operator.api.schema import AppliedPlan, ApplyRecord, PtahSchemaStatus, SchemaVerification
-from ptah_operator.cli.kubectl_ptah import (
-    CommandError,
-    Session,
-    create_schema_approval,
-    load_configuration,
-    prepare_schema_approval,
-    run,
-)
+from ptah_operator.cli.kubectl.approve import create_schema_approval, prepare_schema_approval
+from ptah_operator.cli.kubectl.errors import CommandError
+from ptah_operator.cli.kubectl.main import run
+from ptah_operator.cli.kubectl.session import Session, load_configuration
 from ptah_operator.webhook.tls import HttpsServer
 from tests.support.migration_objects import T0
 from tests.support.schema_objects import (

@@ -8,13 +8,8 @@ import pytest
 
 from ptah_operator.api.common import PlanReference
 from ptah_operator.api.migration import AheadVersions
-from ptah_operator.cli.migration_view import (
-    one_line,
-    render_approval_summary,
-    render_migration,
-    short,
-    table,
-)
+from ptah_operator.cli.kubectl.migration_view import render_approval_summary, render_migration
+from ptah_operator.cli.kubectl.view import one_line, short, table
 from tests.unit.cli.rendering_fixtures import blocked, waiting
 
 GOLDEN = Path(__file__).with_name("migration_waiting.golden")
@@ -100,8 +95,8 @@ def test_helpers() -> None:
 
 @pytest.mark.req("PLUGIN-02", "PRIV-02")
 def test_kubectl_ptah_plan_shows_identity_contents_and_what_the_plan_waits_for() -> None:
-    from ptah_operator.cli.kubectl_ptah import parse_command
-    from ptah_operator.cli.migration_view import render_plan
+    from ptah_operator.cli.kubectl.main import parse_command
+    from ptah_operator.cli.kubectl.migration_view import render_plan
 
     command, _ = parse_command(["plan", "migration/orders", "-n", "application"])
     assert (command.verb, command.name) == ("plan", "orders")

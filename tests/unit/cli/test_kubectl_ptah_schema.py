@@ -13,15 +13,15 @@ from ptah_operator.api.journal import Journal, JournalEntry
 from ptah_operator.api.objectmeta import ObjectMeta
 from ptah_operator.api.plans import PtahSchemaPlan, PtahSchemaPlanChunk, PtahSchemaPlanChunkSpec
 from ptah_operator.api.schema import AppliedPlan, ApplyRecord, PtahSchemaStatus, SchemaVerification
-from ptah_operator.cli.kubectl_ptah import Command, parse_command
-from ptah_operator.cli.schema_view import (
+from ptah_operator.cli.kubectl.main import Command, parse_command
+from ptah_operator.cli.kubectl.schema_view import (
     plan_text,
     render_applied,
     render_schema,
     render_schema_approval_summary,
     render_schema_plan,
 )
-from ptah_operator.cli.waits import RunProgress, apply_progress
+from ptah_operator.cli.kubectl.waits import RunProgress, apply_progress
 from tests.support.migration_objects import T0
 from tests.support.schema_objects import (
     PLAN_SQL,
@@ -244,7 +244,7 @@ def test_schema_commands_and_their_flags() -> None:
 
 
 def test_the_plan_file_is_shown_as_statements_a_person_reads() -> None:
-    from ptah_operator.cli.schema_view import readable_statements
+    from ptah_operator.cli.kubectl.schema_view import readable_statements
 
     plan_file = json.dumps(
         {

@@ -15,8 +15,9 @@ from ptah_operator.api.constants import (
     VerifiedOutcome,
 )
 from ptah_operator.api.migration import LastRun, PtahMigrationStatus, RunVerification
-from ptah_operator.cli.kubectl_ptah import Command, UsageError, parse_command, parse_target
-from ptah_operator.cli.waits import (
+from ptah_operator.cli.kubectl.errors import UsageError
+from ptah_operator.cli.kubectl.main import Command, parse_command, parse_target
+from ptah_operator.cli.kubectl.waits import (
     ReadTracker,
     RunProgress,
     next_read_request,

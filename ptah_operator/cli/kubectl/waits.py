@@ -8,6 +8,8 @@
 - `apply_progress`: `approve schema/NAME --wait` waits for the Apply of the plan it approved
   to be proved: `status.lastApply` names that plan and records its verification. A plan
   retired before it ran ends the wait too.
+- `run_verdict`, `apply_verdict`: what that wait says once the run (the Apply) ended, and
+  whether it succeeded: the exit code of `approve --wait`.
 - `phase_reached`: `wait --for=PHASE` waits for the phase, in a status that describes the
   current generation (a migration's or a schema's).
 - `next_read_request`: the value `refresh` writes, later than any the resource holds and than
@@ -24,8 +26,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
 
-from ptah_operator.api.common import StatusCommon
-from ptah_operator.api.constants import MigrationPhase, OperationType, RunOutcome, SchemaPhase
+from ptah_operator.api.common import PlanReference, StatusCommon
+from ptah_operator.api.constants import (
+    ApplyOutcome,
+    MigrationPhase,
+    OperationType,
+    RunOutcome,
+    SchemaPhase,
+)
 from ptah_operator.api.fields import format_time
 from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
 from ptah_operator.api.read_requests import parse_read_request, recorded_read_request
@@ -50,15 +58,35 @@ class RunProgress(Enum):
     RETIRED = "retired"
 
 
+def _carried(reference: PlanReference, plan_name: str, plan_uid: str | None) -> bool:
+    """A run record's plan is the approved plan (a UID missing on either side does not differ)."""
+    return reference.name == plan_name and (
+        plan_uid is None or reference.uid is None or reference.uid == plan_uid
+    )
+
+
+def _gone(
+    current: PlanReference | None,
+    phase: str | None,
+    resting: frozenset[str],
+    plan_name: str,
+    plan_uid: str | None,
+) -> RunProgress:
+    """For a plan that has not run: RETIRED once status.plan names another plan, or none while
+    the resource rests; WAITING otherwise."""
+    if current is not None and (
+        current.name != plan_name or (current.uid is not None and current.uid != plan_uid)
+    ):
+        return RunProgress.RETIRED
+    if current is None and phase in resting:
+        return RunProgress.RETIRED
+    return RunProgress.WAITING
+
+
 def run_progress(status: PtahMigrationStatus, plan_name: str, plan_uid: str | None) -> RunProgress:
     """Where the run of one approved plan stands."""
     run = status.last_run
-    ran = (
-        run is not None
-        and run.plan.name == plan_name
-        and (plan_uid is None or run.plan.uid is None or run.plan.uid == plan_uid)
-    )
-    if ran and run is not None:
+    if run is not None and _carried(run.plan, plan_name, plan_uid):
         if status.phase in RUNNING_PHASES:
             return RunProgress.WAITING
         if status.phase == MigrationPhase.READING and run.verification is None:
@@ -66,14 +94,7 @@ def run_progress(status: PtahMigrationStatus, plan_name: str, plan_uid: str | No
         return RunProgress.FINISHED
     if status.phase in RUNNING_PHASES:
         return RunProgress.WAITING
-    current = status.plan
-    if current is not None and (
-        current.name != plan_name or (current.uid is not None and current.uid != plan_uid)
-    ):
-        return RunProgress.RETIRED
-    if current is None and status.phase in RESTING_PHASES:
-        return RunProgress.RETIRED
-    return RunProgress.WAITING
+    return _gone(status.plan, status.phase, RESTING_PHASES, plan_name, plan_uid)
 
 
 # Where a schema rests without a plan: a plan gone in one of these will not run.
@@ -86,23 +107,49 @@ def apply_progress(status: PtahSchemaStatus, plan_name: str, plan_uid: str | Non
     """Where the Apply of one approved schema plan stands: finished once its proof settled
     (lastApply names the plan and records its verification)."""
     record = status.last_apply
-    ran = (
-        record is not None
-        and record.plan.name == plan_name
-        and (plan_uid is None or record.plan.uid is None or record.plan.uid == plan_uid)
-    )
-    if ran and record is not None:
+    if record is not None and _carried(record.plan, plan_name, plan_uid):
         return RunProgress.WAITING if record.verification is None else RunProgress.FINISHED
     if status.phase == SchemaPhase.APPLYING:
         return RunProgress.WAITING
-    current = status.plan
-    if current is not None and (
-        current.name != plan_name or (current.uid is not None and current.uid != plan_uid)
-    ):
-        return RunProgress.RETIRED
-    if current is None and status.phase in SCHEMA_RESTING_PHASES:
-        return RunProgress.RETIRED
-    return RunProgress.WAITING
+    return _gone(status.plan, status.phase, SCHEMA_RESTING_PHASES, plan_name, plan_uid)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What `approve --wait` says when the run it waited for has ended, and whether it succeeded."""
+
+    lines: tuple[str, ...]
+    succeeded: bool
+
+
+def run_verdict(status: PtahMigrationStatus) -> Verdict:
+    """The migration's last run: its outcome, where it stopped, the phase it left."""
+    run = status.last_run
+    assert run is not None
+    applied = ", ".join(run.applied_versions) or "nothing"
+    lines = [f"run {run.operation_id}: {run.outcome}, applied {applied}"]
+    if run.failure is not None:
+        f = run.failure
+        codes = [
+            f"SQLSTATE {f.sqlstate}" if f.sqlstate else "",
+            f"errno {f.mysql_errno}" if f.mysql_errno is not None else "",
+        ]
+        detail = ", ".join(c for c in codes if c)
+        lines.append(f"stopped at version {f.version}" + (f" ({detail})" if detail else ""))
+    lines.append(f"migration is {status.phase or 'in no phase yet'}")
+    return Verdict(tuple(lines), run.outcome in SUCCESSFUL_OUTCOMES)
+
+
+def apply_verdict(status: PtahSchemaStatus) -> Verdict:
+    """The schema's last Apply: its outcome, its proof, the phase it left."""
+    record = status.last_apply
+    assert record is not None
+    reason = f" ({record.reason})" if record.reason else ""
+    lines = [f"apply {record.operation_id}: {record.outcome or 'Unknown'}{reason}"]
+    if record.verification is not None:
+        lines.append(f"verified: {record.verification.outcome}")
+    lines.append(f"schema is {status.phase or 'in no phase yet'}")
+    return Verdict(tuple(lines), record.outcome == ApplyOutcome.SUCCEEDED)
 
 
 def phase_reached(resource: PtahMigration | PtahSchema, phase: str) -> bool:

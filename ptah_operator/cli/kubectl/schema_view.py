@@ -32,17 +32,23 @@ from ptah_operator.api.schema import (
     PtahSchemaStatus,
     SchemaPlanStatus,
 )
-from ptah_operator.cli.migration_view import (
-    bound_source_line,
+from ptah_operator.cli.kubectl.view import (
+    UNREADABLE_PLAN,
+    approval_line,
+    approving_heading,
+    bound_lines,
     condition_lines,
+    decision_lines,
+    document,
     field_line,
     journal_lines,
-    one_line,
-    operation_line,
-    person,
+    overview_lines,
+    plan_heading,
+    plan_line,
+    ran_lines,
     short,
-    source_line,
     table,
+    verified_line,
     when,
 )
 
@@ -51,37 +57,14 @@ SQL_END = "--- end of SQL ---"
 
 
 def _overview(schema: PtahSchema, status: PtahSchemaStatus) -> list[str]:
-    meta = schema.metadata
     policy = schema.spec.policy
-    lines = [
-        field_line("Name", meta.name or "-", ""),
-        field_line("Namespace", meta.namespace or "-", ""),
-        field_line("Phase", status.phase or "(none yet)", ""),
-    ]
-    for condition_type in (ConditionType.READY, ConditionType.PROGRESSING, ConditionType.IN_SYNC):
-        condition = status.condition(condition_type)
-        value = f"{condition.status} ({condition.reason})" if condition else "-"
-        lines.append(field_line(condition_type.value, value, ""))
+    conditions = (ConditionType.READY, ConditionType.PROGRESSING, ConditionType.IN_SYNC)
     protected = ", ".join(policy.protected_tables) if policy.protected_tables else "none"
-    lines += [
-        field_line("Message", one_line(status.message), ""),
-        field_line(
-            "Policy",
-            f"apply {policy.apply}, allowDestructive {str(policy.allow_destructive).lower()}, "
-            f"protected tables {protected}",
-            "",
-        ),
-        field_line("Source", source_line(status.source), ""),
-        field_line("Operation", operation_line(status.active_operation), ""),
-        field_line("Next read", when(status.next_reconciliation_time), ""),
-        field_line("Read request", status.last_read_request or "-", ""),
-    ]
-    if meta.generation is not None:
-        observed = status.observed_generation
-        lines.append(
-            field_line("Generation", f"{meta.generation} (observed {observed or '-'})", "")
-        )
-    return lines
+    text = (
+        f"apply {policy.apply}, allowDestructive {str(policy.allow_destructive).lower()}, "
+        f"protected tables {protected}"
+    )
+    return overview_lines(schema.metadata, status, status.phase, conditions, text)
 
 
 def _drift(drift: DriftSummary | None) -> list[str]:
@@ -137,15 +120,14 @@ def _findings(plan: PtahSchemaPlan) -> list[str]:
 
 def schema_plan_lines(reference: SchemaPlanStatus, plan: PtahSchemaPlan | None) -> list[str]:
     """The plan: identity, size, severity and findings; never its SQL."""
-    uid = f" (UID {reference.uid})" if reference.uid else " (not published yet)"
-    lines = [f"Plan {reference.name}{uid}:"]
+    lines = [plan_heading(reference, " (not published yet)")]
     if plan is None:
-        lines += [
+        return [
+            *lines,
             field_line("Fingerprint", reference.fingerprint or "-"),
             field_line("Digest", reference.digest or "-"),
-            "  (the plan object could not be read)",
+            UNREADABLE_PLAN,
         ]
-        return lines
     spec = plan.spec
     lines += [
         field_line("Fingerprint", spec.fingerprint),
@@ -160,12 +142,7 @@ def schema_plan_lines(reference: SchemaPlanStatus, plan: PtahSchemaPlan | None) 
         field_line("Planned", when(reference.planned_at)),
     ]
     if reference.approval is not None:
-        lines.append(
-            field_line(
-                "Approved by",
-                f"approval {reference.approval.name}, {person(reference.approver)}",
-            )
-        )
+        lines.append(approval_line("Approved by", reference.approval, reference.approver))
     return lines
 
 
@@ -177,26 +154,13 @@ def _last_apply(record: ApplyRecord | None) -> list[str]:
         "",
         f"Last apply {record.operation_id}: {outcome}"
         + (f" ({record.reason})" if record.reason else ""),
-        field_line("Plan", f"{record.plan.name} ({short(record.plan.fingerprint)})"),
+        plan_line(record.plan),
         field_line("Digest", short(record.plan_digest)),
-    ]
-    if record.approval is not None:
-        lines.append(
-            field_line(
-                "Authorized by", f"approval {record.approval.name}, {person(record.approver)}"
-            )
-        )
-    elif record.authorization is not None:
-        lines.append(field_line("Authorized by", str(record.authorization)))
-    lines += [
-        field_line("Job", record.job.name if record.job else "-"),
-        field_line("Started", when(record.started_at)),
-        field_line("Finished", when(record.finished_at)),
+        *ran_lines(record),
         field_line("Database", short(record.target_identity_digest)),
     ]
     if record.verification is not None:
-        v = record.verification
-        lines.append(field_line("Verified", f"{v.outcome} at {when(v.read_at)}"))
+        lines.append(verified_line(record.verification.outcome, record.verification.read_at))
     else:
         lines.append(field_line("Verified", "not yet: the read that proves it is owed"))
     return lines
@@ -208,37 +172,31 @@ def _applied(applied: AppliedPlan | None) -> list[str]:
     lines = [
         "",
         f"Applied (confirmed {when(applied.verified_at)}):",
-        field_line("Plan", f"{applied.plan.name} ({short(applied.plan.fingerprint)})"),
+        plan_line(applied.plan),
         field_line("Digest", short(applied.digest)),
         field_line("Operation", applied.operation_id or "-"),
         field_line("Applied at", when(applied.applied_at)),
     ]
     if applied.approval is not None:
-        lines.append(
-            field_line(
-                "Approved by", f"approval {applied.approval.name}, {person(applied.approver)}"
-            )
-        )
+        lines.append(approval_line("Approved by", applied.approval, applied.approver))
     return lines
 
 
 def render_schema(schema: PtahSchema, plan: PtahSchemaPlan | None = None) -> str:
     """`kubectl ptah schema NAME`: everything the status says, readable, no SQL."""
     status = schema.status or PtahSchemaStatus()
-    lines = _overview(schema, status)
-    lines += condition_lines(status)
-    lines += _drift(status.drift)
-    lines.append("")
-    if status.plan is not None:
-        lines += schema_plan_lines(status.plan, plan)
-    else:
-        lines.append("Plan: none")
-    if status.retired_plan is not None:
-        lines.append(f"Retired before it ran: plan {status.retired_plan.name}")
-    lines += _last_apply(status.last_apply)
-    lines += _applied(status.applied)
-    lines += journal_lines(status.journal)
-    return "\n".join(lines) + "\n"
+    retired = status.retired_plan
+    return document(
+        _overview(schema, status),
+        condition_lines(status),
+        _drift(status.drift),
+        [""],
+        schema_plan_lines(status.plan, plan) if status.plan is not None else ["Plan: none"],
+        [f"Retired before it ran: plan {retired.name}"] if retired is not None else [],
+        _last_apply(status.last_apply),
+        _applied(status.applied),
+        journal_lines(status.journal),
+    )
 
 
 # --- the plan's SQL ----------------------------------------------------------------------------
@@ -328,21 +286,15 @@ def render_schema_plan(
     lines = schema_plan_lines(reference, plan)
     if plan is not None:
         spec = plan.spec
-        lines += [
-            "",
-            "Bound to (a change to any of these retires the plan):",
-            field_line("Source", bound_source_line(spec.source)),
+        lines += bound_lines(
+            spec.source,
+            spec.execution_binding.digest,
             field_line("Database", short(spec.target_identity_digest)),
             field_line("Observed", short(spec.observed_fingerprint)),
             field_line("Desired", short(spec.desired_fingerprint)),
             field_line("Engine", f"{spec.engine} ({spec.dialect or '-'})"),
-            field_line(
-                "Executor",
-                short(spec.execution_binding.digest) if spec.execution_binding.digest else "-",
-            ),
-        ]
-    decision = _DECISIONS[schema.spec.policy.apply].format(name=schema.metadata.name)
-    lines += ["", f"Decision: the plan {decision}."]
+        )
+    lines += decision_lines(_DECISIONS[schema.spec.policy.apply].format(name=schema.metadata.name))
     if plan is not None:
         lines += _sql_lines(plan, text)
     return "\n".join(lines) + "\n"
@@ -366,11 +318,7 @@ def render_applied(
         field_line("Confirmed", when(applied.verified_at)),
     ]
     if applied.approval is not None:
-        lines.append(
-            field_line(
-                "Approved by", f"approval {applied.approval.name}, {person(applied.approver)}"
-            )
-        )
+        lines.append(approval_line("Approved by", applied.approval, applied.approver))
     else:
         lines.append(field_line("Authorized by", "Policy (apply: Always)"))
     if plan is None:
@@ -395,7 +343,7 @@ def render_schema_approval_summary(schema: PtahSchema, plan: PtahSchemaPlan) -> 
         name=reference.name, uid=reference.uid, fingerprint=plan.spec.fingerprint
     )
     lines = [
-        f"Approving plan {plan.metadata.name} of schema {meta.namespace}/{meta.name}:",
+        approving_heading(plan.metadata.name, "schema", meta),
         *schema_plan_lines(status_ref, plan)[1:],
         f"  (kubectl ptah plan schema/{meta.name} shows its SQL)",
     ]
