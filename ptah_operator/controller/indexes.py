@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ptah_operator.api.constants import LABEL_OWNER_KIND, LABEL_OWNER_NAME, LABEL_OWNER_UID
+from ptah_operator.api.names import realm_lease_name
 from ptah_operator.controller.informer import Informer
 from ptah_operator.controller.store import KubeObject, metadata, object_key
-from ptah_operator.reconcile.jobs import realm_lease_name
 
 BY_COORDINATION_KEY = "coordination-key"
 BY_SOURCE_CONFIGMAP = "source-configmap"

@@ -18,7 +18,6 @@ import base64
 import datetime as dt
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -35,6 +34,8 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.content import MAX_SNAPSHOT_BYTES, ContentError, digest_of_files
 from ptah_operator.api.fields import parse_time
 from ptah_operator.api.kinds import from_manifest
+from ptah_operator.api.names import PIECE_KEY, RESULT_KEY, RESULT_PREFIX, realm_lease_name
+from ptah_operator.api.names import PIECE_RECORD as _PIECE_RECORD
 from ptah_operator.api.realm import PtahRealm
 from ptah_operator.api.source_policy import SourcePolicyError, parse_source_policy
 from ptah_operator.controller.indexes import (
@@ -51,7 +52,6 @@ from ptah_operator.controller.manager import Manager
 from ptah_operator.controller.observe import ptah_resource
 from ptah_operator.controller.resources import CONFIG_MAPS, JOBS, LEASES, PODS
 from ptah_operator.controller.store import KubeObject, metadata
-from ptah_operator.reconcile.jobs import realm_lease_name
 from ptah_operator.reconcile.schema.world import PlanText
 from ptah_operator.reconcile.world import (
     Claimant,
@@ -65,10 +65,6 @@ from ptah_operator.reconcile.world import (
 
 log = structlog.get_logger(__name__)
 
-RESULT_KEY = "result.json"
-PIECE_KEY = "piece"
-RESULT_PREFIX = "ptah-result-"
-_PIECE_RECORD = re.compile(r"ptah-result-([0-9a-f]+)-([0-9]{1,2})")
 
 MIGRATIONS = ptah_resource(Kind.PTAH_MIGRATION)
 SCHEMAS = ptah_resource(Kind.PTAH_SCHEMA)

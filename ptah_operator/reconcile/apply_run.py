@@ -50,13 +50,14 @@ from ptah_operator.api.constants import (
 )
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.migration import LastRun
+from ptah_operator.api.names import job_name, realm_lease_name
 from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.reconcile import approvals, conditions, planning, run_records, sources
 from ptah_operator.reconcile.conditions import Standing
 from ptah_operator.reconcile.decision import LeaseAction, LeaseVerb, OperationCredentials
 from ptah_operator.reconcile.draft import Draft
 from ptah_operator.reconcile.effects import binding_digest, current_binding
-from ptah_operator.reconcile.jobs import apply_job, job_name, owner_reference, realm_lease_name
+from ptah_operator.reconcile.jobs import apply_job, owner_reference
 from ptah_operator.reconcile.realm import Refusal
 from ptah_operator.reconcile.reports import OperationReport, Unreadable, read_report, run_failure
 from ptah_operator.reconcile.schedule import (

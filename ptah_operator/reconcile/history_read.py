@@ -37,6 +37,7 @@ from ptah_operator.api.constants import (
     OperationType,
     Reason,
 )
+from ptah_operator.api.names import job_name, result_record_name
 from ptah_operator.reconcile import (
     conditions,
     planning,
@@ -49,7 +50,7 @@ from ptah_operator.reconcile import (
 from ptah_operator.reconcile.decision import ObjectRef, OperationCredentials
 from ptah_operator.reconcile.draft import Draft
 from ptah_operator.reconcile.effects import binding_digest, current_binding
-from ptah_operator.reconcile.jobs import history_job, job_name, owner_reference, result_record_name
+from ptah_operator.reconcile.jobs import history_job, owner_reference
 from ptah_operator.reconcile.read_request import ReadRequest, answer, answer_invalid, unanswered
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (

@@ -1,4 +1,4 @@
-"""Pure builders of the objects an operation needs: its Job, its snapshot, its names.
+"""Pure builders of the objects an operation needs: its Job, its snapshot.
 
 The Jobs follow docs/design/migration-path.md. History and Apply: an init container that checks
 the files against the bound content digest and holds no database URL, and a container that holds
@@ -8,14 +8,13 @@ source's are fetched again by a first init container (`fetch`, the only one hold
 credential) into an emptyDir, which the `source` init container checks once more before it
 copies them for the run container (SRC-GIT-06, SRC-GIT-07). Resolve and Verify run one
 container that reads the source and never the database. Names are deterministic from the
-operation id, so a pass that crashed between its claim and its Job creates the same Job again
-rather than a second one.
+operation id (api/names.py), so a pass that crashed between its claim and its Job creates the
+same Job again rather than a second one.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from typing import Any
 
@@ -33,8 +32,9 @@ from ptah_operator.api.constants import (
     OperationType,
     SourceKind,
 )
-from ptah_operator.api.content import MANIFEST_KEY, snapshot_name
+from ptah_operator.api.content import MANIFEST_KEY
 from ptah_operator.api.migration import PtahMigration
+from ptah_operator.api.names import job_name, operation_secret_name, snapshot_name
 from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.api.schema import PtahSchema
 from ptah_operator.api.source_policy import SourcePolicy
@@ -55,27 +55,6 @@ Manifest = dict[str, Any]
 
 Owner = PtahMigration | PtahSchema
 """The resource an operation belongs to: its Jobs, snapshots and records are owned by it."""
-
-
-def operation_hex(operation_id: str) -> str:
-    """The hex part of an operation id (`op-3f9a2c7d1e` → `3f9a2c7d1e`)."""
-    return operation_id.removeprefix("op-")
-
-
-def job_name(operation_type: OperationType, operation_id: str) -> str:
-    return f"ptah-{operation_type.value.lower()}-{operation_hex(operation_id)}"
-
-
-def operation_secret_name(operation_id: str) -> str:
-    return f"ptah-op-{operation_hex(operation_id)}"
-
-
-def result_record_name(operation_id: str) -> str:
-    return f"ptah-result-{operation_hex(operation_id)}"
-
-
-def realm_lease_name(coordination_key: str) -> str:
-    return "ptah-realm-" + hashlib.sha256(coordination_key.encode()).hexdigest()[:16]
 
 
 def owner_reference(resource: Owner) -> Manifest:

@@ -21,6 +21,7 @@ from localstack.controlplane import ControlPlane
 
 from ptah_operator.api.common import ExecutionBinding
 from ptah_operator.api.constants import ANNOTATION_LEASE_HOLDER_UID
+from ptah_operator.api.names import realm_lease_name
 from ptah_operator.controller.manager import Manager, ManagerOptions
 from ptah_operator.controller.migration import (
     MIGRATIONS,
@@ -28,7 +29,6 @@ from ptah_operator.controller.migration import (
     MigrationReconciler,
 )
 from ptah_operator.reconcile.decision import Decision, LeaseAction, LeaseVerb
-from ptah_operator.reconcile.jobs import realm_lease_name
 from ptah_operator.reconcile.world import RunnerConfig
 
 HOLDER = "op-00000000aa"

@@ -16,15 +16,19 @@ from ptah_operator.api.content import digest_of_files
 from ptah_operator.api.fields import format_time
 from ptah_operator.api.fingerprints import schema_plan_fingerprint, sha256_digest, text_digest
 from ptah_operator.api.kinds import from_manifest
+from ptah_operator.api.names import (
+    PIECE_KEY,
+    RESULT_KEY,
+    chunk_name,
+    plan_text_record_name,
+    result_record_name,
+)
 from ptah_operator.api.plans import PtahSchemaPlan, PtahSchemaPlanSpec, split_plan_text
 from ptah_operator.api.schema import PtahSchema
-from ptah_operator.reconcile.jobs import result_record_name
 from ptah_operator.reconcile.reports import Unreadable
 from ptah_operator.reconcile.schema.jobs import operation_document
-from ptah_operator.reconcile.schema.names import chunk_name, plan_text_record_name
 from ptah_operator.reconcile.schema.results import SchemaOperationReport, read_schema_report
 from ptah_operator.reconcile.world import OperationResult
-from ptah_operator.results.store import PIECE_KEY, RECORD_KEY
 
 Manifest = dict[str, Any]
 
@@ -235,7 +239,7 @@ async def read_report(
         if exc.status == 404:
             return None
         raise
-    result: dict[str, Any] = json.loads(record.data[RECORD_KEY])
+    result: dict[str, Any] = json.loads(record.data[RESULT_KEY])
     return result
 
 
