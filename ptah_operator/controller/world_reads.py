@@ -32,6 +32,7 @@ from ptah_operator.api.constants import (
     Kind,
 )
 from ptah_operator.api.content import MAX_SNAPSHOT_BYTES, ContentError, digest_of_files
+from ptah_operator.api.contracts.codes import ExitCode
 from ptah_operator.api.fields import parse_time
 from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.names import PIECE_KEY, RESULT_KEY, RESULT_PREFIX, realm_lease_name
@@ -71,7 +72,7 @@ SCHEMAS = ptah_resource(Kind.PTAH_SCHEMA)
 REALMS = ptah_resource(Kind.PTAH_REALM)
 
 SOURCE_CONTAINERS = frozenset({"source", "fetch"})
-SNAPSHOT_REFUSED_EXIT = 3
+SNAPSHOT_REFUSED_EXIT = ExitCode.REFUSED
 """The exit code of the runner's `source` and `fetch` init containers for files that do not
 give the bound digest (or a Git commit no longer reachable)."""
 

@@ -33,6 +33,7 @@ from ptah_operator.api.constants import (
     PLAN_CONTRACT_OCI,
     SourceKind,
 )
+from ptah_operator.api.contracts.result import HistoryReport
 from ptah_operator.api.fingerprints import (
     migration_plan_fingerprint,
     plan_fingerprint_matches,
@@ -42,7 +43,6 @@ from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.plans import PlannedVersion, PtahMigrationPlan, PtahMigrationPlanSpec
 from ptah_operator.reconcile.effects import binding_digest
 from ptah_operator.reconcile.jobs import owner_labels, owner_reference
-from ptah_operator.reconcile.reports import HistoryReport
 
 _UNSET = "sha256:" + "0" * 64
 

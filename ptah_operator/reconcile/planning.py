@@ -26,13 +26,13 @@ from ptah_operator.api.constants import (
     JournalEntryType,
     Reason,
 )
+from ptah_operator.api.contracts.result import HistoryReport
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.names import migration_plan_name
 from ptah_operator.reconcile import approvals, conditions, journal
 from ptah_operator.reconcile.draft import Draft
 from ptah_operator.reconcile.effects import current_binding
 from ptah_operator.reconcile.migration_plan import plan_manifest, plan_spec, same_spec
-from ptah_operator.reconcile.reports import HistoryReport
 from ptah_operator.reconcile.schedule import PLAN_PUBLISH_CHECK, failure_retry_interval
 
 

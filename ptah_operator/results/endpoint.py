@@ -48,6 +48,7 @@ from ptah_operator.api.constants import (
     LABEL_OWNER_UID,
     MANAGED_BY,
 )
+from ptah_operator.api.contracts.codes import RESULT_CONTRACT
 from ptah_operator.api.names import RESULT_KEY, result_record_name
 from ptah_operator.results.answers import (
     NAME,
@@ -73,7 +74,6 @@ from ptah_operator.results.store import (
 
 log = structlog.get_logger(__name__)
 
-RESULT_CONTRACT = "ptah.run/result/v1"
 RESULTS_PATH = "/v1/results"
 MAX_BODY_BYTES = 1024 * 1024
 RESOURCE_KINDS = frozenset({"PtahMigration", "PtahSchema"})

@@ -15,11 +15,8 @@ from typing import Any
 import structlog
 
 from ptah_operator.api.constants import MAX_CHUNK_CHARS, MAX_PLAN_CHUNKS
-from ptah_operator.runner.main import (
-    EXIT_NOT_REPORTED,
-    EXIT_USAGE,
-    write_termination_message,
-)
+from ptah_operator.api.contracts.codes import ExitCode
+from ptah_operator.runner.main import write_termination_message
 from ptah_operator.runner.operation import OperationError, is_schema_document, parse_operation
 from ptah_operator.runner.operations import (
     DEFAULT_LOCK_TIMEOUT_SECONDS,
@@ -84,7 +81,7 @@ def _settings() -> _Settings | str:
 def _usage(message: str, *, what: str = "bad operation document") -> int:
     log.error(what, reason=message)
     write_termination_message(f"{what}: {message}")
-    return EXIT_USAGE
+    return ExitCode.USAGE
 
 
 async def _until_done(work: Coroutine[Any, Any, Finished]) -> Finished | None:
@@ -114,7 +111,7 @@ async def _report(
     )
     if not outcome.reported:
         write_termination_message("result not reported")
-        return EXIT_NOT_REPORTED
+        return ExitCode.NOT_REPORTED
     error = finished.document.get("error")
     if error is not None:
         write_termination_message(f"{summary}: {error['reason']}: {error['message']}")
@@ -135,7 +132,7 @@ async def operate(args: argparse.Namespace) -> int:
     if operation.type.lower() != args.command:
         log.error("operation type does not match the command", type=operation.type)
         write_termination_message(f"bad operation document: type is not {args.command}")
-        return EXIT_USAGE
+        return ExitCode.USAGE
     if args.files is None:
         return _usage(f"a migration's {operation.type} reads --files", what="bad invocation")
     settings = _settings()
@@ -189,7 +186,7 @@ async def _operate_schema(args: argparse.Namespace, text: str) -> int:
     if operation.type.lower() != args.command:
         log.error("operation type does not match the command", type=operation.type)
         write_termination_message(f"bad operation document: type is not {args.command}")
-        return EXIT_USAGE
+        return ExitCode.USAGE
     if operation.is_apply and args.files is not None:
         # The Pod that changes the database reads no source files: it runs the published plan.
         return _usage("a schema Apply reads no --files", what="bad invocation")

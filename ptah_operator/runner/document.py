@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ptah_operator.api.contracts.codes import RESULT_CONTRACT
 from ptah_operator.api.fields import format_time
 from ptah_operator.engine.migrations.apply import Outcome, RunResult
 from ptah_operator.engine.migrations.directory import MigrationDirectory
@@ -37,7 +38,6 @@ from ptah_operator.engine.migrations.revision_table import STATE_APPLIED, Revisi
 from ptah_operator.engine.migrations.status import Status, Verdict
 from ptah_operator.runner.operation import Operation
 
-RESULT_CONTRACT = "ptah.run/result/v1"
 MAX_PENDING = 1000
 MAX_LISTED = 1000
 MAX_REVISIONS = 20
@@ -53,20 +53,6 @@ _VERDICTS = {
     Verdict.READY: "ReadyToPlan",
 }
 _ERROR_CLASS = re.compile(r"SQLSTATE [0-9A-Z]{5}|MySQL error [0-9]+")
-
-
-class ErrorReason:
-    """`error.reason` values: why an operation could not do its work."""
-
-    CONNECTION_FAILED = "ConnectionFailed"
-    BAD_URL = "BadURL"
-    ENGINE_MISMATCH = "EngineMismatch"
-    SNAPSHOT_REFUSED = "SnapshotRefused"
-    DIRECTORY_REFUSED = "DirectoryRefused"
-    HISTORY_UNREADABLE = "HistoryUnreadable"
-    LOCK_TIMEOUT = "LockTimeout"
-    INTERRUPTED = "Interrupted"
-    RUNNER_ERROR = "RunnerError"
 
 
 @dataclass(frozen=True)

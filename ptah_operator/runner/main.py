@@ -91,6 +91,7 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from ptah_operator.api.contracts.codes import ExitCode
 from ptah_operator.runner.logs import configure_logging
 
 if TYPE_CHECKING:
@@ -100,12 +101,6 @@ if TYPE_CHECKING:
 # must not pay for loading the schema engine, the Git and OCI clients and every API model.
 
 log = structlog.get_logger("ptah.runner")
-
-EXIT_REPORTED = 0
-EXIT_NOT_DONE = 1
-EXIT_USAGE = 2
-EXIT_SNAPSHOT_REFUSED = 3
-EXIT_NOT_REPORTED = 4
 
 DEFAULT_TERMINATION_LOG = "/dev/termination-log"
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
@@ -160,7 +155,7 @@ def _source(args: argparse.Namespace) -> int:
     if not _DIGEST.match(args.digest):
         log.error("bad digest")
         write_termination_message("bad invocation: --digest is not sha256:<64 hex>")
-        return EXIT_USAGE
+        return ExitCode.USAGE
     from ptah_operator.runner.source import SnapshotError, take_snapshot
 
     try:
@@ -168,7 +163,7 @@ def _source(args: argparse.Namespace) -> int:
     except SnapshotError as exc:
         log.error("snapshot refused", reason=str(exc))
         write_termination_message(f"snapshot refused: {exc}")
-        return EXIT_SNAPSHOT_REFUSED
+        return ExitCode.REFUSED
     log.info("snapshot checked", files=len(names))
     return 0
 
@@ -183,7 +178,7 @@ def _fetch(args: argparse.Namespace) -> int:
     if not _DIGEST.match(args.digest):
         log.error("bad digest")
         write_termination_message("bad invocation: --digest is not sha256:<64 hex>")
-        return EXIT_USAGE
+        return ExitCode.USAGE
     from ptah_operator.runner.source_commands import fetch_command
 
     return _ended(fetch_command(args.source, args.digest, args.out, args.credentials))

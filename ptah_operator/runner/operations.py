@@ -42,6 +42,7 @@ from typing import Any
 import structlog
 
 from ptah_operator.api.content import ContentError, digest_of_files
+from ptah_operator.api.contracts.codes import ErrorReason, ExitCode
 from ptah_operator.engine.migrations.apply import RunResult, apply
 from ptah_operator.engine.migrations.connection import (
     BadURLError,
@@ -60,7 +61,6 @@ from ptah_operator.engine.migrations.revision_table import RevisionTableError, r
 from ptah_operator.engine.migrations.status import read_status
 from ptah_operator.runner.document import (
     ErrorBlock,
-    ErrorReason,
     Json,
     VersionSpelling,
     history_block,
@@ -201,7 +201,9 @@ def _finish(
         run=run,
         error=error,
     )
-    return Finished(document, 1 if error is not None else 0, summary)
+    return Finished(
+        document, ExitCode.NOT_DONE if error is not None else ExitCode.REPORTED, summary
+    )
 
 
 async def run_history(

@@ -53,6 +53,7 @@ from typing import Any
 import structlog
 
 from ptah_operator.api.content import ContentError, digest_of_files
+from ptah_operator.api.contracts.codes import ErrorReason, ExitCode
 from ptah_operator.engine.migrations.connection import (
     BadURLError,
     ConnectionLostError,
@@ -78,13 +79,12 @@ from ptah_operator.engine.schema.parts import DesiredSchemaError
 from ptah_operator.engine.schema.plan import Policy
 from ptah_operator.engine.schema.timeouts import Timeouts
 from ptah_operator.engine.schema.views import ViewError
-from ptah_operator.runner.document import ErrorBlock, ErrorReason, Json
+from ptah_operator.runner.document import ErrorBlock, Json
 from ptah_operator.runner.operations import Finished, Now, connection_message, utc_now
 from ptah_operator.runner.schema_document import (
     ApplyReason,
     Piece,
     PlanTooLargeError,
-    SchemaErrorReason,
     apply_block,
     drift_block,
     failure_block,
@@ -189,7 +189,7 @@ async def _identity(url: str) -> str:
         raise _StoppedError(ErrorReason.CONNECTION_FAILED, connection_message(exc.detail)) from None
     except DatabaseError as exc:
         raise _StoppedError(
-            SchemaErrorReason.INTROSPECTION_FAILED,
+            ErrorReason.INTROSPECTION_FAILED,
             f"reading the database's identity failed with {exc.error_class.describe()}",
         ) from None
     finally:
@@ -216,9 +216,9 @@ def engine_error(exc: Exception, files_dir: Path | None = None) -> ErrorBlock:
         message = str(exc)
         if files_dir is not None:
             message = message.replace(f"{files_dir}/", "")
-        return ErrorBlock(SchemaErrorReason.DESIRED_SCHEMA_REFUSED, message[:1024])
+        return ErrorBlock(ErrorReason.DESIRED_SCHEMA_REFUSED, message[:1024])
     if isinstance(exc, PlanError):
-        return ErrorBlock(SchemaErrorReason.PLAN_REFUSED, str(exc)[:1024])
+        return ErrorBlock(ErrorReason.PLAN_REFUSED, str(exc)[:1024])
     if isinstance(exc, TargetError):
         return ErrorBlock(ErrorReason.BAD_URL, str(exc))
     if isinstance(exc, OSError | TimeoutError):
@@ -230,7 +230,7 @@ def engine_error(exc: Exception, files_dir: Path | None = None) -> ErrorBlock:
     sqlstate, errno = _database_code(exc)
     if sqlstate is not None:
         return ErrorBlock(
-            SchemaErrorReason.INTROSPECTION_FAILED,
+            ErrorReason.INTROSPECTION_FAILED,
             f"the database answered SQLSTATE {sqlstate}",
         )
     if errno is not None:
@@ -240,7 +240,7 @@ def engine_error(exc: Exception, files_dir: Path | None = None) -> ErrorBlock:
                 f"the database could not be reached (MySQL error {errno})",
             )
         return ErrorBlock(
-            SchemaErrorReason.INTROSPECTION_FAILED, f"the database answered MySQL error {errno}"
+            ErrorReason.INTROSPECTION_FAILED, f"the database answered MySQL error {errno}"
         )
     return ErrorBlock(
         ErrorReason.RUNNER_ERROR, f"the engine stopped unexpectedly ({type(exc).__name__})"
@@ -278,7 +278,9 @@ def _finish(
         apply=apply,
         error=error,
     )
-    return Finished(document, 1 if error is not None else 0, summary)
+    return Finished(
+        document, ExitCode.NOT_DONE if error is not None else ExitCode.REPORTED, summary
+    )
 
 
 def _stopped(
@@ -340,7 +342,7 @@ class _SchemaLock:
             with contextlib.suppress(Exception):
                 await conn.close()
             raise _StoppedError(
-                SchemaErrorReason.LOCK_NOT_ACQUIRED,
+                ErrorReason.LOCK_NOT_ACQUIRED,
                 f"the database's schema lock was not free within {wait_seconds:g} s",
             )
         log.info("schema lock taken")
@@ -395,7 +397,7 @@ async def _dry_run(
         return result.detail
     if result.reason == "LockNotAcquired":
         raise _StoppedError(
-            SchemaErrorReason.LOCK_LOST,
+            ErrorReason.LOCK_LOST,
             "the schema lock was taken by another session before the dry run could hold it",
         )
     detail = result.detail
@@ -403,19 +405,19 @@ async def _dry_run(
     if result.reason == "DryRunRefused":
         code = detail.get("sqlstate") or detail.get("error", "an error")
         raise _StoppedError(
-            SchemaErrorReason.DRY_RUN_REFUSED,
+            ErrorReason.DRY_RUN_REFUSED,
             f"{where} failed when the plan was tried and rolled back (SQLSTATE {code}); "
             "nothing was kept",
         )
     if result.reason == "PrecheckRefused":
         check = detail.get("check", "a check")
         raise _StoppedError(
-            SchemaErrorReason.PRECHECK_REFUSED,
+            ErrorReason.PRECHECK_REFUSED,
             f"{where} would fail: {check} found what it refuses (errno "
             f"{detail.get('errno', '-')}); nothing ran",
         )
     raise _StoppedError(
-        SchemaErrorReason.DRY_RUN_REFUSED,
+        ErrorReason.DRY_RUN_REFUSED,
         f"the Apply path refuses the plan ({result.reason or result.outcome})",
     )
 
@@ -425,7 +427,7 @@ async def _upload(pieces: Sequence[Piece], upload: Uploader) -> None:
         stored = await upload(piece)
         if stored.refused is not None:
             raise _StoppedError(
-                SchemaErrorReason.PLAN_NOT_UPLOADED,
+                ErrorReason.PLAN_NOT_UPLOADED,
                 f"piece {piece.index} of the plan file was not stored: {stored.refused}",
             )
 
@@ -454,12 +456,12 @@ async def run_plan(
             held = await lock.give_back()
         if not held:
             raise _StoppedError(
-                SchemaErrorReason.LOCK_LOST,
+                ErrorReason.LOCK_LOST,
                 "the session holding the schema lock ended before the plans were made",
             )
         if first.plan_bytes != second.plan_bytes:
             raise _StoppedError(
-                SchemaErrorReason.PLAN_INCOHERENT,
+                ErrorReason.PLAN_INCOHERENT,
                 "two independent plans of the same files and database differ",
             )
         trial = await _dry_run(checked, first.plan_bytes, lock_timeout, operation.timeouts)
@@ -469,7 +471,7 @@ async def run_plan(
             try:
                 pieces = plan_pieces(first.plan_bytes)
             except PlanTooLargeError as exc:
-                raise _StoppedError(SchemaErrorReason.PLAN_TOO_LARGE, str(exc)) from None
+                raise _StoppedError(ErrorReason.PLAN_TOO_LARGE, str(exc)) from None
             await _upload(pieces, upload)
     except _StoppedError as stop:
         return _stopped(operation, progress, now, stop)
@@ -527,7 +529,7 @@ def apply_answer(
         block = apply_block("Refused", reason=result.reason, plan_digest=progress.plan_digest)
         error = (
             ErrorBlock(
-                SchemaErrorReason.LOCK_NOT_ACQUIRED,
+                ErrorReason.LOCK_NOT_ACQUIRED,
                 "the database's schema lock was not free in time; nothing ran",
             )
             if result.reason == "LockNotAcquired"
@@ -573,7 +575,7 @@ async def run_apply(
     fetched = await fetch()
     if fetched.data is None:
         error = ErrorBlock(
-            SchemaErrorReason.PLAN_UNAVAILABLE,
+            ErrorReason.PLAN_UNAVAILABLE,
             f"the published plan could not be fetched: {fetched.refused or 'no answer'}",
         )
         return _refused(operation, progress, now, ApplyReason.PLAN_UNAVAILABLE, error)

@@ -33,6 +33,7 @@ from typing import TypeVar
 import structlog
 
 from ptah_operator.api.content import MANIFEST_KEY, ContentError, digest_of_files
+from ptah_operator.api.contracts.codes import ExitCode
 from ptah_operator.engine.sources import git, oci
 from ptah_operator.engine.sources.errors import (
     SourceError,
@@ -64,12 +65,6 @@ from ptah_operator.runner.source_operation import (
 )
 
 log = structlog.get_logger("ptah.runner")
-
-EXIT_DONE = 0
-EXIT_NOT_DONE = 1
-EXIT_USAGE = 2
-EXIT_REFUSED = 3
-EXIT_NOT_REPORTED = 4
 
 INSECURE_REGISTRIES_ENV = "PTAH_INSECURE_REGISTRIES"
 MAX_POLICY_FILE_BYTES = 1024 * 1024
@@ -238,7 +233,7 @@ async def _reporting(
         operation = parse_source_operation(os.environ.get("PTAH_OPERATION", ""), operation_type)
     except OperationError as exc:
         log.error("bad operation document", reason=str(exc))
-        return Ending(EXIT_USAGE, f"bad operation document: {exc}")
+        return Ending(ExitCode.USAGE, f"bad operation document: {exc}")
     structlog.contextvars.bind_contextvars(operationID=operation.operation_id)
     try:
         target = ReportTarget.from_env(
@@ -249,7 +244,7 @@ async def _reporting(
         budget = _budget()
     except (ReportConfigError, ValueError) as exc:
         log.error("bad configuration", reason=str(exc))
-        return Ending(EXIT_USAGE, f"bad configuration: {exc}")
+        return Ending(ExitCode.USAGE, f"bad configuration: {exc}")
     started = _now()
     log.info("operation started", type=operation.type, kind=type(operation.source).__name__)
     error: tuple[str, str] | None = None
@@ -270,11 +265,11 @@ async def _reporting(
         budget_seconds=budget,
     )
     if not outcome.reported:
-        return Ending(EXIT_NOT_REPORTED, "result not reported")
+        return Ending(ExitCode.NOT_REPORTED, "result not reported")
     if error is not None:
-        return Ending(EXIT_NOT_DONE, f"{operation_type}: {error[0]}: {error[1]}")
+        return Ending(ExitCode.NOT_DONE, f"{operation_type}: {error[0]}: {error[1]}")
     assert block is not None
-    return Ending(EXIT_DONE, describe(block))
+    return Ending(ExitCode.REPORTED, describe(block))
 
 
 async def resolve_command(credentials: Path | None) -> Ending:
@@ -317,7 +312,7 @@ def fetch_command(source_text: str, digest: str, out: Path, credentials_dir: Pat
         source = parse_source_argument(source_text)
     except OperationError as exc:
         log.error("bad source", reason=str(exc))
-        return Ending(EXIT_USAGE, f"bad invocation: {exc}")
+        return Ending(ExitCode.USAGE, f"bad invocation: {exc}")
 
     def work() -> tuple[dict[str, bytes], bytes]:
         files = fetch_files(source, read_credentials(credentials_dir))
@@ -333,14 +328,14 @@ def fetch_command(source_text: str, digest: str, out: Path, credentials_dir: Pat
     except _FailedError as failed:
         log.error("source not fetched", reason=failed.reason, message=failed.message)
         if failed.reason == SourceUnreachableError.reason:
-            return Ending(EXIT_NOT_DONE, f"source unavailable: {failed.message}")
-        return Ending(EXIT_REFUSED, f"source refused: {failed.message}")
+            return Ending(ExitCode.NOT_DONE, f"source unavailable: {failed.message}")
+        return Ending(ExitCode.REFUSED, f"source refused: {failed.message}")
     try:
         write_snapshot(out, files, manifest)
     except OSError as exc:
         log.error("files not written", error=type(exc).__name__)
         return Ending(
-            EXIT_NOT_DONE, f"source unavailable: the files cannot be written ({exc.strerror})"
+            ExitCode.NOT_DONE, f"source unavailable: the files cannot be written ({exc.strerror})"
         )
     log.info("source fetched", files=len(files), digest=digest)
-    return Ending(EXIT_DONE, "")
+    return Ending(ExitCode.REPORTED, "")

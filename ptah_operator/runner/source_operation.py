@@ -25,10 +25,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ptah_operator.api.contracts.codes import RESULT_CONTRACT
 from ptah_operator.api.fields import format_time
 from ptah_operator.runner.operation import OPERATION_CONTRACT, OperationError, ResourceRef
 
-RESULT_CONTRACT = "ptah.run/result/v1"
 SOURCE_OPERATION_TYPES = ("Resolve", "Verify")
 RESOURCE_KINDS = ("PtahMigration", "PtahSchema")
 GIT = "Git"

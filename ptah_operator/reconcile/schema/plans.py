@@ -58,6 +58,7 @@ from ptah_operator.api.constants import (
     Severity,
     SourceKind,
 )
+from ptah_operator.api.contracts.result import PlanReport, SchemaOperationReport
 from ptah_operator.api.fingerprints import (
     model_digest,
     plan_fingerprint_matches,
@@ -88,7 +89,6 @@ from ptah_operator.reconcile.schema.draft import (
     publishing,
     ready_to_apply,
 )
-from ptah_operator.reconcile.schema.results import PlanReport, SchemaOperationReport
 
 PROTECTED_TABLE = "ProtectedTable"
 """The finding code of a table the plan would change that spec.policy.protectedTables names."""

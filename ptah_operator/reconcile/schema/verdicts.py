@@ -30,6 +30,7 @@ from ptah_operator.api.constants import (
     SchemaPhase,
     SourceKind,
 )
+from ptah_operator.api.contracts.result import SchemaOperationReport
 from ptah_operator.api.schema import DriftCategory, DriftSummary
 from ptah_operator.reconcile import conditions, resolutions
 from ptah_operator.reconcile.read_request import unanswered
@@ -43,7 +44,6 @@ from ptah_operator.reconcile.schema.draft import (
     pending,
     suspended,
 )
-from ptah_operator.reconcile.schema.results import SchemaOperationReport
 
 LOCK_LOST = frozenset({"LockLost", "LockNotAcquired"})
 """Runner reasons that say the Plan could not hold the database's lock to its end."""

@@ -13,6 +13,7 @@ from kubernetes_asyncio import client as k8s_client
 
 from ptah_operator.api.constants import API_VERSION, GROUP, VERSION, OperationType
 from ptah_operator.api.content import digest_of_files
+from ptah_operator.api.contracts.result import SchemaOperationReport
 from ptah_operator.api.fields import format_time
 from ptah_operator.api.fingerprints import schema_plan_fingerprint, sha256_digest, text_digest
 from ptah_operator.api.kinds import from_manifest
@@ -25,9 +26,9 @@ from ptah_operator.api.names import (
 )
 from ptah_operator.api.plans import PtahSchemaPlan, PtahSchemaPlanSpec, split_plan_text
 from ptah_operator.api.schema import PtahSchema
+from ptah_operator.reconcile import reports
 from ptah_operator.reconcile.reports import Unreadable
 from ptah_operator.reconcile.schema.jobs import operation_document
-from ptah_operator.reconcile.schema.results import SchemaOperationReport, read_schema_report
 from ptah_operator.reconcile.world import OperationResult
 
 Manifest = dict[str, Any]
@@ -246,14 +247,15 @@ async def read_report(
 def checked_report(
     payload: dict[str, Any], schema: PtahSchema, operation_type: OperationType
 ) -> SchemaOperationReport:
-    """The report as the manager reads it (reconcile/schema/results.read_schema_report)."""
-    read = read_schema_report(
+    """The report as the manager reads it (reconcile/reports.read_report)."""
+    read = reports.read_report(
         OperationResult(
             operation_id=payload["operationID"],
             operation_type=payload["type"],
             received_at=dt.datetime.now(dt.UTC),
             payload=payload,
         ),
+        SchemaOperationReport,
         payload["operationID"],
         operation_type,
         str(schema.metadata.uid),
