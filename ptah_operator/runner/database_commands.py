@@ -16,7 +16,6 @@ import structlog
 
 from ptah_operator.api.constants import MAX_CHUNK_CHARS, MAX_PLAN_CHUNKS
 from ptah_operator.api.contracts.codes import ExitCode
-from ptah_operator.runner.main import write_termination_message
 from ptah_operator.runner.operation import OperationError, is_schema_document, parse_operation
 from ptah_operator.runner.operations import (
     DEFAULT_LOCK_TIMEOUT_SECONDS,
@@ -37,6 +36,7 @@ from ptah_operator.runner.report import (
     post_result,
     put_piece,
 )
+from ptah_operator.runner.termination import write_termination_message
 
 log = structlog.get_logger("ptah.runner")
 

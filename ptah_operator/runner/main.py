@@ -81,8 +81,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import os
 import re
 import sys
 from collections.abc import Sequence
@@ -93,6 +91,7 @@ import structlog
 
 from ptah_operator.api.contracts.codes import ExitCode
 from ptah_operator.runner.logs import configure_logging
+from ptah_operator.runner.termination import write_termination_message
 
 if TYPE_CHECKING:
     from ptah_operator.runner.source_commands import Ending
@@ -102,19 +101,7 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("ptah.runner")
 
-DEFAULT_TERMINATION_LOG = "/dev/termination-log"
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
-
-
-def write_termination_message(message: str) -> None:
-    """Write the container's termination message. The default path is written only where the
-    kubelet made it, so a runner started by hand never litters /dev."""
-    configured = os.environ.get("PTAH_TERMINATION_LOG")
-    path = Path(configured or DEFAULT_TERMINATION_LOG)
-    if configured is None and not path.exists():
-        return
-    with contextlib.suppress(OSError):
-        path.write_text(message[:4000] + "\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
