@@ -33,6 +33,14 @@ from ptah_operator.api.constants import (
     SourceKind,
 )
 from ptah_operator.api.content import MANIFEST_KEY
+from ptah_operator.api.contracts.operation import (
+    ExpectedVersion,
+    MigrationDocument,
+    MigrationPlanRef,
+    MigrationResource,
+    RevisionTableRef,
+    SourceLimits,
+)
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.names import job_name, operation_secret_name, snapshot_name
 from ptah_operator.api.plans import PtahMigrationPlan
@@ -40,7 +48,6 @@ from ptah_operator.api.schema import PtahSchema
 from ptah_operator.api.source_policy import SourcePolicy
 from ptah_operator.reconcile.world import RunnerConfig, SourceFiles
 
-OPERATION_CONTRACT = "ptah.run/operation/v1"
 RUNNER_UID = 65532
 ACTIVE_DEADLINE_SECONDS = 3600
 SNAPSHOT_MOUNT = "/ptah/snapshot"
@@ -139,40 +146,39 @@ def operation_document(
     plan: PtahMigrationPlan | None = None,
     source: Manifest | None = None,
 ) -> Manifest:
-    """What the runner is asked to do (contract ptah.run/operation/v1): no SQL, no URL."""
+    """What the runner is asked to do (contract ptah.run/operation/v1, api/contracts/
+    operation.py): no SQL, no URL. Only the keys set here are sent."""
     spec = migration.spec
     table = spec.policy.revision_table
-    document: Manifest = {
-        "contract": OPERATION_CONTRACT,
-        "operationID": operation_id,
+    fields: dict[str, Any] = {
+        "operation_id": operation_id,
         "type": operation_type.value,
-        "resource": {
-            "kind": "PtahMigration",
-            "namespace": migration.metadata.namespace,
-            "name": migration.metadata.name,
-            "uid": migration.metadata.uid,
-        },
+        "resource": MigrationResource.of(
+            "PtahMigration",
+            migration.metadata.namespace,
+            migration.metadata.name,
+            migration.metadata.uid,
+        ),
         "engine": spec.target.engine.value,
-        "revisionTable": {"schema": table.schema_, "name": table.name},
-        "transactionMode": spec.policy.transaction_mode.value
+        "revision_table": RevisionTableRef.model_construct(schema_=table.schema_, name=table.name),
+        "transaction_mode": spec.policy.transaction_mode.value
         if spec.policy.transaction_mode
         else None,
     }
     if content_digest is not None:
-        document["contentDigest"] = content_digest
+        fields["content_digest"] = content_digest
     if source is not None:
-        document["source"] = source
+        fields["source"] = source
     if plan is not None:
-        document["expected"] = [
-            {"version": v.version, "checksum": v.checksum} for v in plan.spec.versions
+        fields["expected"] = [
+            ExpectedVersion.model_construct(version=v.version, checksum=v.checksum)
+            for v in plan.spec.versions
         ]
-        document["plannedTargetDigest"] = plan.spec.target_identity_digest
-        document["plan"] = {
-            "name": plan.metadata.name,
-            "uid": plan.metadata.uid,
-            "fingerprint": plan.spec.fingerprint,
-        }
-    return document
+        fields["planned_target_digest"] = plan.spec.target_identity_digest
+        fields["plan"] = MigrationPlanRef.model_construct(
+            name=plan.metadata.name, uid=plan.metadata.uid, fingerprint=plan.spec.fingerprint
+        )
+    return MigrationDocument.model_construct(**fields).as_json()
 
 
 _CONTAINER_SECURITY: Manifest = {
@@ -447,7 +453,9 @@ def resolve_job(
         migration, OperationType.RESOLVE, operation_id, None, source=source_block(migration)
     )
     if source_policy is not None and source_policy.max_bytes is not None:
-        document["sourcePolicy"] = {"maxBytes": source_policy.max_bytes}
+        document["sourcePolicy"] = SourceLimits.model_construct(
+            max_bytes=source_policy.max_bytes
+        ).as_json()
     return source_resolve_job(migration, runner, operation_id, document)
 
 

@@ -16,7 +16,8 @@ import structlog
 
 from ptah_operator.api.constants import MAX_CHUNK_CHARS, MAX_PLAN_CHUNKS
 from ptah_operator.api.contracts.codes import ExitCode
-from ptah_operator.runner.operation import OperationError, is_schema_document, parse_operation
+from ptah_operator.api.contracts.operation import OperationError, is_schema_document
+from ptah_operator.runner.operation import parse_operation
 from ptah_operator.runner.operations import (
     DEFAULT_LOCK_TIMEOUT_SECONDS,
     Finished,

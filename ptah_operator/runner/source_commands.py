@@ -34,6 +34,15 @@ import structlog
 
 from ptah_operator.api.content import MANIFEST_KEY, ContentError, digest_of_files
 from ptah_operator.api.contracts.codes import ExitCode
+from ptah_operator.api.contracts.operation import (
+    ArtifactSource,
+    GitSource,
+    OperationError,
+    Source,
+    SourceDocument,
+    parse_source_argument,
+    parse_source_operation,
+)
 from ptah_operator.engine.sources import git, oci
 from ptah_operator.engine.sources.errors import (
     SourceError,
@@ -42,7 +51,6 @@ from ptah_operator.engine.sources.errors import (
 )
 from ptah_operator.engine.sources.files import Credentials, read_credentials, total_bytes
 from ptah_operator.engine.sources.verification import decide, policy_digest
-from ptah_operator.runner.operation import OperationError
 from ptah_operator.runner.report import (
     DEFAULT_BUDGET_SECONDS,
     ReportConfigError,
@@ -51,15 +59,9 @@ from ptah_operator.runner.report import (
     post_result,
 )
 from ptah_operator.runner.source_operation import (
-    ArtifactSource,
-    GitSource,
     Json,
-    Source,
-    SourceOperation,
     artifact_resolve_block,
     git_resolve_block,
-    parse_source_argument,
-    parse_source_operation,
     source_result,
     verify_block,
 )
@@ -123,7 +125,7 @@ def _guarded(work: Callable[[], T]) -> T:
 # -- resolve -------------------------------------------------------------------------------
 
 
-def _resolve_work(operation: SourceOperation, credentials_dir: Path | None) -> Json:
+def _resolve_work(operation: SourceDocument, credentials_dir: Path | None) -> Json:
     credentials = read_credentials(credentials_dir)
     source = operation.source
     if isinstance(source, GitSource):
@@ -168,7 +170,7 @@ def _read_policy(path: Path) -> bytes | None:
 
 
 def _verify_work(
-    operation: SourceOperation, policy_file: Path, credentials_dir: Path | None
+    operation: SourceDocument, policy_file: Path, credentials_dir: Path | None
 ) -> Json:
     source = operation.source
     assert isinstance(source, ArtifactSource)
@@ -225,7 +227,7 @@ def _budget() -> float:
 
 async def _reporting(
     command: str,
-    work: Callable[[SourceOperation], Json],
+    work: Callable[[SourceDocument], Json],
     describe: Callable[[Json], str],
 ) -> Ending:
     operation_type = command.capitalize()
