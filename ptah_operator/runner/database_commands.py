@@ -17,8 +17,7 @@ import structlog
 from ptah_operator.api.constants import MAX_CHUNK_CHARS, MAX_PLAN_CHUNKS
 from ptah_operator.api.contracts.codes import ExitCode
 from ptah_operator.api.contracts.operation import OperationError, is_schema_document
-from ptah_operator.runner.operation import parse_operation
-from ptah_operator.runner.operations import (
+from ptah_operator.runner.migration import (
     DEFAULT_LOCK_TIMEOUT_SECONDS,
     Finished,
     Progress,
@@ -28,6 +27,7 @@ from ptah_operator.runner.operations import (
     run_apply,
     run_history,
 )
+from ptah_operator.runner.operation import parse_operation
 from ptah_operator.runner.report import (
     DEFAULT_BUDGET_SECONDS,
     ReportConfigError,
@@ -167,9 +167,7 @@ async def operate(args: argparse.Namespace) -> int:
 
 async def _operate_schema(args: argparse.Namespace, text: str) -> int:
     """Observe, Plan or Apply of a PtahSchema (docs/design/schema-path.md)."""
-    from ptah_operator.runner.schema_document import Piece, describe_schema
-    from ptah_operator.runner.schema_operation import parse_schema_operation
-    from ptah_operator.runner.schema_operations import (
+    from ptah_operator.runner.schema import (
         Fetched,
         SchemaProgress,
         Upload,
@@ -177,7 +175,9 @@ async def _operate_schema(args: argparse.Namespace, text: str) -> int:
         run_plan,
         schema_interrupted,
     )
-    from ptah_operator.runner.schema_operations import run_apply as run_schema_apply
+    from ptah_operator.runner.schema import run_apply as run_schema_apply
+    from ptah_operator.runner.schema_document import Piece, describe_schema
+    from ptah_operator.runner.schema_operation import parse_schema_operation
 
     try:
         operation = parse_schema_operation(text)

@@ -27,7 +27,7 @@ Environment of `history`, `apply`, `observe` and `plan`:
                                lock (default 30)
     PTAH_TERMINATION_LOG    where the termination message goes (default /dev/termination-log)
 
-A schema's operations (schema_operations.py): `observe` reports `drift` aggregates; `plan`
+A schema's operations (schema.py): `observe` reports `drift` aggregates; `plan`
 plans twice under the engine's schema lock, dry-runs the bytes on the Apply path, uploads the
 plan file in pieces (`PUT {PTAH_RESULT_URL}/{namespace}/{operationID}/plan/{index}`) and
 reports `plan`; `apply` fetches the published plan (`GET …/plan`), hashes it, and runs it with

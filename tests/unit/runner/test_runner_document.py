@@ -31,13 +31,13 @@ from ptah_operator.runner.document import (
     result_document,
     run_block,
 )
-from ptah_operator.runner.operation import parse_operation
-from ptah_operator.runner.operations import (
+from ptah_operator.runner.migration import (
     Progress,
     apply_finished,
     connection_message,
     interrupted,
 )
+from ptah_operator.runner.operation import parse_operation
 
 T0 = dt.datetime(2026, 8, 30, 12, 0, tzinfo=dt.UTC)
 T1 = T0 + dt.timedelta(seconds=3)

@@ -80,7 +80,7 @@ from ptah_operator.engine.schema.plan import Policy
 from ptah_operator.engine.schema.timeouts import Timeouts
 from ptah_operator.engine.schema.views import ViewError
 from ptah_operator.runner.document import ErrorBlock, Json
-from ptah_operator.runner.operations import Finished, Now, connection_message, utc_now
+from ptah_operator.runner.migration import Finished, Now, connection_message, utc_now
 from ptah_operator.runner.schema_document import (
     ApplyReason,
     Piece,
