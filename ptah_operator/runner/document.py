@@ -28,15 +28,15 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ptah_operator.api.contracts.codes import RESULT_CONTRACT
+from ptah_operator.api.contracts.operation import ResourceRef
 from ptah_operator.api.fields import format_time
 from ptah_operator.engine.migrations.apply import Outcome, RunResult
 from ptah_operator.engine.migrations.directory import MigrationDirectory
 from ptah_operator.engine.migrations.revision_table import STATE_APPLIED, Revision
 from ptah_operator.engine.migrations.status import Status, Verdict
-from ptah_operator.runner.operation import Operation
 
 MAX_PENDING = 1000
 MAX_LISTED = 1000
@@ -53,6 +53,17 @@ _VERDICTS = {
     Verdict.READY: "ReadyToPlan",
 }
 _ERROR_CLASS = re.compile(r"SQLSTATE [0-9A-Z]{5}|MySQL error [0-9]+")
+
+
+class Operated(Protocol):
+    """What a result's envelope repeats of the operation it reports."""
+
+    @property
+    def operation_id(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def resource(self) -> ResourceRef: ...
 
 
 @dataclass(frozen=True)
@@ -233,7 +244,7 @@ def unknown_run(message: str, applied: Sequence[str] = ()) -> Json:
 
 
 def result_document(
-    operation: Operation,
+    operation: Operated,
     *,
     started_at: dt.datetime,
     finished_at: dt.datetime,

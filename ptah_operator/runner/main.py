@@ -81,6 +81,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -187,9 +188,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ptah_operator.runner.source_commands import verify_command
 
         return _ended(asyncio.run(verify_command(args.policy, args.credentials)))
-    from ptah_operator.runner.database_commands import operate
+    # The schema engine is loaded only for a schema's document.
+    from ptah_operator.api.contracts.operation import is_schema_document
 
-    return asyncio.run(operate(args))
+    text = os.environ.get("PTAH_OPERATION", "")
+    if is_schema_document(text):
+        from ptah_operator.runner.schema import operate
+    else:
+        from ptah_operator.runner.migration import operate
+    return asyncio.run(operate(args, text))
 
 
 if __name__ == "__main__":

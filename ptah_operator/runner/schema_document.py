@@ -39,8 +39,7 @@ from ptah_operator.api.fields import format_time
 from ptah_operator.engine.schema.diff import CATEGORIES, Statement
 from ptah_operator.engine.schema.plan import Policy, policy_refusals
 from ptah_operator.engine.schema.severity import Severity, highest
-from ptah_operator.runner.document import ErrorBlock, Json
-from ptah_operator.runner.schema_operation import SchemaOperation
+from ptah_operator.runner.document import ErrorBlock, Json, Operated
 
 MAX_REPORTED_TABLES = 100
 MAX_PIECE_BYTES = MAX_CHUNK_CHARS
@@ -283,7 +282,7 @@ def failure_block(detail: dict[str, Any]) -> Json:
 
 
 def schema_result(
-    operation: SchemaOperation,
+    operation: Operated,
     *,
     started_at: dt.datetime,
     finished_at: dt.datetime,

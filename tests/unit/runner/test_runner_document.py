@@ -36,8 +36,8 @@ from ptah_operator.runner.migration import (
     apply_finished,
     connection_message,
     interrupted,
+    parse_operation,
 )
-from ptah_operator.runner.operation import parse_operation
 
 T0 = dt.datetime(2026, 8, 30, 12, 0, tzinfo=dt.UTC)
 T1 = T0 + dt.timedelta(seconds=3)

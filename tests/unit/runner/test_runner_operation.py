@@ -21,7 +21,7 @@ from ptah_operator.engine.migrations.connection import Engine
 from ptah_operator.engine.migrations.revision_table import RevisionTable
 from ptah_operator.reconcile.jobs import apply_job, operation_document
 from ptah_operator.reconcile.world import RunnerConfig
-from ptah_operator.runner.operation import parse_operation
+from ptah_operator.runner.migration import parse_operation
 
 FILES = {"0000000001_init.up.sql": b"CREATE TABLE orders (id int);\n"}
 DIGEST, _ = digest_of_files(FILES)

@@ -17,6 +17,7 @@ from ptah_operator.engine.schema.severity import Severity
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.world import OperationResult
 from ptah_operator.runner.document import ErrorBlock
+from ptah_operator.runner.schema import SchemaOperation, parse_schema_operation
 from ptah_operator.runner.schema_document import (
     PlanTooLargeError,
     apply_block,
@@ -30,7 +31,6 @@ from ptah_operator.runner.schema_document import (
     schema_result,
     sha256_digest,
 )
-from ptah_operator.runner.schema_operation import SchemaOperation, parse_schema_operation
 
 T0 = dt.datetime(2026, 8, 30, 12, 0, tzinfo=dt.UTC)
 UID = "u-1"

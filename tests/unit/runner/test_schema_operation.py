@@ -21,7 +21,7 @@ from ptah_operator.engine.schema.scope import Scope
 from ptah_operator.engine.schema.timeouts import Timeouts
 from ptah_operator.reconcile.schema.jobs import apply_job, operation_document, read_job
 from ptah_operator.reconcile.world import RunnerConfig
-from ptah_operator.runner.schema_operation import parse_schema_operation
+from ptah_operator.runner.schema import parse_schema_operation
 
 DIGEST = "sha256:" + "d" * 64
 TARGET = "sha256:" + "e" * 64
