@@ -18,6 +18,11 @@ fetch (an init container of History/Apply for Git/OCI sources): fetches the reco
 
 Each returns an `Ending`: the exit code and the termination message (one line, never content,
 a URL or a credential); main.py writes the message.
+
+The operation document's `source` block and `fetch --source=JSON` are read and checked by
+api/contracts/operation.py. The result (contract `ptah.run/result/v1`): the envelope `contract,
+operationID, type, resource, startedAt, finishedAt` plus `resolve` or `verify` (built at the end
+of this module), or `error: {reason, message}` when the operation could not do its work.
 """
 
 from __future__ import annotations
@@ -28,13 +33,15 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import structlog
 
 from ptah_operator.api.content import MANIFEST_KEY, ContentError, digest_of_files
-from ptah_operator.api.contracts.codes import ExitCode
+from ptah_operator.api.contracts.codes import RESULT_CONTRACT, ExitCode
 from ptah_operator.api.contracts.operation import (
+    ARTIFACT,
+    GIT,
     ArtifactSource,
     GitSource,
     OperationError,
@@ -43,6 +50,7 @@ from ptah_operator.api.contracts.operation import (
     parse_source_argument,
     parse_source_operation,
 )
+from ptah_operator.api.fields import format_time
 from ptah_operator.engine.sources import git, oci
 from ptah_operator.engine.sources.errors import (
     SourceError,
@@ -58,13 +66,6 @@ from ptah_operator.runner.report import (
     encode,
     post_result,
 )
-from ptah_operator.runner.source_operation import (
-    Json,
-    artifact_resolve_block,
-    git_resolve_block,
-    source_result,
-    verify_block,
-)
 
 log = structlog.get_logger("ptah.runner")
 
@@ -72,6 +73,7 @@ INSECURE_REGISTRIES_ENV = "PTAH_INSECURE_REGISTRIES"
 MAX_POLICY_FILE_BYTES = 1024 * 1024
 
 T = TypeVar("T")
+Json = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -341,3 +343,70 @@ def fetch_command(source_text: str, digest: str, out: Path, credentials_dir: Pat
         )
     log.info("source fetched", files=len(files), digest=digest)
     return Ending(ExitCode.REPORTED, "")
+
+
+# -- results --------------------------------------------------------------------------------
+
+
+def git_resolve_block(
+    source: GitSource, commit: str, content_digest: str, file_count: int, total_bytes: int
+) -> Json:
+    return {
+        "kind": GIT,
+        "repository": source.repository,
+        "ref": source.ref,
+        "path": source.path,
+        "commit": commit,
+        "contentDigest": content_digest,
+        "fileCount": file_count,
+        "totalBytes": total_bytes,
+    }
+
+
+def artifact_resolve_block(source: ArtifactSource, digest: str) -> Json:
+    return {"kind": ARTIFACT, "ociRef": source.oci_ref, "ociDigest": digest}
+
+
+def verify_block(
+    *,
+    accepted: bool,
+    artifact_type: str,
+    policy_digest: str | None,
+    content_digest: str | None = None,
+    refusal: str | None = None,
+) -> Json:
+    """`contentDigest` only when accepted, `refusal` only when refused."""
+    block: Json = {
+        "accepted": accepted,
+        "artifactType": artifact_type,
+        "policyDigest": policy_digest,
+    }
+    if accepted:
+        block["contentDigest"] = content_digest
+    else:
+        block["refusal"] = refusal
+    return block
+
+
+def source_result(
+    operation: SourceDocument,
+    *,
+    started_at: dt.datetime,
+    finished_at: dt.datetime,
+    block: Json | None = None,
+    error: tuple[str, str] | None = None,
+) -> Json:
+    """The whole result document: the envelope plus `resolve`/`verify`, or `error`."""
+    doc: Json = {
+        "contract": RESULT_CONTRACT,
+        "operationID": operation.operation_id,
+        "type": operation.type,
+        "resource": operation.resource.as_json(),
+        "startedAt": format_time(started_at),
+        "finishedAt": format_time(finished_at),
+    }
+    if error is not None:
+        doc["error"] = {"reason": error[0], "message": error[1]}
+    elif block is not None:
+        doc[operation.type.lower()] = block
+    return doc
