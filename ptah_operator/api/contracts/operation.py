@@ -491,7 +491,7 @@ class _Document(_Block):
 
     @field_validator("type", mode="before")
     @classmethod
-    def _type(cls, value: Any) -> str:
+    def _type(cls, value: Any, info: ValidationInfo) -> str:
         if value not in cls.TYPES:
             raise _field(f"must be one of {', '.join(cls.TYPES)}")
         return str(value)
@@ -679,22 +679,13 @@ class SchemaDocument(_Document):
         return _not_read(value)
 
 
-class SourceDocument(_Block):
-    """A Resolve or a Verify, read from either family's document (other keys ignored)."""
+class SourceDocument(_Document):
+    """A Resolve or a Verify, read from either family's document (other keys ignored); the
+    type the command expects comes as the validation context."""
 
-    contract: str = Field(default=None, validate_default=True)
-    type: str = Field(default=None, validate_default=True)
-    operation_id: str = Field(default=None, validate_default=True, alias="operationID")
     source: Source
     resource: ResourceRef = Field(default=None, validate_default=True)
     source_policy: SourceLimits | None = None
-
-    @field_validator("contract", mode="before")
-    @classmethod
-    def _contract(cls, value: Any) -> str:
-        if value != OPERATION_CONTRACT:
-            raise _field(f"must be {OPERATION_CONTRACT}")
-        return OPERATION_CONTRACT
 
     @field_validator("type", mode="before")
     @classmethod
@@ -703,11 +694,6 @@ class SourceDocument(_Block):
         if value != expected:
             raise _field(f"must be {expected}")
         return str(value)
-
-    @field_validator("operation_id", mode="before")
-    @classmethod
-    def _operation_id(cls, value: Any) -> str:
-        return _text(value, OPERATION_ID)
 
     @field_validator("source", mode="before")
     @classmethod

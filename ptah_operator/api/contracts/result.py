@@ -1,7 +1,8 @@
 """The runner's report of an operation (contract `ptah.run/result/v1`), typed once for both sides.
 
-The runner builds it (runner/document.py, runner/schema_document.py, runner/source_commands.py); the
-manager reads it with these models (reconcile/reports.py `read_report`). The envelope is the
+The runner builds it (runner/document.py, runner/schema_document.py,
+runner/source_commands.py); the manager reads it with these models (reconcile/reports.py
+`read_report`). The envelope is the
 same for every family: contract, operationID, type, resource, startedAt, finishedAt,
 targetIdentityDigest, and `error` {reason, message} for an operation that could not do its
 work. Resolve and Verify carry `resolve` and `verify`. A migration's blocks are `history` and
