@@ -28,15 +28,14 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from ptah_operator.api.contracts.codes import RESULT_CONTRACT
-from ptah_operator.api.contracts.operation import ResourceRef
 from ptah_operator.api.fields import format_time
 from ptah_operator.engine.migrations.apply import Outcome, RunResult
 from ptah_operator.engine.migrations.directory import MigrationDirectory
 from ptah_operator.engine.migrations.revision_table import STATE_APPLIED, Revision
 from ptah_operator.engine.migrations.status import Status, Verdict
+from ptah_operator.runner.envelope import Operated, envelope
 
 MAX_PENDING = 1000
 MAX_LISTED = 1000
@@ -53,17 +52,6 @@ _VERDICTS = {
     Verdict.READY: "ReadyToPlan",
 }
 _ERROR_CLASS = re.compile(r"SQLSTATE [0-9A-Z]{5}|MySQL error [0-9]+")
-
-
-class Operated(Protocol):
-    """What a result's envelope repeats of the operation it reports."""
-
-    @property
-    def operation_id(self) -> str: ...
-    @property
-    def type(self) -> str: ...
-    @property
-    def resource(self) -> ResourceRef: ...
 
 
 @dataclass(frozen=True)
@@ -256,12 +244,7 @@ def result_document(
     """The whole `ptah.run/result/v1` document. `history`, `run` and `error` are left out when
     they do not apply (a History has no run; a reading that could not be made no history)."""
     doc: Json = {
-        "contract": RESULT_CONTRACT,
-        "operationID": operation.operation_id,
-        "type": operation.type,
-        "resource": operation.resource.as_json(),
-        "startedAt": format_time(started_at),
-        "finishedAt": format_time(finished_at),
+        **envelope(operation, started_at, finished_at),
         "targetIdentityDigest": target_identity_digest,
     }
     if history is not None:

@@ -34,12 +34,11 @@ from ptah_operator.api.constants import (
     MAX_PLAN_CHUNKS,
     MAX_PLAN_FINDINGS,
 )
-from ptah_operator.api.contracts.codes import RESULT_CONTRACT
-from ptah_operator.api.fields import format_time
 from ptah_operator.engine.schema.diff import CATEGORIES, Statement
 from ptah_operator.engine.schema.plan import Policy, policy_refusals
 from ptah_operator.engine.schema.severity import Severity, highest
-from ptah_operator.runner.document import ErrorBlock, Json, Operated
+from ptah_operator.runner.document import ErrorBlock, Json
+from ptah_operator.runner.envelope import Operated, envelope
 
 MAX_REPORTED_TABLES = 100
 MAX_PIECE_BYTES = MAX_CHUNK_CHARS
@@ -294,12 +293,7 @@ def schema_result(
 ) -> Json:
     """The whole `ptah.run/result/v1` document of a schema operation."""
     doc: Json = {
-        "contract": RESULT_CONTRACT,
-        "operationID": operation.operation_id,
-        "type": operation.type,
-        "resource": operation.resource.as_json(),
-        "startedAt": format_time(started_at),
-        "finishedAt": format_time(finished_at),
+        **envelope(operation, started_at, finished_at),
         "targetIdentityDigest": target_identity_digest,
     }
     if drift is not None:

@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 import structlog
 
 from ptah_operator.api.content import MANIFEST_KEY, ContentError, digest_of_files
-from ptah_operator.api.contracts.codes import RESULT_CONTRACT, ExitCode
+from ptah_operator.api.contracts.codes import ExitCode
 from ptah_operator.api.contracts.operation import (
     ARTIFACT,
     GIT,
@@ -50,7 +50,6 @@ from ptah_operator.api.contracts.operation import (
     parse_source_argument,
     parse_source_operation,
 )
-from ptah_operator.api.fields import format_time
 from ptah_operator.engine.sources import git, oci
 from ptah_operator.engine.sources.errors import (
     SourceError,
@@ -59,6 +58,7 @@ from ptah_operator.engine.sources.errors import (
 )
 from ptah_operator.engine.sources.files import Credentials, read_credentials, total_bytes
 from ptah_operator.engine.sources.verification import decide, policy_digest
+from ptah_operator.runner.envelope import envelope
 from ptah_operator.runner.report import (
     DEFAULT_BUDGET_SECONDS,
     ReportConfigError,
@@ -397,14 +397,7 @@ def source_result(
     error: tuple[str, str] | None = None,
 ) -> Json:
     """The whole result document: the envelope plus `resolve`/`verify`, or `error`."""
-    doc: Json = {
-        "contract": RESULT_CONTRACT,
-        "operationID": operation.operation_id,
-        "type": operation.type,
-        "resource": operation.resource.as_json(),
-        "startedAt": format_time(started_at),
-        "finishedAt": format_time(finished_at),
-    }
+    doc: Json = envelope(operation, started_at, finished_at)
     if error is not None:
         doc["error"] = {"reason": error[0], "message": error[1]}
     elif block is not None:
