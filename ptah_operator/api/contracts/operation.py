@@ -28,10 +28,11 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Annotated, Any, ClassVar, Self, TypeVar
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -161,6 +162,27 @@ def _seconds(value: Any) -> float | None:
     return float(value)
 
 
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _field("must be true or false")
+    return value
+
+
+def _matching(pattern: re.Pattern[str] | None) -> BeforeValidator:
+    return BeforeValidator(lambda value: _text(value, pattern))
+
+
+# A field's type says what it must hold; a missing one (`= _REQUIRED`) is checked as a null.
+_Text = Annotated[str, _matching(None)]
+_Label = Annotated[str, _matching(DNS_LABEL)]
+_Subdomain = Annotated[str, _matching(DNS_SUBDOMAIN)]
+_DigestText = Annotated[str, _matching(DIGEST)]
+_Flag = Annotated[bool, BeforeValidator(_flag)]
+_Patterns = Annotated[tuple[str, ...], BeforeValidator(_patterns)]
+_Seconds = Annotated[float | None, BeforeValidator(_seconds)]
+_REQUIRED: Any = Field(default=None, validate_default=True)
+
+
 class _Absent:
     """A key the document does not hold (where that differs from one holding null)."""
 
@@ -203,10 +225,10 @@ class ResourceRef(_Block):
 
     KINDS: ClassVar[tuple[str, ...]] = (MIGRATION_KIND, SCHEMA_KIND)
 
-    kind: str = Field(default=None, validate_default=True)
-    uid: str = Field(default=None, validate_default=True)
-    namespace: str = Field(default=None, validate_default=True)
-    name: str = Field(default=None, validate_default=True)
+    kind: str = _REQUIRED
+    uid: str = _REQUIRED
+    namespace: _Label = _REQUIRED
+    name: _Subdomain = _REQUIRED
 
     @field_validator("kind", mode="before")
     @classmethod
@@ -223,16 +245,6 @@ class ResourceRef(_Block):
         if len(uid) > 128:
             raise _field("is too long")
         return uid
-
-    @field_validator("namespace", mode="before")
-    @classmethod
-    def _namespace(cls, value: Any) -> str:
-        return _text(value, DNS_LABEL)
-
-    @field_validator("name", mode="before")
-    @classmethod
-    def _name(cls, value: Any) -> str:
-        return _text(value, DNS_SUBDOMAIN)
 
     def as_json(self) -> Json:
         return {"kind": self.kind, "namespace": self.namespace, "name": self.name, "uid": self.uid}
@@ -260,13 +272,8 @@ class SchemaResource(ResourceRef):
 
 
 class RevisionTableRef(_Block):
-    name: str = Field(default=None, validate_default=True)
+    name: Annotated[str, _matching(IDENTIFIER)] = _REQUIRED
     schema_: str | None = Field(default=None, alias="schema")
-
-    @field_validator("name", mode="before")
-    @classmethod
-    def _name(cls, value: Any) -> str:
-        return _text(value, IDENTIFIER)
 
     @field_validator("schema_", mode="before")
     @classmethod
@@ -279,18 +286,8 @@ class RevisionTableRef(_Block):
 class ExpectedVersion(_Block):
     """One migration of the approved sequence, as the plan spells it."""
 
-    version: str = Field(default=None, validate_default=True)
-    checksum: str = Field(default=None, validate_default=True)
-
-    @field_validator("version", mode="before")
-    @classmethod
-    def _version(cls, value: Any) -> str:
-        return _text(value, VERSION)
-
-    @field_validator("checksum", mode="before")
-    @classmethod
-    def _checksum(cls, value: Any) -> str:
-        return _text(value, DIGEST)
+    version: Annotated[str, _matching(VERSION)] = _REQUIRED
+    checksum: _DigestText = _REQUIRED
 
 
 class MigrationPlanRef(_Block):
@@ -305,14 +302,9 @@ class OperationScope(_Block):
     """The engine's scope (`--schema`, `--table`, `--exclude`). No schema named means the
     engine's default (`public`; MySQL/MariaDB ignore it, their scope is the URL's database)."""
 
-    schemas: tuple[str, ...] = ()
-    include_tables: tuple[str, ...] = ()
-    exclude_tables: tuple[str, ...] = ()
-
-    @field_validator("schemas", "include_tables", "exclude_tables", mode="before")
-    @classmethod
-    def _patterns(cls, value: Any) -> tuple[str, ...]:
-        return _patterns(value)
+    schemas: _Patterns = ()
+    include_tables: _Patterns = ()
+    exclude_tables: _Patterns = ()
 
 
 class OperationPolicy(_Block):
@@ -320,65 +312,23 @@ class OperationPolicy(_Block):
     holds the plan to the policy once more before it runs; both hold every statement to the
     timeouts (lock 30 s when absent, statement none; 0 is no limit)."""
 
-    allow_destructive: bool = False
-    lock_timeout_seconds: float | None = None
-    statement_timeout_seconds: float | None = None
-    protected_tables: tuple[str, ...] = ()
-
-    @field_validator("allow_destructive", mode="before")
-    @classmethod
-    def _allow(cls, value: Any) -> bool:
-        if not isinstance(value, bool):
-            raise _field("must be true or false")
-        return value
-
-    @field_validator("lock_timeout_seconds", "statement_timeout_seconds", mode="before")
-    @classmethod
-    def _seconds(cls, value: Any) -> float | None:
-        return _seconds(value)
-
-    @field_validator("protected_tables", mode="before")
-    @classmethod
-    def _patterns(cls, value: Any) -> tuple[str, ...]:
-        return _patterns(value)
+    allow_destructive: _Flag = False
+    lock_timeout_seconds: _Seconds = None
+    statement_timeout_seconds: _Seconds = None
+    protected_tables: _Patterns = ()
 
 
 class SchemaPlanRef(_Block):
     """The published plan an Apply runs, as its document names it."""
 
-    name: str = Field(default=None, validate_default=True)
-    uid: str = Field(default=None, validate_default=True)
-    fingerprint: str = Field(default=None, validate_default=True)
-    digest: str = Field(default=None, validate_default=True)
+    name: _Subdomain = _REQUIRED
+    uid: _Text = _REQUIRED
+    fingerprint: _DigestText = _REQUIRED
+    digest: _DigestText = _REQUIRED
     """SHA-256 of the plan file's bytes (the chunks joined): what the fetched bytes must give."""
-    size: int = Field(default=None, validate_default=True)
-    observed_fingerprint: str = Field(default=None, validate_default=True)
-    chunks: int = Field(default=None, validate_default=True)
-
-    @field_validator("name", mode="before")
-    @classmethod
-    def _name(cls, value: Any) -> str:
-        return _text(value, DNS_SUBDOMAIN)
-
-    @field_validator("uid", mode="before")
-    @classmethod
-    def _uid(cls, value: Any) -> str:
-        return _text(value)
-
-    @field_validator("fingerprint", "digest", "observed_fingerprint", mode="before")
-    @classmethod
-    def _digest(cls, value: Any) -> str:
-        return _text(value, DIGEST)
-
-    @field_validator("size", mode="before")
-    @classmethod
-    def _size(cls, value: Any) -> int:
-        return _count(value, 0)
-
-    @field_validator("chunks", mode="before")
-    @classmethod
-    def _chunks(cls, value: Any) -> int:
-        return _count(value, 1, MAX_PLAN_CHUNKS)
+    size: Annotated[int, BeforeValidator(lambda value: _count(value, 0))] = _REQUIRED
+    observed_fingerprint: _DigestText = _REQUIRED
+    chunks: Annotated[int, BeforeValidator(lambda v: _count(v, 1, MAX_PLAN_CHUNKS))] = _REQUIRED
 
 
 class SourceLimits(_Block):
@@ -473,9 +423,11 @@ class _Document(_Block):
 
     TYPES: ClassVar[tuple[str, ...]] = ()
 
-    contract: str = Field(default=None, validate_default=True)
-    operation_id: str = Field(default=None, validate_default=True, alias="operationID")
-    type: str = Field(default=None, validate_default=True)
+    contract: str = _REQUIRED
+    operation_id: Annotated[str, _matching(OPERATION_ID)] = Field(
+        default=None, validate_default=True, alias="operationID"
+    )
+    type: str = _REQUIRED
 
     @field_validator("contract", mode="before")
     @classmethod
@@ -483,11 +435,6 @@ class _Document(_Block):
         if value != OPERATION_CONTRACT:
             raise _field(f"must be {OPERATION_CONTRACT}")
         return OPERATION_CONTRACT
-
-    @field_validator("operation_id", mode="before")
-    @classmethod
-    def _operation_id(cls, value: Any) -> str:
-        return _text(value, OPERATION_ID)
 
     @field_validator("type", mode="before")
     @classmethod
@@ -531,13 +478,13 @@ class MigrationDocument(_Document):
 
     TYPES: ClassVar[tuple[str, ...]] = MIGRATION_OPERATION_TYPES
 
-    engine: str = Field(default=None, validate_default=True)
+    engine: Annotated[str, BeforeValidator(lambda value: _engine_name(value))] = _REQUIRED
     revision_table: RevisionTableRef
     expected: tuple[ExpectedVersion, ...] | None = None
-    planned_target_digest: str | None = Field(default=None, validate_default=True)
-    resource: MigrationResource = Field(default=None, validate_default=True)
+    planned_target_digest: str | None = _REQUIRED
+    resource: MigrationResource = _REQUIRED
     transaction_mode: str | None = None
-    content_digest: str = Field(default=None, validate_default=True)
+    content_digest: _DigestText = _REQUIRED
     source: Json | None = None
     source_policy: SourceLimits | None = None
     plan: MigrationPlanRef | None = None
@@ -546,11 +493,6 @@ class MigrationDocument(_Document):
     @classmethod
     def _absent(cls, data: Any) -> Any:
         return {"expected": ABSENT, **data} if isinstance(data, dict) else data
-
-    @field_validator("engine", mode="before")
-    @classmethod
-    def _engine(cls, value: Any) -> str:
-        return _engine_name(value)
 
     @field_validator("expected", mode="before")
     @classmethod
@@ -589,11 +531,6 @@ class MigrationDocument(_Document):
             raise _field('must be null, "file" or "none"')
         return None if value is None else str(value)
 
-    @field_validator("content_digest", mode="before")
-    @classmethod
-    def _content_digest(cls, value: Any) -> str:
-        return _text(value, DIGEST)
-
     @field_validator("source", "source_policy", "plan", mode="before")
     @classmethod
     def _unread(cls, value: Any) -> None:
@@ -606,16 +543,16 @@ class SchemaDocument(_Document):
 
     TYPES: ClassVar[tuple[str, ...]] = SCHEMA_OPERATION_TYPES
 
-    engine: str = Field(default=None, validate_default=True)
+    engine: Annotated[str, BeforeValidator(lambda value: _engine_name(value))] = _REQUIRED
     artifact_type: str | None = None
-    proof: bool = False
-    policy: OperationPolicy = Field(default=None, validate_default=True)
-    resource: SchemaResource = Field(default=None, validate_default=True)
-    scope: OperationScope = Field(default=None, validate_default=True)
+    proof: _Flag = False
+    policy: OperationPolicy = _REQUIRED
+    resource: SchemaResource = _REQUIRED
+    scope: OperationScope = _REQUIRED
     expected_target_digest: str | None = None
     content_digest: str | None = None
     plan: SchemaPlanRef | None = None
-    planned_target_digest: str | None = Field(default=None, validate_default=True)
+    planned_target_digest: str | None = _REQUIRED
     source: Json | None = None
     source_policy: SourceLimits | None = None
 
@@ -625,18 +562,6 @@ class SchemaDocument(_Document):
         if not isinstance(data, dict):
             return data
         return {"contentDigest": ABSENT, "plan": ABSENT, **data}
-
-    @field_validator("engine", mode="before")
-    @classmethod
-    def _engine(cls, value: Any) -> str:
-        return _engine_name(value)
-
-    @field_validator("proof", mode="before")
-    @classmethod
-    def _proof(cls, value: Any) -> bool:
-        if not isinstance(value, bool):
-            raise _field("must be true or false")
-        return value
 
     @field_validator("policy", "scope", mode="before")
     @classmethod
@@ -684,7 +609,7 @@ class SourceDocument(_Document):
     type the command expects comes as the validation context."""
 
     source: Source
-    resource: ResourceRef = Field(default=None, validate_default=True)
+    resource: ResourceRef = _REQUIRED
     source_policy: SourceLimits | None = None
 
     @field_validator("type", mode="before")
