@@ -204,7 +204,7 @@ class _Block(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True, warnings=False)
 
 
-def _read(model: type[_DocumentT], text: str) -> _DocumentT:
+def _read(model: type[_DocumentT], text: str, context: dict[str, str] | None = None) -> _DocumentT:
     try:
         raw = json.loads(text)
     except (ValueError, TypeError):
@@ -212,7 +212,7 @@ def _read(model: type[_DocumentT], text: str) -> _DocumentT:
     if not isinstance(raw, dict):
         raise OperationError("the operation document must be a JSON object")
     try:
-        return model.model_validate(raw)
+        return model.model_validate(raw, context=context)
     except ValidationError as exc:
         raise refusal(exc) from None
 
@@ -637,16 +637,7 @@ class SourceDocument(_Document):
 
 def parse_source_operation(text: str, expected_type: str) -> SourceDocument:
     """Read and check a Resolve or Verify operation document."""
-    try:
-        raw = json.loads(text)
-    except (ValueError, TypeError):
-        raise OperationError("PTAH_OPERATION is not JSON") from None
-    if not isinstance(raw, dict):
-        raise OperationError("the operation document must be a JSON object")
-    try:
-        return SourceDocument.model_validate(raw, context={"type": expected_type})
-    except ValidationError as exc:
-        raise refusal(exc) from None
+    return _read(SourceDocument, text, {"type": expected_type})
 
 
 def is_schema_document(text: str) -> bool:
