@@ -16,12 +16,9 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ptah_operator.api.constants import SNAPSHOT_NAME_PREFIX
-
 MANIFEST_KEY = "ptah-manifest.json"
 """The key of the manifest inside a snapshot ConfigMap; never a source file's name."""
 MANIFEST_VERSION = 1
-SNAPSHOT_PREFIX = SNAPSHOT_NAME_PREFIX
 MAX_SNAPSHOT_BYTES = 900 * 1024
 """A ConfigMap holds at most 1 MiB; leave room for the manifest and metadata."""
 
@@ -117,8 +114,3 @@ def check_files(manifest: bytes, files: Mapping[str, bytes], expected_digest: st
     extra = sorted(set(files) - listed)
     if extra:
         raise ContentError(f"file {extra[0]} is in the snapshot but not in its manifest")
-
-
-def snapshot_name(resource_uid: str, digest: str) -> str:
-    """`ptah-src-<hash>`: one snapshot per resource and content, so owners never share one."""
-    return SNAPSHOT_PREFIX + sha256_hex(f"{resource_uid}:{digest}".encode())[:20]

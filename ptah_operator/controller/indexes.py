@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ptah_operator.api.constants import LABEL_OWNER_KIND, LABEL_OWNER_NAME, LABEL_OWNER_UID
-from ptah_operator.reconcile.jobs import realm_lease_name
+from ptah_operator.api.names import realm_lease_name
 from ptah_operator.runtime.informer import Informer
 from ptah_operator.runtime.store import KubeObject, metadata, object_key
 

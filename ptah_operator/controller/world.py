@@ -18,7 +18,6 @@ import base64
 import datetime as dt
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -35,8 +34,11 @@ from ptah_operator.api.constants import (
     Kind,
 )
 from ptah_operator.api.content import MAX_SNAPSHOT_BYTES, ContentError, digest_of_files
+from ptah_operator.api.contracts.codes import ExitCode
 from ptah_operator.api.fields import parse_time
 from ptah_operator.api.kinds import from_manifest, kind_info
+from ptah_operator.api.names import PIECE_KEY, RESULT_KEY, RESULT_PREFIX, realm_lease_name
+from ptah_operator.api.names import PIECE_RECORD as _PIECE_RECORD
 from ptah_operator.api.realm import PtahRealm
 from ptah_operator.api.source_policy import SourcePolicyError, parse_source_policy
 from ptah_operator.controller.indexes import (
@@ -48,7 +50,6 @@ from ptah_operator.controller.indexes import (
     index_owner_uid,
     spec_of,
 )
-from ptah_operator.reconcile.jobs import realm_lease_name
 from ptah_operator.reconcile.schema.world import PlanText
 from ptah_operator.reconcile.world import (
     Claimant,
@@ -66,11 +67,6 @@ from ptah_operator.runtime.store import KubeObject, metadata
 
 log = structlog.get_logger(__name__)
 
-RESULT_KEY = "result.json"
-PIECE_KEY = "piece"
-RESULT_PREFIX = "ptah-result-"
-_PIECE_RECORD = re.compile(r"ptah-result-([0-9a-f]+)-([0-9]{1,2})")
-
 
 def ptah_resource(kind: Kind) -> Resource:
     """The `Resource` of one of our kinds, from the api layer's table of kinds."""
@@ -83,7 +79,7 @@ SCHEMAS = ptah_resource(Kind.PTAH_SCHEMA)
 REALMS = ptah_resource(Kind.PTAH_REALM)
 
 SOURCE_CONTAINERS = frozenset({"source", "fetch"})
-SNAPSHOT_REFUSED_EXIT = 3
+SNAPSHOT_REFUSED_EXIT = ExitCode.REFUSED
 """The exit code of the runner's `source` and `fetch` init containers for files that do not
 give the bound digest (or a Git commit no longer reachable)."""
 

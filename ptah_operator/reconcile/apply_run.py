@@ -48,17 +48,19 @@ from ptah_operator.api.constants import (
     Reason,
     RunOutcome,
 )
+from ptah_operator.api.contracts.result import OperationReport, run_failure
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.migration import LastRun
+from ptah_operator.api.names import job_name, realm_lease_name
 from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.reconcile import approvals, conditions, planning, run_records, sources
 from ptah_operator.reconcile.conditions import Standing
 from ptah_operator.reconcile.decision import LeaseAction, LeaseVerb, OperationCredentials
 from ptah_operator.reconcile.draft import Draft
 from ptah_operator.reconcile.effects import binding_digest, current_binding
-from ptah_operator.reconcile.jobs import apply_job, job_name, owner_reference, realm_lease_name
+from ptah_operator.reconcile.jobs import apply_job, owner_reference
 from ptah_operator.reconcile.realm import Refusal
-from ptah_operator.reconcile.reports import OperationReport, Unreadable, read_report, run_failure
+from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
     CLEANUP_CHECK,
     JOB_RECREATE_CHECK,
@@ -183,7 +185,9 @@ def observe(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> No
         )
         return
     if result is not None:
-        report = read_report(result, claim.operation_id, OperationType.APPLY, draft.uid)
+        report = read_report(
+            result, OperationReport, claim.operation_id, OperationType.APPLY, draft.uid
+        )
         if isinstance(report, Unreadable):
             _end_unknown(draft, claim, job, f"the run's result cannot be read: {report.why}")
         elif report.run is None:

@@ -29,6 +29,7 @@ from ptah_operator.api.constants import (
     OperationType,
 )
 from ptah_operator.api.migration import PtahMigration, PtahMigrationSpec, PtahMigrationStatus
+from ptah_operator.api.names import operation_secret_name, result_record_name
 from ptah_operator.reconcile import approvals, conditions, journal, retention
 from ptah_operator.reconcile.conditions import Standing
 from ptah_operator.reconcile.decision import (
@@ -36,7 +37,6 @@ from ptah_operator.reconcile.decision import (
     ObjectRef,
 )
 from ptah_operator.reconcile.effects import Effects, current_binding, wire
-from ptah_operator.reconcile.jobs import operation_secret_name, result_record_name
 from ptah_operator.reconcile.schedule import failure_retry_interval
 from ptah_operator.reconcile.world import MigrationWorld
 

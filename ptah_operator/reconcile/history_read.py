@@ -37,6 +37,9 @@ from ptah_operator.api.constants import (
     OperationType,
     Reason,
 )
+from ptah_operator.api.contracts.codes import ErrorReason
+from ptah_operator.api.contracts.result import OperationReport
+from ptah_operator.api.names import job_name, result_record_name
 from ptah_operator.reconcile import (
     conditions,
     planning,
@@ -49,7 +52,7 @@ from ptah_operator.reconcile import (
 from ptah_operator.reconcile.decision import ObjectRef, OperationCredentials
 from ptah_operator.reconcile.draft import Draft
 from ptah_operator.reconcile.effects import binding_digest, current_binding
-from ptah_operator.reconcile.jobs import history_job, job_name, owner_reference, result_record_name
+from ptah_operator.reconcile.jobs import history_job, owner_reference
 from ptah_operator.reconcile.read_request import ReadRequest, answer, answer_invalid, unanswered
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
@@ -60,9 +63,6 @@ from ptah_operator.reconcile.schedule import (
     interval,
 )
 from ptah_operator.reconcile.world import JobPhase
-
-SNAPSHOT_REFUSED = "SnapshotRefused"
-"""The runner's error reason when the files it was handed do not give the bound digest."""
 
 
 def start(
@@ -133,10 +133,10 @@ def observe(draft: Draft, claim: ActiveOperation) -> None:
         return
     result = draft.world.results.get(claim.operation_id)
     if result is not None:
-        report = read_report(result, claim.operation_id, claim.type, draft.uid)
+        report = read_report(result, OperationReport, claim.operation_id, claim.type, draft.uid)
         if isinstance(report, Unreadable):
             _failed_attempt(draft, claim, Reason.OPERATION_FAILED, report.why, result.received_at)
-        elif report.error is not None and report.error.reason == SNAPSHOT_REFUSED:
+        elif report.error is not None and report.error.reason == ErrorReason.SNAPSHOT_REFUSED:
             _refused(draft, claim, report.error.message or "the files were refused")
         elif report.error is not None:
             _failed_attempt(

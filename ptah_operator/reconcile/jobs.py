@@ -1,4 +1,4 @@
-"""Pure builders of the objects an operation needs: its Job, its snapshot, its names.
+"""Pure builders of the objects an operation needs: its Job, its snapshot.
 
 The Jobs follow docs/design/migration-path.md. History and Apply: an init container that checks
 the files against the bound content digest and holds no database URL, and a container that holds
@@ -8,14 +8,13 @@ source's are fetched again by a first init container (`fetch`, the only one hold
 credential) into an emptyDir, which the `source` init container checks once more before it
 copies them for the run container (SRC-GIT-06, SRC-GIT-07). Resolve and Verify run one
 container that reads the source and never the database. Names are deterministic from the
-operation id, so a pass that crashed between its claim and its Job creates the same Job again
-rather than a second one.
+operation id (api/names.py), so a pass that crashed between its claim and its Job creates the
+same Job again rather than a second one.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from typing import Any
 
@@ -33,14 +32,22 @@ from ptah_operator.api.constants import (
     OperationType,
     SourceKind,
 )
-from ptah_operator.api.content import MANIFEST_KEY, snapshot_name
+from ptah_operator.api.content import MANIFEST_KEY
+from ptah_operator.api.contracts.operation import (
+    ExpectedVersion,
+    MigrationDocument,
+    MigrationPlanRef,
+    MigrationResource,
+    RevisionTableRef,
+    SourceLimits,
+)
 from ptah_operator.api.migration import PtahMigration
+from ptah_operator.api.names import job_name, operation_secret_name, snapshot_name
 from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.api.schema import PtahSchema
 from ptah_operator.api.source_policy import SourcePolicy
 from ptah_operator.reconcile.world import RunnerConfig, SourceFiles
 
-OPERATION_CONTRACT = "ptah.run/operation/v1"
 RUNNER_UID = 65532
 ACTIVE_DEADLINE_SECONDS = 3600
 SNAPSHOT_MOUNT = "/ptah/snapshot"
@@ -55,27 +62,6 @@ Manifest = dict[str, Any]
 
 Owner = PtahMigration | PtahSchema
 """The resource an operation belongs to: its Jobs, snapshots and records are owned by it."""
-
-
-def operation_hex(operation_id: str) -> str:
-    """The hex part of an operation id (`op-3f9a2c7d1e` → `3f9a2c7d1e`)."""
-    return operation_id.removeprefix("op-")
-
-
-def job_name(operation_type: OperationType, operation_id: str) -> str:
-    return f"ptah-{operation_type.value.lower()}-{operation_hex(operation_id)}"
-
-
-def operation_secret_name(operation_id: str) -> str:
-    return f"ptah-op-{operation_hex(operation_id)}"
-
-
-def result_record_name(operation_id: str) -> str:
-    return f"ptah-result-{operation_hex(operation_id)}"
-
-
-def realm_lease_name(coordination_key: str) -> str:
-    return "ptah-realm-" + hashlib.sha256(coordination_key.encode()).hexdigest()[:16]
 
 
 def owner_reference(resource: Owner) -> Manifest:
@@ -160,40 +146,39 @@ def operation_document(
     plan: PtahMigrationPlan | None = None,
     source: Manifest | None = None,
 ) -> Manifest:
-    """What the runner is asked to do (contract ptah.run/operation/v1): no SQL, no URL."""
+    """What the runner is asked to do (contract ptah.run/operation/v1, api/contracts/
+    operation.py): no SQL, no URL. Only the keys set here are sent."""
     spec = migration.spec
     table = spec.policy.revision_table
-    document: Manifest = {
-        "contract": OPERATION_CONTRACT,
-        "operationID": operation_id,
+    fields: dict[str, Any] = {
+        "operation_id": operation_id,
         "type": operation_type.value,
-        "resource": {
-            "kind": "PtahMigration",
-            "namespace": migration.metadata.namespace,
-            "name": migration.metadata.name,
-            "uid": migration.metadata.uid,
-        },
+        "resource": MigrationResource.of(
+            "PtahMigration",
+            migration.metadata.namespace,
+            migration.metadata.name,
+            migration.metadata.uid,
+        ),
         "engine": spec.target.engine.value,
-        "revisionTable": {"schema": table.schema_, "name": table.name},
-        "transactionMode": spec.policy.transaction_mode.value
+        "revision_table": RevisionTableRef.model_construct(schema_=table.schema_, name=table.name),
+        "transaction_mode": spec.policy.transaction_mode.value
         if spec.policy.transaction_mode
         else None,
     }
     if content_digest is not None:
-        document["contentDigest"] = content_digest
+        fields["content_digest"] = content_digest
     if source is not None:
-        document["source"] = source
+        fields["source"] = source
     if plan is not None:
-        document["expected"] = [
-            {"version": v.version, "checksum": v.checksum} for v in plan.spec.versions
+        fields["expected"] = [
+            ExpectedVersion.model_construct(version=v.version, checksum=v.checksum)
+            for v in plan.spec.versions
         ]
-        document["plannedTargetDigest"] = plan.spec.target_identity_digest
-        document["plan"] = {
-            "name": plan.metadata.name,
-            "uid": plan.metadata.uid,
-            "fingerprint": plan.spec.fingerprint,
-        }
-    return document
+        fields["planned_target_digest"] = plan.spec.target_identity_digest
+        fields["plan"] = MigrationPlanRef.model_construct(
+            name=plan.metadata.name, uid=plan.metadata.uid, fingerprint=plan.spec.fingerprint
+        )
+    return MigrationDocument.model_construct(**fields).as_json()
 
 
 _CONTAINER_SECURITY: Manifest = {
@@ -468,7 +453,9 @@ def resolve_job(
         migration, OperationType.RESOLVE, operation_id, None, source=source_block(migration)
     )
     if source_policy is not None and source_policy.max_bytes is not None:
-        document["sourcePolicy"] = {"maxBytes": source_policy.max_bytes}
+        document["sourcePolicy"] = SourceLimits.model_construct(
+            max_bytes=source_policy.max_bytes
+        ).as_json()
     return source_resolve_job(migration, runner, operation_id, document)
 
 

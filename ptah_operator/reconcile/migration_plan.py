@@ -33,6 +33,7 @@ from ptah_operator.api.constants import (
     PLAN_CONTRACT_OCI,
     SourceKind,
 )
+from ptah_operator.api.contracts.result import HistoryReport
 from ptah_operator.api.fingerprints import (
     migration_plan_fingerprint,
     plan_fingerprint_matches,
@@ -42,11 +43,8 @@ from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.plans import PlannedVersion, PtahMigrationPlan, PtahMigrationPlanSpec
 from ptah_operator.reconcile.effects import binding_digest
 from ptah_operator.reconcile.jobs import owner_labels, owner_reference
-from ptah_operator.reconcile.reports import HistoryReport
 
 _UNSET = "sha256:" + "0" * 64
-MAX_NAME = 253
-FINGERPRINT_CHARS = 10
 
 
 def source_binding(record: SourceRecord) -> PlanSourceBinding:
@@ -97,11 +95,6 @@ def plan_spec(
         fingerprint=_UNSET,
     )
     return draft.model_copy(update={"fingerprint": migration_plan_fingerprint(draft)})
-
-
-def plan_name(migration_name: str, fingerprint: str) -> str:
-    suffix = fingerprint.removeprefix("sha256:")[:FINGERPRINT_CHARS]
-    return f"{migration_name[: MAX_NAME - FINGERPRINT_CHARS - 1]}-{suffix}"
 
 
 def plan_manifest(

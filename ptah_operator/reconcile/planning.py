@@ -26,12 +26,13 @@ from ptah_operator.api.constants import (
     JournalEntryType,
     Reason,
 )
+from ptah_operator.api.contracts.result import HistoryReport
 from ptah_operator.api.journal import JournalEntry
+from ptah_operator.api.names import migration_plan_name
 from ptah_operator.reconcile import approvals, conditions, journal
 from ptah_operator.reconcile.draft import Draft
 from ptah_operator.reconcile.effects import current_binding
-from ptah_operator.reconcile.migration_plan import plan_manifest, plan_name, plan_spec, same_spec
-from ptah_operator.reconcile.reports import HistoryReport
+from ptah_operator.reconcile.migration_plan import plan_manifest, plan_spec, same_spec
 from ptah_operator.reconcile.schedule import PLAN_PUBLISH_CHECK, failure_retry_interval
 
 
@@ -73,7 +74,7 @@ def adopt(draft: Draft, claim: ActiveOperation, history: HistoryReport, target: 
         retire(draft, spec)
         draft.fail(Reason.CONFIGURATION_ERROR, f"the plan could not be published: {spec}")
         return
-    name = plan_name(draft.name, spec.fingerprint)
+    name = migration_plan_name(draft.name, spec.fingerprint)
     ref = status.plan
     if ref is None or ref.name != name or ref.fingerprint != spec.fingerprint:
         existing = draft.world.plans.get(name)

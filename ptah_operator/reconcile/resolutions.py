@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ptah_operator.api.common import SourceRecord
 from ptah_operator.api.constants import Reason, SourceKind
-from ptah_operator.reconcile.reports import ResolveReport, VerifyReport
+from ptah_operator.api.contracts.result import ResolveReport, VerifyReport
 
 
 def describe(record: SourceRecord) -> str:

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 from ptah_operator.api.common import ActiveOperation, SourceRecord
 from ptah_operator.api.constants import EventReason, OperationType, Reason, SourceKind
+from ptah_operator.api.contracts.result import OperationReport
+from ptah_operator.api.names import job_name
 from ptah_operator.reconcile import conditions, planning, resolutions, sources
 from ptah_operator.reconcile.decision import OperationCredentials
 from ptah_operator.reconcile.draft import Draft
 from ptah_operator.reconcile.effects import current_binding
-from ptah_operator.reconcile.jobs import job_name, owner_reference, resolve_job, verify_job
+from ptah_operator.reconcile.jobs import owner_reference, resolve_job, verify_job
 from ptah_operator.reconcile.read_request import ReadRequest, answer
-from ptah_operator.reconcile.reports import OperationReport
 from ptah_operator.reconcile.schedule import interval
 
 

@@ -31,11 +31,11 @@ from ptah_operator.api.constants import (
     Reason,
     VerifiedOutcome,
 )
+from ptah_operator.api.contracts.result import HistoryReport, OperationReport, history_status
 from ptah_operator.api.migration import RunVerification
 from ptah_operator.reconcile import conditions, planning, run_records, sources
 from ptah_operator.reconcile.draft import Draft
 from ptah_operator.reconcile.read_request import unanswered
-from ptah_operator.reconcile.reports import HistoryReport, OperationReport, history_status
 from ptah_operator.reconcile.schedule import interval
 
 _BLOCKING = {

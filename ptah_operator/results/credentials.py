@@ -29,7 +29,7 @@ from ptah_operator.api.constants import (
     LABEL_OWNER_UID,
     MANAGED_BY,
 )
-from ptah_operator.reconcile.jobs import operation_secret_name
+from ptah_operator.api.names import operation_secret_name
 
 RESULT_KEY_SECRET = "ptah-operator-result-key"  # noqa: S105 (a Secret's name)
 RESULT_KEY_FIELD = "key"

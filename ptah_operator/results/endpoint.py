@@ -48,7 +48,8 @@ from ptah_operator.api.constants import (
     LABEL_OWNER_UID,
     MANAGED_BY,
 )
-from ptah_operator.reconcile.jobs import result_record_name
+from ptah_operator.api.contracts.codes import RESULT_CONTRACT
+from ptah_operator.api.names import RESULT_KEY, result_record_name
 from ptah_operator.results.answers import (
     NAME,
     Answer,
@@ -66,7 +67,6 @@ from ptah_operator.results.plan_text import (
     serve_plan,
 )
 from ptah_operator.results.store import (
-    RECORD_KEY,
     RecordRefusedError,
     ResultStore,
     StoreUnavailableError,
@@ -74,7 +74,6 @@ from ptah_operator.results.store import (
 
 log = structlog.get_logger(__name__)
 
-RESULT_CONTRACT = "ptah.run/result/v1"
 RESULTS_PATH = "/v1/results"
 MAX_BODY_BYTES = 1024 * 1024
 RESOURCE_KINDS = frozenset({"PtahMigration", "PtahSchema"})
@@ -129,7 +128,7 @@ def record_manifest(document: dict[str, Any], operation_id: str) -> dict[str, An
             ],
         },
         "immutable": True,
-        "data": {RECORD_KEY: canonical_json(document)},
+        "data": {RESULT_KEY: canonical_json(document)},
     }
 
 
@@ -193,7 +192,7 @@ async def receive(
             return error(404, f"the {resource['kind']} does not exist with that uid")
         if needs_pieces(document):
             existing = await store.read_record(namespace, name)
-            if existing == record["data"][RECORD_KEY]:
+            if existing == record["data"][RESULT_KEY]:
                 # A retry of a recorded report: its pieces may be gone, made into chunks.
                 return Answer(200, {"record": name, "result": "exists"})
             refused = await check_pieces(store, namespace, operation_id, document)
@@ -215,7 +214,7 @@ async def receive(
     if existing is None:
         # Deleted between the refused create and the read: let the runner try again.
         return error(503, "the record could not be stored; try again")
-    if existing == record["data"][RECORD_KEY]:
+    if existing == record["data"][RESULT_KEY]:
         return Answer(200, {"record": name, "result": "exists"})
     log.warning("conflicting result", namespace=namespace, operation_id=operation_id)
     return error(409, "a different result is recorded for this operation")

@@ -52,10 +52,10 @@ from ptah_operator.api.constants import (
 )
 from ptah_operator.api.fingerprints import sha256_digest, text_digest
 from ptah_operator.api.kinds import from_manifest
+from ptah_operator.api.names import PIECE_KEY, plan_text_record_name
 from ptah_operator.api.plans import PtahSchemaPlan, PtahSchemaPlanChunk
-from ptah_operator.reconcile.schema.names import plan_text_record_name
 from ptah_operator.results.answers import Answer, error
-from ptah_operator.results.store import PIECE_KEY, ResultStore
+from ptah_operator.results.store import ResultStore
 
 log = structlog.get_logger(__name__)
 

@@ -24,6 +24,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from ptah_operator.api.constants import GROUP, VERSION
 from ptah_operator.api.kinds import kind_info
+from ptah_operator.api.names import PIECE_KEY, RESULT_KEY
 from ptah_operator.results.credentials import (
     RESULT_KEY_SECRET,
     key_from_secret,
@@ -32,11 +33,8 @@ from ptah_operator.results.credentials import (
     result_key_secret,
 )
 
-RECORD_KEY = "result.json"
 _REFUSED = frozenset({400, 413, 422})
 """The API server's answers that refuse an object for what it is (invalid, too large)."""
-PIECE_KEY = "piece"
-"""The one data key of an uploaded piece of a plan file: the piece's text."""
 
 
 class StoreUnavailableError(Exception):
@@ -120,7 +118,7 @@ class KubernetesResultStore:
         return value if isinstance(value, str) else ""
 
     async def read_record(self, namespace: str, name: str) -> str | None:
-        return await self._read_key(namespace, name, RECORD_KEY)
+        return await self._read_key(namespace, name, RESULT_KEY)
 
     async def read_piece(self, namespace: str, name: str) -> str | None:
         return await self._read_key(namespace, name, PIECE_KEY)

@@ -35,9 +35,8 @@ from ptah_operator.engine.migrations.apply import Outcome, RunResult
 from ptah_operator.engine.migrations.directory import MigrationDirectory
 from ptah_operator.engine.migrations.revision_table import STATE_APPLIED, Revision
 from ptah_operator.engine.migrations.status import Status, Verdict
-from ptah_operator.runner.operation import Operation
+from ptah_operator.runner.envelope import Operated, envelope
 
-RESULT_CONTRACT = "ptah.run/result/v1"
 MAX_PENDING = 1000
 MAX_LISTED = 1000
 MAX_REVISIONS = 20
@@ -53,20 +52,6 @@ _VERDICTS = {
     Verdict.READY: "ReadyToPlan",
 }
 _ERROR_CLASS = re.compile(r"SQLSTATE [0-9A-Z]{5}|MySQL error [0-9]+")
-
-
-class ErrorReason:
-    """`error.reason` values: why an operation could not do its work."""
-
-    CONNECTION_FAILED = "ConnectionFailed"
-    BAD_URL = "BadURL"
-    ENGINE_MISMATCH = "EngineMismatch"
-    SNAPSHOT_REFUSED = "SnapshotRefused"
-    DIRECTORY_REFUSED = "DirectoryRefused"
-    HISTORY_UNREADABLE = "HistoryUnreadable"
-    LOCK_TIMEOUT = "LockTimeout"
-    INTERRUPTED = "Interrupted"
-    RUNNER_ERROR = "RunnerError"
 
 
 @dataclass(frozen=True)
@@ -247,7 +232,7 @@ def unknown_run(message: str, applied: Sequence[str] = ()) -> Json:
 
 
 def result_document(
-    operation: Operation,
+    operation: Operated,
     *,
     started_at: dt.datetime,
     finished_at: dt.datetime,
@@ -259,12 +244,7 @@ def result_document(
     """The whole `ptah.run/result/v1` document. `history`, `run` and `error` are left out when
     they do not apply (a History has no run; a reading that could not be made no history)."""
     doc: Json = {
-        "contract": RESULT_CONTRACT,
-        "operationID": operation.operation_id,
-        "type": operation.type,
-        "resource": operation.resource.as_json(),
-        "startedAt": format_time(started_at),
-        "finishedAt": format_time(finished_at),
+        **envelope(operation, started_at, finished_at),
         "targetIdentityDigest": target_identity_digest,
     }
     if history is not None:

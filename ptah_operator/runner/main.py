@@ -27,7 +27,7 @@ Environment of `history`, `apply`, `observe` and `plan`:
                                lock (default 30)
     PTAH_TERMINATION_LOG    where the termination message goes (default /dev/termination-log)
 
-A schema's operations (schema_operations.py): `observe` reports `drift` aggregates; `plan`
+A schema's operations (schema.py): `observe` reports `drift` aggregates; `plan`
 plans twice under the engine's schema lock, dry-runs the bytes on the Apply path, uploads the
 plan file in pieces (`PUT {PTAH_RESULT_URL}/{namespace}/{operationID}/plan/{index}`) and
 reports `plan`; `apply` fetches the published plan (`GET …/plan`), hashes it, and runs it with
@@ -81,7 +81,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import re
 import sys
@@ -91,7 +90,9 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from ptah_operator.api.contracts.codes import ExitCode
 from ptah_operator.runner.logs import configure_logging
+from ptah_operator.runner.termination import write_termination_message
 
 if TYPE_CHECKING:
     from ptah_operator.runner.source_commands import Ending
@@ -101,25 +102,7 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger("ptah.runner")
 
-EXIT_REPORTED = 0
-EXIT_NOT_DONE = 1
-EXIT_USAGE = 2
-EXIT_SNAPSHOT_REFUSED = 3
-EXIT_NOT_REPORTED = 4
-
-DEFAULT_TERMINATION_LOG = "/dev/termination-log"
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
-
-
-def write_termination_message(message: str) -> None:
-    """Write the container's termination message. The default path is written only where the
-    kubelet made it, so a runner started by hand never litters /dev."""
-    configured = os.environ.get("PTAH_TERMINATION_LOG")
-    path = Path(configured or DEFAULT_TERMINATION_LOG)
-    if configured is None and not path.exists():
-        return
-    with contextlib.suppress(OSError):
-        path.write_text(message[:4000] + "\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -160,7 +143,7 @@ def _source(args: argparse.Namespace) -> int:
     if not _DIGEST.match(args.digest):
         log.error("bad digest")
         write_termination_message("bad invocation: --digest is not sha256:<64 hex>")
-        return EXIT_USAGE
+        return ExitCode.USAGE
     from ptah_operator.runner.source import SnapshotError, take_snapshot
 
     try:
@@ -168,7 +151,7 @@ def _source(args: argparse.Namespace) -> int:
     except SnapshotError as exc:
         log.error("snapshot refused", reason=str(exc))
         write_termination_message(f"snapshot refused: {exc}")
-        return EXIT_SNAPSHOT_REFUSED
+        return ExitCode.REFUSED
     log.info("snapshot checked", files=len(names))
     return 0
 
@@ -183,7 +166,7 @@ def _fetch(args: argparse.Namespace) -> int:
     if not _DIGEST.match(args.digest):
         log.error("bad digest")
         write_termination_message("bad invocation: --digest is not sha256:<64 hex>")
-        return EXIT_USAGE
+        return ExitCode.USAGE
     from ptah_operator.runner.source_commands import fetch_command
 
     return _ended(fetch_command(args.source, args.digest, args.out, args.credentials))
@@ -205,9 +188,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ptah_operator.runner.source_commands import verify_command
 
         return _ended(asyncio.run(verify_command(args.policy, args.credentials)))
-    from ptah_operator.runner.database_commands import operate
+    # The schema engine is loaded only for a schema's document.
+    from ptah_operator.api.contracts.operation import is_schema_document
 
-    return asyncio.run(operate(args))
+    text = os.environ.get("PTAH_OPERATION", "")
+    if is_schema_document(text):
+        from ptah_operator.runner.schema import operate
+    else:
+        from ptah_operator.runner.migration import operate
+    return asyncio.run(operate(args, text))
 
 
 if __name__ == "__main__":

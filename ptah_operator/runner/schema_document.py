@@ -2,7 +2,7 @@
 from the engine's own findings, and the pieces a plan file is uploaded in. Pure: no I/O, no
 clock (times come in as arguments).
 
-The shapes are docs/design/schema-path.md's, read by reconcile/schema/results.py:
+The shapes are docs/design/schema-path.md's, read by the manager with api/contracts/result.py:
 
 - `drift` (Observe): the digest of the raw drift report (which stays here), the dialect, the
   total, the highest severity and, per category of the engine's fixed list, the count and the
@@ -34,12 +34,11 @@ from ptah_operator.api.constants import (
     MAX_PLAN_CHUNKS,
     MAX_PLAN_FINDINGS,
 )
-from ptah_operator.api.fields import format_time
 from ptah_operator.engine.schema.diff import CATEGORIES, Statement
 from ptah_operator.engine.schema.plan import Policy, policy_refusals
 from ptah_operator.engine.schema.severity import Severity, highest
-from ptah_operator.runner.document import RESULT_CONTRACT, ErrorBlock, Json
-from ptah_operator.runner.schema_operation import SchemaOperation
+from ptah_operator.runner.document import ErrorBlock, Json
+from ptah_operator.runner.envelope import Operated, envelope
 
 MAX_REPORTED_TABLES = 100
 MAX_PIECE_BYTES = MAX_CHUNK_CHARS
@@ -60,24 +59,6 @@ FINDING_CODES = {
     Severity.DESTRUCTIVE: "DestructiveChange",
 }
 """A finding per statement that is not safe; its code says which kind of care it needs."""
-
-
-class SchemaErrorReason:
-    """`error.reason` values of a schema operation that could not do its work (beside
-    document.ErrorReason's shared ones: ConnectionFailed, BadURL, EngineMismatch,
-    SnapshotRefused, Interrupted, RunnerError)."""
-
-    DESIRED_SCHEMA_REFUSED = "DesiredSchemaRefused"
-    PLAN_REFUSED = "PlanRefused"
-    INTROSPECTION_FAILED = "IntrospectionFailed"
-    PLAN_INCOHERENT = "PlanIncoherent"
-    DRY_RUN_REFUSED = "DryRunRefused"
-    PRECHECK_REFUSED = "PrecheckRefused"
-    LOCK_NOT_ACQUIRED = "LockNotAcquired"
-    LOCK_LOST = "LockLost"
-    PLAN_TOO_LARGE = "PlanTooLarge"
-    PLAN_NOT_UPLOADED = "PlanNotUploaded"
-    PLAN_UNAVAILABLE = "PlanUnavailable"
 
 
 class ApplyReason:
@@ -300,7 +281,7 @@ def failure_block(detail: dict[str, Any]) -> Json:
 
 
 def schema_result(
-    operation: SchemaOperation,
+    operation: Operated,
     *,
     started_at: dt.datetime,
     finished_at: dt.datetime,
@@ -312,12 +293,7 @@ def schema_result(
 ) -> Json:
     """The whole `ptah.run/result/v1` document of a schema operation."""
     doc: Json = {
-        "contract": RESULT_CONTRACT,
-        "operationID": operation.operation_id,
-        "type": operation.type,
-        "resource": operation.resource.as_json(),
-        "startedAt": format_time(started_at),
-        "finishedAt": format_time(finished_at),
+        **envelope(operation, started_at, finished_at),
         "targetIdentityDigest": target_identity_digest,
     }
     if drift is not None:

@@ -18,6 +18,11 @@ fetch (an init container of History/Apply for Git/OCI sources): fetches the reco
 
 Each returns an `Ending`: the exit code and the termination message (one line, never content,
 a URL or a credential); main.py writes the message.
+
+The operation document's `source` block and `fetch --source=JSON` are read and checked by
+api/contracts/operation.py. The result (contract `ptah.run/result/v1`): the envelope `contract,
+operationID, type, resource, startedAt, finishedAt` plus `resolve` or `verify` (built at the end
+of this module), or `error: {reason, message}` when the operation could not do its work.
 """
 
 from __future__ import annotations
@@ -28,11 +33,23 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import structlog
 
 from ptah_operator.api.content import MANIFEST_KEY, ContentError, digest_of_files
+from ptah_operator.api.contracts.codes import ExitCode
+from ptah_operator.api.contracts.operation import (
+    ARTIFACT,
+    GIT,
+    ArtifactSource,
+    GitSource,
+    OperationError,
+    Source,
+    SourceDocument,
+    parse_source_argument,
+    parse_source_operation,
+)
 from ptah_operator.engine.sources import git, oci
 from ptah_operator.engine.sources.errors import (
     SourceError,
@@ -41,7 +58,7 @@ from ptah_operator.engine.sources.errors import (
 )
 from ptah_operator.engine.sources.files import Credentials, read_credentials, total_bytes
 from ptah_operator.engine.sources.verification import decide, policy_digest
-from ptah_operator.runner.operation import OperationError
+from ptah_operator.runner.envelope import envelope
 from ptah_operator.runner.report import (
     DEFAULT_BUDGET_SECONDS,
     ReportConfigError,
@@ -49,32 +66,14 @@ from ptah_operator.runner.report import (
     encode,
     post_result,
 )
-from ptah_operator.runner.source_operation import (
-    ArtifactSource,
-    GitSource,
-    Json,
-    Source,
-    SourceOperation,
-    artifact_resolve_block,
-    git_resolve_block,
-    parse_source_argument,
-    parse_source_operation,
-    source_result,
-    verify_block,
-)
 
 log = structlog.get_logger("ptah.runner")
-
-EXIT_DONE = 0
-EXIT_NOT_DONE = 1
-EXIT_USAGE = 2
-EXIT_REFUSED = 3
-EXIT_NOT_REPORTED = 4
 
 INSECURE_REGISTRIES_ENV = "PTAH_INSECURE_REGISTRIES"
 MAX_POLICY_FILE_BYTES = 1024 * 1024
 
 T = TypeVar("T")
+Json = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -128,7 +127,7 @@ def _guarded(work: Callable[[], T]) -> T:
 # -- resolve -------------------------------------------------------------------------------
 
 
-def _resolve_work(operation: SourceOperation, credentials_dir: Path | None) -> Json:
+def _resolve_work(operation: SourceDocument, credentials_dir: Path | None) -> Json:
     credentials = read_credentials(credentials_dir)
     source = operation.source
     if isinstance(source, GitSource):
@@ -173,7 +172,7 @@ def _read_policy(path: Path) -> bytes | None:
 
 
 def _verify_work(
-    operation: SourceOperation, policy_file: Path, credentials_dir: Path | None
+    operation: SourceDocument, policy_file: Path, credentials_dir: Path | None
 ) -> Json:
     source = operation.source
     assert isinstance(source, ArtifactSource)
@@ -230,7 +229,7 @@ def _budget() -> float:
 
 async def _reporting(
     command: str,
-    work: Callable[[SourceOperation], Json],
+    work: Callable[[SourceDocument], Json],
     describe: Callable[[Json], str],
 ) -> Ending:
     operation_type = command.capitalize()
@@ -238,7 +237,7 @@ async def _reporting(
         operation = parse_source_operation(os.environ.get("PTAH_OPERATION", ""), operation_type)
     except OperationError as exc:
         log.error("bad operation document", reason=str(exc))
-        return Ending(EXIT_USAGE, f"bad operation document: {exc}")
+        return Ending(ExitCode.USAGE, f"bad operation document: {exc}")
     structlog.contextvars.bind_contextvars(operationID=operation.operation_id)
     try:
         target = ReportTarget.from_env(
@@ -249,7 +248,7 @@ async def _reporting(
         budget = _budget()
     except (ReportConfigError, ValueError) as exc:
         log.error("bad configuration", reason=str(exc))
-        return Ending(EXIT_USAGE, f"bad configuration: {exc}")
+        return Ending(ExitCode.USAGE, f"bad configuration: {exc}")
     started = _now()
     log.info("operation started", type=operation.type, kind=type(operation.source).__name__)
     error: tuple[str, str] | None = None
@@ -270,11 +269,11 @@ async def _reporting(
         budget_seconds=budget,
     )
     if not outcome.reported:
-        return Ending(EXIT_NOT_REPORTED, "result not reported")
+        return Ending(ExitCode.NOT_REPORTED, "result not reported")
     if error is not None:
-        return Ending(EXIT_NOT_DONE, f"{operation_type}: {error[0]}: {error[1]}")
+        return Ending(ExitCode.NOT_DONE, f"{operation_type}: {error[0]}: {error[1]}")
     assert block is not None
-    return Ending(EXIT_DONE, describe(block))
+    return Ending(ExitCode.REPORTED, describe(block))
 
 
 async def resolve_command(credentials: Path | None) -> Ending:
@@ -317,7 +316,7 @@ def fetch_command(source_text: str, digest: str, out: Path, credentials_dir: Pat
         source = parse_source_argument(source_text)
     except OperationError as exc:
         log.error("bad source", reason=str(exc))
-        return Ending(EXIT_USAGE, f"bad invocation: {exc}")
+        return Ending(ExitCode.USAGE, f"bad invocation: {exc}")
 
     def work() -> tuple[dict[str, bytes], bytes]:
         files = fetch_files(source, read_credentials(credentials_dir))
@@ -333,14 +332,74 @@ def fetch_command(source_text: str, digest: str, out: Path, credentials_dir: Pat
     except _FailedError as failed:
         log.error("source not fetched", reason=failed.reason, message=failed.message)
         if failed.reason == SourceUnreachableError.reason:
-            return Ending(EXIT_NOT_DONE, f"source unavailable: {failed.message}")
-        return Ending(EXIT_REFUSED, f"source refused: {failed.message}")
+            return Ending(ExitCode.NOT_DONE, f"source unavailable: {failed.message}")
+        return Ending(ExitCode.REFUSED, f"source refused: {failed.message}")
     try:
         write_snapshot(out, files, manifest)
     except OSError as exc:
         log.error("files not written", error=type(exc).__name__)
         return Ending(
-            EXIT_NOT_DONE, f"source unavailable: the files cannot be written ({exc.strerror})"
+            ExitCode.NOT_DONE, f"source unavailable: the files cannot be written ({exc.strerror})"
         )
     log.info("source fetched", files=len(files), digest=digest)
-    return Ending(EXIT_DONE, "")
+    return Ending(ExitCode.REPORTED, "")
+
+
+# -- results --------------------------------------------------------------------------------
+
+
+def git_resolve_block(
+    source: GitSource, commit: str, content_digest: str, file_count: int, total_bytes: int
+) -> Json:
+    return {
+        "kind": GIT,
+        "repository": source.repository,
+        "ref": source.ref,
+        "path": source.path,
+        "commit": commit,
+        "contentDigest": content_digest,
+        "fileCount": file_count,
+        "totalBytes": total_bytes,
+    }
+
+
+def artifact_resolve_block(source: ArtifactSource, digest: str) -> Json:
+    return {"kind": ARTIFACT, "ociRef": source.oci_ref, "ociDigest": digest}
+
+
+def verify_block(
+    *,
+    accepted: bool,
+    artifact_type: str,
+    policy_digest: str | None,
+    content_digest: str | None = None,
+    refusal: str | None = None,
+) -> Json:
+    """`contentDigest` only when accepted, `refusal` only when refused."""
+    block: Json = {
+        "accepted": accepted,
+        "artifactType": artifact_type,
+        "policyDigest": policy_digest,
+    }
+    if accepted:
+        block["contentDigest"] = content_digest
+    else:
+        block["refusal"] = refusal
+    return block
+
+
+def source_result(
+    operation: SourceDocument,
+    *,
+    started_at: dt.datetime,
+    finished_at: dt.datetime,
+    block: Json | None = None,
+    error: tuple[str, str] | None = None,
+) -> Json:
+    """The whole result document: the envelope plus `resolve`/`verify`, or `error`."""
+    doc: Json = envelope(operation, started_at, finished_at)
+    if error is not None:
+        doc["error"] = {"reason": error[0], "message": error[1]}
+    elif block is not None:
+        doc[operation.type.lower()] = block
+    return doc

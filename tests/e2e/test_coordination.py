@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from localstack.stack import OPERATOR_NAMESPACE, LocalStack
 
-from ptah_operator.reconcile.jobs import realm_lease_name
+from ptah_operator.api.names import realm_lease_name
 from tests.e2e.scenario import Scenario
 
 pytestmark = pytest.mark.e2e

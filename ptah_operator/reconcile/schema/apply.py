@@ -50,14 +50,15 @@ from ptah_operator.api.constants import (
     Reason,
     SchemaPhase,
 )
+from ptah_operator.api.contracts.result import ApplyOutcomeReport, SchemaOperationReport
 from ptah_operator.api.journal import JournalEntry
+from ptah_operator.api.names import job_name
 from ptah_operator.api.plans import PtahSchemaPlan
 from ptah_operator.api.schema import ApplyRecord
 from ptah_operator.reconcile import conditions
 from ptah_operator.reconcile.effects import binding_digest, current_binding
-from ptah_operator.reconcile.jobs import job_name
 from ptah_operator.reconcile.realm import Refusal
-from ptah_operator.reconcile.reports import Unreadable
+from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
     JOB_RECREATE_CHECK,
     LEASE_WAIT,
@@ -75,11 +76,6 @@ from ptah_operator.reconcile.schema.draft import (
     ready_to_apply,
     suspended,
     verifying_convergence,
-)
-from ptah_operator.reconcile.schema.results import (
-    ApplyOutcomeReport,
-    SchemaOperationReport,
-    read_schema_report,
 )
 from ptah_operator.reconcile.world import JobPhase, JobState
 
@@ -170,7 +166,9 @@ def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None)
         )
         return
     if result is not None:
-        report = read_schema_report(result, claim.operation_id, OperationType.APPLY, draft.uid)
+        report = read_report(
+            result, SchemaOperationReport, claim.operation_id, OperationType.APPLY, draft.uid
+        )
         if isinstance(report, Unreadable):
             _end(draft, claim, job, None, f"its result cannot be read: {report.why}")
             return

@@ -35,6 +35,11 @@ from ptah_operator.api.constants import (
     Reason,
     SchemaPhase,
 )
+from ptah_operator.api.names import (
+    operation_secret_name,
+    plan_text_record_name,
+    result_record_name,
+)
 from ptah_operator.api.schema import PtahSchema, PtahSchemaSpec, PtahSchemaStatus
 from ptah_operator.reconcile import conditions, journal, retention
 from ptah_operator.reconcile.decision import (
@@ -42,9 +47,7 @@ from ptah_operator.reconcile.decision import (
     ObjectRef,
 )
 from ptah_operator.reconcile.effects import Effects, current_binding, wire
-from ptah_operator.reconcile.jobs import operation_secret_name, result_record_name
 from ptah_operator.reconcile.schedule import failure_retry_interval
-from ptah_operator.reconcile.schema.names import plan_text_record_name
 from ptah_operator.reconcile.schema.world import SchemaWorld
 
 # --- standings ---------------------------------------------------------------------------------

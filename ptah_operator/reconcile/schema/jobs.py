@@ -22,14 +22,23 @@ URL and no credential.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ptah_operator.api.common import SourceRecord
 from ptah_operator.api.constants import ARTIFACT_TYPE_SCHEMA, OperationType
+from ptah_operator.api.contracts.operation import (
+    OperationPolicy,
+    OperationScope,
+    SchemaDocument,
+    SchemaPlanRef,
+    SchemaResource,
+    SourceLimits,
+)
 from ptah_operator.api.fields import parse_duration
 from ptah_operator.api.plans import PtahSchemaPlan
 from ptah_operator.api.schema import PtahSchema, SchemaPolicy
 from ptah_operator.api.source_policy import SourcePolicy
 from ptah_operator.reconcile.jobs import (
-    OPERATION_CONTRACT,
     Manifest,
     database_job,
     source_block,
@@ -41,16 +50,16 @@ from ptah_operator.reconcile.world import RunnerConfig
 _YEAR_SECONDS = 365 * 24 * 3600.0
 
 
-def _timeouts(policy: SchemaPolicy) -> dict[str, float]:
+def _timeouts(policy: SchemaPolicy) -> dict[str, Any]:
     """The policy's timeouts in seconds, as the runner holds every statement to them (at most
     a year: MySQL's bound, and longer than any lock is worth waiting for)."""
 
     def seconds(value: str) -> float:
         return min(parse_duration(value).total_seconds(), _YEAR_SECONDS)
 
-    found = {"lockTimeoutSeconds": seconds(policy.lock_timeout)}
+    found: dict[str, Any] = {"lock_timeout_seconds": seconds(policy.lock_timeout)}
     if policy.statement_timeout is not None:
-        found["statementTimeoutSeconds"] = seconds(policy.statement_timeout)
+        found["statement_timeout_seconds"] = seconds(policy.statement_timeout)
     return found
 
 
@@ -70,49 +79,45 @@ def operation_document(
     `plannedTargetDigest` is the database it must refuse to touch any other than."""
     spec = schema.spec
     scope = spec.scope
-    document: Manifest = {
-        "contract": OPERATION_CONTRACT,
-        "operationID": operation_id,
+    fields: dict[str, Any] = {
+        "operation_id": operation_id,
         "type": operation_type.value,
-        "resource": {
-            "kind": "PtahSchema",
-            "namespace": schema.metadata.namespace,
-            "name": schema.metadata.name,
-            "uid": schema.metadata.uid,
-        },
+        "resource": SchemaResource.of(
+            "PtahSchema", schema.metadata.namespace, schema.metadata.name, schema.metadata.uid
+        ),
         "engine": spec.target.engine.value,
-        "artifactType": ARTIFACT_TYPE_SCHEMA,
-        "scope": {
-            "schemas": list(scope.schemas) if scope else [],
-            "includeTables": list(scope.include_tables) if scope else [],
-            "excludeTables": list(scope.exclude_tables) if scope else [],
-        },
-        "policy": {
-            "allowDestructive": spec.policy.allow_destructive,
-            "protectedTables": list(spec.policy.protected_tables),
+        "artifact_type": ARTIFACT_TYPE_SCHEMA,
+        "scope": OperationScope.model_construct(
+            schemas=tuple(scope.schemas) if scope else (),
+            include_tables=tuple(scope.include_tables) if scope else (),
+            exclude_tables=tuple(scope.exclude_tables) if scope else (),
+        ),
+        "policy": OperationPolicy.model_construct(
+            allow_destructive=spec.policy.allow_destructive,
+            protected_tables=tuple(spec.policy.protected_tables),
             **_timeouts(spec.policy),
-        },
+        ),
     }
     if content_digest is not None:
-        document["contentDigest"] = content_digest
+        fields["content_digest"] = content_digest
     if source is not None:
-        document["source"] = source
+        fields["source"] = source
     if expected_target is not None:
-        document["expectedTargetDigest"] = expected_target
+        fields["expected_target_digest"] = expected_target
     if proof:
-        document["proof"] = True
+        fields["proof"] = True
     if plan is not None:
-        document["plan"] = {
-            "name": plan.metadata.name,
-            "uid": plan.metadata.uid,
-            "fingerprint": plan.spec.fingerprint,
-            "digest": plan.spec.digest,
-            "size": plan.spec.size,
-            "observedFingerprint": plan.spec.observed_fingerprint,
-            "chunks": len(plan.spec.chunks),
-        }
-        document["plannedTargetDigest"] = plan.spec.target_identity_digest
-    return document
+        named: dict[str, Any] = {"name": plan.metadata.name, "uid": plan.metadata.uid}
+        fields["plan"] = SchemaPlanRef.model_construct(
+            **named,
+            fingerprint=plan.spec.fingerprint,
+            digest=plan.spec.digest,
+            size=plan.spec.size,
+            observed_fingerprint=plan.spec.observed_fingerprint,
+            chunks=len(plan.spec.chunks),
+        )
+        fields["planned_target_digest"] = plan.spec.target_identity_digest
+    return SchemaDocument.model_construct(**fields).as_json()
 
 
 def read_job(
@@ -161,7 +166,9 @@ def resolve_job(
         schema, OperationType.RESOLVE, operation_id, source=source_block(schema)
     )
     if source_policy is not None and source_policy.max_bytes is not None:
-        document["sourcePolicy"] = {"maxBytes": source_policy.max_bytes}
+        document["sourcePolicy"] = SourceLimits.model_construct(
+            max_bytes=source_policy.max_bytes
+        ).as_json()
     return source_resolve_job(schema, runner, operation_id, document)
 
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from ptah_operator.api.common import ActiveOperation
 from ptah_operator.api.constants import EventReason, OperationType, SchemaPhase
+from ptah_operator.api.names import realm_lease_name
 from ptah_operator.reconcile.decision import LeaseAction, LeaseVerb
-from ptah_operator.reconcile.jobs import realm_lease_name
 from ptah_operator.reconcile.schema.draft import SchemaDraft
 
 

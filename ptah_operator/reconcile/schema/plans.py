@@ -58,6 +58,7 @@ from ptah_operator.api.constants import (
     Severity,
     SourceKind,
 )
+from ptah_operator.api.contracts.result import PlanReport, SchemaOperationReport
 from ptah_operator.api.fingerprints import (
     model_digest,
     plan_fingerprint_matches,
@@ -66,6 +67,7 @@ from ptah_operator.api.fingerprints import (
     text_digest,
 )
 from ptah_operator.api.journal import JournalEntry
+from ptah_operator.api.names import chunk_name, schema_plan_name
 from ptah_operator.api.plans import (
     ChunkReference,
     Finding,
@@ -87,8 +89,6 @@ from ptah_operator.reconcile.schema.draft import (
     publishing,
     ready_to_apply,
 )
-from ptah_operator.reconcile.schema.names import chunk_name, plan_name
-from ptah_operator.reconcile.schema.results import PlanReport, SchemaOperationReport
 
 PROTECTED_TABLE = "ProtectedTable"
 """The finding code of a table the plan would change that spec.policy.protectedTables names."""
@@ -276,7 +276,7 @@ def plan_spec(
     # The name comes from everything but the chunk names (which come from the name) and the
     # fingerprint (which covers the chunk names): the same plan has the same name.
     identity = model_digest(spec, exclude={"fingerprint", "chunks"})
-    name = plan_name(draft.name, identity)
+    name = schema_plan_name(draft.name, identity)
     chunks = [c.model_copy(update={"name": chunk_name(name, c.index)}) for c in spec.chunks]
     spec = spec.model_copy(update={"chunks": chunks})
     return name, spec.model_copy(update={"fingerprint": schema_plan_fingerprint(spec)})

@@ -31,12 +31,14 @@ from __future__ import annotations
 
 from ptah_operator.api.common import ActiveOperation
 from ptah_operator.api.constants import EventReason, OperationType, Reason
+from ptah_operator.api.contracts.codes import ErrorReason
+from ptah_operator.api.contracts.result import SchemaOperationReport
+from ptah_operator.api.names import job_name, result_record_name
 from ptah_operator.reconcile import conditions, resolutions
 from ptah_operator.reconcile.decision import ObjectRef
 from ptah_operator.reconcile.effects import binding_digest, current_binding
-from ptah_operator.reconcile.jobs import job_name, result_record_name
 from ptah_operator.reconcile.read_request import answer_invalid, unanswered
-from ptah_operator.reconcile.reports import Unreadable
+from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
     CLEANUP_CHECK,
     JOB_RECREATE_CHECK,
@@ -46,11 +48,7 @@ from ptah_operator.reconcile.schedule import (
 )
 from ptah_operator.reconcile.schema import claims, leases, plans, proof, sources, verdicts
 from ptah_operator.reconcile.schema.draft import SchemaDraft, operating, pending, read_retrying
-from ptah_operator.reconcile.schema.results import read_schema_report
 from ptah_operator.reconcile.world import JobPhase
-
-SNAPSHOT_REFUSED = "SnapshotRefused"
-"""The runner's error reason when the files it was handed do not give the bound digest."""
 
 
 def observe(draft: SchemaDraft, claim: ActiveOperation) -> None:
@@ -67,14 +65,16 @@ def observe(draft: SchemaDraft, claim: ActiveOperation) -> None:
         if claim.lease_continuity_lost:
             _discard(draft, claim, "the database-realm Lease changed hands while it ran")
             return
-        report = read_schema_report(result, claim.operation_id, claim.type, draft.uid)
+        report = read_report(
+            result, SchemaOperationReport, claim.operation_id, claim.type, draft.uid
+        )
         if isinstance(report, Unreadable):
             claims.failed_attempt(
                 draft, claim, Reason.OPERATION_FAILED, report.why, result.received_at
             )
             return
         error = report.error
-        if error is not None and error.reason == SNAPSHOT_REFUSED:
+        if error is not None and error.reason == ErrorReason.SNAPSHOT_REFUSED:
             _refused(draft, claim, error.message or "the files were refused")
             return
         if (

@@ -30,6 +30,8 @@ from ptah_operator.api.constants import (
     SchemaPhase,
     SourceKind,
 )
+from ptah_operator.api.contracts.codes import ErrorReason
+from ptah_operator.api.contracts.result import SchemaOperationReport
 from ptah_operator.api.schema import DriftCategory, DriftSummary
 from ptah_operator.reconcile import conditions, resolutions
 from ptah_operator.reconcile.read_request import unanswered
@@ -43,9 +45,8 @@ from ptah_operator.reconcile.schema.draft import (
     pending,
     suspended,
 )
-from ptah_operator.reconcile.schema.results import SchemaOperationReport
 
-LOCK_LOST = frozenset({"LockLost", "LockNotAcquired"})
+LOCK_LOST = frozenset({ErrorReason.LOCK_LOST, ErrorReason.LOCK_NOT_ACQUIRED})
 """Runner reasons that say the Plan could not hold the database's lock to its end."""
 
 

@@ -21,10 +21,10 @@ from localstack.controlplane import ControlPlane
 
 from ptah_operator.api.common import ExecutionBinding
 from ptah_operator.api.constants import ANNOTATION_LEASE_HOLDER_UID
+from ptah_operator.api.names import realm_lease_name
 from ptah_operator.controller.migration import MigrationControllerConfig, MigrationReconciler
 from ptah_operator.controller.world import MIGRATIONS
 from ptah_operator.reconcile.decision import Decision, LeaseAction, LeaseVerb
-from ptah_operator.reconcile.jobs import realm_lease_name
 from ptah_operator.reconcile.world import RunnerConfig
 from ptah_operator.runtime.manager import Manager, ManagerOptions
 

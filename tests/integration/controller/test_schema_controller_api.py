@@ -22,10 +22,10 @@ from localstack.controlplane import ControlPlane
 
 from ptah_operator.api.common import ExecutionBinding
 from ptah_operator.api.constants import API_VERSION, GROUP, VERSION
+from ptah_operator.api.names import realm_lease_name
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
 from ptah_operator.controller.migration import MigrationControllerConfig, MigrationReconciler
 from ptah_operator.controller.schema import SchemaControllerConfig, SchemaReconciler
-from ptah_operator.reconcile.jobs import realm_lease_name
 from ptah_operator.reconcile.world import RunnerConfig
 from ptah_operator.results.credentials import new_result_key, operation_secret_factory
 from ptah_operator.runtime.manager import EXIT_OK, Manager, ManagerOptions

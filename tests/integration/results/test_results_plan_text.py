@@ -17,10 +17,10 @@ from kubernetes_asyncio import client as k8s_client
 from localstack.controlplane import ControlPlane
 
 from ptah_operator.api.constants import GROUP, VERSION, OperationType
+from ptah_operator.api.contracts.result import SchemaOperationReport
 from ptah_operator.api.fingerprints import sha256_digest
+from ptah_operator.api.names import plan_text_record_name
 from ptah_operator.api.schema import PtahSchema
-from ptah_operator.reconcile.schema.names import plan_text_record_name
-from ptah_operator.reconcile.schema.results import SchemaOperationReport
 from tests.integration.runner.runner_support import Endpoint, create_namespace, start_endpoint
 from tests.integration.runner.schema_support import (
     claim,

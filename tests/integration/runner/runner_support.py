@@ -21,11 +21,12 @@ from ptah_operator.api.constants import GROUP, VERSION, OperationType
 from ptah_operator.api.content import digest_of_files
 from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.migration import PtahMigration
+from ptah_operator.api.names import RESULT_KEY, result_record_name
 from ptah_operator.api.plans import PtahMigrationPlan
-from ptah_operator.reconcile.jobs import operation_document, result_record_name
+from ptah_operator.reconcile.jobs import operation_document
 from ptah_operator.results.credentials import operation_token
 from ptah_operator.results.endpoint import add_routes, server_ssl_context
-from ptah_operator.results.store import RECORD_KEY, KubernetesResultStore
+from ptah_operator.results.store import KubernetesResultStore
 
 RUNNER = str(Path(sys.executable).parent / "ptah-runner")
 SECRET = "SECRET-ROW-VALUE-7731"
@@ -261,7 +262,7 @@ async def read_record(
     assert len(reports) == 1
     record = reports[0]
     assert record.metadata.name == result_record_name(operation_id)
-    text: str = record.data[RECORD_KEY]
+    text: str = record.data[RESULT_KEY]
     result: dict[str, Any] = json.loads(text)
     return result
 

@@ -13,18 +13,23 @@ from kubernetes_asyncio import client as k8s_client
 
 from ptah_operator.api.constants import API_VERSION, GROUP, VERSION, OperationType
 from ptah_operator.api.content import digest_of_files
+from ptah_operator.api.contracts.result import SchemaOperationReport
 from ptah_operator.api.fields import format_time
 from ptah_operator.api.fingerprints import schema_plan_fingerprint, sha256_digest, text_digest
 from ptah_operator.api.kinds import from_manifest
+from ptah_operator.api.names import (
+    PIECE_KEY,
+    RESULT_KEY,
+    chunk_name,
+    plan_text_record_name,
+    result_record_name,
+)
 from ptah_operator.api.plans import PtahSchemaPlan, PtahSchemaPlanSpec, split_plan_text
 from ptah_operator.api.schema import PtahSchema
-from ptah_operator.reconcile.jobs import result_record_name
+from ptah_operator.reconcile import reports
 from ptah_operator.reconcile.reports import Unreadable
 from ptah_operator.reconcile.schema.jobs import operation_document
-from ptah_operator.reconcile.schema.names import chunk_name, plan_text_record_name
-from ptah_operator.reconcile.schema.results import SchemaOperationReport, read_schema_report
 from ptah_operator.reconcile.world import OperationResult
-from ptah_operator.results.store import PIECE_KEY, RECORD_KEY
 
 Manifest = dict[str, Any]
 
@@ -235,21 +240,22 @@ async def read_report(
         if exc.status == 404:
             return None
         raise
-    result: dict[str, Any] = json.loads(record.data[RECORD_KEY])
+    result: dict[str, Any] = json.loads(record.data[RESULT_KEY])
     return result
 
 
 def checked_report(
     payload: dict[str, Any], schema: PtahSchema, operation_type: OperationType
 ) -> SchemaOperationReport:
-    """The report as the manager reads it (reconcile/schema/results.read_schema_report)."""
-    read = read_schema_report(
+    """The report as the manager reads it (reconcile/reports.read_report)."""
+    read = reports.read_report(
         OperationResult(
             operation_id=payload["operationID"],
             operation_type=payload["type"],
             received_at=dt.datetime.now(dt.UTC),
             payload=payload,
         ),
+        SchemaOperationReport,
         payload["operationID"],
         operation_type,
         str(schema.metadata.uid),

@@ -20,7 +20,7 @@ from kubernetes_asyncio import client as k8s_client
 
 from ptah_operator.api.constants import OperationType
 from ptah_operator.api.migration import PtahMigration
-from ptah_operator.reconcile.jobs import result_record_name
+from ptah_operator.api.names import result_record_name
 from tests.integration.engine.migrations.mig_support import snapshot
 from tests.integration.runner.runner_support import (
     RUNNER,

@@ -16,13 +16,13 @@ import pytest
 from kubernetes_asyncio import client as k8s_client
 
 from ptah_operator.api.constants import OperationType
+from ptah_operator.api.contracts.result import ApplyOutcomeReport, SchemaOperationReport
 from ptah_operator.api.fingerprints import sha256_digest
 from ptah_operator.api.plans import PtahSchemaPlan
 from ptah_operator.api.schema import PtahSchema
 from ptah_operator.engine.migrations.connection import connect
 from ptah_operator.engine.schema.apply import acquire_lock
 from ptah_operator.engine.schema.connection import Connection
-from ptah_operator.reconcile.schema.results import ApplyOutcomeReport, SchemaOperationReport
 from tests.integration.engine.migrations.mig_support import snapshot
 from tests.integration.engine.schema.schema_roundtrip import execute
 from tests.integration.runner.runner_support import (

@@ -16,17 +16,17 @@ from localstack.gitserver import GitRepo, GitServer
 from localstack.registry import OciRegistry
 
 from ptah_operator.api.content import MANIFEST_KEY, digest_of_files
+from ptah_operator.api.contracts.operation import (
+    ArtifactSource,
+    GitSource,
+    OperationError,
+    parse_source_argument,
+    parse_source_operation,
+)
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.engine.sources.verification import (
     MIGRATIONS_ARTIFACT_TYPE,
     SCHEMA_ARTIFACT_TYPE,
-)
-from ptah_operator.runner.operation import OperationError
-from ptah_operator.runner.source_operation import (
-    ArtifactSource,
-    GitSource,
-    parse_source_argument,
-    parse_source_operation,
 )
 from tests.integration.runner.runner_support import (
     Endpoint,

@@ -10,8 +10,8 @@ from ptah_operator.api.content import (
     check_files,
     digest_of_files,
     parse_manifest,
-    snapshot_name,
 )
+from ptah_operator.api.names import snapshot_name
 
 FILES = {
     "0000000001_create_orders.up.sql": b"CREATE TABLE orders (id int);\n",

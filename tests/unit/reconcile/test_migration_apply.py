@@ -21,8 +21,8 @@ from ptah_operator.api.constants import (
     RunOutcome,
 )
 from ptah_operator.api.migration import PtahMigration
+from ptah_operator.api.names import realm_lease_name
 from ptah_operator.reconcile.decision import Decision, LeaseVerb
-from ptah_operator.reconcile.jobs import realm_lease_name
 from ptah_operator.reconcile.migration import reconcile_migration
 from ptah_operator.reconcile.schedule import RESULT_GRACE
 from ptah_operator.reconcile.world import JobPhase, LeaseState, MigrationWorld

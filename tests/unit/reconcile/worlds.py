@@ -49,11 +49,11 @@ from ptah_operator.api.migration import (
     PtahMigrationSpec,
     PtahMigrationStatus,
 )
+from ptah_operator.api.names import job_name
 from ptah_operator.api.objectmeta import ObjectMeta
 from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.api.realm import PtahRealm
 from ptah_operator.reconcile.decision import Decision, LeaseVerb, OperationCredentials
-from ptah_operator.reconcile.jobs import job_name
 from ptah_operator.reconcile.migration import reconcile_migration
 from ptah_operator.reconcile.world import (
     Claimant,

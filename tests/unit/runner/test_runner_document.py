@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ptah_operator.api.constants import OperationType
+from ptah_operator.api.contracts.result import OperationReport
 from ptah_operator.engine.migrations.apply import (
     ExpectedMigration,
     Failure,
@@ -20,7 +21,7 @@ from ptah_operator.engine.migrations.apply import (
 from ptah_operator.engine.migrations.directory import MigrationDirectory, read_directory
 from ptah_operator.engine.migrations.revision_table import Revision, RevisionRead
 from ptah_operator.engine.migrations.status import Status, evaluate
-from ptah_operator.reconcile.reports import OperationReport, read_report
+from ptah_operator.reconcile.reports import read_report
 from ptah_operator.reconcile.world import OperationResult
 from ptah_operator.runner.document import (
     ErrorBlock,
@@ -30,12 +31,12 @@ from ptah_operator.runner.document import (
     result_document,
     run_block,
 )
-from ptah_operator.runner.operation import parse_operation
-from ptah_operator.runner.operations import (
+from ptah_operator.runner.migration import (
     Progress,
     apply_finished,
     connection_message,
     interrupted,
+    parse_operation,
 )
 
 T0 = dt.datetime(2026, 8, 30, 12, 0, tzinfo=dt.UTC)
@@ -520,6 +521,7 @@ def test_the_operator_reads_back_what_the_runner_reports(directory: MigrationDir
     ).document
     report = read_report(
         OperationResult("op-3f9a2c7d1e", "Apply", T1, document),
+        OperationReport,
         "op-3f9a2c7d1e",
         OperationType.APPLY,
         "u-1",

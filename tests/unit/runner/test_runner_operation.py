@@ -12,6 +12,7 @@ import pytest
 from ptah_operator.api.common import ExecutionBinding, SourceRecord
 from ptah_operator.api.constants import OperationType, SourceKind
 from ptah_operator.api.content import digest_of_files
+from ptah_operator.api.contracts.operation import OperationError
 from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.plans import PtahMigrationPlan
@@ -20,7 +21,7 @@ from ptah_operator.engine.migrations.connection import Engine
 from ptah_operator.engine.migrations.revision_table import RevisionTable
 from ptah_operator.reconcile.jobs import apply_job, operation_document
 from ptah_operator.reconcile.world import RunnerConfig
-from ptah_operator.runner.operation import OperationError, parse_operation
+from ptah_operator.runner.migration import parse_operation
 
 FILES = {"0000000001_init.up.sql": b"CREATE TABLE orders (id int);\n"}
 DIGEST, _ = digest_of_files(FILES)

@@ -11,12 +11,13 @@ from typing import Any
 import pytest
 
 from ptah_operator.api.constants import OperationType
+from ptah_operator.api.contracts.result import SchemaOperationReport
 from ptah_operator.engine.schema.diff import Statement
 from ptah_operator.engine.schema.severity import Severity
-from ptah_operator.reconcile.reports import Unreadable
-from ptah_operator.reconcile.schema.results import SchemaOperationReport, read_schema_report
+from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.world import OperationResult
 from ptah_operator.runner.document import ErrorBlock
+from ptah_operator.runner.schema import SchemaOperation, parse_schema_operation
 from ptah_operator.runner.schema_document import (
     PlanTooLargeError,
     apply_block,
@@ -30,7 +31,6 @@ from ptah_operator.runner.schema_document import (
     schema_result,
     sha256_digest,
 )
-from ptah_operator.runner.schema_operation import SchemaOperation, parse_schema_operation
 
 T0 = dt.datetime(2026, 8, 30, 12, 0, tzinfo=dt.UTC)
 UID = "u-1"
@@ -85,7 +85,7 @@ def _operation(kind: str) -> SchemaOperation:
 
 def _read(document: dict[str, Any], kind: OperationType) -> SchemaOperationReport:
     result = OperationResult("op-0123456789", kind.value, T0, document)
-    read = read_schema_report(result, "op-0123456789", kind, UID)
+    read = read_report(result, SchemaOperationReport, "op-0123456789", kind, UID)
     assert not isinstance(read, Unreadable), read
     return read
 

@@ -9,7 +9,7 @@ import pymysql
 
 from ptah_operator.engine.schema.diff import PlanError
 from ptah_operator.engine.schema.parts import DesiredSchemaError
-from ptah_operator.runner.schema_operations import engine_error
+from ptah_operator.runner.schema import engine_error
 
 
 class _PostgresLikeError(Exception):

@@ -12,6 +12,7 @@ import pytest
 
 from ptah_operator.api.common import ExecutionBinding, SourceRecord
 from ptah_operator.api.constants import OperationType, SourceKind
+from ptah_operator.api.contracts.operation import OperationError, is_schema_document
 from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.plans import PtahSchemaPlan
 from ptah_operator.api.schema import PtahSchema
@@ -20,8 +21,7 @@ from ptah_operator.engine.schema.scope import Scope
 from ptah_operator.engine.schema.timeouts import Timeouts
 from ptah_operator.reconcile.schema.jobs import apply_job, operation_document, read_job
 from ptah_operator.reconcile.world import RunnerConfig
-from ptah_operator.runner.operation import OperationError, is_schema_document
-from ptah_operator.runner.schema_operation import parse_schema_operation
+from ptah_operator.runner.schema import parse_schema_operation
 
 DIGEST = "sha256:" + "d" * 64
 TARGET = "sha256:" + "e" * 64

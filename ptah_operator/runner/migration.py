@@ -30,9 +30,11 @@ own answer decides that, not a guess here:
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import datetime as dt
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -42,12 +44,25 @@ from typing import Any
 import structlog
 
 from ptah_operator.api.content import ContentError, digest_of_files
-from ptah_operator.engine.migrations.apply import RunResult, apply
+from ptah_operator.api.contracts.codes import ErrorReason, ExitCode
+from ptah_operator.api.contracts.operation import (
+    ExpectedVersion,
+    MigrationDocument,
+    OperationError,
+    ResourceRef,
+)
+from ptah_operator.engine.migrations.apply import (
+    ExpectedMigration,
+    RunResult,
+    TransactionMode,
+    apply,
+)
 from ptah_operator.engine.migrations.connection import (
     BadURLError,
     ConnectionLostError,
     Database,
     DatabaseError,
+    Engine,
     connect,
     parse_url,
 )
@@ -56,11 +71,22 @@ from ptah_operator.engine.migrations.directory import (
     MigrationDirectory,
     read_directory,
 )
-from ptah_operator.engine.migrations.revision_table import RevisionTableError, read_revisions
+from ptah_operator.engine.migrations.revision_table import (
+    RevisionTable,
+    RevisionTableError,
+    read_revisions,
+)
 from ptah_operator.engine.migrations.status import read_status
+from ptah_operator.runner.database_commands import (
+    DEFAULT_LOCK_TIMEOUT_SECONDS,
+    Finished,
+    read_settings,
+    report,
+    until_done,
+    usage,
+)
 from ptah_operator.runner.document import (
     ErrorBlock,
-    ErrorReason,
     Json,
     VersionSpelling,
     history_block,
@@ -69,12 +95,11 @@ from ptah_operator.runner.document import (
     run_block,
     unknown_run,
 )
-from ptah_operator.runner.operation import Operation
 from ptah_operator.runner.source import SnapshotError, read_files
+from ptah_operator.runner.termination import write_termination_message
 
 log = structlog.get_logger("ptah.runner")
 
-DEFAULT_LOCK_TIMEOUT_SECONDS = 30.0
 
 # Engine refusals before selection that mean the run could not do its work (not a verdict).
 _ENGINE_ERRORS = {
@@ -93,6 +118,49 @@ def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+@dataclass(frozen=True)
+class Operation:
+    operation_id: str
+    type: str
+    resource: ResourceRef
+    engine: Engine
+    revision_table: RevisionTable
+    transaction_mode: TransactionMode | None
+    content_digest: str
+    expected: tuple[ExpectedVersion, ...] | None = None
+    planned_target_digest: str | None = None
+
+    @property
+    def is_apply(self) -> bool:
+        return self.type == "Apply"
+
+    def expected_migrations(self) -> list[ExpectedMigration] | None:
+        if self.expected is None:
+            return None
+        return [
+            ExpectedMigration(int(e.version), e.checksum.removeprefix("sha256:"))
+            for e in self.expected
+        ]
+
+
+def parse_operation(text: str) -> Operation:
+    """Read and check a History or Apply document; raises OperationError saying what is wrong."""
+    document = MigrationDocument.parse(text)
+    table = document.revision_table
+    mode = document.transaction_mode
+    return Operation(
+        operation_id=document.operation_id,
+        type=document.type,
+        resource=document.resource,
+        engine=Engine(document.engine),
+        revision_table=RevisionTable(name=table.name, schema=table.schema_),
+        transaction_mode=None if mode is None else TransactionMode(mode),
+        content_digest=document.content_digest,
+        expected=document.expected,
+        planned_target_digest=document.planned_target_digest,
+    )
+
+
 @dataclass
 class Progress:
     """What an operation got to, so an interrupted one can be reported truthfully."""
@@ -101,15 +169,6 @@ class Progress:
     spell: VersionSpelling = field(default_factory=lambda: VersionSpelling(None))
     target_identity_digest: str | None = None
     apply_started: bool = False
-
-
-@dataclass(frozen=True)
-class Finished:
-    """An operation's result document and the exit code it earns once reported."""
-
-    document: Json
-    exit_code: int
-    summary: str
 
 
 class _StoppedError(Exception):
@@ -201,7 +260,9 @@ def _finish(
         run=run,
         error=error,
     )
-    return Finished(document, 1 if error is not None else 0, summary)
+    return Finished(
+        document, ExitCode.NOT_DONE if error is not None else ExitCode.REPORTED, summary
+    )
 
 
 async def run_history(
@@ -425,3 +486,45 @@ def describe(document: dict[str, Any]) -> str:
     if isinstance(history, dict):
         return f"{document['type']} {history['verdict']}"
     return str(document["type"])
+
+
+async def operate(args: argparse.Namespace, text: str) -> int:
+    """History or Apply of a PtahMigration (docs/design/migration-path.md)."""
+    try:
+        operation = parse_operation(text)
+    except OperationError as exc:
+        return usage(str(exc))
+    structlog.contextvars.bind_contextvars(operationID=operation.operation_id)
+    if operation.type.lower() != args.command:
+        log.error("operation type does not match the command", type=operation.type)
+        write_termination_message(f"bad operation document: type is not {args.command}")
+        return ExitCode.USAGE
+    if args.files is None:
+        return usage(f"a migration's {operation.type} reads --files", what="bad invocation")
+    settings = read_settings()
+    if isinstance(settings, str):
+        return usage(settings, what="bad configuration")
+    # The URL lives in this process only as long as it must, and no child inherits it.
+    url = os.environ.pop("PTAH_DATABASE_URL", None)
+    progress = Progress()
+    log.info("operation started", type=operation.type)
+    if operation.is_apply:
+        work = run_apply(operation, args.files, url, progress, lock_timeout=settings.lock_timeout)
+    else:
+        work = run_history(operation, args.files, url, progress)
+    finished = await until_done(work)
+    if finished is None:
+        log.warning("operation interrupted", apply_started=progress.apply_started)
+        recorded = (
+            await recorded_after_interruption(operation, url, progress.spell)
+            if progress.apply_started
+            else []
+        )
+        finished = interrupted(operation, progress, recorded=recorded)
+    return await report(
+        settings,
+        operation.resource.namespace,
+        operation.operation_id,
+        finished,
+        describe(finished.document),
+    )

@@ -42,21 +42,33 @@ ran; Unknown for any error once execution began, or when the runner cannot hear 
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import dataclasses
 import datetime as dt
-from collections.abc import Awaitable, Callable, Sequence
+import os
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import structlog
 
+from ptah_operator.api.constants import MAX_CHUNK_CHARS, MAX_PLAN_CHUNKS
 from ptah_operator.api.content import ContentError, digest_of_files
+from ptah_operator.api.contracts.codes import ErrorReason, ExitCode
+from ptah_operator.api.contracts.operation import (
+    OperationError,
+    ResourceRef,
+    SchemaDocument,
+    SchemaPlanRef,
+)
 from ptah_operator.engine.migrations.connection import (
     BadURLError,
     ConnectionLostError,
     DatabaseError,
+    Engine,
     connect,
     parse_url,
 )
@@ -76,16 +88,25 @@ from ptah_operator.engine.schema.normalize import NormalizationError
 from ptah_operator.engine.schema.operations import PlanResult, plan_url
 from ptah_operator.engine.schema.parts import DesiredSchemaError
 from ptah_operator.engine.schema.plan import Policy
+from ptah_operator.engine.schema.scope import Scope
 from ptah_operator.engine.schema.timeouts import Timeouts
 from ptah_operator.engine.schema.views import ViewError
-from ptah_operator.runner.document import ErrorBlock, ErrorReason, Json
-from ptah_operator.runner.operations import Finished, Now, connection_message, utc_now
+from ptah_operator.runner.database_commands import (
+    Finished,
+    read_settings,
+    report,
+    until_done,
+    usage,
+)
+from ptah_operator.runner.document import ErrorBlock, Json
+from ptah_operator.runner.migration import Now, connection_message, utc_now
+from ptah_operator.runner.report import get_plan, put_piece
 from ptah_operator.runner.schema_document import (
     ApplyReason,
     Piece,
     PlanTooLargeError,
-    SchemaErrorReason,
     apply_block,
+    describe_schema,
     drift_block,
     failure_block,
     plan_block,
@@ -94,13 +115,73 @@ from ptah_operator.runner.schema_document import (
     schema_result,
     sha256_digest,
 )
-from ptah_operator.runner.schema_operation import SchemaOperation
 from ptah_operator.runner.source import SnapshotError, read_files
+from ptah_operator.runner.termination import write_termination_message
 
 log = structlog.get_logger("ptah.runner")
 
+MAX_PLAN_BYTES = MAX_PLAN_CHUNKS * 4 * MAX_CHUNK_CHARS
+"""The most a published plan can hold: 64 chunks of 262,144 characters of up to 4 bytes."""
+
 _DESIRED_ERRORS = (DesiredSchemaError, NormalizationError, ViewError, FunctionError)
 _NO_POLICY = Policy(protected_tables=(), allow_destructive=True)
+
+
+@dataclass(frozen=True)
+class SchemaOperation:
+    operation_id: str
+    type: str
+    resource: ResourceRef
+    engine: Engine
+    scope: Scope
+    protected_tables: tuple[str, ...]
+    allow_destructive: bool
+    timeouts: Timeouts = dataclasses.field(default_factory=Timeouts)
+    content_digest: str | None = None
+    expected_target_digest: str | None = None
+    proof: bool = False
+    plan: SchemaPlanRef | None = None
+    planned_target_digest: str | None = None
+
+    @property
+    def is_apply(self) -> bool:
+        return self.type == "Apply"
+
+    @property
+    def policy(self) -> Policy:
+        """The schema's policy, as the engine holds a plan to it."""
+        return Policy(self.protected_tables, self.allow_destructive)
+
+
+def parse_schema_operation(text: str) -> SchemaOperation:
+    """Read and check a PtahSchema's Observe, Plan or Apply document; raises OperationError
+    saying what is wrong."""
+    document = SchemaDocument.parse(text)
+    scope = document.scope
+    policy = document.policy
+    lock = policy.lock_timeout_seconds
+    return SchemaOperation(
+        operation_id=document.operation_id,
+        type=document.type,
+        resource=document.resource,
+        engine=Engine(document.engine),
+        scope=Scope(
+            schemas=scope.schemas or Scope().schemas,
+            tables=scope.include_tables,
+            exclude=scope.exclude_tables,
+        ),
+        protected_tables=policy.protected_tables,
+        allow_destructive=policy.allow_destructive,
+        timeouts=Timeouts(
+            lock=Timeouts().lock if lock is None else lock or None,
+            statement=policy.statement_timeout_seconds or None,
+        ),
+        content_digest=document.content_digest,
+        expected_target_digest=document.expected_target_digest,
+        proof=document.proof,
+        plan=document.plan,
+        planned_target_digest=document.planned_target_digest,
+    )
 
 
 @dataclass(frozen=True)
@@ -189,7 +270,7 @@ async def _identity(url: str) -> str:
         raise _StoppedError(ErrorReason.CONNECTION_FAILED, connection_message(exc.detail)) from None
     except DatabaseError as exc:
         raise _StoppedError(
-            SchemaErrorReason.INTROSPECTION_FAILED,
+            ErrorReason.INTROSPECTION_FAILED,
             f"reading the database's identity failed with {exc.error_class.describe()}",
         ) from None
     finally:
@@ -216,9 +297,9 @@ def engine_error(exc: Exception, files_dir: Path | None = None) -> ErrorBlock:
         message = str(exc)
         if files_dir is not None:
             message = message.replace(f"{files_dir}/", "")
-        return ErrorBlock(SchemaErrorReason.DESIRED_SCHEMA_REFUSED, message[:1024])
+        return ErrorBlock(ErrorReason.DESIRED_SCHEMA_REFUSED, message[:1024])
     if isinstance(exc, PlanError):
-        return ErrorBlock(SchemaErrorReason.PLAN_REFUSED, str(exc)[:1024])
+        return ErrorBlock(ErrorReason.PLAN_REFUSED, str(exc)[:1024])
     if isinstance(exc, TargetError):
         return ErrorBlock(ErrorReason.BAD_URL, str(exc))
     if isinstance(exc, OSError | TimeoutError):
@@ -230,7 +311,7 @@ def engine_error(exc: Exception, files_dir: Path | None = None) -> ErrorBlock:
     sqlstate, errno = _database_code(exc)
     if sqlstate is not None:
         return ErrorBlock(
-            SchemaErrorReason.INTROSPECTION_FAILED,
+            ErrorReason.INTROSPECTION_FAILED,
             f"the database answered SQLSTATE {sqlstate}",
         )
     if errno is not None:
@@ -240,7 +321,7 @@ def engine_error(exc: Exception, files_dir: Path | None = None) -> ErrorBlock:
                 f"the database could not be reached (MySQL error {errno})",
             )
         return ErrorBlock(
-            SchemaErrorReason.INTROSPECTION_FAILED, f"the database answered MySQL error {errno}"
+            ErrorReason.INTROSPECTION_FAILED, f"the database answered MySQL error {errno}"
         )
     return ErrorBlock(
         ErrorReason.RUNNER_ERROR, f"the engine stopped unexpectedly ({type(exc).__name__})"
@@ -278,7 +359,9 @@ def _finish(
         apply=apply,
         error=error,
     )
-    return Finished(document, 1 if error is not None else 0, summary)
+    return Finished(
+        document, ExitCode.NOT_DONE if error is not None else ExitCode.REPORTED, summary
+    )
 
 
 def _stopped(
@@ -340,7 +423,7 @@ class _SchemaLock:
             with contextlib.suppress(Exception):
                 await conn.close()
             raise _StoppedError(
-                SchemaErrorReason.LOCK_NOT_ACQUIRED,
+                ErrorReason.LOCK_NOT_ACQUIRED,
                 f"the database's schema lock was not free within {wait_seconds:g} s",
             )
         log.info("schema lock taken")
@@ -395,7 +478,7 @@ async def _dry_run(
         return result.detail
     if result.reason == "LockNotAcquired":
         raise _StoppedError(
-            SchemaErrorReason.LOCK_LOST,
+            ErrorReason.LOCK_LOST,
             "the schema lock was taken by another session before the dry run could hold it",
         )
     detail = result.detail
@@ -403,19 +486,19 @@ async def _dry_run(
     if result.reason == "DryRunRefused":
         code = detail.get("sqlstate") or detail.get("error", "an error")
         raise _StoppedError(
-            SchemaErrorReason.DRY_RUN_REFUSED,
+            ErrorReason.DRY_RUN_REFUSED,
             f"{where} failed when the plan was tried and rolled back (SQLSTATE {code}); "
             "nothing was kept",
         )
     if result.reason == "PrecheckRefused":
         check = detail.get("check", "a check")
         raise _StoppedError(
-            SchemaErrorReason.PRECHECK_REFUSED,
+            ErrorReason.PRECHECK_REFUSED,
             f"{where} would fail: {check} found what it refuses (errno "
             f"{detail.get('errno', '-')}); nothing ran",
         )
     raise _StoppedError(
-        SchemaErrorReason.DRY_RUN_REFUSED,
+        ErrorReason.DRY_RUN_REFUSED,
         f"the Apply path refuses the plan ({result.reason or result.outcome})",
     )
 
@@ -425,7 +508,7 @@ async def _upload(pieces: Sequence[Piece], upload: Uploader) -> None:
         stored = await upload(piece)
         if stored.refused is not None:
             raise _StoppedError(
-                SchemaErrorReason.PLAN_NOT_UPLOADED,
+                ErrorReason.PLAN_NOT_UPLOADED,
                 f"piece {piece.index} of the plan file was not stored: {stored.refused}",
             )
 
@@ -454,12 +537,12 @@ async def run_plan(
             held = await lock.give_back()
         if not held:
             raise _StoppedError(
-                SchemaErrorReason.LOCK_LOST,
+                ErrorReason.LOCK_LOST,
                 "the session holding the schema lock ended before the plans were made",
             )
         if first.plan_bytes != second.plan_bytes:
             raise _StoppedError(
-                SchemaErrorReason.PLAN_INCOHERENT,
+                ErrorReason.PLAN_INCOHERENT,
                 "two independent plans of the same files and database differ",
             )
         trial = await _dry_run(checked, first.plan_bytes, lock_timeout, operation.timeouts)
@@ -469,7 +552,7 @@ async def run_plan(
             try:
                 pieces = plan_pieces(first.plan_bytes)
             except PlanTooLargeError as exc:
-                raise _StoppedError(SchemaErrorReason.PLAN_TOO_LARGE, str(exc)) from None
+                raise _StoppedError(ErrorReason.PLAN_TOO_LARGE, str(exc)) from None
             await _upload(pieces, upload)
     except _StoppedError as stop:
         return _stopped(operation, progress, now, stop)
@@ -527,7 +610,7 @@ def apply_answer(
         block = apply_block("Refused", reason=result.reason, plan_digest=progress.plan_digest)
         error = (
             ErrorBlock(
-                SchemaErrorReason.LOCK_NOT_ACQUIRED,
+                ErrorReason.LOCK_NOT_ACQUIRED,
                 "the database's schema lock was not free in time; nothing ran",
             )
             if result.reason == "LockNotAcquired"
@@ -573,7 +656,7 @@ async def run_apply(
     fetched = await fetch()
     if fetched.data is None:
         error = ErrorBlock(
-            SchemaErrorReason.PLAN_UNAVAILABLE,
+            ErrorReason.PLAN_UNAVAILABLE,
             f"the published plan could not be fetched: {fetched.refused or 'no answer'}",
         )
         return _refused(operation, progress, now, ApplyReason.PLAN_UNAVAILABLE, error)
@@ -657,3 +740,78 @@ def schema_interrupted(
             )
         )
     return _finish(operation, progress, now, apply=block, error=error, summary=error.reason)
+
+
+async def operate(args: argparse.Namespace, text: str) -> int:
+    """Observe, Plan or Apply of a PtahSchema (docs/design/schema-path.md)."""
+    try:
+        operation = parse_schema_operation(text)
+    except OperationError as exc:
+        return usage(str(exc))
+    structlog.contextvars.bind_contextvars(operationID=operation.operation_id)
+    if operation.type.lower() != args.command:
+        log.error("operation type does not match the command", type=operation.type)
+        write_termination_message(f"bad operation document: type is not {args.command}")
+        return ExitCode.USAGE
+    if operation.is_apply and args.files is not None:
+        # The Pod that changes the database reads no source files: it runs the published plan.
+        return usage("a schema Apply reads no --files", what="bad invocation")
+    settings = read_settings()
+    if isinstance(settings, str):
+        return usage(settings, what="bad configuration")
+    url = os.environ.pop("PTAH_DATABASE_URL", None)
+    namespace = operation.resource.namespace
+    operation_id = operation.operation_id
+    progress = SchemaProgress()
+    log.info("operation started", type=operation.type, proof=operation.proof)
+
+    async def upload(piece: Piece) -> Upload:
+        sent = await put_piece(
+            settings.target,
+            namespace,
+            operation_id,
+            piece.index,
+            piece.text,
+            budget_seconds=settings.budget,
+        )
+        if sent.done:
+            return Upload()
+        return Upload(
+            f"HTTP {sent.status}: {sent.error}"
+            if sent.status is not None and sent.error
+            else f"HTTP {sent.status}"
+            if sent.status is not None
+            else "the result endpoint could not be reached"
+        )
+
+    async def fetch() -> Fetched:
+        assert operation.plan is not None
+        got = await get_plan(
+            settings.target,
+            namespace,
+            operation_id,
+            max_bytes=MAX_PLAN_BYTES,
+            budget_seconds=settings.budget,
+        )
+        if got.done:
+            return Fetched(data=got.body)
+        if got.status is None:
+            return Fetched(refused="the result endpoint could not be reached")
+        return Fetched(refused=f"HTTP {got.status}: {got.error or 'refused'}")
+
+    work: Coroutine[Any, Any, Finished]
+    if operation.type == "Observe":
+        work = run_observe(operation, args.files, url, progress)
+    elif operation.type == "Plan":
+        work = run_plan(
+            operation, args.files, url, progress, upload, lock_timeout=settings.lock_timeout
+        )
+    else:
+        work = run_apply(operation, url, progress, fetch, lock_timeout=settings.lock_timeout)
+    finished = await until_done(work)
+    if finished is None:
+        log.warning("operation interrupted", apply_started=progress.apply_started)
+        finished = schema_interrupted(operation, progress)
+    return await report(
+        settings, namespace, operation_id, finished, describe_schema(finished.document)
+    )

@@ -1,0 +1,59 @@
+"""The vocabulary of the operation and result contracts that costs nothing to import.
+
+The runner's init container that checks a snapshot loads this and no pydantic model; the
+manager reads the same words back (a result's `error.reason`, a container's exit code).
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum, StrEnum
+
+OPERATION_CONTRACT = "ptah.run/operation/v1"
+RESULT_CONTRACT = "ptah.run/result/v1"
+
+
+class ExitCode(IntEnum):
+    """How a runner command ends (runner/main.py's docstring says when each is given)."""
+
+    REPORTED = 0
+    """The result was reported, whatever it says; `fetch`: the files are written."""
+    NOT_DONE = 1
+    """The result was reported and says the operation could not do its work; `fetch`: the
+    source cannot be reached."""
+    USAGE = 2
+    """The command line, the operation document or the endpoint's configuration cannot be
+    used: nothing was run and nothing reported."""
+    REFUSED = 3
+    """`source`: the snapshot does not give the bound digest; `fetch`: the source refused (a
+    digest that differs, a commit no longer reachable). The manager reads it as
+    SnapshotRefused."""
+    NOT_REPORTED = 4
+    """The result could not be reported."""
+
+
+class ErrorReason(StrEnum):
+    """`error.reason` values: why an operation could not do its work. The source operations'
+    reasons (SourceUnreachable, RefNotFound, ...) are the engine's own."""
+
+    CONNECTION_FAILED = "ConnectionFailed"
+    BAD_URL = "BadURL"
+    ENGINE_MISMATCH = "EngineMismatch"
+    SNAPSHOT_REFUSED = "SnapshotRefused"
+    INTERRUPTED = "Interrupted"
+    RUNNER_ERROR = "RunnerError"
+    # A migration's History and Apply.
+    DIRECTORY_REFUSED = "DirectoryRefused"
+    HISTORY_UNREADABLE = "HistoryUnreadable"
+    LOCK_TIMEOUT = "LockTimeout"
+    # A schema's Observe, Plan and Apply.
+    DESIRED_SCHEMA_REFUSED = "DesiredSchemaRefused"
+    PLAN_REFUSED = "PlanRefused"
+    INTROSPECTION_FAILED = "IntrospectionFailed"
+    PLAN_INCOHERENT = "PlanIncoherent"
+    DRY_RUN_REFUSED = "DryRunRefused"
+    PRECHECK_REFUSED = "PrecheckRefused"
+    LOCK_NOT_ACQUIRED = "LockNotAcquired"
+    LOCK_LOST = "LockLost"
+    PLAN_TOO_LARGE = "PlanTooLarge"
+    PLAN_NOT_UPLOADED = "PlanNotUploaded"
+    PLAN_UNAVAILABLE = "PlanUnavailable"

@@ -1,0 +1,324 @@
+"""The runner's report of an operation (contract `ptah.run/result/v1`), typed once for both sides.
+
+The runner builds it (runner/document.py, runner/schema_document.py,
+runner/source_commands.py); the manager reads it with these models (reconcile/reports.py
+`read_report`). The envelope is the
+same for every family: contract, operationID, type, resource, startedAt, finishedAt,
+targetIdentityDigest, and `error` {reason, message} for an operation that could not do its
+work. Resolve and Verify carry `resolve` and `verify`. A migration's blocks are `history` and
+`run`; a schema's are:
+
+- `drift` (Observe): the aggregates of the raw drift report, whose detail stays inside the
+  runner (SCH-54, PRIV-03): its digest, the dialect, the total, the highest severity and at
+  most 32 categories with their counts.
+- `plan` (Plan): whether the coherent scoped plan changes anything (SCH-55, SCH-56), the
+  fingerprints it was planned between and, when it does, the digest, size and statement count
+  of the plan file, its severity, its first findings, the protected tables it touches, and the
+  pieces (index, digest, size) the plan file was uploaded in. The plan file itself, which holds
+  the SQL, is never in the report: it arrives beside it (SchemaWorld.plan_texts).
+- `apply` (Apply): Applied, Refused (nothing ran) or Unknown, the digest of the bytes it hashed
+  before it ran them (SCH-57), how many statements it executed, and where it stopped (position,
+  SQLSTATE, errno; never text).
+
+The result record is the only evidence of what an operation did, so it is read strictly: a
+report whose fields do not fit the status they would go into (`misfit`) is unreadable, and the
+lifecycle treats it as no result at all. Unknown fields are ignored, so a newer runner's
+additions do not make a report unreadable.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
+
+from ptah_operator.api.constants import (
+    MAX_DRIFT_CATEGORIES,
+    MAX_LISTED_VERSIONS,
+    MAX_PLAN_CHUNKS,
+    MAX_PLAN_FINDINGS,
+    MAX_PLAN_VERSIONS,
+    MAX_REVISIONS,
+    HistoryVerdict,
+    RunOutcome,
+    Severity,
+    SourceKind,
+)
+from ptah_operator.api.fields import COMMIT_PATTERN, Checksum, Description, Digest, Version
+from ptah_operator.api.migration import (
+    AheadVersions,
+    DirtyRevision,
+    History,
+    Revision,
+    RunFailure,
+)
+
+MAX_REPORTED_TABLES = 100
+
+
+class _Report(BaseModel):
+    model_config = ConfigDict(
+        alias_generator=to_camel, validate_by_name=True, validate_by_alias=True, extra="ignore"
+    )
+
+
+class PendingMigration(_Report):
+    version: Version
+    description: Description | None = None
+    checksum: Checksum
+
+
+class HistoryReport(_Report):
+    verdict: HistoryVerdict
+    current_version: Version | None = None
+    checkpoint_version: Version | None = None
+    applied_count: int = Field(default=0, ge=0)
+    pending_count: int = Field(default=0, ge=0)
+    pending: list[PendingMigration] = Field(default_factory=list, max_length=MAX_PLAN_VERSIONS)
+    dirty: DirtyRevision | None = None
+    modified_versions: list[Version] = Field(default_factory=list)
+    out_of_order_versions: list[Version] = Field(default_factory=list)
+    ahead: AheadVersions | None = None
+    fingerprint: Digest | None = None
+    revisions: list[Revision] = Field(default_factory=list)
+
+
+class FailureReport(_Report):
+    version: Version
+    statement_index: int | None = Field(default=None, ge=0)
+    sqlstate: str | None = None
+    mysql_errno: int | None = Field(default=None, ge=0)
+
+
+class RunReport(_Report):
+    outcome: RunOutcome
+    selected: bool = True
+    """False only when the run stopped before it selected a migration. Absent counts as True:
+    a run that may have started is never taken for one that did not."""
+    applied_versions: list[Version] = Field(default_factory=list, max_length=MAX_PLAN_VERSIONS)
+    failure: FailureReport | None = None
+    message: str | None = None
+
+
+class ErrorReport(_Report):
+    reason: str = Field(min_length=1)
+    message: str = ""
+
+
+class ResourceReport(_Report):
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+
+
+class ResolveReport(_Report):
+    """What Resolve pinned: a Git commit with the content digest of the selected files, or an
+    OCI manifest digest."""
+
+    kind: SourceKind
+    repository: str | None = Field(default=None, max_length=512)
+    ref: str | None = Field(default=None, max_length=256)
+    path: str | None = Field(default=None, max_length=256)
+    commit: str | None = Field(default=None, pattern=COMMIT_PATTERN, max_length=64)
+    content_digest: Digest | None = None
+    oci_ref: str | None = Field(default=None, max_length=512)
+    oci_digest: Digest | None = None
+    file_count: int | None = Field(default=None, ge=0)
+    total_bytes: int | None = Field(default=None, ge=0)
+
+
+class VerifyReport(_Report):
+    """Verify's verdict on the pinned digest under the verification policy it read."""
+
+    accepted: bool
+    artifact_type: str | None = Field(default=None, max_length=256)
+    policy_digest: Digest | None = None
+    content_digest: Digest | None = None
+    refusal: str | None = Field(default=None, max_length=1024)
+
+
+class DriftCategoryReport(_Report):
+    category: str = Field(min_length=1, max_length=64)
+    count: int = Field(ge=0)
+    highest_severity: Severity | None = None
+
+
+class DriftReport(_Report):
+    """Observe: the drift report reduced to what status may hold."""
+
+    digest: Digest
+    """SHA-256 of the raw report, which stays inside the runner."""
+    dialect: str = Field(min_length=1, max_length=32)
+    total: int = Field(ge=0)
+    highest_severity: Severity | None = None
+    categories: list[DriftCategoryReport] = Field(
+        default_factory=list, max_length=MAX_DRIFT_CATEGORIES
+    )
+
+
+class PlanSeverityReport(_Report):
+    highest: Severity | None = None
+    destructive: bool = False
+    privilege_change: bool = False
+
+
+class FindingReport(_Report):
+    code: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z][A-Za-z0-9_.-]*$")
+    severity: Severity
+    category: str | None = Field(default=None, max_length=256)
+    object: str | None = Field(default=None, max_length=256)
+    related: str | None = Field(default=None, max_length=256)
+    statement_index: int | None = Field(default=None, ge=0)
+
+
+class PieceReport(_Report):
+    """One piece of the plan file as it was uploaded: becomes one chunk."""
+
+    index: int = Field(ge=0, le=MAX_PLAN_CHUNKS - 1)
+    digest: Digest
+    """SHA-256 of the piece's UTF-8 bytes."""
+    size: int = Field(ge=0)
+    """The piece's length in UTF-8 bytes."""
+
+
+class PlanReport(_Report):
+    """Plan: the verdict of two byte-identical scoped plans, dry-run on the Apply path."""
+
+    changes: bool
+    """False: the plan is empty, the authoritative statement that the database converged."""
+    dialect: str | None = Field(default=None, max_length=32)
+    observed_fingerprint: Digest
+    desired_fingerprint: Digest
+    digest: Digest | None = None
+    """SHA-256 of the plan file's bytes (the pieces joined), when it changes something."""
+    size: int = Field(default=0, ge=0)
+    statement_count: int = Field(default=0, ge=0)
+    severity: PlanSeverityReport = Field(default_factory=PlanSeverityReport)
+    findings: list[FindingReport] = Field(default_factory=list, max_length=MAX_PLAN_FINDINGS)
+    findings_total: int = Field(default=0, ge=0)
+    protected_tables: list[str] = Field(default_factory=list, max_length=MAX_REPORTED_TABLES)
+    """The tables the plan would change that spec.policy.protectedTables names."""
+    pieces: list[PieceReport] = Field(default_factory=list, max_length=MAX_PLAN_CHUNKS)
+
+
+class ApplyOutcomeReport(StrEnum):
+    APPLIED = "Applied"
+    REFUSED = "Refused"
+    UNKNOWN = "Unknown"
+
+
+class ApplyFailureReport(_Report):
+    statement_index: int | None = Field(default=None, ge=0)
+    sqlstate: str | None = Field(default=None, max_length=5)
+    mysql_errno: int | None = Field(default=None, ge=0)
+
+
+class ApplyReport(_Report):
+    """Apply: what the engine answered. Only Applied with the plan's digest is Succeeded."""
+
+    outcome: ApplyOutcomeReport
+    reason: str | None = Field(default=None, max_length=128)
+    """Why it was refused or is unknown (StalePlan, PlanDigestMismatch, LockNotAcquired, ...)."""
+    plan_digest: Digest | None = None
+    """The digest of the bytes the runner hashed just before it ran them."""
+    statements_executed: int = Field(default=0, ge=0)
+    failure: ApplyFailureReport | None = None
+
+
+class ResultEnvelope(_Report):
+    """What every report carries, whichever family and operation made it."""
+
+    contract: Literal["ptah.run/result/v1"]
+    operation_id: str = Field(alias="operationID")
+    type: str
+    resource: ResourceReport
+    started_at: dt.datetime | None = None
+    finished_at: dt.datetime | None = None
+    target_identity_digest: Digest | None = None
+    resolve: ResolveReport | None = None
+    verify: VerifyReport | None = None
+    error: ErrorReport | None = None
+
+    def misfit(self) -> str | None:
+        """Why the report cannot be taken as evidence although it fits its model, or None."""
+        return None
+
+
+class OperationReport(ResultEnvelope):
+    """The report of a PtahMigration's operation (History, Apply, Resolve, Verify)."""
+
+    history: HistoryReport | None = None
+    run: RunReport | None = None
+
+    def misfit(self) -> str | None:
+        if self.history is not None:
+            try:
+                history_status(self.history, self.operation_id, self, self.finished_at)
+            except ValidationError:
+                return "the result's history does not fit status.history"
+        if self.run is not None and self.run.failure is not None:
+            try:
+                run_failure(self.run.failure)
+            except ValidationError:
+                return "the result's failure does not fit status.lastRun.failure"
+        return None
+
+
+class SchemaOperationReport(ResultEnvelope):
+    """The report of a PtahSchema's operation (Observe, Plan, Apply, Resolve, Verify)."""
+
+    drift: DriftReport | None = None
+    plan: PlanReport | None = None
+    apply: ApplyReport | None = None
+
+    def misfit(self) -> str | None:
+        plan = self.plan
+        if plan is not None and plan.changes:
+            indexes = [p.index for p in plan.pieces]
+            if plan.digest is None or plan.statement_count < 1:
+                return "the result's plan has changes but no digest or statements"
+            if not indexes or indexes != list(range(len(indexes))):
+                return "the result's plan lists its pieces out of order"
+            if plan.size != sum(p.size for p in plan.pieces):
+                return "the result's plan size is not the size of its pieces"
+        return None
+
+
+def history_status(
+    history: HistoryReport,
+    operation_id: str,
+    report: OperationReport,
+    read_at: dt.datetime | None,
+) -> History:
+    """status.history for one reading: counts, the blocking details, the newest rows."""
+    return History(
+        verdict=history.verdict,
+        current_version=history.current_version,
+        checkpoint_version=history.checkpoint_version,
+        applied_count=history.applied_count,
+        pending_count=history.pending_count,
+        pending_versions=[p.version for p in history.pending[:MAX_LISTED_VERSIONS]],
+        dirty=history.dirty,
+        modified_versions=history.modified_versions[:MAX_LISTED_VERSIONS],
+        out_of_order_versions=history.out_of_order_versions[:MAX_LISTED_VERSIONS],
+        ahead=history.ahead,
+        fingerprint=history.fingerprint,
+        target_identity_digest=report.target_identity_digest,
+        operation_id=operation_id,
+        read_at=read_at,
+        revisions=history.revisions[:MAX_REVISIONS],
+    )
+
+
+def run_failure(failure: FailureReport) -> RunFailure:
+    """Where a run stopped: version, statement, SQLSTATE and errno, never text (RUN-17)."""
+    return RunFailure(
+        version=failure.version,
+        statement_index=failure.statement_index,
+        sqlstate=failure.sqlstate,
+        mysql_errno=failure.mysql_errno,
+    )

@@ -1,0 +1,36 @@
+"""The envelope every result document (contract `ptah.run/result/v1`) opens with: the contract,
+what it repeats of the operation it reports, and when the operation ran. Pure: no I/O, no
+clock (times come in as arguments), and light enough for every command to load."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Protocol
+
+from ptah_operator.api.contracts.codes import RESULT_CONTRACT
+from ptah_operator.api.contracts.operation import ResourceRef
+from ptah_operator.api.fields import format_time
+
+
+class Operated(Protocol):
+    """What a result's envelope repeats of the operation it reports."""
+
+    @property
+    def operation_id(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def resource(self) -> ResourceRef: ...
+
+
+def envelope(
+    operation: Operated, started_at: dt.datetime, finished_at: dt.datetime
+) -> dict[str, Any]:
+    return {
+        "contract": RESULT_CONTRACT,
+        "operationID": operation.operation_id,
+        "type": operation.type,
+        "resource": operation.resource.as_json(),
+        "startedAt": format_time(started_at),
+        "finishedAt": format_time(finished_at),
+    }
