@@ -58,7 +58,8 @@ from ptah_operator.controller.world_reads import (
 )
 from ptah_operator.reconcile.decision import Decision
 from ptah_operator.reconcile.migration import reconcile_migration
-from ptah_operator.reconcile.world import MigrationWorld, RunnerConfig
+from ptah_operator.reconcile.migration.world import MigrationWorld
+from ptah_operator.reconcile.world import RunnerConfig
 
 log = structlog.get_logger(__name__)
 

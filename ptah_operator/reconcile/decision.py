@@ -18,7 +18,7 @@ pass decides again from what then exists):
    write or a manager that stops between the two can never make a run's own release look
    like the Lease changing hands under it (LCK-10). The release of a run's Lease left undone
    (the manager stopped after the write) is done by a later pass, which finds the run in
-   status.lastRun (`apply_run.release_ended`); that of a claim withdrawn before its Job
+   status.lastRun (`migration/apply.release_ended`); that of a claim withdrawn before its Job
    existed waits for the Lease to expire, as a take whose claim was never written does;
 4. `create`, in order, each idempotent by its deterministic name (AlreadyExists is success);
    an `OperationCredentials` entry is materialised by the controller as the Secret

@@ -27,7 +27,7 @@ from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.realm import PtahRealm
 from ptah_operator.api.schema import PtahSchema
 from ptah_operator.reconcile.schedule import REALM_RECHECK
-from ptah_operator.reconcile.world import Claimant, MigrationWorld
+from ptah_operator.reconcile.world import Claimant
 
 
 @dataclass(frozen=True)
@@ -37,17 +37,6 @@ class Refusal:
     reason: Reason
     message: str
     recheck: dt.timedelta | None
-
-
-def refusal(world: MigrationWorld) -> Refusal | None:
-    """The engine or realm refusal of this resource now, or None when both admit it."""
-    return refusal_of(
-        world.migration,
-        claimants=world.claimants,
-        realm=world.realm,
-        realm_missing=world.realm_missing,
-        supported_engines=world.supported_engines,
-    )
 
 
 def refusal_of(

@@ -1,5 +1,5 @@
 """What a Resolve or a Verify reported, as the SourceRecord status keeps: one reading for both
-families (source_read.py for a migration, schema/verdicts.py for a schema), which then decide
+families (migration/source_read.py for a migration, schema/verdicts.py for a schema), which then decide
 what comes next in their own lifecycle.
 
 Pure: the reports are already parsed (reports.py); time comes in as an argument.

@@ -65,8 +65,13 @@ from ptah_operator.reconcile.schedule import (
     failure_retry_interval,
 )
 from ptah_operator.reconcile.schema import claims, jobs, leases, plans, proof, sources
-from ptah_operator.reconcile.schema.draft import (
-    SchemaDraft,
+from ptah_operator.reconcile.schema.draft import SchemaDraft
+from ptah_operator.reconcile.schema.results import (
+    ApplyOutcomeReport,
+    SchemaOperationReport,
+    read_schema_report,
+)
+from ptah_operator.reconcile.schema.standings import (
     Standing,
     applying,
     awaiting_approval,
@@ -75,11 +80,6 @@ from ptah_operator.reconcile.schema.draft import (
     ready_to_apply,
     suspended,
     verifying_convergence,
-)
-from ptah_operator.reconcile.schema.results import (
-    ApplyOutcomeReport,
-    SchemaOperationReport,
-    read_schema_report,
 )
 from ptah_operator.reconcile.world import JobPhase, JobState
 

@@ -27,7 +27,8 @@ from ptah_operator.reconcile.jobs import Manifest, job_name, owner_reference
 from ptah_operator.reconcile.read_request import ReadRequest, answer
 from ptah_operator.reconcile.schedule import failure_retry_interval
 from ptah_operator.reconcile.schema import jobs, leases, sources
-from ptah_operator.reconcile.schema.draft import SchemaDraft, operating, read_retrying
+from ptah_operator.reconcile.schema.draft import SchemaDraft
+from ptah_operator.reconcile.schema.standings import operating, read_retrying
 
 READ_ANSWER = "the database is observed now"
 

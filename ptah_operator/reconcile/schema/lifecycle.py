@@ -46,7 +46,8 @@ from ptah_operator.reconcile.read_request import ReadRequest, answer_invalid, un
 from ptah_operator.reconcile.realm import Refusal
 from ptah_operator.reconcile.schedule import LEASE_WAIT
 from ptah_operator.reconcile.schema import apply, claims, leases, plans, proof, reads, sources
-from ptah_operator.reconcile.schema.draft import SchemaDraft, blocked, next_up, pending, suspended
+from ptah_operator.reconcile.schema.draft import SchemaDraft
+from ptah_operator.reconcile.schema.standings import blocked, next_up, pending, suspended
 from ptah_operator.reconcile.schema.world import SchemaWorld
 
 _READS = frozenset(

@@ -79,16 +79,16 @@ from ptah_operator.reconcile.effects import binding_digest, current_binding
 from ptah_operator.reconcile.jobs import owner_labels, owner_reference
 from ptah_operator.reconcile.schedule import PLAN_PUBLISH_CHECK, failure_retry_interval
 from ptah_operator.reconcile.schema import sources
-from ptah_operator.reconcile.schema.draft import (
-    SchemaDraft,
+from ptah_operator.reconcile.schema.draft import SchemaDraft
+from ptah_operator.reconcile.schema.names import chunk_name, plan_name
+from ptah_operator.reconcile.schema.results import PlanReport, SchemaOperationReport
+from ptah_operator.reconcile.schema.standings import (
     Standing,
     awaiting_approval,
     blocked,
     publishing,
     ready_to_apply,
 )
-from ptah_operator.reconcile.schema.names import chunk_name, plan_name
-from ptah_operator.reconcile.schema.results import PlanReport, SchemaOperationReport
 
 PROTECTED_TABLE = "ProtectedTable"
 """The finding code of a table the plan would change that spec.policy.protectedTables names."""

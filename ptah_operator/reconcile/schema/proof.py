@@ -47,8 +47,8 @@ from ptah_operator.reconcile import conditions, resolutions
 from ptah_operator.reconcile.effects import binding_digest, current_binding
 from ptah_operator.reconcile.schedule import LEASE_WAIT, failure_retry_interval
 from ptah_operator.reconcile.schema import claims, leases, plans, sources
-from ptah_operator.reconcile.schema.draft import (
-    SchemaDraft,
+from ptah_operator.reconcile.schema.draft import SchemaDraft
+from ptah_operator.reconcile.schema.standings import (
     blocked,
     in_sync,
     next_up,

@@ -45,8 +45,9 @@ from ptah_operator.reconcile.schedule import (
     interval,
 )
 from ptah_operator.reconcile.schema import claims, leases, plans, proof, sources, verdicts
-from ptah_operator.reconcile.schema.draft import SchemaDraft, operating, pending, read_retrying
+from ptah_operator.reconcile.schema.draft import SchemaDraft
 from ptah_operator.reconcile.schema.results import read_schema_report
+from ptah_operator.reconcile.schema.standings import operating, pending, read_retrying
 from ptah_operator.reconcile.world import JobPhase
 
 SNAPSHOT_REFUSED = "SnapshotRefused"

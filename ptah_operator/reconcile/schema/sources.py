@@ -1,6 +1,6 @@
 """A schema's source, whatever its kind: what a resolution pinned and whether it still holds.
 
-The same rules as a migration's (reconcile/sources.py, reconcile/snapshots.py), answered for a
+The same rules as a migration's (reconcile/migration/sources.py, reconcile/migration/snapshots.py), answered for a
 SchemaDraft:
 
 - ConfigMap (SRC-CM): resolved by the manager into the immutable snapshot `ptah-src-<hash>` in

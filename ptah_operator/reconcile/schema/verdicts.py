@@ -35,15 +35,9 @@ from ptah_operator.reconcile import conditions, resolutions
 from ptah_operator.reconcile.read_request import unanswered
 from ptah_operator.reconcile.schedule import interval
 from ptah_operator.reconcile.schema import plans, proof, sources
-from ptah_operator.reconcile.schema.draft import (
-    SchemaDraft,
-    blocked,
-    in_sync,
-    next_up,
-    pending,
-    suspended,
-)
+from ptah_operator.reconcile.schema.draft import SchemaDraft
 from ptah_operator.reconcile.schema.results import SchemaOperationReport
+from ptah_operator.reconcile.schema.standings import blocked, in_sync, next_up, pending, suspended
 
 LOCK_LOST = frozenset({"LockLost", "LockNotAcquired"})
 """Runner reasons that say the Plan could not hold the database's lock to its end."""

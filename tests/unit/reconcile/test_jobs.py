@@ -14,13 +14,12 @@ from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.reconcile.jobs import (
-    apply_job,
-    history_job,
     job_name,
     operation_secret_name,
     realm_lease_name,
     snapshot_configmap,
 )
+from ptah_operator.reconcile.migration.jobs import apply_job, history_job
 from ptah_operator.reconcile.world import RunnerConfig, SourceFiles
 
 MIGRATION = from_manifest(

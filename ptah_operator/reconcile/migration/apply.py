@@ -51,12 +51,14 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.migration import LastRun
 from ptah_operator.api.plans import PtahMigrationPlan
-from ptah_operator.reconcile import approvals, conditions, planning, run_records, sources
+from ptah_operator.reconcile import conditions
 from ptah_operator.reconcile.conditions import Standing
 from ptah_operator.reconcile.decision import LeaseAction, LeaseVerb, OperationCredentials
-from ptah_operator.reconcile.draft import Draft
 from ptah_operator.reconcile.effects import binding_digest, current_binding
-from ptah_operator.reconcile.jobs import apply_job, job_name, owner_reference, realm_lease_name
+from ptah_operator.reconcile.jobs import job_name, owner_reference, realm_lease_name
+from ptah_operator.reconcile.migration import approvals, planning, run_records, sources, standings
+from ptah_operator.reconcile.migration.draft import Draft
+from ptah_operator.reconcile.migration.jobs import apply_job
 from ptah_operator.reconcile.realm import Refusal
 from ptah_operator.reconcile.reports import OperationReport, Unreadable, read_report, run_failure
 from ptah_operator.reconcile.schedule import (
@@ -128,7 +130,7 @@ def start(draft: Draft, plan: PtahMigrationPlan, approval: PtahMigrationApproval
         OperationCredentials(operation_id, draft.namespace, owner_reference(draft.migration))
     )
     draft.create(job)
-    draft.stand(conditions.applying(ref.name))
+    draft.stand(standings.applying(ref.name))
 
 
 def observe(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> None:
@@ -173,7 +175,7 @@ def observe(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> No
         if result is None and job is not None and job.phase == JobPhase.ACTIVE:
             # The run may still be changing the database: it is followed to its end, and only
             # then declared unknown, so no read of that database starts while it runs.
-            draft.stand(conditions.applying(claim.plan.name if claim.plan else "?"))
+            draft.stand(standings.applying(claim.plan.name if claim.plan else "?"))
             return
         _end_unknown(
             draft,
@@ -195,13 +197,13 @@ def observe(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> No
         _end_unknown(draft, claim, None, f"Job {name} is gone and left no result")
         return
     if job.phase == JobPhase.ACTIVE:
-        draft.stand(conditions.applying(claim.plan.name if claim.plan else "?"))
+        draft.stand(standings.applying(claim.plan.name if claim.plan else "?"))
         return
     if job.snapshot_refused:
         _end_refused(draft, claim, job)
         return
     if job.finished_at is not None and draft.now < job.finished_at + RESULT_GRACE:
-        draft.stand(conditions.applying(claim.plan.name if claim.plan else "?"))
+        draft.stand(standings.applying(claim.plan.name if claim.plan else "?"))
         draft.wake_at(job.finished_at + RESULT_GRACE)
         return
     _end_unknown(draft, claim, job, f"Job {name} ended without a readable result")
@@ -251,9 +253,7 @@ def _withdraw(draft: Draft, claim: ActiveOperation, why: str, refusal: Refusal |
     elif sources.record_moved(draft, claim.source) or why.startswith("the plan"):
         reason = Reason.PLAN_STALE
         planning.retire(draft, why)
-    draft.stand(
-        conditions.pending(reason, f"the Apply was withdrawn before its Job existed: {why}")
-    )
+    draft.stand(standings.pending(reason, f"the Apply was withdrawn before its Job existed: {why}"))
     draft.wake_now()
 
 
@@ -272,7 +272,7 @@ def _recreate(draft: Draft, claim: ActiveOperation) -> None:
         OperationCredentials(claim.operation_id, draft.namespace, owner_reference(draft.migration))
     )
     draft.create(job)
-    draft.stand(conditions.applying(plan.metadata.name or ""))
+    draft.stand(standings.applying(plan.metadata.name or ""))
     draft.wake_in(JOB_RECREATE_CHECK)
 
 
@@ -340,7 +340,7 @@ def _end(
             )
         else:
             conditions.clear_failure(draft.status)
-        draft.stand(conditions.verifying_history(claim.operation_id))
+        draft.stand(standings.verifying_history(claim.operation_id))
         draft.wake_now()
 
 
@@ -414,7 +414,7 @@ def _hold(draft: Draft, claim: ActiveOperation, record: LastRun) -> None:
     )
     status.next_reconciliation_time = draft.now + interval(draft.migration)
     draft.wake_at(status.next_reconciliation_time)
-    draft.stand(conditions.blocked(Reason.APPLY_OUTCOME_UNKNOWN, message))
+    draft.stand(standings.blocked(Reason.APPLY_OUTCOME_UNKNOWN, message))
 
 
 def release_ended(draft: Draft) -> None:
@@ -503,6 +503,6 @@ def _wait(
             True,
         )
     else:
-        standing = conditions.ready_to_apply(ref.name, f"it waits: {why}")
+        standing = standings.ready_to_apply(ref.name, f"it waits: {why}")
     draft.stand(standing)
     draft.wake_in(delay)

@@ -25,8 +25,8 @@ from __future__ import annotations
 from ptah_operator.api.common import SourceRecord
 from ptah_operator.api.constants import EventReason, Reason, SourceKind
 from ptah_operator.reconcile import conditions
-from ptah_operator.reconcile.draft import Draft
 from ptah_operator.reconcile.jobs import snapshot_configmap
+from ptah_operator.reconcile.migration.draft import Draft
 from ptah_operator.reconcile.world import SourceFiles
 
 

@@ -1,6 +1,6 @@
 """status.plan through its life: published from a reading, kept, retired (MIG-09..MIG-16).
 
-- A ReadyToPlan reading publishes the plan its pending list gives (migration_plan). The same
+- A ReadyToPlan reading publishes the plan its pending list gives (plans.py). The same
   reading of the same source under the same spec is the same plan: it is kept and writes
   nothing (JNL-03, RRQ-06, RETRY-12); a different one replaces it.
 - A plan is published once its object exists: its UID comes from the API server and an
@@ -27,10 +27,11 @@ from ptah_operator.api.constants import (
     Reason,
 )
 from ptah_operator.api.journal import JournalEntry
-from ptah_operator.reconcile import approvals, conditions, journal
-from ptah_operator.reconcile.draft import Draft
+from ptah_operator.reconcile import journal
 from ptah_operator.reconcile.effects import current_binding
-from ptah_operator.reconcile.migration_plan import plan_manifest, plan_name, plan_spec, same_spec
+from ptah_operator.reconcile.migration import approvals, standings
+from ptah_operator.reconcile.migration.draft import Draft
+from ptah_operator.reconcile.migration.plans import plan_manifest, plan_name, plan_spec, same_spec
 from ptah_operator.reconcile.reports import HistoryReport
 from ptah_operator.reconcile.schedule import PLAN_PUBLISH_CHECK, failure_retry_interval
 
@@ -93,7 +94,7 @@ def adopt(draft: Draft, claim: ActiveOperation, history: HistoryReport, target: 
         if existing is None:
             draft.create(plan_manifest(draft.migration, name, spec))
     if not published(draft):
-        draft.stand(conditions.publishing(name, len(spec.versions)))
+        draft.stand(standings.publishing(name, len(spec.versions)))
         draft.wake_in(PLAN_PUBLISH_CHECK)
         return
     stand_after_reading(draft)
@@ -145,14 +146,14 @@ def stand_after_reading(draft: Draft) -> None:
     assert ref is not None
     policy = draft.spec.policy.apply
     if policy == ApplyPolicy.NEVER:
-        draft.stand(conditions.apply_disabled(ref.name))
+        draft.stand(standings.apply_disabled(ref.name))
     elif policy == ApplyPolicy.ALWAYS:
-        draft.stand(conditions.ready_to_apply(ref.name, "the Apply starts on the next pass"))
+        draft.stand(standings.ready_to_apply(ref.name, "the Apply starts on the next pass"))
         draft.wake_now()
     else:
         used = approvals.consumed(draft.status)
         if approvals.exact_approval(draft.world.approvals, draft.migration, ref, used):
-            draft.stand(conditions.awaiting_approval(ref.name, "approved: the Apply starts next"))
+            draft.stand(standings.awaiting_approval(ref.name, "approved: the Apply starts next"))
             draft.wake_now()
         else:
-            draft.stand(conditions.awaiting_approval(ref.name))
+            draft.stand(standings.awaiting_approval(ref.name))

@@ -21,8 +21,8 @@ from __future__ import annotations
 from ptah_operator.api.common import KeyReference, PlanSourceBinding, SourceRecord
 from ptah_operator.api.constants import Reason, SourceKind
 from ptah_operator.api.fingerprints import plan_source_binding
-from ptah_operator.reconcile import snapshots
-from ptah_operator.reconcile.draft import Draft
+from ptah_operator.reconcile.migration import snapshots
+from ptah_operator.reconcile.migration.draft import Draft
 
 
 def kind(draft: Draft) -> SourceKind:

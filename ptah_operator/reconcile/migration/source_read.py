@@ -1,7 +1,7 @@
 """Resolve and Verify: how a Git or OCI source is pinned, from Jobs only (SRC-GIT, SRC-OCI).
 
 Both are read-only operations, claimed and retried exactly as a History read is
-(history_read.py follows any read claim). This module starts them and adopts what they report:
+(reads.py follows any read claim). This module starts them and adopts what they report:
 
 - Resolve (MIG-06): a Git ref to a commit with the content digest of the selected files
   (SRC-GIT-02, SRC-GIT-03), recorded beside the repository, ref and path it answered
@@ -26,11 +26,13 @@ from __future__ import annotations
 
 from ptah_operator.api.common import ActiveOperation, SourceRecord
 from ptah_operator.api.constants import EventReason, OperationType, Reason, SourceKind
-from ptah_operator.reconcile import conditions, planning, resolutions, sources
+from ptah_operator.reconcile import conditions, resolutions
 from ptah_operator.reconcile.decision import OperationCredentials
-from ptah_operator.reconcile.draft import Draft
 from ptah_operator.reconcile.effects import current_binding
-from ptah_operator.reconcile.jobs import job_name, owner_reference, resolve_job, verify_job
+from ptah_operator.reconcile.jobs import job_name, owner_reference
+from ptah_operator.reconcile.migration import planning, sources, standings
+from ptah_operator.reconcile.migration.draft import Draft
+from ptah_operator.reconcile.migration.jobs import resolve_job, verify_job
 from ptah_operator.reconcile.read_request import ReadRequest, answer
 from ptah_operator.reconcile.reports import OperationReport
 from ptah_operator.reconcile.schedule import interval
@@ -79,7 +81,7 @@ def _start(
         OperationCredentials(operation_id, draft.namespace, owner_reference(draft.migration))
     )
     draft.create(job)
-    draft.stand(conditions.operating(operation))
+    draft.stand(standings.operating(operation))
 
 
 def build_job(
@@ -148,10 +150,10 @@ def _adopt_resolution(draft: Draft, claim: ActiveOperation, report: OperationRep
     conditions.artifact_resolved(status, True, reason, what, draft.now, draft.generation)
     if record.kind == SourceKind.GIT:
         draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what} ({record.content_digest})")
-        draft.stand(conditions.operating(OperationType.HISTORY))
+        draft.stand(standings.operating(OperationType.HISTORY))
     else:
         draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what}")
-        draft.stand(conditions.operating(OperationType.VERIFY))
+        draft.stand(standings.operating(OperationType.VERIFY))
     draft.wake_now()
     return None
 
@@ -175,7 +177,7 @@ def _adopt_verification(
             status, True, Reason.POLICY_SATISFIED, verdict.message, draft.now, draft.generation
         )
         draft.normal(EventReason.ARTIFACT_VERIFIED, verdict.message)
-        draft.stand(conditions.operating(OperationType.HISTORY))
+        draft.stand(standings.operating(OperationType.HISTORY))
         draft.wake_now()
         return None
     conditions.artifact_verified(
@@ -184,6 +186,6 @@ def _adopt_verification(
     planning.retire(draft, "the verification policy refused the artifact")
     draft.warning(EventReason.ARTIFACT_REFUSED, verdict.message)
     status.next_reconciliation_time = draft.now + interval(draft.migration)
-    draft.stand(conditions.blocked(Reason.POLICY_REFUSED, verdict.message))
+    draft.stand(standings.blocked(Reason.POLICY_REFUSED, verdict.message))
     draft.wake_at(status.next_reconciliation_time)
     return None

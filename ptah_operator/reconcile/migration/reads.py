@@ -2,7 +2,7 @@
 
 A read is claimed in `status.activeOperation` in the same Decision that creates its Job
 (JOB-04), takes no Lease (LCK-07) and shows its phase (Reading, Resolving, Verifying) until
-its result is adopted: a History result is the verdict (verdicts.py), a Resolve or Verify
+its result is adopted: a History result is the verdict (history.py), a Resolve or Verify
 result pins the source (source_read.py). Everything else below holds for all three.
 
 - Its result comes from the runner's report, never from the Job's exit (PATH-10). A Job that
@@ -37,19 +37,20 @@ from ptah_operator.api.constants import (
     OperationType,
     Reason,
 )
-from ptah_operator.reconcile import (
-    conditions,
+from ptah_operator.reconcile import conditions, resolutions
+from ptah_operator.reconcile.decision import ObjectRef, OperationCredentials
+from ptah_operator.reconcile.effects import binding_digest, current_binding
+from ptah_operator.reconcile.jobs import job_name, owner_reference, result_record_name
+from ptah_operator.reconcile.migration import (
+    history,
     planning,
-    resolutions,
     snapshots,
     source_read,
     sources,
-    verdicts,
+    standings,
 )
-from ptah_operator.reconcile.decision import ObjectRef, OperationCredentials
-from ptah_operator.reconcile.draft import Draft
-from ptah_operator.reconcile.effects import binding_digest, current_binding
-from ptah_operator.reconcile.jobs import history_job, job_name, owner_reference, result_record_name
+from ptah_operator.reconcile.migration.draft import Draft
+from ptah_operator.reconcile.migration.jobs import history_job
 from ptah_operator.reconcile.read_request import ReadRequest, answer, answer_invalid, unanswered
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
@@ -121,7 +122,7 @@ def start(
         OperationCredentials(operation_id, draft.namespace, owner_reference(draft.migration))
     )
     draft.create(job)
-    draft.stand(conditions.reading(proof))
+    draft.stand(standings.reading(proof))
 
 
 def observe(draft: Draft, claim: ActiveOperation) -> None:
@@ -155,20 +156,20 @@ def observe(draft: Draft, claim: ActiveOperation) -> None:
                 draft, claim, Reason.OPERATION_FAILED, "the result holds no reading", draft.now
             )
         else:
-            verdicts.adopt_reading(draft, claim, report, report.history)
+            history.adopt_reading(draft, claim, report, report.history)
         return
     if job is None:
         _create_job(draft, claim)
         draft.wake_in(JOB_RECREATE_CHECK)
         return
     if job.phase == JobPhase.ACTIVE:
-        draft.stand(conditions.operating(claim.type, bool(claim.serves_proof), claim.attempt))
+        draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))
         return
     if job.snapshot_refused:
         _refused(draft, claim, job.message or f"the files were refused by Job {name}")
         return
     if job.finished_at is not None and draft.now < job.finished_at + RESULT_GRACE:
-        draft.stand(conditions.operating(claim.type, bool(claim.serves_proof), claim.attempt))
+        draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))
         draft.wake_at(job.finished_at + RESULT_GRACE)
         return
     _failed_attempt(
@@ -215,7 +216,7 @@ def give_way(draft: Draft, claim: ActiveOperation, why: str) -> None:
         EventReason.READ_RESTARTED,
         f"{_what(claim.type)} {claim.operation_id} gave way to a new read: {why}",
     )
-    draft.stand(conditions.pending(Reason.OPERATION_IN_PROGRESS, f"{why}: a new read starts"))
+    draft.stand(standings.pending(Reason.OPERATION_IN_PROGRESS, f"{why}: a new read starts"))
     draft.wake_now()
 
 
@@ -232,7 +233,7 @@ def _between_attempts(draft: Draft, claim: ActiveOperation) -> None:
         request = None
     reason = claim.last_failure_reason or Reason.OPERATION_FAILED
     if draft.now < retry_at:
-        draft.stand(conditions.read_retrying(reason, claim.attempt, retry_at, claim.type))
+        draft.stand(standings.read_retrying(reason, claim.attempt, retry_at, claim.type))
         draft.wake_at(retry_at)
         return
     if request is not None and not proof:
@@ -252,13 +253,13 @@ def _between_attempts(draft: Draft, claim: ActiveOperation) -> None:
         )
         leftovers = True
     if leftovers:
-        draft.stand(conditions.read_retrying(reason, claim.attempt, retry_at, claim.type))
+        draft.stand(standings.read_retrying(reason, claim.attempt, retry_at, claim.type))
         draft.wake_in(CLEANUP_CHECK)
         return
     claim = claim.model_copy(update={"attempt": claim.attempt + 1, "retry_at": None})
     draft.status.active_operation = claim
     if _create_job(draft, claim):
-        draft.stand(conditions.operating(claim.type, proof, claim.attempt))
+        draft.stand(standings.operating(claim.type, proof, claim.attempt))
 
 
 def _source_read_due(draft: Draft, claim: ActiveOperation) -> bool:
@@ -315,7 +316,7 @@ def _failed_attempt(
         f"{_what(claim.type)} {claim.operation_id} failed ({reason}) on attempt "
         f"{claim.attempt}; it runs again after {draft.spec.execution.failure_retry_interval}",
     )
-    draft.stand(conditions.read_retrying(reason, claim.attempt, retry_at, claim.type))
+    draft.stand(standings.read_retrying(reason, claim.attempt, retry_at, claim.type))
     draft.wake_at(retry_at)
     request = unanswered(draft.migration)
     if request is not None and not request.valid and not claim.serves_proof:

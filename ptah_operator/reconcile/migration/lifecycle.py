@@ -6,8 +6,8 @@ of REQUIREMENTS.md). A pass does, in order:
 1. The engine and realm checks (LCK-06; realm.py). They never interrupt an Apply that was
    dispatched or the read that proves one; an undispatched Apply is withdrawn and a plain read
    dropped, and a resource with no claim is Blocked with no Job.
-2. With a claim in flight, it follows that claim: an Apply (apply_run.py) to its end, a read
-   (history_read.py) to its verdict (verdicts.py), retry or give-way. A plain read is dropped
+2. With a claim in flight, it follows that claim: an Apply (apply.py) to its end, a read
+   (reads.py) to its verdict (history.py), retry or give-way. A plain read is dropped
    to Pending when spec.suspend is set or its inputs moved (MIG-28, SUS-06).
 3. With none: a hold put back from metadata (MIG-24), a person's acknowledgment of a held run
    (RUN-06), an invalid read request (RRQ-16), spec.suspend (MIG-25), the source kind and the
@@ -15,8 +15,8 @@ of REQUIREMENTS.md). A pass does, in order:
    (MIG-16), a read that is due (new, Pending, resumed, an edit, a moved source, a request,
    the interval, a retry), and otherwise the published plan's policy (planning.py).
 4. Whatever the pass decided: a Lease still held by the resource's own ended run is given
-   back (apply_run.release_ended), and so is one it took but never recorded
-   (apply_run.release_orphan).
+   back (apply.release_ended), and so is one it took but never recorded
+   (apply.release_orphan).
 
 One pass ends at most one operation or starts one, so every verdict is visible in status
 before what it allows begins. A ConfigMap source's "Resolving" never shows: the snapshot is
@@ -62,26 +62,26 @@ from ptah_operator.api.constants import (
     Reason,
     SourceKind,
 )
-from ptah_operator.reconcile import (
-    apply_run,
+from ptah_operator.reconcile import conditions, realm
+from ptah_operator.reconcile.decision import Decision
+from ptah_operator.reconcile.effects import current_binding
+from ptah_operator.reconcile.migration import (
+    apply,
     approvals,
-    conditions,
-    history_read,
     planning,
-    realm,
+    reads,
     run_records,
     snapshots,
     source_read,
     sources,
+    standings,
 )
-from ptah_operator.reconcile.decision import Decision
-from ptah_operator.reconcile.draft import Draft
-from ptah_operator.reconcile.effects import current_binding
-from ptah_operator.reconcile.migration_plan import misfit
+from ptah_operator.reconcile.migration.draft import Draft
+from ptah_operator.reconcile.migration.plans import misfit
+from ptah_operator.reconcile.migration.world import MigrationWorld
 from ptah_operator.reconcile.read_request import ReadRequest, answer_invalid, unanswered
 from ptah_operator.reconcile.realm import Refusal
 from ptah_operator.reconcile.schedule import PLAN_PUBLISH_CHECK, interval
-from ptah_operator.reconcile.world import MigrationWorld
 
 
 class Due(Enum):
@@ -118,14 +118,20 @@ _ANSWERING_PHASES = frozenset(
 def reconcile_migration(world: MigrationWorld) -> Decision:
     """Decide one pass for one PtahMigration."""
     draft = Draft.begin(world)
-    refusal = realm.refusal(world)
+    refusal = realm.refusal_of(
+        world.migration,
+        claimants=world.claimants,
+        realm=world.realm,
+        realm_missing=world.realm_missing,
+        supported_engines=world.supported_engines,
+    )
     claim = draft.status.active_operation
     if claim is not None:
         _claimed(draft, claim, refusal)
     else:
         _idle(draft, refusal)
-    apply_run.release_ended(draft)
-    apply_run.release_orphan(draft)
+    apply.release_ended(draft)
+    apply.release_orphan(draft)
     return draft.finish()
 
 
@@ -134,12 +140,12 @@ def reconcile_migration(world: MigrationWorld) -> Decision:
 
 def _claimed(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> None:
     if claim.type == OperationType.APPLY:
-        apply_run.observe(draft, claim, refusal)
+        apply.observe(draft, claim, refusal)
         return
     if claim.type not in _READS:
-        history_read.drop(draft, claim)
+        reads.drop(draft, claim)
         draft.stand(
-            conditions.pending(
+            standings.pending(
                 Reason.OPERATION_IN_PROGRESS,
                 f"a {claim.type.value} operation is not one a PtahMigration runs",
             )
@@ -148,19 +154,19 @@ def _claimed(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> N
         return
     if not claim.serves_proof:
         if refusal is not None:
-            history_read.drop(draft, claim)
+            reads.drop(draft, claim)
             _refuse(draft, refusal)
             return
         if draft.spec.suspend:
-            history_read.drop(draft, claim)
-            draft.stand(conditions.pending(Reason.SUSPENDED, "spec.suspend dropped the read"))
+            reads.drop(draft, claim)
+            draft.stand(standings.pending(Reason.SUSPENDED, "spec.suspend dropped the read"))
             draft.wake_now()
             return
-        moved = history_read.inputs_moved(draft, claim)
+        moved = reads.inputs_moved(draft, claim)
         if moved is not None:
-            history_read.give_way(draft, claim, moved)
+            reads.give_way(draft, claim, moved)
             return
-    history_read.observe(draft, claim)
+    reads.observe(draft, claim)
 
 
 # --- no claim ----------------------------------------------------------------------------------
@@ -179,10 +185,10 @@ def _idle(draft: Draft, refusal: Refusal | None) -> None:
         answer_invalid(draft, request)
         request = None
     if draft.spec.suspend:
-        draft.stand(conditions.suspended())
+        draft.stand(standings.suspended())
         return
     if status.phase == MigrationPhase.VERIFYING_HISTORY and status.unresolved_run is None:
-        history_read.start(draft, proof=True)
+        reads.start(draft, proof=True)
         return
     problem = sources.policy_problem(draft) or (
         source_read.problem(draft) if sources.read_by_job(draft) else snapshots.problem(draft)
@@ -208,7 +214,7 @@ def _idle(draft: Draft, refusal: Refusal | None) -> None:
         if why is not None:
             planning.retire(draft, why)
             draft.stand(
-                conditions.pending(
+                standings.pending(
                     Reason.PLAN_STALE,
                     f"plan {ref.name} no longer fits: {why}; the history is read again",
                 )
@@ -217,7 +223,7 @@ def _idle(draft: Draft, refusal: Refusal | None) -> None:
             return
     due = Due.STRUCTURAL if settled else _read_due(draft, request)
     if due == Due.STRUCTURAL or (due != Due.NO and not _apply_ready(draft)):
-        history_read.start(draft, proof=False, request=request if request else None)
+        reads.start(draft, proof=False, request=request if request else None)
         return
     if status.plan is not None:
         _plan_step(draft)
@@ -246,7 +252,7 @@ def _continue_source_read(draft: Draft) -> bool:
         return False
     pinned = sources.pinned(draft)
     if status.phase == MigrationPhase.READING and pinned is not None:
-        history_read.start(draft, proof=False, pinned=pinned)
+        reads.start(draft, proof=False, pinned=pinned)
         return True
     return False
 
@@ -254,7 +260,7 @@ def _continue_source_read(draft: Draft) -> bool:
 def _read_due(draft: Draft, request: ReadRequest | None) -> Due:
     status = draft.status
     phase = status.phase
-    if phase is None or phase in _STARTING_PHASES or conditions.blocked_by_gate(status):
+    if phase is None or phase in _STARTING_PHASES or standings.blocked_by_gate(status):
         return Due.STRUCTURAL
     if status.observed_generation != draft.generation or sources.source_moved(draft):
         return Due.STRUCTURAL
@@ -296,7 +302,7 @@ def _plan_step(draft: Draft) -> None:
             draft.fail(Reason.CONFIGURATION_ERROR, f"plan {ref.name} could not be published")
             return
         count = status.history.pending_count if status.history is not None else 0
-        draft.stand(conditions.publishing(ref.name, count))
+        draft.stand(standings.publishing(ref.name, count))
         draft.wake_in(PLAN_PUBLISH_CHECK)
         return
     ref = status.plan
@@ -306,17 +312,17 @@ def _plan_step(draft: Draft) -> None:
         return
     policy = draft.spec.policy.apply
     if policy == ApplyPolicy.NEVER:
-        draft.stand(conditions.apply_disabled(ref.name))
+        draft.stand(standings.apply_disabled(ref.name))
         return
     if policy == ApplyPolicy.ALWAYS:
-        apply_run.start(draft, plan, None)
+        apply.start(draft, plan, None)
         return
     used = approvals.consumed(status)
     approval = approvals.exact_approval(draft.world.approvals, draft.migration, ref, used)
     if approval is None:
-        draft.stand(conditions.awaiting_approval(ref.name))
+        draft.stand(standings.awaiting_approval(ref.name))
         return
-    apply_run.start(draft, plan, approval)
+    apply.start(draft, plan, approval)
 
 
 def _refuse(draft: Draft, refusal: Refusal) -> None:
@@ -326,7 +332,7 @@ def _refuse(draft: Draft, refusal: Refusal) -> None:
         status.phase == MigrationPhase.BLOCKED and conditions.ready_reason(status) == refusal.reason
     ):
         status.next_reconciliation_time = None
-    draft.stand(conditions.blocked(refusal.reason, refusal.message))
+    draft.stand(standings.blocked(refusal.reason, refusal.message))
     if refusal.recheck is not None:
         draft.wake_in(refusal.recheck)
 
@@ -355,7 +361,7 @@ def _restore_hold(draft: Draft) -> bool:
     )
     status.next_reconciliation_time = draft.now + interval(draft.migration)
     draft.wake_at(status.next_reconciliation_time)
-    draft.stand(conditions.blocked(Reason.APPLY_OUTCOME_UNKNOWN, message))
+    draft.stand(standings.blocked(Reason.APPLY_OUTCOME_UNKNOWN, message))
     return True
 
 

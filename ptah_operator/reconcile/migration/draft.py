@@ -29,7 +29,7 @@ from ptah_operator.api.constants import (
     OperationType,
 )
 from ptah_operator.api.migration import PtahMigration, PtahMigrationSpec, PtahMigrationStatus
-from ptah_operator.reconcile import approvals, conditions, journal, retention
+from ptah_operator.reconcile import conditions, journal, retention
 from ptah_operator.reconcile.conditions import Standing
 from ptah_operator.reconcile.decision import (
     Decision,
@@ -37,8 +37,9 @@ from ptah_operator.reconcile.decision import (
 )
 from ptah_operator.reconcile.effects import Effects, current_binding, wire
 from ptah_operator.reconcile.jobs import operation_secret_name, result_record_name
+from ptah_operator.reconcile.migration import approvals, standings
+from ptah_operator.reconcile.migration.world import MigrationWorld
 from ptah_operator.reconcile.schedule import failure_retry_interval
-from ptah_operator.reconcile.world import MigrationWorld
 
 
 @dataclass(kw_only=True)
@@ -111,7 +112,7 @@ class Draft(Effects):
         if status.next_reconciliation_time is not None:
             self.wake_at(status.next_reconciliation_time)
         conditions.record_failure(status, reason, message, self.now, self.generation)
-        self.stand(conditions.failed(reason, message))
+        self.stand(standings.failed(reason, message))
 
     # --- the end of the pass -------------------------------------------------------------------
 
