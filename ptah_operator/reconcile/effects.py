@@ -24,7 +24,13 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.fingerprints import execution_binding_digest
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.reconcile import conditions
-from ptah_operator.reconcile.decision import Event, LeaseAction, ObjectRef, OperationCredentials
+from ptah_operator.reconcile.decision import (
+    Event,
+    LeaseAction,
+    ObjectRef,
+    OperationCredentials,
+    Requeue,
+)
 from ptah_operator.reconcile.world import RunnerConfig
 
 Creatable = Mapping[str, Any] | OperationCredentials
@@ -65,6 +71,9 @@ class Effects:
     annotations: dict[str, str | None] = field(default_factory=dict)
     entries: list[JournalEntry] = field(default_factory=list)
     wake: dt.datetime | None = None
+    """The earliest time the pass asked to run again at, if any."""
+    own_write: bool = False
+    """The pass asked to run again at once, through the watch event of its own write."""
 
     @property
     def now(self) -> dt.datetime:
@@ -100,11 +109,25 @@ class Effects:
             self.deletes.append(ref)
 
     def wake_at(self, when: dt.datetime) -> None:
+        """Run again at `when` at the latest (a time already past is due at once: see
+        `rely_on_own_write`)."""
         if self.wake is None or when < self.wake:
             self.wake = when
 
     def wake_in(self, delay: dt.timedelta) -> None:
         self.wake_at(self.now + delay)
 
-    def wake_now(self) -> None:
-        self.wake_at(self.now)
+    def rely_on_own_write(self) -> None:
+        """Run again at once: the next step is due now, and the write this pass makes (its
+        status, above all) comes back through the watch and starts it. The controller adds
+        nothing to its queue for this, so a pass that calls it must write something."""
+        self.own_write = True
+
+    def requeue(self) -> Requeue:
+        """When to run again, from what the pass asked for: at once through its own write
+        wins over any time, a time not after now is the same, and no time is none."""
+        if self.own_write:
+            return Requeue.AFTER_OWN_WRITE
+        if self.wake is None:
+            return Requeue.NONE
+        return Requeue.at(self.wake, self.now)

@@ -254,7 +254,7 @@ def _withdraw(draft: Draft, claim: ActiveOperation, why: str, refusal: Refusal |
         reason = Reason.PLAN_STALE
         planning.retire(draft, why)
     draft.stand(standings.pending(reason, f"the Apply was withdrawn before its Job existed: {why}"))
-    draft.wake_now()
+    draft.rely_on_own_write()
 
 
 def _recreate(draft: Draft, claim: ActiveOperation) -> None:
@@ -341,7 +341,7 @@ def _end(
         else:
             conditions.clear_failure(draft.status)
         draft.stand(standings.verifying_history(claim.operation_id))
-        draft.wake_now()
+        draft.rely_on_own_write()
 
 
 def _end_unknown(draft: Draft, claim: ActiveOperation, job: JobState | None, why: str) -> None:

@@ -61,7 +61,7 @@ def adopt_reading(
     request = unanswered(draft.migration)
     if request is not None:
         # Answered by the read that starts after this one (RRQ-12).
-        draft.wake_now()
+        draft.rely_on_own_write()
 
     hold = status.unresolved_run
     if hold is not None:
@@ -101,7 +101,7 @@ def adopt_reading(
                 "the run is confirmed against the files it ran; the changed source is read next",
             )
         )
-        draft.wake_now()
+        draft.rely_on_own_write()
         return
     planning.adopt(draft, claim, history, target)
 

@@ -150,7 +150,7 @@ def _claimed(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> N
                 f"a {claim.type.value} operation is not one a PtahMigration runs",
             )
         )
-        draft.wake_now()
+        draft.rely_on_own_write()
         return
     if not claim.serves_proof:
         if refusal is not None:
@@ -160,7 +160,7 @@ def _claimed(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> N
         if draft.spec.suspend:
             reads.drop(draft, claim)
             draft.stand(standings.pending(Reason.SUSPENDED, "spec.suspend dropped the read"))
-            draft.wake_now()
+            draft.rely_on_own_write()
             return
         moved = reads.inputs_moved(draft, claim)
         if moved is not None:
@@ -219,7 +219,7 @@ def _idle(draft: Draft, refusal: Refusal | None) -> None:
                     f"plan {ref.name} no longer fits: {why}; the history is read again",
                 )
             )
-            draft.wake_now()
+            draft.rely_on_own_write()
             return
     due = Due.STRUCTURAL if settled else _read_due(draft, request)
     if due == Due.STRUCTURAL or (due != Due.NO and not _apply_ready(draft)):

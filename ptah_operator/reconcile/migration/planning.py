@@ -149,11 +149,11 @@ def stand_after_reading(draft: Draft) -> None:
         draft.stand(standings.apply_disabled(ref.name))
     elif policy == ApplyPolicy.ALWAYS:
         draft.stand(standings.ready_to_apply(ref.name, "the Apply starts on the next pass"))
-        draft.wake_now()
+        draft.rely_on_own_write()
     else:
         used = approvals.consumed(draft.status)
         if approvals.exact_approval(draft.world.approvals, draft.migration, ref, used):
             draft.stand(standings.awaiting_approval(ref.name, "approved: the Apply starts next"))
-            draft.wake_now()
+            draft.rely_on_own_write()
         else:
             draft.stand(standings.awaiting_approval(ref.name))

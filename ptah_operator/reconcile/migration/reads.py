@@ -217,7 +217,7 @@ def give_way(draft: Draft, claim: ActiveOperation, why: str) -> None:
         f"{_what(claim.type)} {claim.operation_id} gave way to a new read: {why}",
     )
     draft.stand(standings.pending(Reason.OPERATION_IN_PROGRESS, f"{why}: a new read starts"))
-    draft.wake_now()
+    draft.rely_on_own_write()
 
 
 # --- attempts ----------------------------------------------------------------------------------

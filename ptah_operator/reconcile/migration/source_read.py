@@ -154,7 +154,7 @@ def _adopt_resolution(draft: Draft, claim: ActiveOperation, report: OperationRep
     else:
         draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what}")
         draft.stand(standings.operating(OperationType.VERIFY))
-    draft.wake_now()
+    draft.rely_on_own_write()
     return None
 
 
@@ -178,7 +178,7 @@ def _adopt_verification(
         )
         draft.normal(EventReason.ARTIFACT_VERIFIED, verdict.message)
         draft.stand(standings.operating(OperationType.HISTORY))
-        draft.wake_now()
+        draft.rely_on_own_write()
         return None
     conditions.artifact_verified(
         status, False, Reason.POLICY_REFUSED, verdict.message, draft.now, draft.generation

@@ -242,13 +242,13 @@ def _withdraw(
     elif phase in (SchemaPhase.OBSERVING, SchemaPhase.VERIFYING):
         plans.retire(draft, why)
         standing = next_up(phase, message)
-        draft.wake_now()
+        draft.rely_on_own_write()
     else:
         if sources.record_moved(draft, claim.source):
             plans.retire(draft, why)
         reason = refusal.reason if refusal is not None else Reason.OPERATION_IN_PROGRESS
         standing = pending(reason, message)
-        draft.wake_now()
+        draft.rely_on_own_write()
     draft.stand(standing)
 
 
@@ -450,7 +450,7 @@ def _end(
         draft.stand(
             Standing(SchemaPhase.VERIFYING_CONVERGENCE, Reason.APPLY_OUTCOME_UNKNOWN, message, True)
         )
-    draft.wake_now()
+    draft.rely_on_own_write()
 
 
 def _wait(draft: SchemaDraft, approval: PtahSchemaApproval | None, why: str) -> None:

@@ -153,16 +153,13 @@ class SchemaDraft(Effects):
 
         self._clean_up()
         written = wire(status)
-        requeue = None
-        if self.wake is not None:
-            requeue = max(self.wake - self.now, dt.timedelta(0))
         return Decision(
             status=written if written != stored else None,
             create=tuple(self.creates),
             delete=tuple(self.deletes),
             lease=tuple(self.leases),
             events=tuple(self.events),
-            requeue_after=requeue,
+            requeue=self.requeue(),
             annotations=dict(self.annotations),
         )
 

@@ -121,7 +121,7 @@ def _claimed(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None
                 f"a {claim.type.value} operation is not one a PtahSchema runs",
             )
         )
-        draft.wake_now()
+        draft.rely_on_own_write()
         return
     if claim.serves_proof:
         running = reads.in_flight(draft, claim)
@@ -189,7 +189,7 @@ def _idle(draft: SchemaDraft, refusal: Refusal | None) -> None:
                 "the source is read again",
             )
         )
-        draft.wake_now()
+        draft.rely_on_own_write()
         return
     if sources.policy_changed(draft):
         plans.retire(draft, "the verification policy changed")

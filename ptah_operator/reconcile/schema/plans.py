@@ -518,10 +518,10 @@ def stand_verdict(draft: SchemaDraft) -> None:
     assert ref is not None
     if phase == SchemaPhase.READY_TO_APPLY:
         draft.stand(ready_to_apply(ref.name, "the Apply starts on the next pass"))
-        draft.wake_now()
+        draft.rely_on_own_write()
     elif phase == SchemaPhase.AWAITING_APPROVAL and exact_approval(draft, ref) is not None:
         draft.stand(awaiting_approval(ref.name, "approved: the Apply starts next"))
-        draft.wake_now()
+        draft.rely_on_own_write()
     else:
         draft.stand(standing)
 

@@ -151,7 +151,7 @@ def supersede(draft: SchemaDraft, why: str, phase: SchemaPhase) -> None:
         draft.stand(next_up(SchemaPhase.VERIFYING, f"{message}; the artifact is verified again"))
     else:
         draft.stand(pending(Reason.OPERATION_IN_PROGRESS, f"{message}; the source is read again"))
-    draft.wake_now()
+    draft.rely_on_own_write()
 
 
 def moved(draft: SchemaDraft, claim: ActiveOperation, seen: str | None) -> None:
@@ -229,7 +229,7 @@ def discard(draft: SchemaDraft, why: str) -> None:
             f"the proof of Apply {last.operation_id} is discarded ({why}); it runs again",
         )
     )
-    draft.wake_now()
+    draft.rely_on_own_write()
 
 
 def suspend(draft: SchemaDraft) -> None:
@@ -283,7 +283,7 @@ def settle(draft: SchemaDraft) -> bool:
             f"a person settled Apply {last.operation_id}; the source is read again",
         )
     )
-    draft.wake_now()
+    draft.rely_on_own_write()
     return True
 
 

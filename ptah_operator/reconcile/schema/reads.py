@@ -182,7 +182,7 @@ def give_way(draft: SchemaDraft, claim: ActiveOperation, why: str) -> None:
         f"{claim.type.value} {claim.operation_id} gave way to a new read: {why}",
     )
     draft.stand(pending(Reason.OPERATION_IN_PROGRESS, f"{why}: a new read starts"))
-    draft.wake_now()
+    draft.rely_on_own_write()
 
 
 def drop(draft: SchemaDraft) -> None:

@@ -61,7 +61,7 @@ def rest(draft: SchemaDraft) -> None:
     status.next_reconciliation_time = draft.now + interval(draft.schema)
     draft.wake_at(status.next_reconciliation_time)
     if unanswered(draft.schema) is not None:
-        draft.wake_now()
+        draft.rely_on_own_write()
 
 
 def replan(draft: SchemaDraft, claim: ActiveOperation, why: str) -> None:
@@ -72,7 +72,7 @@ def replan(draft: SchemaDraft, claim: ActiveOperation, why: str) -> None:
         f"Plan {claim.operation_id} is discarded: {why}; the database is observed again",
     )
     draft.stand(next_up(SchemaPhase.OBSERVING, f"{why}: the database is observed again"))
-    draft.wake_now()
+    draft.rely_on_own_write()
 
 
 # --- the source --------------------------------------------------------------------------------
@@ -100,7 +100,7 @@ def _resolution(
     else:
         draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what}")
         draft.stand(next_up(SchemaPhase.VERIFYING, f"resolved {what}; it is verified next"))
-    draft.wake_now()
+    draft.rely_on_own_write()
     return None
 
 
@@ -124,7 +124,7 @@ def _verification(
         )
         draft.normal(EventReason.ARTIFACT_VERIFIED, verdict.message)
         draft.stand(next_up(SchemaPhase.OBSERVING, f"{verdict.message}; the database is next"))
-        draft.wake_now()
+        draft.rely_on_own_write()
         return None
     conditions.artifact_verified(
         status, False, Reason.POLICY_REFUSED, verdict.message, draft.now, draft.generation
@@ -185,7 +185,7 @@ def _observation(
             f"the observation finds {drift.total} difference(s); the plan is next",
         )
     )
-    draft.wake_now()
+    draft.rely_on_own_write()
     return None
 
 
@@ -224,7 +224,7 @@ def _plan(draft: SchemaDraft, claim: ActiveOperation, report: SchemaOperationRep
                     "is read next",
                 )
             )
-            draft.wake_now()
+            draft.rely_on_own_write()
             return None
         plans.adopt(draft, claim, report, planned, SchemaPhase.VERIFYING_CONVERGENCE)
         return None
