@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from ptah_operator.api.common import Condition, StatusCommon
 from ptah_operator.api.constants import (
@@ -33,16 +34,22 @@ from ptah_operator.api.constants import (
     ConditionStatus,
     ConditionType,
     MigrationPhase,
+    SchemaPhase,
 )
 from ptah_operator.api.fields import REASON_PATTERN
 from ptah_operator.api.migration import PtahMigrationStatus
 
+PhaseT = TypeVar("PhaseT", MigrationPhase, SchemaPhase)
+"""The phases of one family: MigrationPhase or SchemaPhase."""
+
 
 @dataclass(frozen=True)
-class Standing:
-    """Where a pass leaves the resource."""
+class Standing(Generic[PhaseT]):
+    """Where a pass leaves the resource: its phase, the reason and message of Ready and
+    Progressing, whether something comes on its own, and whether it is Ready. Each family
+    names its standings in its own table (migration/standings.py, schema/standings.py)."""
 
-    phase: MigrationPhase
+    phase: PhaseT
     reason: str
     message: str
     progressing: bool
@@ -100,7 +107,10 @@ def remove_condition(status: StatusCommon, condition_type: ConditionType) -> Non
 
 
 def stand(
-    status: PtahMigrationStatus, standing: Standing, now: dt.datetime, generation: int | None
+    status: PtahMigrationStatus,
+    standing: Standing[MigrationPhase],
+    now: dt.datetime,
+    generation: int | None,
 ) -> None:
     """Put the resource where the standing says: phase, message, Ready and Progressing."""
     status.phase = standing.phase

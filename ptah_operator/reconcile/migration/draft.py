@@ -30,7 +30,6 @@ from ptah_operator.api.constants import (
 )
 from ptah_operator.api.migration import PtahMigration, PtahMigrationSpec, PtahMigrationStatus
 from ptah_operator.reconcile import conditions, journal, retention
-from ptah_operator.reconcile.conditions import Standing
 from ptah_operator.reconcile.decision import (
     Decision,
     ObjectRef,
@@ -38,6 +37,7 @@ from ptah_operator.reconcile.decision import (
 from ptah_operator.reconcile.effects import Effects, current_binding, wire
 from ptah_operator.reconcile.jobs import operation_secret_name, result_record_name
 from ptah_operator.reconcile.migration import approvals, standings
+from ptah_operator.reconcile.migration.standings import Standing
 from ptah_operator.reconcile.migration.world import MigrationWorld
 from ptah_operator.reconcile.schedule import failure_retry_interval
 

@@ -9,10 +9,15 @@ read while it waits to run again (MIG-27).
 from __future__ import annotations
 
 import datetime as dt
+from typing import TypeAlias
 
 from ptah_operator.api.constants import MigrationPhase, OperationType, Reason
 from ptah_operator.api.migration import PtahMigrationStatus
-from ptah_operator.reconcile.conditions import Standing, ready_reason
+from ptah_operator.reconcile import conditions
+from ptah_operator.reconcile.conditions import ready_reason
+
+Standing: TypeAlias = conditions.Standing[MigrationPhase]
+"""Where a pass leaves the migration."""
 
 _GATE_REASONS = frozenset(
     {Reason.REALM_CONFLICT, Reason.REALM_NOT_AUTHORIZED, Reason.UNSUPPORTED_ENGINE}

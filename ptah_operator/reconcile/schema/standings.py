@@ -13,20 +13,13 @@ A failed read shows Failed while it waits to run again, the claim kept (SCH-36).
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from typing import TypeAlias
 
 from ptah_operator.api.constants import OperationType, Reason, SchemaPhase
+from ptah_operator.reconcile import conditions
 
-
-@dataclass(frozen=True)
-class Standing:
-    """Where a pass leaves the schema."""
-
-    phase: SchemaPhase
-    reason: str
-    message: str
-    progressing: bool
-    ready: bool = False
+Standing: TypeAlias = conditions.Standing[SchemaPhase]
+"""Where a pass leaves the schema."""
 
 
 _OPERATION_PHASES = {
