@@ -37,7 +37,6 @@ from ptah_operator.api.constants import (
     SchemaPhase,
 )
 from ptah_operator.api.fields import REASON_PATTERN
-from ptah_operator.api.migration import PtahMigrationStatus
 
 PhaseT = TypeVar("PhaseT", MigrationPhase, SchemaPhase)
 """The phases of one family: MigrationPhase or SchemaPhase."""
@@ -104,25 +103,6 @@ _ORDER: dict[str, int] = {
 
 def remove_condition(status: StatusCommon, condition_type: ConditionType) -> None:
     status.conditions = [c for c in status.conditions if c.type != condition_type]
-
-
-def stand(
-    status: PtahMigrationStatus,
-    standing: Standing[MigrationPhase],
-    now: dt.datetime,
-    generation: int | None,
-) -> None:
-    """Put the resource where the standing says: phase, message, Ready and Progressing."""
-    status.phase = standing.phase
-    kstatus(
-        status,
-        standing.reason,
-        standing.message,
-        progressing=standing.progressing,
-        ready=standing.ready,
-        now=now,
-        generation=generation,
-    )
 
 
 def kstatus(

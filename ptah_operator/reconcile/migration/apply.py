@@ -53,10 +53,10 @@ from ptah_operator.api.migration import LastRun
 from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.reconcile import conditions
 from ptah_operator.reconcile.decision import LeaseAction, LeaseVerb, OperationCredentials
-from ptah_operator.reconcile.effects import binding_digest, current_binding
+from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.jobs import job_name, owner_reference, realm_lease_name
 from ptah_operator.reconcile.migration import approvals, planning, run_records, sources, standings
-from ptah_operator.reconcile.migration.draft import Draft
+from ptah_operator.reconcile.migration.draft import MigrationDraft
 from ptah_operator.reconcile.migration.jobs import apply_job
 from ptah_operator.reconcile.migration.standings import Standing
 from ptah_operator.reconcile.realm import Refusal
@@ -71,7 +71,9 @@ from ptah_operator.reconcile.schedule import (
 from ptah_operator.reconcile.world import JobPhase, JobState
 
 
-def start(draft: Draft, plan: PtahMigrationPlan, approval: PtahMigrationApproval | None) -> None:
+def start(
+    draft: MigrationDraft, plan: PtahMigrationPlan, approval: PtahMigrationApproval | None
+) -> None:
     """Take the Lease, claim the Apply and create its Job, or say what it waits for."""
     status = draft.status
     ref = status.plan
@@ -133,7 +135,7 @@ def start(draft: Draft, plan: PtahMigrationPlan, approval: PtahMigrationApproval
     draft.stand(standings.applying(ref.name))
 
 
-def observe(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> None:
+def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | None) -> None:
     """Follow an Apply claim to its end."""
     world = draft.world
     name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
@@ -212,7 +214,9 @@ def observe(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> No
 # --- before dispatch ---------------------------------------------------------------------------
 
 
-def _withdrawal(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> str | None:
+def _withdrawal(
+    draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | None
+) -> str | None:
     """What moved under an Apply claim whose Job does not exist yet, or None."""
     world = draft.world
     if refusal is not None:
@@ -241,7 +245,9 @@ def _withdrawal(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -
     return None
 
 
-def _withdraw(draft: Draft, claim: ActiveOperation, why: str, refusal: Refusal | None) -> None:
+def _withdraw(
+    draft: MigrationDraft, claim: ActiveOperation, why: str, refusal: Refusal | None
+) -> None:
     """The Apply is withdrawn before any Job existed: nothing ran, nothing is consumed."""
     draft.status.active_operation = None
     _release(draft, claim)
@@ -257,7 +263,7 @@ def _withdraw(draft: Draft, claim: ActiveOperation, why: str, refusal: Refusal |
     draft.rely_on_own_write()
 
 
-def _recreate(draft: Draft, claim: ActiveOperation) -> None:
+def _recreate(draft: MigrationDraft, claim: ActiveOperation) -> None:
     """Nothing moved and the Job is not there (yet): ask for it again, idempotently."""
     ref = claim.plan
     plan = draft.world.plans.get(ref.name) if ref is not None else None
@@ -276,7 +282,7 @@ def _recreate(draft: Draft, claim: ActiveOperation) -> None:
     draft.wake_in(JOB_RECREATE_CHECK)
 
 
-def _accept(draft: Draft, claim: ActiveOperation) -> None:
+def _accept(draft: MigrationDraft, claim: ActiveOperation) -> None:
     """The Apply consumed its approval: the Job exists (JNL-05, APR-11)."""
     if claim.authorization != Authorization.APPROVAL or claim.approval is None:
         return
@@ -304,7 +310,7 @@ def _accept(draft: Draft, claim: ActiveOperation) -> None:
 
 
 def _end(
-    draft: Draft, claim: ActiveOperation, job: JobState | None, report: OperationReport
+    draft: MigrationDraft, claim: ActiveOperation, job: JobState | None, report: OperationReport
 ) -> None:
     run = report.run
     assert run is not None
@@ -344,7 +350,9 @@ def _end(
         draft.rely_on_own_write()
 
 
-def _end_unknown(draft: Draft, claim: ActiveOperation, job: JobState | None, why: str) -> None:
+def _end_unknown(
+    draft: MigrationDraft, claim: ActiveOperation, job: JobState | None, why: str
+) -> None:
     """A dispatched run nobody can account for: Unknown, held (MIG-19)."""
     record = run_records.last_run(
         claim,
@@ -361,7 +369,7 @@ def _end_unknown(draft: Draft, claim: ActiveOperation, job: JobState | None, why
     _hold(draft, claim, record)
 
 
-def _end_refused(draft: Draft, claim: ActiveOperation, job: JobState) -> None:
+def _end_refused(draft: MigrationDraft, claim: ActiveOperation, job: JobState) -> None:
     """The init container refused the snapshot: the run container never started, so the run
     stopped before it selected anything (MIG-21)."""
     record = run_records.last_run(
@@ -383,7 +391,7 @@ def _end_refused(draft: Draft, claim: ActiveOperation, job: JobState) -> None:
     )
 
 
-def _close(draft: Draft, claim: ActiveOperation, record: LastRun) -> None:
+def _close(draft: MigrationDraft, claim: ActiveOperation, record: LastRun) -> None:
     status = draft.status
     status.last_run = record
     status.active_operation = None
@@ -403,7 +411,7 @@ def _close(draft: Draft, claim: ActiveOperation, record: LastRun) -> None:
         draft.warning(EventReason.RUN_FINISHED, message)
 
 
-def _hold(draft: Draft, claim: ActiveOperation, record: LastRun) -> None:
+def _hold(draft: MigrationDraft, claim: ActiveOperation, record: LastRun) -> None:
     status = draft.status
     hold = run_records.hold_of(record, claim)
     status.unresolved_run = hold
@@ -417,7 +425,7 @@ def _hold(draft: Draft, claim: ActiveOperation, record: LastRun) -> None:
     draft.stand(standings.blocked(Reason.APPLY_OUTCOME_UNKNOWN, message))
 
 
-def release_ended(draft: Draft) -> None:
+def release_ended(draft: MigrationDraft) -> None:
     """Give back the Lease this resource's ended run still holds.
 
     A run's Lease is released after the status write that records its end (decision.py), so
@@ -437,7 +445,7 @@ def release_ended(draft: Draft) -> None:
     draft.leases.append(LeaseAction(LeaseVerb.RELEASE, lease.name, lease.namespace, lease.holder))
 
 
-def release_orphan(draft: Draft) -> None:
+def release_orphan(draft: MigrationDraft) -> None:
     """Give back a Lease this resource took but never recorded.
 
     A Lease is taken before the status write that records its claim (decision.py), so a
@@ -472,7 +480,7 @@ def release_orphan(draft: Draft) -> None:
     )
 
 
-def _release(draft: Draft, claim: ActiveOperation) -> None:
+def _release(draft: MigrationDraft, claim: ActiveOperation) -> None:
     lease_name = claim.lease_name or realm_lease_name(draft.spec.target.coordination_key)
     draft.leases.append(
         LeaseAction(LeaseVerb.RELEASE, lease_name, _lease_namespace(draft), claim.operation_id)
@@ -484,13 +492,13 @@ def _job_ref(claim: ActiveOperation, job: JobState | None) -> JobReference:
     return JobReference(name=name, uid=job.uid if job is not None else claim.job_uid)
 
 
-def _lease_namespace(draft: Draft) -> str:
+def _lease_namespace(draft: MigrationDraft) -> str:
     lease = draft.world.lease
     return lease.namespace if lease is not None else draft.world.manager_namespace
 
 
 def _wait(
-    draft: Draft, approval: PtahMigrationApproval | None, why: str, delay: dt.timedelta
+    draft: MigrationDraft, approval: PtahMigrationApproval | None, why: str, delay: dt.timedelta
 ) -> None:
     ref = draft.status.plan
     assert ref is not None

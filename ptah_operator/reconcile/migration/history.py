@@ -34,7 +34,7 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.migration import RunVerification
 from ptah_operator.reconcile import conditions
 from ptah_operator.reconcile.migration import planning, run_records, sources, standings
-from ptah_operator.reconcile.migration.draft import Draft
+from ptah_operator.reconcile.migration.draft import MigrationDraft
 from ptah_operator.reconcile.read_request import unanswered
 from ptah_operator.reconcile.reports import HistoryReport, OperationReport, history_status
 from ptah_operator.reconcile.schedule import interval
@@ -48,7 +48,7 @@ _BLOCKING = {
 
 
 def adopt_reading(
-    draft: Draft, claim: ActiveOperation, report: OperationReport, history: HistoryReport
+    draft: MigrationDraft, claim: ActiveOperation, report: OperationReport, history: HistoryReport
 ) -> None:
     status = draft.status
     read_at = report.finished_at or draft.now
@@ -107,7 +107,7 @@ def adopt_reading(
 
 
 def _verify(
-    draft: Draft,
+    draft: MigrationDraft,
     target: str | None,
     outcome: VerifiedOutcome,
     reading: str,

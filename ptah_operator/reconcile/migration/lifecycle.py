@@ -64,7 +64,7 @@ from ptah_operator.api.constants import (
 )
 from ptah_operator.reconcile import conditions, realm
 from ptah_operator.reconcile.decision import Decision
-from ptah_operator.reconcile.effects import current_binding
+from ptah_operator.reconcile.draft import current_binding
 from ptah_operator.reconcile.migration import (
     apply,
     approvals,
@@ -76,7 +76,7 @@ from ptah_operator.reconcile.migration import (
     sources,
     standings,
 )
-from ptah_operator.reconcile.migration.draft import Draft
+from ptah_operator.reconcile.migration.draft import MigrationDraft
 from ptah_operator.reconcile.migration.plans import misfit
 from ptah_operator.reconcile.migration.world import MigrationWorld
 from ptah_operator.reconcile.read_request import ReadRequest, answer_invalid, unanswered
@@ -117,7 +117,7 @@ _ANSWERING_PHASES = frozenset(
 
 def reconcile_migration(world: MigrationWorld) -> Decision:
     """Decide one pass for one PtahMigration."""
-    draft = Draft.begin(world)
+    draft = MigrationDraft.begin(world)
     refusal = realm.refusal_of(
         world.migration,
         claimants=world.claimants,
@@ -138,7 +138,7 @@ def reconcile_migration(world: MigrationWorld) -> Decision:
 # --- a claim in flight -------------------------------------------------------------------------
 
 
-def _claimed(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> None:
+def _claimed(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | None) -> None:
     if claim.type == OperationType.APPLY:
         apply.observe(draft, claim, refusal)
         return
@@ -172,7 +172,7 @@ def _claimed(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> N
 # --- no claim ----------------------------------------------------------------------------------
 
 
-def _idle(draft: Draft, refusal: Refusal | None) -> None:
+def _idle(draft: MigrationDraft, refusal: Refusal | None) -> None:
     status = draft.status
     if _restore_hold(draft):
         return
@@ -231,7 +231,7 @@ def _idle(draft: Draft, refusal: Refusal | None) -> None:
         draft.wake_at(status.next_reconciliation_time)
 
 
-def _continue_source_read(draft: Draft) -> bool:
+def _continue_source_read(draft: MigrationDraft) -> bool:
     """The pass after a Resolve or a Verify of this generation ended well starts the next
     operation of the same read: Verify after an OCI digest is pinned (MIG-06), the History
     read once the commit is resolved or the digest verified (MIG-06, MIG-07)."""
@@ -257,7 +257,7 @@ def _continue_source_read(draft: Draft) -> bool:
     return False
 
 
-def _read_due(draft: Draft, request: ReadRequest | None) -> Due:
+def _read_due(draft: MigrationDraft, request: ReadRequest | None) -> Due:
     status = draft.status
     phase = status.phase
     if phase is None or phase in _STARTING_PHASES or standings.blocked_by_gate(status):
@@ -274,7 +274,7 @@ def _read_due(draft: Draft, request: ReadRequest | None) -> Due:
     return Due.NO
 
 
-def _apply_ready(draft: Draft) -> bool:
+def _apply_ready(draft: MigrationDraft) -> bool:
     """A published plan that an Apply may start on now (its policy or an exact approval)."""
     status = draft.status
     ref = status.plan
@@ -291,7 +291,7 @@ def _apply_ready(draft: Draft) -> bool:
     return approvals.exact_approval(draft.world.approvals, draft.migration, ref, used) is not None
 
 
-def _plan_step(draft: Draft) -> None:
+def _plan_step(draft: MigrationDraft) -> None:
     """A published plan, no read due: its policy decides (MIG-11..MIG-14)."""
     status = draft.status
     ref = status.plan
@@ -325,7 +325,7 @@ def _plan_step(draft: Draft) -> None:
     apply.start(draft, plan, approval)
 
 
-def _refuse(draft: Draft, refusal: Refusal) -> None:
+def _refuse(draft: MigrationDraft, refusal: Refusal) -> None:
     """Blocked by the engine or the realm; the time of the next read is unknown until it ends."""
     status = draft.status
     if not (
@@ -337,7 +337,7 @@ def _refuse(draft: Draft, refusal: Refusal) -> None:
         draft.wake_in(refusal.recheck)
 
 
-def _restore_hold(draft: Draft) -> bool:
+def _restore_hold(draft: MigrationDraft) -> bool:
     """A hold the annotation keeps and status lost: put it back, Blocked (MIG-24, RUN-21)."""
     status = draft.status
     hold = run_records.annotated_hold(draft.migration)
@@ -365,7 +365,7 @@ def _restore_hold(draft: Draft) -> bool:
     return True
 
 
-def _acknowledged(draft: Draft) -> bool:
+def _acknowledged(draft: MigrationDraft) -> bool:
     """A person's acknowledgment of the held run settles it (RUN-06, JNL-11)."""
     status = draft.status
     hold = status.unresolved_run

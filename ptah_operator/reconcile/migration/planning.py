@@ -28,15 +28,15 @@ from ptah_operator.api.constants import (
 )
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.reconcile import journal
-from ptah_operator.reconcile.effects import current_binding
+from ptah_operator.reconcile.draft import current_binding
 from ptah_operator.reconcile.migration import approvals, standings
-from ptah_operator.reconcile.migration.draft import Draft
+from ptah_operator.reconcile.migration.draft import MigrationDraft
 from ptah_operator.reconcile.migration.plans import plan_manifest, plan_name, plan_spec, same_spec
 from ptah_operator.reconcile.reports import HistoryReport
 from ptah_operator.reconcile.schedule import PLAN_PUBLISH_CHECK, failure_retry_interval
 
 
-def approvable(draft: Draft, ref: PlanReference) -> bool:
+def approvable(draft: MigrationDraft, ref: PlanReference) -> bool:
     """A person could approve the plan, or had approved it and it never ran."""
     if ref.uid is None:
         return False
@@ -46,7 +46,7 @@ def approvable(draft: Draft, ref: PlanReference) -> bool:
     return approvals.exact_approval(draft.world.approvals, draft.migration, ref, used) is not None
 
 
-def retire(draft: Draft, why: str) -> None:
+def retire(draft: MigrationDraft, why: str) -> None:
     """Take status.plan away; a PlanStale Warning when it was approvable or approved."""
     ref = draft.status.plan
     if ref is None:
@@ -60,7 +60,9 @@ def retire(draft: Draft, why: str) -> None:
     draft.status.plan = None
 
 
-def adopt(draft: Draft, claim: ActiveOperation, history: HistoryReport, target: str | None) -> None:
+def adopt(
+    draft: MigrationDraft, claim: ActiveOperation, history: HistoryReport, target: str | None
+) -> None:
     """Publish (or keep) the plan a ReadyToPlan reading gives, and stand where it leaves the
     resource (MIG-09)."""
     status = draft.status
@@ -100,7 +102,7 @@ def adopt(draft: Draft, claim: ActiveOperation, history: HistoryReport, target: 
     stand_after_reading(draft)
 
 
-def published(draft: Draft) -> bool:
+def published(draft: MigrationDraft) -> bool:
     """Whether status.plan's object exists; fills its UID and writes PlanPublished the first
     time it is seen (JNL-03)."""
     ref = draft.status.plan
@@ -133,14 +135,14 @@ def published(draft: Draft) -> bool:
     return True
 
 
-def publication_overdue(draft: Draft) -> bool:
+def publication_overdue(draft: MigrationDraft) -> bool:
     """A plan decided but not in the cache after failureRetryInterval could not be published."""
     history = draft.status.history
     since = history.read_at if history is not None else None
     return since is not None and draft.now - since > failure_retry_interval(draft.migration)
 
 
-def stand_after_reading(draft: Draft) -> None:
+def stand_after_reading(draft: MigrationDraft) -> None:
     """Where a published plan leaves the resource in the pass that read the history."""
     ref = draft.status.plan
     assert ref is not None

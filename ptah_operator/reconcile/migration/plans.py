@@ -40,7 +40,7 @@ from ptah_operator.api.fingerprints import (
 )
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.plans import PlannedVersion, PtahMigrationPlan, PtahMigrationPlanSpec
-from ptah_operator.reconcile.effects import binding_digest
+from ptah_operator.reconcile.draft import binding_digest
 from ptah_operator.reconcile.jobs import owner_labels, owner_reference
 from ptah_operator.reconcile.reports import HistoryReport
 

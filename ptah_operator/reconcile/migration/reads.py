@@ -39,7 +39,7 @@ from ptah_operator.api.constants import (
 )
 from ptah_operator.reconcile import conditions, resolutions
 from ptah_operator.reconcile.decision import ObjectRef, OperationCredentials
-from ptah_operator.reconcile.effects import binding_digest, current_binding
+from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.jobs import job_name, owner_reference, result_record_name
 from ptah_operator.reconcile.migration import (
     history,
@@ -49,7 +49,7 @@ from ptah_operator.reconcile.migration import (
     sources,
     standings,
 )
-from ptah_operator.reconcile.migration.draft import Draft
+from ptah_operator.reconcile.migration.draft import MigrationDraft
 from ptah_operator.reconcile.migration.jobs import history_job
 from ptah_operator.reconcile.read_request import ReadRequest, answer, answer_invalid, unanswered
 from ptah_operator.reconcile.reports import Unreadable, read_report
@@ -67,7 +67,7 @@ SNAPSHOT_REFUSED = "SnapshotRefused"
 
 
 def start(
-    draft: Draft,
+    draft: MigrationDraft,
     *,
     proof: bool,
     request: ReadRequest | None = None,
@@ -125,7 +125,7 @@ def start(
     draft.stand(standings.reading(proof))
 
 
-def observe(draft: Draft, claim: ActiveOperation) -> None:
+def observe(draft: MigrationDraft, claim: ActiveOperation) -> None:
     """Follow a read under way: its result, its Job, its failure and its retry."""
     name = claim.job_name or job_name(claim.type, claim.operation_id)
     job = draft.world.jobs.get(name)
@@ -181,7 +181,7 @@ def observe(draft: Draft, claim: ActiveOperation) -> None:
     )
 
 
-def inputs_moved(draft: Draft, claim: ActiveOperation) -> str | None:
+def inputs_moved(draft: MigrationDraft, claim: ActiveOperation) -> str | None:
     """What moved under a plain read since it was claimed (MIG-28), or None. A Resolve is
     bound to the spec alone; a Verify to the digest it verifies."""
     if claim.type == OperationType.HISTORY and sources.record_moved(draft, claim.source):
@@ -201,13 +201,13 @@ def inputs_moved(draft: Draft, claim: ActiveOperation) -> str | None:
     return None
 
 
-def drop(draft: Draft, claim: ActiveOperation) -> None:
+def drop(draft: MigrationDraft, claim: ActiveOperation) -> None:
     """Retire the claim; whatever its Job reports later is not read."""
     if draft.status.active_operation is not None:
         draft.status.active_operation = None
 
 
-def give_way(draft: Draft, claim: ActiveOperation, why: str) -> None:
+def give_way(draft: MigrationDraft, claim: ActiveOperation, why: str) -> None:
     """The read gives way to a new one (RETRY-05): Pending for the pass that starts it."""
     drop(draft, claim)
     if claim.type == OperationType.HISTORY and sources.record_moved(draft, claim.source):
@@ -223,7 +223,7 @@ def give_way(draft: Draft, claim: ActiveOperation, why: str) -> None:
 # --- attempts ----------------------------------------------------------------------------------
 
 
-def _between_attempts(draft: Draft, claim: ActiveOperation) -> None:
+def _between_attempts(draft: MigrationDraft, claim: ActiveOperation) -> None:
     retry_at = claim.retry_at
     assert retry_at is not None
     proof = bool(claim.serves_proof)
@@ -262,7 +262,7 @@ def _between_attempts(draft: Draft, claim: ActiveOperation) -> None:
         draft.stand(standings.operating(claim.type, proof, claim.attempt))
 
 
-def _source_read_due(draft: Draft, claim: ActiveOperation) -> bool:
+def _source_read_due(draft: MigrationDraft, claim: ActiveOperation) -> bool:
     """RETRY-04: under a Git or OCI source, a failing History or Verify gives way once the
     interval has passed since the source was last read (a Resolve reads it every attempt)."""
     if claim.type == OperationType.RESOLVE or not sources.read_by_job(draft):
@@ -276,7 +276,7 @@ def _what(operation: OperationType) -> str:
     return "history read" if operation == OperationType.HISTORY else operation.value
 
 
-def _create_job(draft: Draft, claim: ActiveOperation) -> bool:
+def _create_job(draft: MigrationDraft, claim: ActiveOperation) -> bool:
     if claim.type != OperationType.HISTORY:
         built = source_read.build_job(draft, claim.type, claim.operation_id, claim.source)
         if isinstance(built, str):
@@ -304,7 +304,7 @@ def _create_job(draft: Draft, claim: ActiveOperation) -> bool:
 
 
 def _failed_attempt(
-    draft: Draft, claim: ActiveOperation, reason: str, message: str, when: dt.datetime
+    draft: MigrationDraft, claim: ActiveOperation, reason: str, message: str, when: dt.datetime
 ) -> None:
     retry_at = draft.now + failure_retry_interval(draft.migration)
     claim = claim.model_copy(update={"retry_at": retry_at, "last_failure_reason": reason})
@@ -323,7 +323,7 @@ def _failed_attempt(
         answer_invalid(draft, request)
 
 
-def _refused(draft: Draft, claim: ActiveOperation | None, message: str) -> None:
+def _refused(draft: MigrationDraft, claim: ActiveOperation | None, message: str) -> None:
     """The read could not be held to its files: Failed, and start over from resolution
     (MIG-29). A snapshot that went is SnapshotMissing; fetched content that was refused (a
     commit no longer reachable, another digest) is SourceRefused (SRC-GIT-09)."""
@@ -335,6 +335,6 @@ def _refused(draft: Draft, claim: ActiveOperation | None, message: str) -> None:
     draft.fail(reason, f"the history read was refused: {message}")
 
 
-def _not_built(draft: Draft, operation: OperationType, why: str) -> None:
+def _not_built(draft: MigrationDraft, operation: OperationType, why: str) -> None:
     """The Job could not be built: none exists, Failed (MIG-29)."""
     source_read.not_built(draft, operation, why)

@@ -14,7 +14,7 @@ the source policy the files were checked against; ArtifactResolved says Snapshot
   same name (SRC-CM-17); one replaced under its name is refused by the operation's init
   container, and the resource starts over from resolution (SRC-CM-16).
 - Snapshots nothing names any more are deleted once the resolution that replaced them is
-  stored (the Draft does it, SRC-CM-14).
+  stored (the MigrationDraft does it, SRC-CM-14).
 
 Git and OCI sources are resolved by Jobs instead (source_read.py); sources.py answers the
 same questions for every kind.
@@ -26,11 +26,11 @@ from ptah_operator.api.common import SourceRecord
 from ptah_operator.api.constants import EventReason, Reason, SourceKind
 from ptah_operator.reconcile import conditions
 from ptah_operator.reconcile.jobs import snapshot_configmap
-from ptah_operator.reconcile.migration.draft import Draft
+from ptah_operator.reconcile.migration.draft import MigrationDraft
 from ptah_operator.reconcile.world import SourceFiles
 
 
-def problem(draft: Draft) -> tuple[Reason, str] | None:
+def problem(draft: MigrationDraft) -> tuple[Reason, str] | None:
     """Why the ConfigMap source cannot be resolved now (SRC-POL-05), or None."""
     config_map = draft.spec.config_map
     name = config_map.name if config_map is not None else "?"
@@ -53,7 +53,7 @@ def moved(record: SourceRecord | None, source: SourceFiles) -> bool:
     )
 
 
-def source_moved(draft: Draft) -> bool:
+def source_moved(draft: MigrationDraft) -> bool:
     """The ConfigMap source exists, can be read, and is not what status.source pinned."""
     source = draft.world.source
     if source is None or source.refusal:
@@ -61,7 +61,7 @@ def source_moved(draft: Draft) -> bool:
     return moved(draft.status.source, source)
 
 
-def record_moved(draft: Draft, record: SourceRecord | None) -> bool:
+def record_moved(draft: MigrationDraft, record: SourceRecord | None) -> bool:
     """Whether what a claim or plan was bound to is no longer the source (or the source is
     gone or refused)."""
     source = draft.world.source
@@ -70,7 +70,7 @@ def record_moved(draft: Draft, record: SourceRecord | None) -> bool:
     return moved(record, source)
 
 
-def resolve(draft: Draft) -> SourceRecord:
+def resolve(draft: MigrationDraft) -> SourceRecord:
     """Pin the current files: a new snapshot when they moved, the old one put back when it is
     missing, and status.source recording it. The caller checked `problem` first."""
     source = draft.world.source
@@ -107,7 +107,7 @@ def resolve(draft: Draft) -> SourceRecord:
     return record
 
 
-def ensure(draft: Draft, record: SourceRecord) -> bool:
+def ensure(draft: MigrationDraft, record: SourceRecord) -> bool:
     """The snapshot a record names exists, or is put back now, byte for byte, because the
     source still gives its digest (SRC-CM-17); False when neither holds (SRC-CM-16)."""
     if record.snapshot_name is None:
@@ -124,6 +124,6 @@ def ensure(draft: Draft, record: SourceRecord) -> bool:
     return True
 
 
-def unresolved(draft: Draft, reason: Reason, message: str) -> None:
+def unresolved(draft: MigrationDraft, reason: Reason, message: str) -> None:
     """ArtifactResolved=False: the source could not be pinned."""
     conditions.artifact_resolved(draft.status, False, reason, message, draft.now, draft.generation)

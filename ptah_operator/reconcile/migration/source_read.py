@@ -18,7 +18,7 @@ Both are read-only operations, claimed and retried exactly as a History read is
 Each result ends its operation in one pass, and the next operation starts in the next pass
 (the phase shows where it stands meanwhile), so every verdict is in status before what it
 allows begins. A resource whose source moved from a ConfigMap loses its last snapshot once the
-first resolution of the new source is stored (SRC-CM-15: the Draft deletes what no stored
+first resolution of the new source is stored (SRC-CM-15: the MigrationDraft deletes what no stored
 status names).
 """
 
@@ -28,17 +28,17 @@ from ptah_operator.api.common import ActiveOperation, SourceRecord
 from ptah_operator.api.constants import EventReason, OperationType, Reason, SourceKind
 from ptah_operator.reconcile import conditions, resolutions
 from ptah_operator.reconcile.decision import OperationCredentials
-from ptah_operator.reconcile.effects import current_binding
+from ptah_operator.reconcile.draft import current_binding
 from ptah_operator.reconcile.jobs import job_name, owner_reference
 from ptah_operator.reconcile.migration import planning, sources, standings
-from ptah_operator.reconcile.migration.draft import Draft
+from ptah_operator.reconcile.migration.draft import MigrationDraft
 from ptah_operator.reconcile.migration.jobs import resolve_job, verify_job
 from ptah_operator.reconcile.read_request import ReadRequest, answer
 from ptah_operator.reconcile.reports import OperationReport
 from ptah_operator.reconcile.schedule import interval
 
 
-def start_resolve(draft: Draft, request: ReadRequest | None = None) -> None:
+def start_resolve(draft: MigrationDraft, request: ReadRequest | None = None) -> None:
     """Claim a Resolve and create its Job: the read every due cycle of a Git or OCI source
     starts with (a request is answered by it, RRQ-03). The claim records the source policy
     the Resolve runs under, to be recorded beside what it resolves (SRC-POL-06)."""
@@ -48,13 +48,13 @@ def start_resolve(draft: Draft, request: ReadRequest | None = None) -> None:
     _start(draft, OperationType.RESOLVE, under, request)
 
 
-def start_verify(draft: Draft, record: SourceRecord) -> None:
+def start_verify(draft: MigrationDraft, record: SourceRecord) -> None:
     """Claim a Verify of the digest `record` pinned."""
     _start(draft, OperationType.VERIFY, record, None)
 
 
 def _start(
-    draft: Draft,
+    draft: MigrationDraft,
     operation: OperationType,
     record: SourceRecord | None,
     request: ReadRequest | None,
@@ -85,7 +85,7 @@ def _start(
 
 
 def build_job(
-    draft: Draft, operation: OperationType, operation_id: str, record: SourceRecord | None
+    draft: MigrationDraft, operation: OperationType, operation_id: str, record: SourceRecord | None
 ) -> dict[str, object] | str:
     """The Resolve or Verify Job, or why it cannot be built."""
     try:
@@ -100,7 +100,7 @@ def build_job(
         return str(exc)
 
 
-def not_built(draft: Draft, operation: OperationType, why: str) -> None:
+def not_built(draft: MigrationDraft, operation: OperationType, why: str) -> None:
     """The Job could not be built: none exists, Failed (MIG-29)."""
     draft.operation_failed(operation, Reason.JOB_NOT_BUILT)
     message = f"the {operation.value} Job could not be built: {why}"
@@ -108,7 +108,7 @@ def not_built(draft: Draft, operation: OperationType, why: str) -> None:
     draft.fail(Reason.JOB_NOT_BUILT, message)
 
 
-def problem(draft: Draft) -> tuple[Reason, str] | None:
+def problem(draft: MigrationDraft) -> tuple[Reason, str] | None:
     """Why a Git or OCI source cannot be read now without a Job telling us, or None: the
     verification policy an OCI source names must exist (its Job mounts it)."""
     artifact = draft.spec.artifact
@@ -127,14 +127,16 @@ def problem(draft: Draft) -> tuple[Reason, str] | None:
 # --- adopting a result -------------------------------------------------------------------------
 
 
-def adopt(draft: Draft, claim: ActiveOperation, report: OperationReport) -> str | None:
+def adopt(draft: MigrationDraft, claim: ActiveOperation, report: OperationReport) -> str | None:
     """Take a Resolve's or a Verify's result into status; why it cannot be taken, or None."""
     if claim.type == OperationType.RESOLVE:
         return _adopt_resolution(draft, claim, report)
     return _adopt_verification(draft, claim, report)
 
 
-def _adopt_resolution(draft: Draft, claim: ActiveOperation, report: OperationReport) -> str | None:
+def _adopt_resolution(
+    draft: MigrationDraft, claim: ActiveOperation, report: OperationReport
+) -> str | None:
     when = report.finished_at or draft.now
     record = resolutions.resolved_record(report.resolve, sources.kind(draft), claim.source, when)
     if isinstance(record, str):
@@ -159,7 +161,7 @@ def _adopt_resolution(draft: Draft, claim: ActiveOperation, report: OperationRep
 
 
 def _adopt_verification(
-    draft: Draft, claim: ActiveOperation, report: OperationReport
+    draft: MigrationDraft, claim: ActiveOperation, report: OperationReport
 ) -> str | None:
     artifact = draft.spec.artifact
     ref = artifact.verification_policy_from if artifact is not None else None

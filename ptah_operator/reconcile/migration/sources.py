@@ -22,19 +22,19 @@ from ptah_operator.api.common import KeyReference, PlanSourceBinding, SourceReco
 from ptah_operator.api.constants import Reason, SourceKind
 from ptah_operator.api.fingerprints import plan_source_binding
 from ptah_operator.reconcile.migration import snapshots
-from ptah_operator.reconcile.migration.draft import Draft
+from ptah_operator.reconcile.migration.draft import MigrationDraft
 
 
-def kind(draft: Draft) -> SourceKind:
+def kind(draft: MigrationDraft) -> SourceKind:
     return draft.spec.source_kind
 
 
-def read_by_job(draft: Draft) -> bool:
+def read_by_job(draft: MigrationDraft) -> bool:
     """Git and OCI sources are resolved by a Resolve Job; a ConfigMap by the manager."""
     return kind(draft) != SourceKind.CONFIG_MAP
 
 
-def names_spec_source(draft: Draft, record: SourceRecord | None) -> bool:
+def names_spec_source(draft: MigrationDraft, record: SourceRecord | None) -> bool:
     """Whether `record` resolved the source the spec names now (kind, repository, ref, path,
     reference); a Git record may name the commit it answered for a commit-id ref."""
     if record is None:
@@ -53,7 +53,7 @@ def names_spec_source(draft: Draft, record: SourceRecord | None) -> bool:
     return record.kind == SourceKind.CONFIG_MAP
 
 
-def source_policy_ref(draft: Draft) -> KeyReference | None:
+def source_policy_ref(draft: MigrationDraft) -> KeyReference | None:
     """The source policy the spec names (a ConfigMap or Git source), or None."""
     spec = draft.spec
     if spec.config_map is not None:
@@ -63,7 +63,7 @@ def source_policy_ref(draft: Draft) -> KeyReference | None:
     return None
 
 
-def source_policy_digest(draft: Draft) -> str | None:
+def source_policy_digest(draft: MigrationDraft) -> str | None:
     """The digest of the source policy as the cluster holds it now, when the spec names one."""
     policy = draft.world.source_policy
     if source_policy_ref(draft) is None or policy is None:
@@ -71,7 +71,7 @@ def source_policy_digest(draft: Draft) -> str | None:
     return policy.digest
 
 
-def policy_problem(draft: Draft) -> tuple[Reason, str] | None:
+def policy_problem(draft: MigrationDraft) -> tuple[Reason, str] | None:
     """Why the source policy refuses the source before anything is written or run: a
     ConfigMap's name and size before its snapshot (SRC-POL-02), a Git host before the Resolve
     Job (SRC-POL-03); the rule named (SRC-POL-05). A policy that is missing or cannot be read
@@ -115,13 +115,13 @@ def policy_problem(draft: Draft) -> tuple[Reason, str] | None:
     return None
 
 
-def policy_digest(draft: Draft) -> str | None:
+def policy_digest(draft: MigrationDraft) -> str | None:
     """The digest of the verification policy as the cluster holds it now (OCI)."""
     policy = draft.world.verification_policy
     return policy.digest if policy is not None else None
 
 
-def complete(draft: Draft, record: SourceRecord | None) -> bool:
+def complete(draft: MigrationDraft, record: SourceRecord | None) -> bool:
     """A Git record with its commit and content digest, or an OCI record verified under the
     verification policy the cluster holds now, for the source the spec names."""
     if record is None or not names_spec_source(draft, record):
@@ -139,13 +139,13 @@ def complete(draft: Draft, record: SourceRecord | None) -> bool:
     return False
 
 
-def pinned(draft: Draft) -> SourceRecord | None:
+def pinned(draft: MigrationDraft) -> SourceRecord | None:
     """status.source when a History read may run on it now (Git/OCI), else None."""
     record = draft.status.source
     return record if complete(draft, record) else None
 
 
-def current(draft: Draft) -> PlanSourceBinding | None:
+def current(draft: MigrationDraft) -> PlanSourceBinding | None:
     """What a plan made now would bind, or None when no usable resolution stands."""
     if not read_by_job(draft):
         source = draft.world.source
@@ -161,7 +161,7 @@ def current(draft: Draft) -> PlanSourceBinding | None:
     return plan_source_binding(record) if record is not None else None
 
 
-def record_moved(draft: Draft, record: SourceRecord | None) -> bool:
+def record_moved(draft: MigrationDraft, record: SourceRecord | None) -> bool:
     """Whether what a claim or a plan was bound to is no longer the source (or the source is
     gone, refused, or not pinned any more)."""
     if not read_by_job(draft):
@@ -170,7 +170,7 @@ def record_moved(draft: Draft, record: SourceRecord | None) -> bool:
     return record is None or now is None or plan_source_binding(record) != now
 
 
-def source_moved(draft: Draft) -> bool:
+def source_moved(draft: MigrationDraft) -> bool:
     """The source is not what status.source pinned: a read is due at once. For Git and OCI
     only the cluster's side can be seen without a Job: the spec naming another source (which
     moves the generation too), a replaced verification policy, and a replaced source policy
@@ -189,7 +189,7 @@ def source_moved(draft: Draft) -> bool:
     )
 
 
-def ensure(draft: Draft, record: SourceRecord) -> bool:
+def ensure(draft: MigrationDraft, record: SourceRecord) -> bool:
     """The files the record names can still be had: a snapshot exists or is put back now;
     a commit or a digest is fetched again by the operation, held to its content digest."""
     if record.kind == SourceKind.CONFIG_MAP:

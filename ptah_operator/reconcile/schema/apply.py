@@ -54,7 +54,7 @@ from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.plans import PtahSchemaPlan
 from ptah_operator.api.schema import ApplyRecord
 from ptah_operator.reconcile import conditions
-from ptah_operator.reconcile.effects import binding_digest, current_binding
+from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.jobs import job_name
 from ptah_operator.reconcile.realm import Refusal
 from ptah_operator.reconcile.reports import Unreadable

@@ -41,7 +41,7 @@ from ptah_operator.api.constants import (
 )
 from ptah_operator.reconcile import conditions, realm
 from ptah_operator.reconcile.decision import Decision
-from ptah_operator.reconcile.effects import binding_digest, current_binding
+from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.read_request import ReadRequest, answer_invalid, unanswered
 from ptah_operator.reconcile.realm import Refusal
 from ptah_operator.reconcile.schedule import LEASE_WAIT

@@ -75,7 +75,7 @@ from ptah_operator.api.plans import (
 )
 from ptah_operator.api.schema import SchemaPlanStatus
 from ptah_operator.reconcile import journal
-from ptah_operator.reconcile.effects import binding_digest, current_binding
+from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.jobs import owner_labels, owner_reference
 from ptah_operator.reconcile.schedule import PLAN_PUBLISH_CHECK, failure_retry_interval
 from ptah_operator.reconcile.schema import sources

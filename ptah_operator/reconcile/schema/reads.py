@@ -33,7 +33,7 @@ from ptah_operator.api.common import ActiveOperation
 from ptah_operator.api.constants import EventReason, OperationType, Reason
 from ptah_operator.reconcile import conditions, resolutions
 from ptah_operator.reconcile.decision import ObjectRef
-from ptah_operator.reconcile.effects import binding_digest, current_binding
+from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.jobs import job_name, result_record_name
 from ptah_operator.reconcile.read_request import answer_invalid, unanswered
 from ptah_operator.reconcile.reports import Unreadable

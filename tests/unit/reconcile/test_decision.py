@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from ptah_operator.reconcile.decision import Decision, Requeue, RequeueKind
-from ptah_operator.reconcile.effects import Effects
+from ptah_operator.reconcile.draft import Effects
 
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 A_MINUTE = dt.timedelta(minutes=1)
