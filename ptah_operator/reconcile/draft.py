@@ -35,7 +35,13 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 from pydantic import BaseModel
 
 from ptah_operator.api.approvals import PtahMigrationApproval, PtahSchemaApproval
-from ptah_operator.api.common import ActiveOperation, ExecutionBinding, SourceRecord
+from ptah_operator.api.common import (
+    ActiveOperation,
+    CommonSpec,
+    ExecutionBinding,
+    SourceRecord,
+    StatusCommon,
+)
 from ptah_operator.api.constants import (
     API_VERSION,
     EventReason,
@@ -62,7 +68,7 @@ from ptah_operator.reconcile.decision import (
 )
 from ptah_operator.reconcile.jobs import operation_secret_name, result_record_name
 from ptah_operator.reconcile.schedule import failure_retry_interval
-from ptah_operator.reconcile.world import OperationResult, RunnerConfig
+from ptah_operator.reconcile.world import OperationResult, PolicyFile, RunnerConfig, SourceFiles
 
 Creatable = Mapping[str, Any] | OperationCredentials
 
@@ -182,6 +188,32 @@ class _World(Protocol):
     def plans(self) -> Mapping[str, PtahMigrationPlan | PtahSchemaPlan]: ...
     @property
     def approvals(self) -> tuple[PtahMigrationApproval | PtahSchemaApproval, ...]: ...
+    @property
+    def source(self) -> SourceFiles | None: ...
+    @property
+    def source_policy(self) -> PolicyFile | None: ...
+    @property
+    def verification_policy(self) -> PolicyFile | None: ...
+
+
+class Pass(Protocol):
+    """What the core's rules (sources.py and the like) read and write of a pass of either
+    family: a MigrationDraft or a SchemaDraft."""
+
+    @property
+    def world(self) -> _World: ...
+    @property
+    def status(self) -> StatusCommon: ...
+    @property
+    def spec(self) -> CommonSpec: ...
+    @property
+    def resource(self) -> PtahMigration | PtahSchema: ...
+    @property
+    def now(self) -> dt.datetime: ...
+    @property
+    def generation(self) -> int | None: ...
+    def create(self, manifest: Creatable) -> None: ...
+    def normal(self, reason: EventReason, message: str) -> None: ...
 
 
 WorldT = TypeVar("WorldT", bound=_World)
@@ -208,6 +240,10 @@ class Draft(Effects, Generic[WorldT, StatusT, PhaseT]):
     @property
     def resource(self) -> PtahMigration | PtahSchema:
         raise NotImplementedError
+
+    @property
+    def spec(self) -> CommonSpec:
+        return self.resource.spec
 
     @property
     def stored(self) -> StatusT | None:

@@ -51,11 +51,11 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.migration import LastRun
 from ptah_operator.api.plans import PtahMigrationPlan
-from ptah_operator.reconcile import conditions
+from ptah_operator.reconcile import conditions, sources
 from ptah_operator.reconcile.decision import LeaseAction, LeaseVerb, OperationCredentials
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.jobs import job_name, owner_reference, realm_lease_name
-from ptah_operator.reconcile.migration import approvals, planning, run_records, sources, standings
+from ptah_operator.reconcile.migration import approvals, planning, run_records, standings
 from ptah_operator.reconcile.migration.draft import MigrationDraft
 from ptah_operator.reconcile.migration.jobs import apply_job
 from ptah_operator.reconcile.migration.standings import Standing

@@ -32,8 +32,8 @@ from ptah_operator.api.constants import (
     VerifiedOutcome,
 )
 from ptah_operator.api.migration import RunVerification
-from ptah_operator.reconcile import conditions
-from ptah_operator.reconcile.migration import planning, run_records, sources, standings
+from ptah_operator.reconcile import conditions, sources
+from ptah_operator.reconcile.migration import planning, run_records, standings
 from ptah_operator.reconcile.migration.draft import MigrationDraft
 from ptah_operator.reconcile.read_request import unanswered
 from ptah_operator.reconcile.reports import HistoryReport, OperationReport, history_status

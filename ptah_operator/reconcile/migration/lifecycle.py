@@ -62,7 +62,7 @@ from ptah_operator.api.constants import (
     Reason,
     SourceKind,
 )
-from ptah_operator.reconcile import conditions, realm
+from ptah_operator.reconcile import conditions, realm, sources
 from ptah_operator.reconcile.decision import Decision
 from ptah_operator.reconcile.draft import current_binding
 from ptah_operator.reconcile.migration import (
@@ -71,9 +71,7 @@ from ptah_operator.reconcile.migration import (
     planning,
     reads,
     run_records,
-    snapshots,
     source_read,
-    sources,
     standings,
 )
 from ptah_operator.reconcile.migration.draft import MigrationDraft
@@ -190,13 +188,15 @@ def _idle(draft: MigrationDraft, refusal: Refusal | None) -> None:
     if status.phase == MigrationPhase.VERIFYING_HISTORY and status.unresolved_run is None:
         reads.start(draft, proof=True)
         return
-    problem = sources.policy_problem(draft) or (
-        source_read.problem(draft) if sources.read_by_job(draft) else snapshots.problem(draft)
+    problem = sources.policy_problem(draft, _policy_refused) or (
+        source_read.problem(draft)
+        if sources.read_by_job(draft)
+        else sources.config_map_problem(draft)
     )
     if problem is not None:
         reason, message = problem
         planning.retire(draft, message)
-        snapshots.unresolved(draft, reason, message)
+        sources.unresolved(draft, reason, message)
         draft.fail(reason, message)
         return
     if _continue_source_read(draft):
@@ -262,7 +262,9 @@ def _read_due(draft: MigrationDraft, request: ReadRequest | None) -> Due:
     phase = status.phase
     if phase is None or phase in _STARTING_PHASES or standings.blocked_by_gate(status):
         return Due.STRUCTURAL
-    if status.observed_generation != draft.generation or sources.source_moved(draft):
+    if status.observed_generation != draft.generation or sources.source_moved(
+        draft, policy_moves_source=True
+    ):
         return Due.STRUCTURAL
     if request is not None and request.valid and phase in _ANSWERING_PHASES:
         return Due.REQUESTED
@@ -384,3 +386,13 @@ def _acknowledged(draft: MigrationDraft) -> bool:
     )
     conditions.clear_failure(status)
     return True
+
+
+def _policy_refused(refusal: sources.PolicyRefusal) -> str:
+    """A migration's words for a source policy's refusal: the ConfigMap or the repository."""
+    if refusal.config_map is not None:
+        return (
+            f"source ConfigMap {refusal.config_map} is refused by the source policy "
+            f"{refusal.where}: {refusal.rule}"
+        )
+    return f"the repository is refused by the source policy {refusal.where}: {refusal.rule}"

@@ -37,16 +37,14 @@ from ptah_operator.api.constants import (
     OperationType,
     Reason,
 )
-from ptah_operator.reconcile import conditions, resolutions
+from ptah_operator.reconcile import conditions, resolutions, sources
 from ptah_operator.reconcile.decision import ObjectRef, OperationCredentials
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.jobs import job_name, owner_reference, result_record_name
 from ptah_operator.reconcile.migration import (
     history,
     planning,
-    snapshots,
     source_read,
-    sources,
     standings,
 )
 from ptah_operator.reconcile.migration.draft import MigrationDraft
@@ -97,7 +95,7 @@ def start(
             return
     else:
         proof = False
-        record = snapshots.resolve(draft)
+        record = sources.take_snapshot(draft)
     operation_id = draft.world.new_operation_id
     try:
         job = history_job(draft.migration, draft.world.runner, operation_id, record)

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 from ptah_operator.api.common import ActiveOperation, SourceRecord
 from ptah_operator.api.constants import EventReason, OperationType, Reason, SourceKind
-from ptah_operator.reconcile import conditions, resolutions
+from ptah_operator.reconcile import conditions, resolutions, sources
 from ptah_operator.reconcile.decision import OperationCredentials
 from ptah_operator.reconcile.draft import current_binding
 from ptah_operator.reconcile.jobs import job_name, owner_reference
-from ptah_operator.reconcile.migration import planning, sources, standings
+from ptah_operator.reconcile.migration import planning, standings
 from ptah_operator.reconcile.migration.draft import MigrationDraft
 from ptah_operator.reconcile.migration.jobs import resolve_job, verify_job
 from ptah_operator.reconcile.read_request import ReadRequest, answer

@@ -53,7 +53,7 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.plans import PtahSchemaPlan
 from ptah_operator.api.schema import ApplyRecord
-from ptah_operator.reconcile import conditions
+from ptah_operator.reconcile import conditions, sources
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.jobs import job_name
 from ptah_operator.reconcile.realm import Refusal
@@ -64,7 +64,7 @@ from ptah_operator.reconcile.schedule import (
     RESULT_GRACE,
     failure_retry_interval,
 )
-from ptah_operator.reconcile.schema import claims, jobs, leases, plans, proof, sources
+from ptah_operator.reconcile.schema import claims, jobs, leases, plans, proof
 from ptah_operator.reconcile.schema.draft import SchemaDraft
 from ptah_operator.reconcile.schema.results import (
     ApplyOutcomeReport,

@@ -39,13 +39,13 @@ from ptah_operator.api.constants import (
     SchemaPhase,
     SourceKind,
 )
-from ptah_operator.reconcile import conditions, realm
+from ptah_operator.reconcile import conditions, realm, sources
 from ptah_operator.reconcile.decision import Decision
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.read_request import ReadRequest, answer_invalid, unanswered
 from ptah_operator.reconcile.realm import Refusal
 from ptah_operator.reconcile.schedule import LEASE_WAIT
-from ptah_operator.reconcile.schema import apply, claims, leases, plans, proof, reads, sources
+from ptah_operator.reconcile.schema import apply, claims, leases, plans, proof, reads
 from ptah_operator.reconcile.schema.draft import SchemaDraft
 from ptah_operator.reconcile.schema.standings import blocked, next_up, pending, suspended
 from ptah_operator.reconcile.schema.world import SchemaWorld
@@ -171,7 +171,7 @@ def _idle(draft: SchemaDraft, refusal: Refusal | None) -> None:
         else:
             proof.start(draft)
         return
-    problem = sources.problem(draft)
+    problem = _source_problem(draft)
     if problem is not None:
         reason, message = problem
         plans.retire(draft, message)
@@ -228,7 +228,9 @@ def _next_operation(draft: SchemaDraft) -> bool:
     same read: Verify once an OCI digest is pinned (SCH-06), Observe once the source is pinned
     (SCH-07, SCH-08), Plan once the drift is read (SCH-10)."""
     status = draft.status
-    if status.observed_generation != draft.generation or sources.source_moved(draft):
+    if status.observed_generation != draft.generation or sources.source_moved(
+        draft, policy_moves_source=False
+    ):
         return False
     phase = status.phase
     record = status.source
@@ -308,7 +310,9 @@ def _read_due(draft: SchemaDraft, request: ReadRequest | None) -> Due:
         return Due.STRUCTURAL
     if phase == SchemaPhase.BLOCKED and conditions.ready_reason(status) in _GATES:
         return Due.STRUCTURAL
-    if status.observed_generation != draft.generation or sources.source_moved(draft):
+    if status.observed_generation != draft.generation or sources.source_moved(
+        draft, policy_moves_source=False
+    ):
         return Due.STRUCTURAL
     if request is not None and request.valid and phase in _ANSWERING:
         return Due.REQUESTED
@@ -367,3 +371,29 @@ def _refuse(draft: SchemaDraft, refusal: Refusal) -> None:
     draft.stand(blocked(refusal.reason, refusal.message))
     if refusal.recheck is not None:
         draft.wake_in(refusal.recheck)
+
+
+def _source_problem(draft: SchemaDraft) -> tuple[Reason, str] | None:
+    """Why the source cannot be read now, before any Job (SCH-33): the source policy refuses
+    it (SRC-POL-02, SRC-POL-03, SRC-POL-05), a policy or the source ConfigMap is missing or
+    unreadable (a configuration error), or a ConfigMap's files cannot be a snapshot."""
+    problem = sources.policy_problem(draft, _policy_refused)
+    if problem is not None:
+        return problem
+    spec = draft.spec
+    if spec.config_map is not None:
+        problem = sources.config_map_problem(draft)
+        if problem is not None:
+            return problem
+    if spec.artifact is not None and sources.verification_policy_digest(draft) is None:
+        policy = spec.artifact.verification_policy_from
+        return (
+            Reason.CONFIGURATION_ERROR,
+            f"the verification policy ConfigMap {policy.name} has no key {policy.key}",
+        )
+    return None
+
+
+def _policy_refused(refusal: sources.PolicyRefusal) -> str:
+    """A schema's words for a source policy's refusal, whatever it refused."""
+    return f"the source is refused by the source policy {refusal.where}: {refusal.rule}"

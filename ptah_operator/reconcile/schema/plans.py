@@ -74,11 +74,10 @@ from ptah_operator.api.plans import (
     SeveritySummary,
 )
 from ptah_operator.api.schema import SchemaPlanStatus
-from ptah_operator.reconcile import journal
+from ptah_operator.reconcile import journal, sources
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.jobs import owner_labels, owner_reference
 from ptah_operator.reconcile.schedule import PLAN_PUBLISH_CHECK, failure_retry_interval
-from ptah_operator.reconcile.schema import sources
 from ptah_operator.reconcile.schema.draft import SchemaDraft
 from ptah_operator.reconcile.schema.names import chunk_name, plan_name
 from ptah_operator.reconcile.schema.results import PlanReport, SchemaOperationReport

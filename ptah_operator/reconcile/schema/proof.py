@@ -43,10 +43,10 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.fingerprints import model_digest
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.schema import AppliedPlan, PtahSchemaStatus, SchemaVerification
-from ptah_operator.reconcile import conditions, resolutions
+from ptah_operator.reconcile import conditions, resolutions, sources
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.schedule import LEASE_WAIT, failure_retry_interval
-from ptah_operator.reconcile.schema import claims, leases, plans, sources
+from ptah_operator.reconcile.schema import claims, leases, plans
 from ptah_operator.reconcile.schema.draft import SchemaDraft
 from ptah_operator.reconcile.schema.standings import (
     blocked,

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from ptah_operator.api.common import ActiveOperation
 from ptah_operator.api.constants import EventReason, OperationType, Reason
-from ptah_operator.reconcile import conditions, resolutions
+from ptah_operator.reconcile import conditions, resolutions, sources
 from ptah_operator.reconcile.decision import ObjectRef
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.jobs import job_name, result_record_name
@@ -44,7 +44,7 @@ from ptah_operator.reconcile.schedule import (
     RESULT_GRACE,
     interval,
 )
-from ptah_operator.reconcile.schema import claims, leases, plans, proof, sources, verdicts
+from ptah_operator.reconcile.schema import claims, leases, plans, proof, verdicts
 from ptah_operator.reconcile.schema.draft import SchemaDraft
 from ptah_operator.reconcile.schema.results import read_schema_report
 from ptah_operator.reconcile.schema.standings import operating, pending, read_retrying

@@ -31,10 +31,10 @@ from ptah_operator.api.constants import (
     SourceKind,
 )
 from ptah_operator.api.schema import DriftCategory, DriftSummary
-from ptah_operator.reconcile import conditions, resolutions
+from ptah_operator.reconcile import conditions, resolutions, sources
 from ptah_operator.reconcile.read_request import unanswered
 from ptah_operator.reconcile.schedule import interval
-from ptah_operator.reconcile.schema import plans, proof, sources
+from ptah_operator.reconcile.schema import plans, proof
 from ptah_operator.reconcile.schema.draft import SchemaDraft
 from ptah_operator.reconcile.schema.results import SchemaOperationReport
 from ptah_operator.reconcile.schema.standings import blocked, in_sync, next_up, pending, suspended
