@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from ptah_operator.api.common import ActiveOperation, SourceRecord
 from ptah_operator.api.constants import EventReason, OperationType, Reason, SourceKind
-from ptah_operator.reconcile import conditions, resolutions, sources
+from ptah_operator.reconcile import resolutions, sources
 from ptah_operator.reconcile.decision import OperationCredentials
 from ptah_operator.reconcile.draft import current_binding
 from ptah_operator.reconcile.jobs import job_name, owner_reference
@@ -137,57 +137,29 @@ def adopt(draft: MigrationDraft, claim: ActiveOperation, report: OperationReport
 def _adopt_resolution(
     draft: MigrationDraft, claim: ActiveOperation, report: OperationReport
 ) -> str | None:
-    when = report.finished_at or draft.now
-    record = resolutions.resolved_record(report.resolve, sources.kind(draft), claim.source, when)
-    if isinstance(record, str):
-        return record
-    if not sources.names_spec_source(draft, record):
-        return "the result answers for another source than the spec names"
-    status = draft.status
-    status.active_operation = None
-    status.source = record
-    conditions.clear_failure(status)
-    what = resolutions.describe(record)
-    reason = resolutions.resolved_reason(record)
-    conditions.artifact_resolved(status, True, reason, what, draft.now, draft.generation)
-    if record.kind == SourceKind.GIT:
-        draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what} ({record.content_digest})")
-        draft.stand(standings.operating(OperationType.HISTORY))
-    else:
-        draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what}")
-        draft.stand(standings.operating(OperationType.VERIFY))
-    draft.rely_on_own_write()
-    return None
+    def then(record: SourceRecord, what: str) -> None:
+        if record.kind == SourceKind.GIT:
+            draft.stand(standings.operating(OperationType.HISTORY))
+        else:
+            draft.stand(standings.operating(OperationType.VERIFY))
+
+    return resolutions.adopt_resolution(draft, claim, report.resolve, report.finished_at, then)
 
 
 def _adopt_verification(
     draft: MigrationDraft, claim: ActiveOperation, report: OperationReport
 ) -> str | None:
-    artifact = draft.spec.artifact
-    ref = artifact.verification_policy_from if artifact is not None else None
-    policy = f"{ref.name}/{ref.key}" if ref is not None else "?"
-    when = report.finished_at or draft.now
-    verdict = resolutions.verification(report.verify, claim.source, policy, when)
-    if isinstance(verdict, str):
-        return verdict
-    status = draft.status
-    status.source = verdict.record
-    status.active_operation = None
-    if verdict.accepted:
-        conditions.clear_failure(status)
-        conditions.artifact_verified(
-            status, True, Reason.POLICY_SATISFIED, verdict.message, draft.now, draft.generation
-        )
-        draft.normal(EventReason.ARTIFACT_VERIFIED, verdict.message)
+    def accepted(message: str) -> None:
         draft.stand(standings.operating(OperationType.HISTORY))
-        draft.rely_on_own_write()
-        return None
-    conditions.artifact_verified(
-        status, False, Reason.POLICY_REFUSED, verdict.message, draft.now, draft.generation
+
+    def refused(message: str) -> None:
+        planning.retire(draft, "the verification policy refused the artifact")
+        draft.warning(EventReason.ARTIFACT_REFUSED, message)
+        status = draft.status
+        status.next_reconciliation_time = draft.now + interval(draft.migration)
+        draft.stand(standings.blocked(Reason.POLICY_REFUSED, message))
+        draft.wake_at(status.next_reconciliation_time)
+
+    return resolutions.adopt_verification(
+        draft, claim, report.verify, report.finished_at, accepted=accepted, refused=refused
     )
-    planning.retire(draft, "the verification policy refused the artifact")
-    draft.warning(EventReason.ARTIFACT_REFUSED, verdict.message)
-    status.next_reconciliation_time = draft.now + interval(draft.migration)
-    draft.stand(standings.blocked(Reason.POLICY_REFUSED, verdict.message))
-    draft.wake_at(status.next_reconciliation_time)
-    return None

@@ -22,7 +22,7 @@ cycle sets nextReconciliationTime, spec.interval later (RETRY-12).
 
 from __future__ import annotations
 
-from ptah_operator.api.common import ActiveOperation
+from ptah_operator.api.common import ActiveOperation, SourceRecord
 from ptah_operator.api.constants import (
     EventReason,
     OperationType,
@@ -81,59 +81,30 @@ def replan(draft: SchemaDraft, claim: ActiveOperation, why: str) -> None:
 def _resolution(
     draft: SchemaDraft, claim: ActiveOperation, report: SchemaOperationReport
 ) -> str | None:
-    when = report.finished_at or draft.now
-    record = resolutions.resolved_record(report.resolve, sources.kind(draft), claim.source, when)
-    if isinstance(record, str):
-        return record
-    if not sources.names_spec_source(draft, record):
-        return "the result answers for another source than the spec names"
-    status = draft.status
-    status.active_operation = None
-    status.source = record
-    conditions.clear_failure(status)
-    what = resolutions.describe(record)
-    reason = resolutions.resolved_reason(record)
-    conditions.artifact_resolved(status, True, reason, what, draft.now, draft.generation)
-    if record.kind == SourceKind.GIT:
-        draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what} ({record.content_digest})")
-        draft.stand(next_up(SchemaPhase.OBSERVING, f"resolved {what}; the database is next"))
-    else:
-        draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what}")
-        draft.stand(next_up(SchemaPhase.VERIFYING, f"resolved {what}; it is verified next"))
-    draft.rely_on_own_write()
-    return None
+    def then(record: SourceRecord, what: str) -> None:
+        if record.kind == SourceKind.GIT:
+            draft.stand(next_up(SchemaPhase.OBSERVING, f"resolved {what}; the database is next"))
+        else:
+            draft.stand(next_up(SchemaPhase.VERIFYING, f"resolved {what}; it is verified next"))
+
+    return resolutions.adopt_resolution(draft, claim, report.resolve, report.finished_at, then)
 
 
 def _verification(
     draft: SchemaDraft, claim: ActiveOperation, report: SchemaOperationReport
 ) -> str | None:
-    artifact = draft.spec.artifact
-    ref = artifact.verification_policy_from if artifact is not None else None
-    policy = f"{ref.name}/{ref.key}" if ref is not None else "?"
-    when = report.finished_at or draft.now
-    verdict = resolutions.verification(report.verify, claim.source, policy, when)
-    if isinstance(verdict, str):
-        return verdict
-    status = draft.status
-    status.source = verdict.record
-    status.active_operation = None
-    if verdict.accepted:
-        conditions.clear_failure(status)
-        conditions.artifact_verified(
-            status, True, Reason.POLICY_SATISFIED, verdict.message, draft.now, draft.generation
-        )
-        draft.normal(EventReason.ARTIFACT_VERIFIED, verdict.message)
-        draft.stand(next_up(SchemaPhase.OBSERVING, f"{verdict.message}; the database is next"))
-        draft.rely_on_own_write()
-        return None
-    conditions.artifact_verified(
-        status, False, Reason.POLICY_REFUSED, verdict.message, draft.now, draft.generation
+    def accepted(message: str) -> None:
+        draft.stand(next_up(SchemaPhase.OBSERVING, f"{message}; the database is next"))
+
+    def refused(message: str) -> None:
+        plans.retire(draft, "the verification policy refused the artifact")
+        draft.warning(EventReason.ARTIFACT_REFUSED, message)
+        draft.stand(blocked(Reason.POLICY_REFUSED, message))
+        rest(draft)
+
+    return resolutions.adopt_verification(
+        draft, claim, report.verify, report.finished_at, accepted=accepted, refused=refused
     )
-    plans.retire(draft, "the verification policy refused the artifact")
-    draft.warning(EventReason.ARTIFACT_REFUSED, verdict.message)
-    draft.stand(blocked(Reason.POLICY_REFUSED, verdict.message))
-    rest(draft)
-    return None
 
 
 # --- the database ------------------------------------------------------------------------------
