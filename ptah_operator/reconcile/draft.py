@@ -68,7 +68,13 @@ from ptah_operator.reconcile.decision import (
 )
 from ptah_operator.reconcile.jobs import operation_secret_name, result_record_name
 from ptah_operator.reconcile.schedule import failure_retry_interval
-from ptah_operator.reconcile.world import OperationResult, PolicyFile, RunnerConfig, SourceFiles
+from ptah_operator.reconcile.world import (
+    LeaseState,
+    OperationResult,
+    PolicyFile,
+    RunnerConfig,
+    SourceFiles,
+)
 
 Creatable = Mapping[str, Any] | OperationCredentials
 
@@ -194,6 +200,10 @@ class _World(Protocol):
     def source_policy(self) -> PolicyFile | None: ...
     @property
     def verification_policy(self) -> PolicyFile | None: ...
+    @property
+    def lease(self) -> LeaseState | None: ...
+    @property
+    def manager_namespace(self) -> str: ...
 
 
 class Pass(Protocol):
@@ -215,6 +225,8 @@ class Pass(Protocol):
     def create(self, manifest: Creatable) -> None: ...
     def normal(self, reason: EventReason, message: str) -> None: ...
     def rely_on_own_write(self) -> None: ...
+    @property
+    def leases(self) -> list[LeaseAction]: ...
 
 
 WorldT = TypeVar("WorldT", bound=_World)

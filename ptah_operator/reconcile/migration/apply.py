@@ -51,10 +51,10 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.migration import LastRun
 from ptah_operator.api.plans import PtahMigrationPlan
-from ptah_operator.reconcile import conditions, sources
+from ptah_operator.reconcile import conditions, leases, sources
 from ptah_operator.reconcile.decision import LeaseAction, LeaseVerb, OperationCredentials
 from ptah_operator.reconcile.draft import binding_digest, current_binding
-from ptah_operator.reconcile.jobs import job_name, owner_reference, realm_lease_name
+from ptah_operator.reconcile.jobs import job_name, owner_reference
 from ptah_operator.reconcile.migration import approvals, planning, run_records, standings
 from ptah_operator.reconcile.migration.draft import MigrationDraft
 from ptah_operator.reconcile.migration.jobs import apply_job
@@ -86,13 +86,7 @@ def start(
         _wait(draft, approval, "its snapshot is being put back", CLEANUP_CHECK)
         return
     operation_id = draft.world.new_operation_id
-    lease = draft.world.lease
-    if (
-        lease is not None
-        and lease.holder is not None
-        and lease.holder != operation_id
-        and not lease.expired
-    ):
+    if not leases.free_for(draft, operation_id):
         _wait(draft, approval, "the database-realm Lease is held by another operation", LEASE_WAIT)
         return
     try:
@@ -104,7 +98,7 @@ def start(
         status.plan = None
         draft.fail(Reason.JOB_NOT_BUILT, f"the Apply Job could not be built: {exc}")
         return
-    lease_name = realm_lease_name(draft.spec.target.coordination_key)
+    lease_name = leases.name(draft)
     claim = ActiveOperation(
         operation_id=operation_id,
         type=OperationType.APPLY,
@@ -125,7 +119,7 @@ def start(
         lease_name=lease_name,
     )
     draft.leases.append(
-        LeaseAction(LeaseVerb.ACQUIRE, lease_name, _lease_namespace(draft), operation_id)
+        LeaseAction(LeaseVerb.ACQUIRE, lease_name, leases.namespace(draft), operation_id)
     )
     status.active_operation = claim
     draft.create(
@@ -440,61 +434,41 @@ def release_ended(draft: MigrationDraft) -> None:
     claim = draft.status.active_operation
     if claim is not None and claim.operation_id == lease.holder:
         return
-    if any(a.verb is LeaseVerb.RELEASE and a.holder == lease.holder for a in draft.leases):
-        return
-    draft.leases.append(LeaseAction(LeaseVerb.RELEASE, lease.name, lease.namespace, lease.holder))
+    leases.release_held(draft)
 
 
 def release_orphan(draft: MigrationDraft) -> None:
-    """Give back a Lease this resource took but never recorded.
-
-    A Lease is taken before the status write that records its claim (decision.py), so a
-    manager that stopped between the two leaves the Lease held under an operation id no status
-    names, and every Apply on the database would wait for it to expire (an hour). The Lease
-    says which resource took it; when that is this one and neither the stored nor the new
-    status names the holder, no claim, run or Job can exist under it (the Job is created only
-    after the claim), so this pass releases it."""
-    lease = draft.world.lease
-    if lease is None or lease.holder is None or lease.expired or lease.holder_uid != draft.uid:
-        return
-    recorded: set[str] = set()
+    """Give back a Lease this resource took but never recorded (leases.release_orphan): the
+    operation ids recorded are the claim, lastRun and the unresolved run of the stored and the
+    new status. The release is announced with an Event."""
+    recorded: list[str | None] = []
     for status in (draft.stored, draft.status):
         if status is None:
             continue
-        for operation_id in (
+        recorded += [
             status.active_operation.operation_id if status.active_operation else None,
             status.last_run.operation_id if status.last_run else None,
             status.unresolved_run.operation_id if status.unresolved_run else None,
-        ):
-            if operation_id is not None:
-                recorded.add(operation_id)
-    if lease.holder in recorded:
-        return
-    if any(a.verb is LeaseVerb.RELEASE and a.holder == lease.holder for a in draft.leases):
-        return
-    draft.leases.append(LeaseAction(LeaseVerb.RELEASE, lease.name, lease.namespace, lease.holder))
-    draft.normal(
-        EventReason.LEASE_RELEASED,
-        f"released the database-realm Lease that operation {lease.holder} took but never "
-        "recorded (the manager stopped in between)",
-    )
+        ]
+    lease = draft.world.lease
+    if lease is not None and leases.release_orphan(draft, recorded):
+        draft.normal(
+            EventReason.LEASE_RELEASED,
+            f"released the database-realm Lease that operation {lease.holder} took but never "
+            "recorded (the manager stopped in between)",
+        )
 
 
 def _release(draft: MigrationDraft, claim: ActiveOperation) -> None:
-    lease_name = claim.lease_name or realm_lease_name(draft.spec.target.coordination_key)
+    lease_name = claim.lease_name or leases.name(draft)
     draft.leases.append(
-        LeaseAction(LeaseVerb.RELEASE, lease_name, _lease_namespace(draft), claim.operation_id)
+        LeaseAction(LeaseVerb.RELEASE, lease_name, leases.namespace(draft), claim.operation_id)
     )
 
 
 def _job_ref(claim: ActiveOperation, job: JobState | None) -> JobReference:
     name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
     return JobReference(name=name, uid=job.uid if job is not None else claim.job_uid)
-
-
-def _lease_namespace(draft: MigrationDraft) -> str:
-    lease = draft.world.lease
-    return lease.namespace if lease is not None else draft.world.manager_namespace
 
 
 def _wait(
