@@ -37,10 +37,18 @@ because an approval names the plan by UID and fingerprint (APR-12, SCH-64).
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ptah_operator.api.approvals import PtahSchemaApproval
-from ptah_operator.api.common import ActiveOperation, ObjectReference, PlanReference, SourceRecord
+from ptah_operator.api.common import (
+    ActiveOperation,
+    ObjectReference,
+    PlanReference,
+    PlanSourceBinding,
+    SourceRecord,
+)
 from ptah_operator.api.constants import (
     API_VERSION,
     LABEL_OPERATION_ID,
@@ -50,6 +58,7 @@ from ptah_operator.api.constants import (
     PLAN_CONTRACT_CONFIGMAP_GIT,
     PLAN_CONTRACT_OCI,
     ApplyPolicy,
+    Engine,
     EventReason,
     JournalEntryType,
     OperationType,
@@ -75,6 +84,7 @@ from ptah_operator.api.plans import (
 )
 from ptah_operator.api.schema import SchemaPlanStatus
 from ptah_operator.reconcile import journal, sources
+from ptah_operator.reconcile.bindings import Rule, first_change, plan_identity
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.jobs import owner_labels, owner_reference
 from ptah_operator.reconcile.schedule import PLAN_PUBLISH_CHECK, failure_retry_interval
@@ -525,6 +535,53 @@ def stand_verdict(draft: SchemaDraft) -> None:
         draft.stand(standing)
 
 
+@dataclass(frozen=True)
+class Bound:
+    """What a schema plan binds beside its identity and its chunks (SCH-18, SCH-21, SCH-64)."""
+
+    source: PlanSourceBinding | None
+    """None, for what would be bound now, when no usable resolution stands: the source is
+    then not compared (the next read resolves it)."""
+    engine: Engine
+    execution: str | None
+    """The execution binding's digest."""
+
+
+def _source_differs(
+    differs: Callable[[PlanSourceBinding, PlanSourceBinding], bool],
+) -> Callable[[Bound, Bound], bool]:
+    def rule(plan: Bound, now: Bound) -> bool:
+        return (
+            plan.source is not None
+            and now.source is not None
+            and plan.source != now.source
+            and differs(plan.source, now.source)
+        )
+
+    return rule
+
+
+BINDING_RULES: tuple[Rule[Bound], ...] = (
+    Rule("the source changed kind", _source_differs(lambda p, n: p.kind != n.kind)),
+    Rule(
+        "the source policy changed",
+        _source_differs(lambda p, n: p.source_policy_digest != n.source_policy_digest),
+    ),
+    Rule(
+        "the source ConfigMap was re-created (another UID)",
+        _source_differs(lambda p, n: p.config_map_uid != n.config_map_uid),
+    ),
+    Rule(
+        "the source names another repository or path",
+        _source_differs(lambda p, n: p.repository_path_digest != n.repository_path_digest),
+    ),
+    Rule("the source files changed", _source_differs(lambda p, n: True)),
+    Rule("spec.target.engine changed", lambda p, n: p.engine != n.engine),
+    Rule("the execution binding changed", lambda p, n: p.execution != n.execution),
+)
+"""What a schema plan binds, in the order a stale plan's reason names it."""
+
+
 def misfit(draft: SchemaDraft) -> str | None:
     """Why status.plan no longer fits the schema, or None: the plan went stale (SCH-18,
     SCH-21, SCH-64). What the database looks like is the next reading's to say; this checks
@@ -532,6 +589,19 @@ def misfit(draft: SchemaDraft) -> str | None:
     ref = draft.status.plan
     if ref is None:
         return None
+    plan = draft.world.plans.get(ref.name)
+    why = plan_identity(plan, ref, draft.uid, "PtahSchema")
+    if why is not None or plan is None:
+        return why
+    if ref.uid is not None and any(c.name not in draft.world.chunks for c in plan.spec.chunks):
+        return f"a chunk of plan {ref.name} is gone"
+    bound = Bound(plan.spec.source, plan.spec.engine, binding_digest(plan.spec.execution_binding))
+    now = Bound(
+        sources.current(draft),
+        draft.spec.target.engine,
+        binding_digest(current_binding(draft.world)),
+    )
+    return first_change(bound, now, BINDING_RULES)
     plan = draft.world.plans.get(ref.name)
     if plan is None:
         return None if ref.uid is None else f"plan {ref.name} no longer exists"
