@@ -1,9 +1,9 @@
 """A person's decisions as the lifecycle reads them: approvals and run acknowledgments.
 
-An approval moves AwaitingApproval to Applying only when it is *exact* (APR-02, MIG-14): it
-names this migration by UID, the plan status.plan names by name and UID, and that plan's
-fingerprint, and admission stamped who approved it (APR-04). One approval authorizes one
-execution (APR-11): an approval an Apply consumed, which the journal records by UID in its
+An approval moves AwaitingApproval to Applying only when it is *exact* (APR-02, MIG-14;
+reconcile/approvals.py, the rule both families share): it names this migration by UID, the
+plan status.plan names by name and UID, and that plan's fingerprint, and admission stamped who
+approved it (APR-04). One approval authorizes one execution (APR-11): an approval an Apply consumed, which the journal records by UID in its
 ApprovalAccepted entry (APR-15) and lastRun names, never authorizes another, even when the
 same plan object is published again after a run that stopped before it selected anything
 (MIG-45). An Apply withdrawn before its Job existed consumed nothing (APR-13). When several
@@ -16,48 +16,17 @@ it ended with, stamped by admission (RUN-06).
 
 from __future__ import annotations
 
-import datetime as dt
-
 from ptah_operator.api.approvals import PtahMigrationApproval, PtahMigrationRunAcknowledgment
 from ptah_operator.api.common import PlanReference
-from ptah_operator.api.constants import OperationType
 from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus, UnresolvedRun
-from ptah_operator.reconcile import journal
-
-_EPOCH = dt.datetime.min.replace(tzinfo=dt.UTC)
+from ptah_operator.reconcile import approvals as core
 
 
 def consumed(status: PtahMigrationStatus) -> set[str]:
-    """UIDs of approvals an Apply already consumed."""
-    uids = journal.accepted_approval_uids(status.journal)
-    if status.last_run is not None and status.last_run.approval is not None:
-        uids.add(status.last_run.approval.uid)
-    claim = status.active_operation
-    if (
-        claim is not None
-        and claim.type == OperationType.APPLY
-        and claim.job_uid is not None
-        and claim.approval is not None
-    ):
-        uids.add(claim.approval.uid)
-    return uids
-
-
-def is_exact(
-    approval: PtahMigrationApproval, migration: PtahMigration, plan: PlanReference
-) -> bool:
-    spec = approval.spec
-    return (
-        approval.metadata.deletion_timestamp is None
-        and spec.migration_ref.uid == migration.metadata.uid
-        and spec.migration_ref.name == migration.metadata.name
-        and spec.plan_ref.name == plan.name
-        and plan.uid is not None
-        and spec.plan_ref.uid == plan.uid
-        and plan.fingerprint is not None
-        and spec.plan_fingerprint == plan.fingerprint
-        and spec.approved_by is not None
-    )
+    """UIDs of approvals an Apply already consumed (approvals.consumed; lastRun names the
+    ended run's)."""
+    ended = status.last_run.approval if status.last_run is not None else None
+    return core.consumed(status.journal, ended, status.active_operation)
 
 
 def exact_approval(
@@ -67,20 +36,7 @@ def exact_approval(
     used: set[str],
 ) -> PtahMigrationApproval | None:
     """The newest usable approval of exactly this plan, or None."""
-    usable = [
-        a
-        for a in approvals
-        if is_exact(a, migration, plan) and (a.metadata.uid or "") not in used and a.metadata.uid
-    ]
-    if not usable:
-        return None
-    return max(
-        usable,
-        key=lambda a: (
-            a.metadata.creation_timestamp or _EPOCH,
-            a.metadata.name or "",
-        ),
-    )
+    return core.newest_exact(approvals, migration.metadata.uid, migration.metadata.name, plan, used)
 
 
 def still_there(approvals: tuple[PtahMigrationApproval, ...], uid: str) -> bool:

@@ -61,7 +61,6 @@ from ptah_operator.api.constants import (
     Engine,
     EventReason,
     JournalEntryType,
-    OperationType,
     Reason,
     SchemaPhase,
     Severity,
@@ -83,7 +82,7 @@ from ptah_operator.api.plans import (
     SeveritySummary,
 )
 from ptah_operator.api.schema import SchemaPlanStatus
-from ptah_operator.reconcile import journal, sources
+from ptah_operator.reconcile import approvals, journal, sources
 from ptah_operator.reconcile.bindings import Rule, first_change, plan_identity
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.jobs import owner_labels, owner_reference
@@ -111,50 +110,17 @@ _SHOWN_TABLES = 5
 
 
 def consumed(draft: SchemaDraft) -> set[str]:
-    """UIDs of approvals an Apply already consumed: one approval, one execution (APR-11)."""
+    """UIDs of approvals an Apply already consumed: one approval, one execution (APR-11;
+    approvals.consumed, lastApply naming the ended Apply's)."""
     status = draft.status
-    uids = journal.accepted_approval_uids(status.journal)
-    if status.last_apply is not None and status.last_apply.approval is not None:
-        uids.add(status.last_apply.approval.uid)
-    claim = status.active_operation
-    if (
-        claim is not None
-        and claim.type == OperationType.APPLY
-        and claim.job_uid is not None
-        and claim.approval is not None
-    ):
-        uids.add(claim.approval.uid)
-    return uids
-
-
-def _exact(approval: PtahSchemaApproval, draft: SchemaDraft, ref: PlanReference) -> bool:
-    spec = approval.spec
-    return (
-        approval.metadata.deletion_timestamp is None
-        and bool(approval.metadata.uid)
-        and spec.schema_ref.uid == draft.uid
-        and spec.schema_ref.name == draft.name
-        and ref.uid is not None
-        and spec.plan_ref.name == ref.name
-        and spec.plan_ref.uid == ref.uid
-        and ref.fingerprint is not None
-        and spec.plan_fingerprint == ref.fingerprint
-        and spec.approved_by is not None
-    )
+    ended = status.last_apply.approval if status.last_apply is not None else None
+    return approvals.consumed(status.journal, ended, status.active_operation)
 
 
 def exact_approval(draft: SchemaDraft, ref: PlanReference) -> PtahSchemaApproval | None:
     """The newest unconsumed approval of exactly this plan (APR-02, APR-04), or None."""
-    used = consumed(draft)
-    usable = [
-        a
-        for a in draft.world.approvals
-        if _exact(a, draft, ref) and (a.metadata.uid or "") not in used
-    ]
-    if not usable:
-        return None
-    return max(
-        usable, key=lambda a: (a.metadata.creation_timestamp or _EPOCH, a.metadata.name or "")
+    return approvals.newest_exact(
+        draft.world.approvals, draft.uid, draft.name, ref, consumed(draft)
     )
 
 

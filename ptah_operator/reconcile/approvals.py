@@ -1,0 +1,89 @@
+"""A person's approval of a plan as both lifecycles read it (APR-02, APR-04, APR-11).
+
+An approval authorizes an Apply only when it is *exact*: it names its resource by UID and name,
+the plan status.plan names by name and UID, and that plan's fingerprint, and admission stamped
+who approved it. One approval authorizes one execution: an approval an Apply consumed (the
+journal records its UID in the ApprovalAccepted entry, APR-15; the ended Apply's record names
+it; a dispatched Apply claim holds it) never authorizes another. When several exact approvals
+are usable, the newest is taken. Each family says which record names its ended Apply
+(migration/approvals.py: lastRun; schema/plans.py: lastApply).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from typing import TypeVar
+
+from ptah_operator.api.approvals import PtahMigrationApproval, PtahSchemaApproval
+from ptah_operator.api.common import ActiveOperation, ObjectReference, PlanReference
+from ptah_operator.api.constants import OperationType
+from ptah_operator.api.journal import Journal
+from ptah_operator.reconcile import journal as journals
+
+_EPOCH = dt.datetime.min.replace(tzinfo=dt.UTC)
+
+Approval = PtahMigrationApproval | PtahSchemaApproval
+ApprovalT = TypeVar("ApprovalT", PtahMigrationApproval, PtahSchemaApproval)
+
+
+def consumed(
+    journal: Journal | None, ended: ObjectReference | None, claim: ActiveOperation | None
+) -> set[str]:
+    """UIDs of approvals an Apply already consumed: those the journal accepted, the one the
+    ended Apply's record names (`ended`), and that of a dispatched Apply claim."""
+    uids = journals.accepted_approval_uids(journal)
+    if ended is not None:
+        uids.add(ended.uid)
+    if (
+        claim is not None
+        and claim.type == OperationType.APPLY
+        and claim.job_uid is not None
+        and claim.approval is not None
+    ):
+        uids.add(claim.approval.uid)
+    return uids
+
+
+def is_exact(
+    approval: Approval, owner_uid: str | None, owner_name: str | None, plan: PlanReference
+) -> bool:
+    """Whether the approval names exactly this resource and this plan, stamped by admission."""
+    owner = (
+        approval.spec.migration_ref
+        if isinstance(approval, PtahMigrationApproval)
+        else approval.spec.schema_ref
+    )
+    spec = approval.spec
+    return (
+        approval.metadata.deletion_timestamp is None
+        and bool(approval.metadata.uid)
+        and owner.uid == owner_uid
+        and owner.name == owner_name
+        and spec.plan_ref.name == plan.name
+        and plan.uid is not None
+        and spec.plan_ref.uid == plan.uid
+        and plan.fingerprint is not None
+        and spec.plan_fingerprint == plan.fingerprint
+        and spec.approved_by is not None
+    )
+
+
+def newest_exact(
+    approvals: Iterable[ApprovalT],
+    owner_uid: str | None,
+    owner_name: str | None,
+    plan: PlanReference,
+    used: set[str],
+) -> ApprovalT | None:
+    """The newest usable (exact, not consumed) approval of the plan, or None."""
+    usable = [
+        a
+        for a in approvals
+        if is_exact(a, owner_uid, owner_name, plan) and (a.metadata.uid or "") not in used
+    ]
+    if not usable:
+        return None
+    return max(
+        usable, key=lambda a: (a.metadata.creation_timestamp or _EPOCH, a.metadata.name or "")
+    )
