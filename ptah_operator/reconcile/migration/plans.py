@@ -18,6 +18,7 @@ migrations than it listed, or a reading that names no database) is not published
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -141,41 +142,36 @@ class Bound:
     """The execution binding's digest."""
 
 
+def _differs(get: Callable[[Bound], object]) -> Callable[[Bound, Bound], bool]:
+    return lambda plan, now: get(plan) != get(now)
+
+
 BINDING_RULES: tuple[Rule[Bound], ...] = (
-    Rule("the source changed kind", lambda p, n: p.source.kind != n.source.kind),
+    Rule("the source changed kind", _differs(lambda b: b.source.kind)),
     Rule(
         "the source files changed (another content digest)",
-        lambda p, n: p.source.content_digest != n.source.content_digest,
+        _differs(lambda b: b.source.content_digest),
     ),
     Rule(
         "the source ConfigMap was re-created (another UID)",
-        lambda p, n: p.source.config_map_uid != n.source.config_map_uid,
+        _differs(lambda b: b.source.config_map_uid),
     ),
     Rule(
         "the source names another repository or path",
-        lambda p, n: p.source.repository_path_digest != n.source.repository_path_digest,
+        _differs(lambda b: b.source.repository_path_digest),
     ),
-    Rule(
-        "the artifact moved to another digest",
-        lambda p, n: p.source.oci_digest != n.source.oci_digest,
-    ),
+    Rule("the artifact moved to another digest", _differs(lambda b: b.source.oci_digest)),
     Rule(
         "the verification policy changed",
-        lambda p, n: p.source.verification_policy_digest != n.source.verification_policy_digest,
+        _differs(lambda b: b.source.verification_policy_digest),
     ),
-    Rule(
-        "the source policy changed",
-        lambda p, n: p.source.source_policy_digest != n.source.source_policy_digest,
-    ),
-    Rule("spec.target.engine changed", lambda p, n: p.engine != n.engine),
-    Rule("spec.policy.revisionTable changed", lambda p, n: p.revision_table != n.revision_table),
-    Rule(
-        "spec.policy.transactionMode changed",
-        lambda p, n: p.transaction_mode != n.transaction_mode,
-    ),
+    Rule("the source policy changed", _differs(lambda b: b.source.source_policy_digest)),
+    Rule("spec.target.engine changed", _differs(lambda b: b.engine)),
+    Rule("spec.policy.revisionTable changed", _differs(lambda b: b.revision_table)),
+    Rule("spec.policy.transactionMode changed", _differs(lambda b: b.transaction_mode)),
     Rule(
         "the execution binding changed (runner image, protocol or engine version)",
-        lambda p, n: p.execution != n.execution,
+        _differs(lambda b: b.execution),
     ),
 )
 """What a migration plan binds, in the order a stale plan's reason names it."""

@@ -68,7 +68,6 @@ from ptah_operator.api.constants import (
 )
 from ptah_operator.api.fingerprints import (
     model_digest,
-    plan_fingerprint_matches,
     plan_source_binding,
     schema_plan_fingerprint,
     text_digest,
@@ -568,31 +567,3 @@ def misfit(draft: SchemaDraft) -> str | None:
         binding_digest(current_binding(draft.world)),
     )
     return first_change(bound, now, BINDING_RULES)
-    plan = draft.world.plans.get(ref.name)
-    if plan is None:
-        return None if ref.uid is None else f"plan {ref.name} no longer exists"
-    if ref.uid is not None and plan.metadata.uid != ref.uid:
-        return f"plan {ref.name} was replaced by another object of that name"
-    if plan.spec.fingerprint != ref.fingerprint or not plan_fingerprint_matches(plan.spec):
-        return f"plan {ref.name} no longer has the fingerprint it was published with"
-    if plan.spec.schema_ref.uid != draft.uid:
-        return f"plan {ref.name} belongs to another PtahSchema"
-    if ref.uid is not None and any(c.name not in draft.world.chunks for c in plan.spec.chunks):
-        return f"a chunk of plan {ref.name} is gone"
-    current = sources.current(draft)
-    bound = plan.spec.source
-    if current is not None and bound != current:
-        if bound.kind != current.kind:
-            return "the source changed kind"
-        if bound.source_policy_digest != current.source_policy_digest:
-            return "the source policy changed"
-        if bound.config_map_uid != current.config_map_uid:
-            return "the source ConfigMap was re-created (another UID)"
-        if bound.repository_path_digest != current.repository_path_digest:
-            return "the source names another repository or path"
-        return "the source files changed"
-    if plan.spec.engine != draft.spec.target.engine:
-        return "spec.target.engine changed"
-    if binding_digest(plan.spec.execution_binding) != binding_digest(current_binding(draft.world)):
-        return "the execution binding changed"
-    return None
