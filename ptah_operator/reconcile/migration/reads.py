@@ -38,9 +38,10 @@ from ptah_operator.api.constants import (
     Reason,
 )
 from ptah_operator.reconcile import conditions, resolutions, sources
-from ptah_operator.reconcile.decision import ObjectRef, OperationCredentials
-from ptah_operator.reconcile.draft import binding_digest, current_binding
-from ptah_operator.reconcile.jobs import job_name, owner_reference, result_record_name
+from ptah_operator.reconcile import reads as core
+from ptah_operator.reconcile.decision import OperationCredentials
+from ptah_operator.reconcile.draft import current_binding
+from ptah_operator.reconcile.jobs import job_name, owner_reference
 from ptah_operator.reconcile.migration import (
     history,
     planning,
@@ -52,11 +53,9 @@ from ptah_operator.reconcile.migration.jobs import history_job
 from ptah_operator.reconcile.read_request import ReadRequest, answer, answer_invalid, unanswered
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
-    CLEANUP_CHECK,
     JOB_RECREATE_CHECK,
     RESULT_GRACE,
     failure_retry_interval,
-    interval,
 )
 from ptah_operator.reconcile.world import JobPhase
 
@@ -180,23 +179,9 @@ def observe(draft: MigrationDraft, claim: ActiveOperation) -> None:
 
 
 def inputs_moved(draft: MigrationDraft, claim: ActiveOperation) -> str | None:
-    """What moved under a plain read since it was claimed (MIG-28), or None. A Resolve is
-    bound to the spec alone; a Verify to the digest it verifies."""
-    if claim.type == OperationType.HISTORY and sources.record_moved(draft, claim.source):
-        return "the source changed"
-    if claim.type == OperationType.VERIFY and not sources.names_spec_source(draft, claim.source):
-        return "the source changed"
-    if (
-        claim.type == OperationType.RESOLVE
-        and claim.source is not None
-        and claim.source.source_policy_digest != sources.source_policy_digest(draft)
-    ):
-        return "the source policy changed"
-    if claim.generation != draft.generation:
-        return f"the spec changed (generation {draft.generation})"
-    if binding_digest(claim.execution_binding) != binding_digest(current_binding(draft.world)):
-        return "the execution binding changed"
-    return None
+    """What moved under a plain read since it was claimed (MIG-28, reads.inputs_moved), or
+    None: a History read is bound to its files."""
+    return core.inputs_moved(draft, claim, (OperationType.HISTORY,))
 
 
 def drop(draft: MigrationDraft, claim: ActiveOperation) -> None:
@@ -224,50 +209,20 @@ def give_way(draft: MigrationDraft, claim: ActiveOperation, why: str) -> None:
 def _between_attempts(draft: MigrationDraft, claim: ActiveOperation) -> None:
     retry_at = claim.retry_at
     assert retry_at is not None
-    proof = bool(claim.serves_proof)
-    request = unanswered(draft.migration)
-    if request is not None and not request.valid and not proof:
-        answer_invalid(draft, request)
-        request = None
     reason = claim.last_failure_reason or Reason.OPERATION_FAILED
-    if draft.now < retry_at:
+
+    def waiting() -> None:
         draft.stand(standings.read_retrying(reason, claim.attempt, retry_at, claim.type))
-        draft.wake_at(retry_at)
-        return
-    if request is not None and not proof:
-        give_way(draft, claim, f"a read was requested at {request.value}")
-        return
-    if not proof and _source_read_due(draft, claim):
-        give_way(draft, claim, "spec.interval passed since the source was last read")
-        return
-    name = claim.job_name or job_name(claim.type, claim.operation_id)
-    leftovers = False
-    if name in draft.world.jobs:
-        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
-        leftovers = True
-    if claim.operation_id in draft.world.results:
-        draft.delete(
-            ObjectRef("v1", "ConfigMap", draft.namespace, result_record_name(claim.operation_id))
-        )
-        leftovers = True
-    if leftovers:
-        draft.stand(standings.read_retrying(reason, claim.attempt, retry_at, claim.type))
-        draft.wake_in(CLEANUP_CHECK)
+
+    def gives_way(why: str) -> None:
+        give_way(draft, claim, why)
+
+    if not core.next_attempt_due(draft, claim, waiting=waiting, give_way=gives_way):
         return
     claim = claim.model_copy(update={"attempt": claim.attempt + 1, "retry_at": None})
     draft.status.active_operation = claim
     if _create_job(draft, claim):
-        draft.stand(standings.operating(claim.type, proof, claim.attempt))
-
-
-def _source_read_due(draft: MigrationDraft, claim: ActiveOperation) -> bool:
-    """RETRY-04: under a Git or OCI source, a failing History or Verify gives way once the
-    interval has passed since the source was last read (a Resolve reads it every attempt)."""
-    if claim.type == OperationType.RESOLVE or not sources.read_by_job(draft):
-        return False
-    record = draft.status.source
-    read_at = record.resolved_at if record is not None else None
-    return read_at is None or draft.now >= read_at + interval(draft.migration)
+        draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))
 
 
 def _what(operation: OperationType) -> str:
