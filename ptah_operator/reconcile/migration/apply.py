@@ -68,7 +68,7 @@ from ptah_operator.reconcile.schedule import (
     RESULT_GRACE,
     interval,
 )
-from ptah_operator.reconcile.world import JobPhase, JobState
+from ptah_operator.reconcile.world import JobPhase, JobState, OperationResult
 
 
 def start(
@@ -141,7 +141,22 @@ def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | No
         _accept(draft, claim)
         if job is not None:
             claim = claim.model_copy(update={"job_uid": job.uid})
-    lease = world.lease
+    claim = _track_lease(draft, claim)
+    status.active_operation = claim
+
+    if claim.job_uid is None and result is None:
+        why = _withdrawal(draft, claim, refusal)
+        if why is not None:
+            _withdraw(draft, claim, why, refusal)
+        else:
+            _recreate(draft, claim)
+        return
+    _follow_dispatched(draft, claim, name, job, result)
+
+
+def _track_lease(draft: MigrationDraft, claim: ActiveOperation) -> ActiveOperation:
+    """Record the epoch the run holds the Lease at, or that it lost it (LCK-10)."""
+    lease = draft.world.lease
     if claim.lease_epoch is None and lease is not None and lease.holder == claim.operation_id:
         claim = claim.model_copy(
             update={"lease_epoch": lease.epoch, "lease_name": claim.lease_name or lease.name}
@@ -158,15 +173,17 @@ def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | No
             EventReason.LEASE_CONTINUITY_LOST,
             f"the database-realm Lease changed hands while Apply {claim.operation_id} held it",
         )
-    status.active_operation = claim
+    return claim
 
-    if claim.job_uid is None and result is None:
-        why = _withdrawal(draft, claim, refusal)
-        if why is not None:
-            _withdraw(draft, claim, why, refusal)
-        else:
-            _recreate(draft, claim)
-        return
+
+def _follow_dispatched(
+    draft: MigrationDraft,
+    claim: ActiveOperation,
+    name: str,
+    job: JobState | None,
+    result: OperationResult | None,
+) -> None:
+    """A dispatched run never gives way: follow it to its end, whatever it left."""
     if claim.lease_continuity_lost:
         if result is None and job is not None and job.phase == JobPhase.ACTIVE:
             # The run may still be changing the database: it is followed to its end, and only
