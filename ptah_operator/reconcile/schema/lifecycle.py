@@ -171,31 +171,7 @@ def _idle(draft: SchemaDraft, refusal: Refusal | None) -> None:
         else:
             proof.start(draft)
         return
-    problem = _source_problem(draft)
-    if problem is not None:
-        reason, message = problem
-        plans.retire(draft, message)
-        sources.unresolved(draft, reason, message)
-        draft.fail(reason, message)
-        return
-    if status.execution_binding is not None and binding_digest(
-        status.execution_binding
-    ) != binding_digest(current_binding(draft.world)):
-        plans.retire(draft, "the execution binding changed")
-        draft.stand(
-            pending(
-                Reason.OPERATION_IN_PROGRESS,
-                "the execution binding changed (runner image, protocol or engine version); "
-                "the source is read again",
-            )
-        )
-        draft.rely_on_own_write()
-        return
-    if sources.policy_changed(draft):
-        plans.retire(draft, "the verification policy changed")
-        record = status.source
-        assert record is not None
-        claims.start(draft, OperationType.VERIFY, record.model_copy(update={"verified_at": None}))
+    if _source_step(draft):
         return
     if _next_operation(draft):
         return
@@ -221,6 +197,40 @@ def _idle(draft: SchemaDraft, refusal: Refusal | None) -> None:
         _plan_step(draft)
     if status.active_operation is None and status.next_reconciliation_time is not None:
         draft.wake_at(status.next_reconciliation_time)
+
+
+def _source_step(draft: SchemaDraft) -> bool:
+    """What the source and the executor ask for before anything else, if anything: a source
+    that cannot be read fails, a changed execution binding reads the source again, a replaced
+    verification policy verifies the pinned digest again. True when this pass did one."""
+    status = draft.status
+    problem = _source_problem(draft)
+    if problem is not None:
+        reason, message = problem
+        plans.retire(draft, message)
+        sources.unresolved(draft, reason, message)
+        draft.fail(reason, message)
+        return True
+    if status.execution_binding is not None and binding_digest(
+        status.execution_binding
+    ) != binding_digest(current_binding(draft.world)):
+        plans.retire(draft, "the execution binding changed")
+        draft.stand(
+            pending(
+                Reason.OPERATION_IN_PROGRESS,
+                "the execution binding changed (runner image, protocol or engine version); "
+                "the source is read again",
+            )
+        )
+        draft.rely_on_own_write()
+        return True
+    if sources.policy_changed(draft):
+        plans.retire(draft, "the verification policy changed")
+        record = status.source
+        assert record is not None
+        claims.start(draft, OperationType.VERIFY, record.model_copy(update={"verified_at": None}))
+        return True
+    return False
 
 
 def _next_operation(draft: SchemaDraft) -> bool:

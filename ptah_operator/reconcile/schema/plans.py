@@ -205,20 +205,7 @@ def plan_spec(
         privilege_change=planned.severity.privilege_change,
     )
     protected = sorted(set(planned.protected_tables))
-    findings = [
-        Finding(code=PROTECTED_TABLE, severity=Severity.CRITICAL, object=table[:256])
-        for table in protected
-    ] + [
-        Finding(
-            code=f.code,
-            severity=f.severity,
-            category=f.category or None,
-            object=f.object or None,
-            related=f.related or None,
-            statement_index=f.statement_index,
-        )
-        for f in planned.findings
-    ]
+    findings = _findings(planned, protected)
     total = len(protected) + max(planned.findings_total, len(planned.findings))
     phase, _ = _verdict_of(draft, severity, protected)
     schema = draft.schema
@@ -247,8 +234,31 @@ def plan_spec(
         ],
         fingerprint=_UNSET,
     )
-    # The name comes from everything but the chunk names (which come from the name) and the
-    # fingerprint (which covers the chunk names): the same plan has the same name.
+    return _named(draft, spec)
+
+
+def _findings(planned: PlanReport, protected: list[str]) -> list[Finding]:
+    """A protected table the plan would change is a critical finding, before the runner's."""
+    return [
+        Finding(code=PROTECTED_TABLE, severity=Severity.CRITICAL, object=table[:256])
+        for table in protected
+    ] + [
+        Finding(
+            code=f.code,
+            severity=f.severity,
+            category=f.category or None,
+            object=f.object or None,
+            related=f.related or None,
+            statement_index=f.statement_index,
+        )
+        for f in planned.findings
+    ]
+
+
+def _named(draft: SchemaDraft, spec: PtahSchemaPlanSpec) -> tuple[str, PtahSchemaPlanSpec]:
+    """The plan's name, its chunks named after it, and its fingerprint. The name comes from
+    everything but the chunk names (which come from the name) and the fingerprint (which
+    covers the chunk names): the same plan has the same name."""
     identity = model_digest(spec, exclude={"fingerprint", "chunks"})
     name = plan_name(draft.name, identity)
     chunks = [c.model_copy(update={"name": chunk_name(name, c.index)}) for c in spec.chunks]
@@ -389,6 +399,31 @@ def progress(draft: SchemaDraft, phase: SchemaPhase = SchemaPhase.PLANNING) -> b
     if plan.spec.fingerprint != ref.fingerprint:
         _cannot_publish(draft, phase, ref, f"{ref.name} holds another plan")
         return False
+    gathered = _gather_chunks(draft, phase, ref, plan)
+    if gathered is None:
+        return False
+    pieces, missing = gathered
+    if text_digest("".join(pieces)) != plan.spec.digest:
+        _cannot_publish(draft, phase, ref, "its chunks do not give the plan's digest")
+        return False
+    if missing:
+        for chunk, piece in missing:
+            draft.create(chunk_manifest(draft, plan, chunk, piece))
+        draft.stand(publishing(phase, ref.name, f"creating {len(missing)} chunk(s)"))
+        draft.wake_in(PLAN_PUBLISH_CHECK)
+        return False
+    if ref.uid is None:
+        _record_published(draft, ref, plan)
+    return True
+
+
+def _gather_chunks(
+    draft: SchemaDraft, phase: SchemaPhase, ref: SchemaPlanStatus, plan: PtahSchemaPlan
+) -> tuple[list[str], list[tuple[ChunkReference, str]]] | None:
+    """The text of every chunk of the plan, in order, and the chunks still to create with
+    their text; None (and the schema stands where it cannot publish) when a chunk holds other
+    data or its text is not there."""
+    world = draft.world
     pieces: list[str] = []
     missing: list[tuple[ChunkReference, str]] = []
     for chunk in plan.spec.chunks:
@@ -401,47 +436,42 @@ def progress(draft: SchemaDraft, phase: SchemaPhase = SchemaPhase.PLANNING) -> b
                 or text_digest(existing.spec.data) != chunk.digest
             ):
                 _cannot_publish(draft, phase, ref, f"chunk {chunk.name} holds other data")
-                return False
+                return None
             pieces.append(existing.spec.data)
             continue
         text = world.plan_texts.get(ref.operation_id or "")
         piece = text.pieces.get(chunk.index) if text is not None else None
         if piece is None or len(piece) > MAX_CHUNK_CHARS or text_digest(piece) != chunk.digest:
             _cannot_publish(draft, phase, ref, f"the text of chunk {chunk.name} is not there")
-            return False
+            return None
         pieces.append(piece)
         missing.append((chunk, piece))
-    if text_digest("".join(pieces)) != plan.spec.digest:
-        _cannot_publish(draft, phase, ref, "its chunks do not give the plan's digest")
-        return False
-    if missing:
-        for chunk, piece in missing:
-            draft.create(chunk_manifest(draft, plan, chunk, piece))
-        draft.stand(publishing(phase, ref.name, f"creating {len(missing)} chunk(s)"))
-        draft.wake_in(PLAN_PUBLISH_CHECK)
-        return False
-    if ref.uid is None:
-        ref = ref.model_copy(update={"uid": plan.metadata.uid})
-        status.plan = ref
-        if not journal.holds_plan(status.journal, ref):
-            draft.journal(
-                JournalEntry(
-                    type=JournalEntryType.PLAN_PUBLISHED,
-                    time=plan.metadata.creation_timestamp or draft.now,
-                    plan_name=ref.name,
-                    plan_uid=ref.uid,
-                    plan_fingerprint=ref.fingerprint,
-                    approval_required=bool(ref.approval_required),
-                    replaced=status.retired_plan,
-                )
+    return pieces, missing
+
+
+def _record_published(draft: SchemaDraft, ref: SchemaPlanStatus, plan: PtahSchemaPlan) -> None:
+    """status.plan names the published object by UID; the journal and an Event say so once."""
+    status = draft.status
+    ref = ref.model_copy(update={"uid": plan.metadata.uid})
+    status.plan = ref
+    if not journal.holds_plan(status.journal, ref):
+        draft.journal(
+            JournalEntry(
+                type=JournalEntryType.PLAN_PUBLISHED,
+                time=plan.metadata.creation_timestamp or draft.now,
+                plan_name=ref.name,
+                plan_uid=ref.uid,
+                plan_fingerprint=ref.fingerprint,
+                approval_required=bool(ref.approval_required),
+                replaced=status.retired_plan,
             )
-            draft.normal(
-                EventReason.PLAN_PUBLISHED,
-                f"plan {ref.name} published: {plan.spec.statement_count} statement(s) in "
-                f"{len(plan.spec.chunks)} chunk(s), digest {plan.spec.digest}",
-            )
-        status.retired_plan = None
-    return True
+        )
+        draft.normal(
+            EventReason.PLAN_PUBLISHED,
+            f"plan {ref.name} published: {plan.spec.statement_count} statement(s) in "
+            f"{len(plan.spec.chunks)} chunk(s), digest {plan.spec.digest}",
+        )
+    status.retired_plan = None
 
 
 def published(draft: SchemaDraft) -> PtahSchemaPlan | None:

@@ -44,7 +44,7 @@ from ptah_operator.reconcile.schema import claims, leases, plans, proof, verdict
 from ptah_operator.reconcile.schema.draft import SchemaDraft
 from ptah_operator.reconcile.schema.results import read_schema_report
 from ptah_operator.reconcile.schema.standings import operating, pending, read_retrying
-from ptah_operator.reconcile.world import JobPhase
+from ptah_operator.reconcile.world import JobPhase, OperationResult
 
 SNAPSHOT_REFUSED = "SnapshotRefused"
 """The runner's error reason when the files it was handed do not give the bound digest."""
@@ -61,42 +61,51 @@ def observe(draft: SchemaDraft, claim: ActiveOperation) -> None:
         return
     result = world.results.get(claim.operation_id)
     if result is not None:
-        if claim.lease_continuity_lost:
-            _discard(draft, claim, "the database-realm Lease changed hands while it ran")
-            return
-        report = read_schema_report(result, claim.operation_id, claim.type, draft.uid)
-        if isinstance(report, Unreadable):
-            claims.failed_attempt(
-                draft, claim, Reason.OPERATION_FAILED, report.why, result.received_at
-            )
-            return
-        error = report.error
-        if error is not None and error.reason == SNAPSHOT_REFUSED:
-            _refused(draft, claim, error.message or "the files were refused")
-            return
-        if (
-            error is not None
-            and claim.type == OperationType.PLAN
-            and error.reason in (verdicts.LOCK_LOST)
-        ):
-            if claim.serves_proof:
-                _discard(draft, claim, "it could not hold the database's lock")
-            else:
-                verdicts.replan(draft, claim, "the lock was lost while it planned")
-            return
-        if error is not None:
-            claims.failed_attempt(
-                draft,
-                claim,
-                conditions.reason_or(error.reason, Reason.OPERATION_FAILED),
-                error.message or f"the read failed: {error.reason}",
-                report.finished_at or draft.now,
-            )
-            return
-        why = verdicts.adopt(draft, claim, report)
-        if why is not None:
-            claims.failed_attempt(draft, claim, Reason.OPERATION_FAILED, why, draft.now)
+        _read_result(draft, claim, result)
         return
+    _follow_job(draft, claim, name)
+
+
+def _read_result(draft: SchemaDraft, claim: ActiveOperation, result: OperationResult) -> None:
+    """The attempt reported: discard, fail, replan or adopt what it says."""
+    if claim.lease_continuity_lost:
+        _discard(draft, claim, "the database-realm Lease changed hands while it ran")
+        return
+    report = read_schema_report(result, claim.operation_id, claim.type, draft.uid)
+    if isinstance(report, Unreadable):
+        claims.failed_attempt(draft, claim, Reason.OPERATION_FAILED, report.why, result.received_at)
+        return
+    error = report.error
+    if error is not None and error.reason == SNAPSHOT_REFUSED:
+        _refused(draft, claim, error.message or "the files were refused")
+        return
+    if (
+        error is not None
+        and claim.type == OperationType.PLAN
+        and error.reason in (verdicts.LOCK_LOST)
+    ):
+        if claim.serves_proof:
+            _discard(draft, claim, "it could not hold the database's lock")
+        else:
+            verdicts.replan(draft, claim, "the lock was lost while it planned")
+        return
+    if error is not None:
+        claims.failed_attempt(
+            draft,
+            claim,
+            conditions.reason_or(error.reason, Reason.OPERATION_FAILED),
+            error.message or f"the read failed: {error.reason}",
+            report.finished_at or draft.now,
+        )
+        return
+    why = verdicts.adopt(draft, claim, report)
+    if why is not None:
+        claims.failed_attempt(draft, claim, Reason.OPERATION_FAILED, why, draft.now)
+
+
+def _follow_job(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
+    """No result yet: the Job was refused, is missing, runs, or ended without a result."""
+    world = draft.world
     refused = world.job_refusals.get(name)
     if refused is not None:
         claims.failed_attempt(
