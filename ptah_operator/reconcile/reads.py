@@ -10,19 +10,27 @@
   passed since the source was last read (a failing Resolve reads it on every attempt, so only
   a request ends it); a proof never gives way (RETRY-09). The next attempt reuses the
   operation's name, so the failed attempt's Job and result record are removed first.
+- When a read is due with no claim (`read_due`): at once in a phase that starts one, after a
+  realm or engine gate lifted, an edit, or a moved source; for a person's request in a phase
+  that answers one (RRQ); at the interval otherwise, and a failure waits for its retry time.
+  Each family lists its phases in a `ReadCycle`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from enum import Enum
+from typing import Generic
 
 from ptah_operator.api.common import ActiveOperation
-from ptah_operator.api.constants import OperationType
-from ptah_operator.reconcile import sources
+from ptah_operator.api.constants import OperationType, Reason
+from ptah_operator.reconcile import conditions, sources
+from ptah_operator.reconcile.conditions import PhaseT
 from ptah_operator.reconcile.decision import ObjectRef
 from ptah_operator.reconcile.draft import Pass, binding_digest, current_binding
 from ptah_operator.reconcile.jobs import job_name, result_record_name
-from ptah_operator.reconcile.read_request import answer_invalid, unanswered
+from ptah_operator.reconcile.read_request import ReadRequest, answer_invalid, unanswered
 from ptah_operator.reconcile.schedule import CLEANUP_CHECK, interval
 
 
@@ -107,3 +115,62 @@ def next_attempt_due(
         draft.wake_in(CLEANUP_CHECK)
         return False
     return True
+
+
+# --- when a read is due ------------------------------------------------------------------------
+
+
+class Due(Enum):
+    """Why a read is due now, if it is."""
+
+    NO = "No"
+    STRUCTURAL = "Structural"
+    """New, Pending, resumed, after a gate lifted, an edit, a moved source."""
+    REQUESTED = "Requested"
+    INTERVAL = "Interval"
+
+
+GATE_REASONS = frozenset(
+    {Reason.REALM_CONFLICT, Reason.REALM_NOT_AUTHORIZED, Reason.UNSUPPORTED_ENGINE}
+)
+"""Blocked for these is a realm or engine check, not a verdict about the database."""
+
+
+@dataclass(frozen=True)
+class ReadCycle(Generic[PhaseT]):
+    """A family's phases as the read cycle sees them."""
+
+    starting: frozenset[PhaseT]
+    """Phases in which a read is due at once (new, Pending, resumed, an operation's)."""
+    answering: frozenset[PhaseT]
+    """Phases in which a person's read request is answered by a read now."""
+    blocked: PhaseT
+    failed: PhaseT
+    policy_moves_source: bool
+    """Whether a replaced verification policy is a moved source (sources.source_moved)."""
+
+
+def blocked_by_gate(phase: PhaseT | None, draft: Pass, cycle: ReadCycle[PhaseT]) -> bool:
+    """Blocked by a realm or engine check rather than by a verdict about the database."""
+    return phase == cycle.blocked and conditions.ready_reason(draft.status) in GATE_REASONS
+
+
+def read_due(
+    draft: Pass, phase: PhaseT | None, request: ReadRequest | None, cycle: ReadCycle[PhaseT]
+) -> Due:
+    """Why a read is due now with no claim, if it is (RETRY-12, RRQ-04)."""
+    status = draft.status
+    if phase is None or phase in cycle.starting or blocked_by_gate(phase, draft, cycle):
+        return Due.STRUCTURAL
+    if status.observed_generation != draft.generation or sources.source_moved(
+        draft, policy_moves_source=cycle.policy_moves_source
+    ):
+        return Due.STRUCTURAL
+    if request is not None and request.valid and phase in cycle.answering:
+        return Due.REQUESTED
+    due_at = status.next_reconciliation_time
+    if phase == cycle.failed:
+        return Due.INTERVAL if due_at is not None and draft.now >= due_at else Due.NO
+    if due_at is None or draft.now >= due_at:
+        return Due.INTERVAL
+    return Due.NO

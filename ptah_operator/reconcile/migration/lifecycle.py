@@ -50,8 +50,6 @@ Choices where the seeds are silent (each module's docstring has its own):
 
 from __future__ import annotations
 
-from enum import Enum
-
 from ptah_operator.api.common import ActiveOperation
 from ptah_operator.api.constants import (
     ANNOTATION_UNRESOLVED_RUN,
@@ -63,6 +61,7 @@ from ptah_operator.api.constants import (
     SourceKind,
 )
 from ptah_operator.reconcile import conditions, realm, sources
+from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.decision import Decision
 from ptah_operator.reconcile.draft import current_binding
 from ptah_operator.reconcile.migration import (
@@ -77,20 +76,9 @@ from ptah_operator.reconcile.migration import (
 from ptah_operator.reconcile.migration.draft import MigrationDraft
 from ptah_operator.reconcile.migration.plans import misfit
 from ptah_operator.reconcile.migration.world import MigrationWorld
-from ptah_operator.reconcile.read_request import ReadRequest, answer_invalid, unanswered
+from ptah_operator.reconcile.read_request import answer_invalid, unanswered
 from ptah_operator.reconcile.realm import Refusal
 from ptah_operator.reconcile.schedule import PLAN_PUBLISH_CHECK, interval
-
-
-class Due(Enum):
-    """Why a read is due now, if it is."""
-
-    NO = "No"
-    STRUCTURAL = "Structural"
-    """New, Pending, resumed, after a block lifted, an edit, a moved source."""
-    REQUESTED = "Requested"
-    INTERVAL = "Interval"
-
 
 _STARTING_PHASES = frozenset(
     {
@@ -111,6 +99,14 @@ _ANSWERING_PHASES = frozenset(
         MigrationPhase.PLANNING,
     }
 )
+READ_CYCLE = core.ReadCycle(
+    starting=_STARTING_PHASES,
+    answering=_ANSWERING_PHASES,
+    blocked=MigrationPhase.BLOCKED,
+    failed=MigrationPhase.FAILED,
+    policy_moves_source=True,
+)
+"""A migration's phases as the read cycle sees them (reads.read_due)."""
 
 
 def reconcile_migration(world: MigrationWorld) -> Decision:
@@ -221,8 +217,12 @@ def _idle(draft: MigrationDraft, refusal: Refusal | None) -> None:
             )
             draft.rely_on_own_write()
             return
-    due = Due.STRUCTURAL if settled else _read_due(draft, request)
-    if due == Due.STRUCTURAL or (due != Due.NO and not _apply_ready(draft)):
+    due = (
+        core.Due.STRUCTURAL
+        if settled
+        else core.read_due(draft, draft.status.phase, request, READ_CYCLE)
+    )
+    if due == core.Due.STRUCTURAL or (due != core.Due.NO and not _apply_ready(draft)):
         reads.start(draft, proof=False, request=request if request else None)
         return
     if status.plan is not None:
@@ -255,25 +255,6 @@ def _continue_source_read(draft: MigrationDraft) -> bool:
         reads.start(draft, proof=False, pinned=pinned)
         return True
     return False
-
-
-def _read_due(draft: MigrationDraft, request: ReadRequest | None) -> Due:
-    status = draft.status
-    phase = status.phase
-    if phase is None or phase in _STARTING_PHASES or standings.blocked_by_gate(status):
-        return Due.STRUCTURAL
-    if status.observed_generation != draft.generation or sources.source_moved(
-        draft, policy_moves_source=True
-    ):
-        return Due.STRUCTURAL
-    if request is not None and request.valid and phase in _ANSWERING_PHASES:
-        return Due.REQUESTED
-    due_at = status.next_reconciliation_time
-    if phase == MigrationPhase.FAILED:
-        return Due.INTERVAL if due_at is not None and draft.now >= due_at else Due.NO
-    if due_at is None or draft.now >= due_at:
-        return Due.INTERVAL
-    return Due.NO
 
 
 def _apply_ready(draft: MigrationDraft) -> bool:

@@ -1,7 +1,7 @@
 """The standings of a migration: where a pass can leave a PtahMigration (Decision 15, Decision 17).
 
 Each function names one standing of the seeds: the phase, the Ready/Progressing reason, the
-message and whether something comes on its own; conditions.py turns a standing into
+message and whether something comes on its own; Draft.stand (reconcile/draft.py) turns it into
 status.phase, status.message and the kstatus conditions. A failed read keeps the phase of the
 read while it waits to run again (MIG-27).
 """
@@ -12,21 +12,10 @@ import datetime as dt
 from typing import TypeAlias
 
 from ptah_operator.api.constants import MigrationPhase, OperationType, Reason
-from ptah_operator.api.migration import PtahMigrationStatus
 from ptah_operator.reconcile import conditions
-from ptah_operator.reconcile.conditions import ready_reason
 
 Standing: TypeAlias = conditions.Standing[MigrationPhase]
 """Where a pass leaves the migration."""
-
-_GATE_REASONS = frozenset(
-    {Reason.REALM_CONFLICT, Reason.REALM_NOT_AUTHORIZED, Reason.UNSUPPORTED_ENGINE}
-)
-
-
-def blocked_by_gate(status: PtahMigrationStatus) -> bool:
-    """Blocked by a realm or engine check rather than by a verdict about the database."""
-    return status.phase == MigrationPhase.BLOCKED and ready_reason(status) in _GATE_REASONS
 
 
 def reading(proof: bool, attempt: int = 1) -> Standing:

@@ -29,8 +29,6 @@ Observe (SCH-05, SRC-CM-06). A new schema has no phase until that write (SCH-02)
 
 from __future__ import annotations
 
-from enum import Enum
-
 from ptah_operator.api.common import ActiveOperation, SourceRecord
 from ptah_operator.api.constants import (
     ApplyPolicy,
@@ -40,6 +38,7 @@ from ptah_operator.api.constants import (
     SourceKind,
 )
 from ptah_operator.reconcile import conditions, realm, sources
+from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.decision import Decision
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.read_request import ReadRequest, answer_invalid, unanswered
@@ -53,7 +52,6 @@ from ptah_operator.reconcile.schema.world import SchemaWorld
 _READS = frozenset(
     {OperationType.RESOLVE, OperationType.VERIFY, OperationType.OBSERVE, OperationType.PLAN}
 )
-_GATES = frozenset({Reason.REALM_CONFLICT, Reason.REALM_NOT_AUTHORIZED, Reason.UNSUPPORTED_ENGINE})
 _STARTING = frozenset(
     {
         SchemaPhase.PENDING,
@@ -76,14 +74,14 @@ _ANSWERING = frozenset(
 )
 
 
-class Due(Enum):
-    """Why a read is due now, if it is."""
-
-    NO = "No"
-    STRUCTURAL = "Structural"
-    """New, Pending, resumed, after a gate lifted, an edit, a moved source."""
-    REQUESTED = "Requested"
-    INTERVAL = "Interval"
+READ_CYCLE = core.ReadCycle(
+    starting=_STARTING,
+    answering=_ANSWERING,
+    blocked=SchemaPhase.BLOCKED,
+    failed=SchemaPhase.FAILED,
+    policy_moves_source=False,
+)
+"""A schema's phases as the read cycle sees them (reads.read_due)."""
 
 
 def reconcile_schema(world: SchemaWorld) -> Decision:
@@ -189,8 +187,8 @@ def _idle(draft: SchemaDraft, refusal: Refusal | None) -> None:
         if plans.progress(draft, phase):
             plans.stand_verdict(draft)
         return
-    due = _read_due(draft, request)
-    if due == Due.STRUCTURAL or (due != Due.NO and not _apply_ready(draft)):
+    due = core.read_due(draft, draft.status.phase, request, READ_CYCLE)
+    if due == core.Due.STRUCTURAL or (due != core.Due.NO and not _apply_ready(draft)):
         _start_read(draft, request)
         return
     if status.plan is not None:
@@ -311,27 +309,6 @@ def _start_read(draft: SchemaDraft, request: ReadRequest | None, *, stale: bool 
         return
     record = sources.take_snapshot(draft)
     claims.start(draft, OperationType.OBSERVE, record, request=request)
-
-
-def _read_due(draft: SchemaDraft, request: ReadRequest | None) -> Due:
-    status = draft.status
-    phase = status.phase
-    if phase is None or phase in _STARTING:
-        return Due.STRUCTURAL
-    if phase == SchemaPhase.BLOCKED and conditions.ready_reason(status) in _GATES:
-        return Due.STRUCTURAL
-    if status.observed_generation != draft.generation or sources.source_moved(
-        draft, policy_moves_source=False
-    ):
-        return Due.STRUCTURAL
-    if request is not None and request.valid and phase in _ANSWERING:
-        return Due.REQUESTED
-    due_at = status.next_reconciliation_time
-    if phase == SchemaPhase.FAILED:
-        return Due.INTERVAL if due_at is not None and draft.now >= due_at else Due.NO
-    if due_at is None or draft.now >= due_at:
-        return Due.INTERVAL
-    return Due.NO
 
 
 def _apply_ready(draft: SchemaDraft) -> bool:
