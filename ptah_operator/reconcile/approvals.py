@@ -17,9 +17,15 @@ from typing import TypeVar
 
 from ptah_operator.api.approvals import PtahMigrationApproval, PtahSchemaApproval
 from ptah_operator.api.common import ActiveOperation, ObjectReference, PlanReference
-from ptah_operator.api.constants import OperationType
-from ptah_operator.api.journal import Journal
+from ptah_operator.api.constants import (
+    Authorization,
+    EventReason,
+    JournalEntryType,
+    OperationType,
+)
+from ptah_operator.api.journal import Journal, JournalEntry
 from ptah_operator.reconcile import journal as journals
+from ptah_operator.reconcile.draft import Pass
 
 _EPOCH = dt.datetime.min.replace(tzinfo=dt.UTC)
 
@@ -86,4 +92,30 @@ def newest_exact(
         return None
     return max(
         usable, key=lambda a: (a.metadata.creation_timestamp or _EPOCH, a.metadata.name or "")
+    )
+
+
+def accepted(draft: Pass, claim: ActiveOperation) -> None:
+    """The Apply consumed its approval, now that its Job exists: an ApprovalAccepted entry that
+    names it by UID, and an Event (JNL-05, APR-11, APR-15). An Apply the policy authorized
+    consumed none."""
+    if claim.authorization != Authorization.APPROVAL or claim.approval is None:
+        return
+    plan = claim.plan
+    draft.journal(
+        JournalEntry(
+            type=JournalEntryType.APPROVAL_ACCEPTED,
+            time=draft.now,
+            plan_name=plan.name if plan else None,
+            plan_uid=plan.uid if plan else None,
+            plan_fingerprint=plan.fingerprint if plan else None,
+            approval_name=claim.approval.name,
+            approval_uid=claim.approval.uid,
+            approver=claim.approver,
+        )
+    )
+    who = claim.approver.username if claim.approver else "an unknown person"
+    draft.normal(
+        EventReason.APPROVAL_ACCEPTED,
+        f"approval {claim.approval.name} by {who} is consumed by Apply {claim.operation_id}",
     )

@@ -44,6 +44,7 @@ from ptah_operator.api.common import (
 )
 from ptah_operator.api.constants import (
     API_VERSION,
+    Engine,
     EventReason,
     EventType,
     JournalEntryType,
@@ -55,6 +56,7 @@ from ptah_operator.api.fingerprints import execution_binding_digest
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
 from ptah_operator.api.plans import PtahMigrationPlan, PtahSchemaPlan
+from ptah_operator.api.realm import PtahRealm
 from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus
 from ptah_operator.reconcile import conditions, journal, retention
 from ptah_operator.reconcile.conditions import PhaseT, Standing
@@ -69,6 +71,7 @@ from ptah_operator.reconcile.decision import (
 from ptah_operator.reconcile.jobs import operation_secret_name, result_record_name
 from ptah_operator.reconcile.schedule import failure_retry_interval
 from ptah_operator.reconcile.world import (
+    Claimant,
     JobState,
     LeaseState,
     OperationResult,
@@ -207,6 +210,14 @@ class _World(Protocol):
     def manager_namespace(self) -> str: ...
     @property
     def jobs(self) -> Mapping[str, JobState]: ...
+    @property
+    def claimants(self) -> tuple[Claimant, ...]: ...
+    @property
+    def realm(self) -> PtahRealm | None: ...
+    @property
+    def realm_missing(self) -> bool: ...
+    @property
+    def supported_engines(self) -> frozenset[Engine]: ...
 
 
 class Pass(Protocol):
@@ -236,6 +247,7 @@ class Pass(Protocol):
     def warning(self, reason: EventReason, message: str) -> None: ...
     def wake_at(self, when: dt.datetime) -> None: ...
     def wake_in(self, delay: dt.timedelta) -> None: ...
+    def journal(self, entry: JournalEntry) -> None: ...
 
 
 WorldT = TypeVar("WorldT", bound=_World)

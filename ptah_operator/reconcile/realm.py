@@ -26,6 +26,7 @@ from ptah_operator.api.constants import Engine, Reason, Sharing
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.realm import PtahRealm
 from ptah_operator.api.schema import PtahSchema
+from ptah_operator.reconcile.draft import Pass
 from ptah_operator.reconcile.schedule import REALM_RECHECK
 from ptah_operator.reconcile.world import Claimant
 
@@ -37,6 +38,19 @@ class Refusal:
     reason: Reason
     message: str
     recheck: dt.timedelta | None
+
+
+def refusal(draft: Pass) -> Refusal | None:
+    """The engine or realm refusal of the pass's resource now, from its World's census, or None
+    when both admit it."""
+    world = draft.world
+    return refusal_of(
+        draft.resource,
+        claimants=world.claimants,
+        realm=world.realm,
+        realm_missing=world.realm_missing,
+        supported_engines=world.supported_engines,
+    )
 
 
 def refusal_of(

@@ -42,16 +42,15 @@ from ptah_operator.api.constants import (
     ANNOTATION_UNRESOLVED_RUN,
     Authorization,
     EventReason,
-    JournalEntryType,
     MigrationPhase,
     OperationType,
     Reason,
     RunOutcome,
 )
-from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.migration import LastRun
 from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.reconcile import conditions, leases, sources
+from ptah_operator.reconcile.approvals import accepted as approval_accepted
 from ptah_operator.reconcile.decision import LeaseAction, LeaseVerb, OperationCredentials
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.jobs import job_name, owner_reference
@@ -295,26 +294,7 @@ def _recreate(draft: MigrationDraft, claim: ActiveOperation) -> None:
 
 def _accept(draft: MigrationDraft, claim: ActiveOperation) -> None:
     """The Apply consumed its approval: the Job exists (JNL-05, APR-11)."""
-    if claim.authorization != Authorization.APPROVAL or claim.approval is None:
-        return
-    plan = claim.plan
-    draft.journal(
-        JournalEntry(
-            type=JournalEntryType.APPROVAL_ACCEPTED,
-            time=draft.now,
-            plan_name=plan.name if plan else None,
-            plan_uid=plan.uid if plan else None,
-            plan_fingerprint=plan.fingerprint if plan else None,
-            approval_name=claim.approval.name,
-            approval_uid=claim.approval.uid,
-            approver=claim.approver,
-        )
-    )
-    who = claim.approver.username if claim.approver else "an unknown person"
-    draft.normal(
-        EventReason.APPROVAL_ACCEPTED,
-        f"approval {claim.approval.name} by {who} is consumed by Apply {claim.operation_id}",
-    )
+    approval_accepted(draft, claim)
 
 
 # --- the end -----------------------------------------------------------------------------------

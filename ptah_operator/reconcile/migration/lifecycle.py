@@ -112,13 +112,7 @@ READ_CYCLE = core.ReadCycle(
 def reconcile_migration(world: MigrationWorld) -> Decision:
     """Decide one pass for one PtahMigration."""
     draft = MigrationDraft.begin(world)
-    refusal = realm.refusal_of(
-        world.migration,
-        claimants=world.claimants,
-        realm=world.realm,
-        realm_missing=world.realm_missing,
-        supported_engines=world.supported_engines,
-    )
+    refusal = realm.refusal(draft)
     claim = draft.status.active_operation
     if claim is not None:
         _claimed(draft, claim, refusal)

@@ -54,6 +54,7 @@ from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.plans import PtahSchemaPlan
 from ptah_operator.api.schema import ApplyRecord
 from ptah_operator.reconcile import conditions, sources
+from ptah_operator.reconcile.approvals import accepted as approval_accepted
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.jobs import job_name
 from ptah_operator.reconcile.realm import Refusal
@@ -332,7 +333,8 @@ def _standing_failed(draft: SchemaDraft, claim: ActiveOperation) -> None:
 
 
 def _accept(draft: SchemaDraft, claim: ActiveOperation) -> None:
-    """The Apply consumed its approval: its Job exists (APR-11, APR-14, JNL-05)."""
+    """The Apply consumed its approval: its Job exists (APR-11, APR-14, JNL-05). status.plan,
+    when it is the plan applied, records the approval and the approver."""
     status = draft.status
     if claim.authorization != Authorization.APPROVAL or claim.approval is None:
         return
@@ -340,24 +342,7 @@ def _accept(draft: SchemaDraft, claim: ActiveOperation) -> None:
         status.plan = status.plan.model_copy(
             update={"approval": claim.approval, "approver": claim.approver}
         )
-    plan = claim.plan
-    draft.journal(
-        JournalEntry(
-            type=JournalEntryType.APPROVAL_ACCEPTED,
-            time=draft.now,
-            plan_name=plan.name if plan else None,
-            plan_uid=plan.uid if plan else None,
-            plan_fingerprint=plan.fingerprint if plan else None,
-            approval_name=claim.approval.name,
-            approval_uid=claim.approval.uid,
-            approver=claim.approver,
-        )
-    )
-    who = claim.approver.username if claim.approver else "an unknown person"
-    draft.normal(
-        EventReason.APPROVAL_ACCEPTED,
-        f"approval {claim.approval.name} by {who} is consumed by Apply {claim.operation_id}",
-    )
+    approval_accepted(draft, claim)
 
 
 # --- the end -----------------------------------------------------------------------------------

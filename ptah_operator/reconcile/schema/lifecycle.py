@@ -6,7 +6,7 @@ the seeds are silent. A pass does, in order:
 
 1. The settled-apply annotation (proof.settle, Decision 16): a person giving up a proof whose
    target moved.
-2. The engine and realm checks (LCK-06, realm.refusal_of). They never interrupt a dispatched
+2. The engine and realm checks (LCK-06, realm.refusal). They never interrupt a dispatched
    Apply or a proof's read; an undispatched Apply is withdrawn and a plain read dropped, and a
    schema with no claim is Blocked with no Job (SCH-31).
 3. With a claim in flight, it follows that claim: an Apply (apply.py) to its end, a read
@@ -88,13 +88,7 @@ def reconcile_schema(world: SchemaWorld) -> Decision:
     """Decide one pass for one PtahSchema."""
     draft = SchemaDraft.begin(world)
     if not proof.settle(draft):
-        refusal = realm.refusal_of(
-            world.schema,
-            claimants=world.claimants,
-            realm=world.realm,
-            realm_missing=world.realm_missing,
-            supported_engines=world.supported_engines,
-        )
+        refusal = realm.refusal(draft)
         claim = draft.status.active_operation
         if claim is not None:
             _claimed(draft, claim, refusal)
