@@ -156,7 +156,8 @@ class DecisionExecutor:
             await self.event(obj, event, now)
         if soon:
             return Result.requeue(RETRY_SOON)
-        if decision.requeue_after is not None and decision.requeue_after.total_seconds() > 0:
+        # Requeue.AFTER_OWN_WRITE adds nothing: the pass's own write comes back through a watch.
+        if decision.requeue_after is not None:
             return Result.requeue(decision.requeue_after.total_seconds())
         return Result.success()
 

@@ -18,7 +18,7 @@ from ptah_operator.controller.family import Family, FamilyControllerConfig, Fami
 from ptah_operator.controller.indexes import BY_MIGRATION_NAME, FamilyWatches, index_migration_name
 from ptah_operator.reconcile.decision import Decision
 from ptah_operator.reconcile.migration import reconcile_migration
-from ptah_operator.reconcile.world import MigrationWorld
+from ptah_operator.reconcile.migration.world import MigrationWorld
 from ptah_operator.runtime.manager import Manager
 from ptah_operator.runtime.store import KubeObject
 

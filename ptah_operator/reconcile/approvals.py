@@ -1,38 +1,46 @@
-"""A person's decisions as the lifecycle reads them: approvals and run acknowledgments.
+"""A person's approval of a plan as both lifecycles read it (APR-02, APR-04, APR-11).
 
-An approval moves AwaitingApproval to Applying only when it is *exact* (APR-02, MIG-14): it
-names this migration by UID, the plan status.plan names by name and UID, and that plan's
-fingerprint, and admission stamped who approved it (APR-04). One approval authorizes one
-execution (APR-11): an approval an Apply consumed, which the journal records by UID in its
-ApprovalAccepted entry (APR-15) and lastRun names, never authorizes another, even when the
-same plan object is published again after a run that stopped before it selected anything
-(MIG-45). An Apply withdrawn before its Job existed consumed nothing (APR-13). When several
-exact approvals are usable, the newest is taken.
-
-An acknowledgment settles an unresolved run only when it names exactly that run: the
-migration by UID, the run's operation, its plan and its Job by name and UID, and the outcome
-it ended with, stamped by admission (RUN-06).
+An approval authorizes an Apply only when it is *exact*: it names its resource by UID and name,
+the plan status.plan names by name and UID, and that plan's fingerprint, and admission stamped
+who approved it. One approval authorizes one execution: an approval an Apply consumed (the
+journal records its UID in the ApprovalAccepted entry, APR-15; the ended Apply's record names
+it; a dispatched Apply claim holds it) never authorizes another. When several exact approvals
+are usable, the newest is taken. Each family says which record names its ended Apply
+(migration/approvals.py: lastRun; schema/plans.py: lastApply).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterable
+from typing import TypeVar
 
-from ptah_operator.api.approvals import PtahMigrationApproval, PtahMigrationRunAcknowledgment
-from ptah_operator.api.common import PlanReference
-from ptah_operator.api.constants import OperationType
-from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus, UnresolvedRun
-from ptah_operator.reconcile import journal
+from ptah_operator.api.approvals import PtahMigrationApproval, PtahSchemaApproval
+from ptah_operator.api.common import ActiveOperation, ObjectReference, PlanReference
+from ptah_operator.api.constants import (
+    Authorization,
+    EventReason,
+    JournalEntryType,
+    OperationType,
+)
+from ptah_operator.api.journal import Journal, JournalEntry
+from ptah_operator.reconcile import journal as journals
+from ptah_operator.reconcile.draft import Pass
 
 _EPOCH = dt.datetime.min.replace(tzinfo=dt.UTC)
 
+Approval = PtahMigrationApproval | PtahSchemaApproval
+ApprovalT = TypeVar("ApprovalT", PtahMigrationApproval, PtahSchemaApproval)
 
-def consumed(status: PtahMigrationStatus) -> set[str]:
-    """UIDs of approvals an Apply already consumed."""
-    uids = journal.accepted_approval_uids(status.journal)
-    if status.last_run is not None and status.last_run.approval is not None:
-        uids.add(status.last_run.approval.uid)
-    claim = status.active_operation
+
+def consumed(
+    journal: Journal | None, ended: ObjectReference | None, claim: ActiveOperation | None
+) -> set[str]:
+    """UIDs of approvals an Apply already consumed: those the journal accepted, the one the
+    ended Apply's record names (`ended`), and that of a dispatched Apply claim."""
+    uids = journals.accepted_approval_uids(journal)
+    if ended is not None:
+        uids.add(ended.uid)
     if (
         claim is not None
         and claim.type == OperationType.APPLY
@@ -44,13 +52,20 @@ def consumed(status: PtahMigrationStatus) -> set[str]:
 
 
 def is_exact(
-    approval: PtahMigrationApproval, migration: PtahMigration, plan: PlanReference
+    approval: Approval, owner_uid: str | None, owner_name: str | None, plan: PlanReference
 ) -> bool:
+    """Whether the approval names exactly this resource and this plan, stamped by admission."""
+    owner = (
+        approval.spec.migration_ref
+        if isinstance(approval, PtahMigrationApproval)
+        else approval.spec.schema_ref
+    )
     spec = approval.spec
     return (
         approval.metadata.deletion_timestamp is None
-        and spec.migration_ref.uid == migration.metadata.uid
-        and spec.migration_ref.name == migration.metadata.name
+        and bool(approval.metadata.uid)
+        and owner.uid == owner_uid
+        and owner.name == owner_name
         and spec.plan_ref.name == plan.name
         and plan.uid is not None
         and spec.plan_ref.uid == plan.uid
@@ -60,51 +75,47 @@ def is_exact(
     )
 
 
-def exact_approval(
-    approvals: tuple[PtahMigrationApproval, ...],
-    migration: PtahMigration,
+def newest_exact(
+    approvals: Iterable[ApprovalT],
+    owner_uid: str | None,
+    owner_name: str | None,
     plan: PlanReference,
     used: set[str],
-) -> PtahMigrationApproval | None:
-    """The newest usable approval of exactly this plan, or None."""
+) -> ApprovalT | None:
+    """The newest usable (exact, not consumed) approval of the plan, or None."""
     usable = [
         a
         for a in approvals
-        if is_exact(a, migration, plan) and (a.metadata.uid or "") not in used and a.metadata.uid
+        if is_exact(a, owner_uid, owner_name, plan) and (a.metadata.uid or "") not in used
     ]
     if not usable:
         return None
     return max(
-        usable,
-        key=lambda a: (
-            a.metadata.creation_timestamp or _EPOCH,
-            a.metadata.name or "",
-        ),
+        usable, key=lambda a: (a.metadata.creation_timestamp or _EPOCH, a.metadata.name or "")
     )
 
 
-def still_there(approvals: tuple[PtahMigrationApproval, ...], uid: str) -> bool:
-    return any(a.metadata.uid == uid and a.metadata.deletion_timestamp is None for a in approvals)
-
-
-def acknowledgment_of(
-    acknowledgments: tuple[PtahMigrationRunAcknowledgment, ...],
-    migration: PtahMigration,
-    hold: UnresolvedRun,
-) -> PtahMigrationRunAcknowledgment | None:
-    """The acknowledgment that names exactly the held run, or None."""
-    for ack in sorted(acknowledgments, key=lambda a: a.metadata.name or ""):
-        spec = ack.spec
-        job = hold.job
-        if (
-            spec.migration_ref.uid == migration.metadata.uid
-            and spec.operation_id == hold.operation_id
-            and spec.plan_ref.name == hold.plan.name
-            and (hold.plan.uid is None or spec.plan_ref.uid == hold.plan.uid)
-            and (job is None or spec.job_ref.name == job.name)
-            and (job is None or job.uid is None or spec.job_ref.uid == job.uid)
-            and spec.outcome == hold.outcome
-            and spec.acknowledged_by is not None
-        ):
-            return ack
-    return None
+def accepted(draft: Pass, claim: ActiveOperation) -> None:
+    """The Apply consumed its approval, now that its Job exists: an ApprovalAccepted entry that
+    names it by UID, and an Event (JNL-05, APR-11, APR-15). An Apply the policy authorized
+    consumed none."""
+    if claim.authorization != Authorization.APPROVAL or claim.approval is None:
+        return
+    plan = claim.plan
+    draft.journal(
+        JournalEntry(
+            type=JournalEntryType.APPROVAL_ACCEPTED,
+            time=draft.now,
+            plan_name=plan.name if plan else None,
+            plan_uid=plan.uid if plan else None,
+            plan_fingerprint=plan.fingerprint if plan else None,
+            approval_name=claim.approval.name,
+            approval_uid=claim.approval.uid,
+            approver=claim.approver,
+        )
+    )
+    who = claim.approver.username if claim.approver else "an unknown person"
+    draft.normal(
+        EventReason.APPROVAL_ACCEPTED,
+        f"approval {claim.approval.name} by {who} is consumed by Apply {claim.operation_id}",
+    )

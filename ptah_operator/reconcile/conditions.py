@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from ptah_operator.api.common import Condition, StatusCommon
 from ptah_operator.api.constants import (
@@ -33,22 +34,21 @@ from ptah_operator.api.constants import (
     ConditionStatus,
     ConditionType,
     MigrationPhase,
-    OperationType,
-    Reason,
+    SchemaPhase,
 )
 from ptah_operator.api.fields import REASON_PATTERN
-from ptah_operator.api.migration import PtahMigrationStatus
 
-_GATE_REASONS = frozenset(
-    {Reason.REALM_CONFLICT, Reason.REALM_NOT_AUTHORIZED, Reason.UNSUPPORTED_ENGINE}
-)
+PhaseT = TypeVar("PhaseT", MigrationPhase, SchemaPhase)
+"""The phases of one family: MigrationPhase or SchemaPhase."""
 
 
 @dataclass(frozen=True)
-class Standing:
-    """Where a pass leaves the resource."""
+class Standing(Generic[PhaseT]):
+    """Where a pass leaves the resource: its phase, the reason and message of Ready and
+    Progressing, whether something comes on its own, and whether it is Ready. Each family
+    names its standings in its own table (migration/standings.py, schema/standings.py)."""
 
-    phase: MigrationPhase
+    phase: PhaseT
     reason: str
     message: str
     progressing: bool
@@ -103,22 +103,6 @@ _ORDER: dict[str, int] = {
 
 def remove_condition(status: StatusCommon, condition_type: ConditionType) -> None:
     status.conditions = [c for c in status.conditions if c.type != condition_type]
-
-
-def stand(
-    status: PtahMigrationStatus, standing: Standing, now: dt.datetime, generation: int | None
-) -> None:
-    """Put the resource where the standing says: phase, message, Ready and Progressing."""
-    status.phase = standing.phase
-    kstatus(
-        status,
-        standing.reason,
-        standing.message,
-        progressing=standing.progressing,
-        ready=standing.ready,
-        now=now,
-        generation=generation,
-    )
 
 
 def kstatus(
@@ -199,64 +183,11 @@ def ready_reason(status: StatusCommon) -> str | None:
     return None if ready is None else ready.reason
 
 
-def blocked_by_gate(status: PtahMigrationStatus) -> bool:
-    """Blocked by a realm or engine check rather than by a verdict about the database."""
-    return status.phase == MigrationPhase.BLOCKED and ready_reason(status) in _GATE_REASONS
-
-
 def refresh_generation(status: StatusCommon, generation: int | None) -> None:
     """Every condition describes the generation the status describes."""
     status.conditions = [
         c.model_copy(update={"observed_generation": generation}) for c in status.conditions
     ]
-
-
-# --- the standings of a migration --------------------------------------------------------------
-
-
-def reading(proof: bool, attempt: int = 1) -> Standing:
-    what = (
-        "reading the revision table again to confirm the run"
-        if proof
-        else "reading the revision table"
-    )
-    if attempt > 1:
-        what += f" (attempt {attempt})"
-    return Standing(MigrationPhase.READING, Reason.OPERATION_IN_PROGRESS, what, True)
-
-
-_READ_PHASES = {
-    OperationType.RESOLVE: (MigrationPhase.RESOLVING, "resolving the source"),
-    OperationType.VERIFY: (MigrationPhase.VERIFYING, "verifying the artifact against its policy"),
-    OperationType.HISTORY: (MigrationPhase.READING, "reading the revision table"),
-}
-
-
-def operating(operation: OperationType, proof: bool = False, attempt: int = 1) -> Standing:
-    """A read-only operation under way: Resolving, Verifying or Reading."""
-    if operation == OperationType.HISTORY:
-        return reading(proof, attempt)
-    phase, what = _READ_PHASES[operation]
-    if attempt > 1:
-        what += f" (attempt {attempt})"
-    return Standing(phase, Reason.OPERATION_IN_PROGRESS, what, True)
-
-
-def read_retrying(
-    reason: str,
-    attempt: int,
-    retry_at: dt.datetime,
-    operation: OperationType = OperationType.HISTORY,
-) -> Standing:
-    phase, _ = _READ_PHASES[operation]
-    what = "history read" if operation == OperationType.HISTORY else operation.value
-    return Standing(
-        phase,
-        Reason.OPERATION_FAILED,
-        f"the {what} failed ({reason}) on attempt {attempt}; "
-        f"it runs again at {retry_at.isoformat()}",
-        True,
-    )
 
 
 def artifact_verified(
@@ -276,87 +207,3 @@ def artifact_verified(
         now,
         generation,
     )
-
-
-def in_sync(current_version: str | None) -> Standing:
-    where = f"at version {current_version}" if current_version else "with an empty history"
-    return Standing(
-        MigrationPhase.IN_SYNC,
-        Reason.HISTORY_MATCHED,
-        f"the history matches the source {where}: nothing pending",
-        False,
-        ready=True,
-    )
-
-
-def publishing(plan_name: str, count: int) -> Standing:
-    return Standing(
-        MigrationPhase.PLANNING,
-        Reason.PLAN_PUBLISHED,
-        f"publishing plan {plan_name} of {count} pending migration(s)",
-        True,
-    )
-
-
-def apply_disabled(plan_name: str) -> Standing:
-    return Standing(
-        MigrationPhase.PLANNING,
-        Reason.APPLY_DISABLED,
-        f"plan {plan_name} is published; spec.policy.apply is Never, so it runs nothing",
-        False,
-    )
-
-
-def ready_to_apply(plan_name: str, why: str) -> Standing:
-    return Standing(
-        MigrationPhase.PLANNING,
-        Reason.READY_TO_APPLY,
-        f"plan {plan_name} is next to apply: {why}",
-        True,
-    )
-
-
-def awaiting_approval(plan_name: str, why: str = "") -> Standing:
-    message = f"plan {plan_name} waits for a PtahMigrationApproval naming it"
-    if why:
-        message += f" ({why})"
-    return Standing(MigrationPhase.AWAITING_APPROVAL, Reason.AWAITING_APPROVAL, message, False)
-
-
-def applying(plan_name: str) -> Standing:
-    return Standing(
-        MigrationPhase.APPLYING,
-        Reason.OPERATION_IN_PROGRESS,
-        f"applying plan {plan_name}",
-        True,
-    )
-
-
-def verifying_history(operation_id: str) -> Standing:
-    return Standing(
-        MigrationPhase.VERIFYING_HISTORY,
-        Reason.VERIFYING_HISTORY,
-        f"run {operation_id} ended; the history is read next to confirm it",
-        True,
-    )
-
-
-def blocked(reason: str, message: str) -> Standing:
-    return Standing(MigrationPhase.BLOCKED, reason, message, False)
-
-
-def failed(reason: str, message: str) -> Standing:
-    return Standing(MigrationPhase.FAILED, reason, message, False)
-
-
-def suspended() -> Standing:
-    return Standing(
-        MigrationPhase.SUSPENDED,
-        Reason.SUSPENDED,
-        "spec.suspend is set: no new Job starts",
-        False,
-    )
-
-
-def pending(reason: str, message: str) -> Standing:
-    return Standing(MigrationPhase.PENDING, reason, message, True)

@@ -1,56 +1,317 @@
-"""The decision under construction: one pass's working copy of the status, and what it asks for.
+"""A pass under construction, the same for both families: one pass's working copy of the status,
+and what it asks for besides (objects to create and delete, Lease actions, Events, annotations,
+journal entries, when to look again).
 
-A pass reads the World, changes a deep copy of the status and collects the objects to create
-and delete, the Lease actions, the Events, the journal entries and when to look again. At
-the end, `finish` turns that into a Decision, and on the way:
+A pass reads the World, changes a deep copy of the status and collects its effects. At the end,
+`finish` turns that into a Decision, and on the way:
 
-- stamps observedGeneration (the generation of a claim still in flight, or ended in this pass,
-  for an older spec; otherwise metadata.generation) on the status and on every condition;
+- stamps observedGeneration (the generation of a claim still in flight for an older spec, and for
+  a migration of one ended in this pass; otherwise metadata.generation) on the status and on
+  every condition;
 - records the execution binding in use;
 - writes the journal in the same status write (JNL-24): new entries, folded and bounded;
   a journal starts with the first status write that happens anyway (JNL-22);
 - deletes what nothing names any more: snapshots not named by the stored status, the new
   status or a claim (SRC-CM-14: after the resolution that replaced them is stored), result
-  records of reads that ended or were dropped and of a run already in lastRun, the
-  operation Secret of a claim that ended, and plans and spent approvals beyond the few kept
-  (retention.py, PATH-23);
+  records of reads that ended or were dropped and of an Apply already recorded as ended, the
+  operation Secret of a claim that ended, what else the family keeps (a schema's plan texts),
+  and plans and spent approvals beyond the few kept (retention.py, PATH-23);
 - leaves `status` None when the status did not change, so a pass that found nothing new
   writes nothing.
+
+`Draft` is generic over the family's World, status and phases; each family's subclass
+(migration/draft.py `MigrationDraft`, schema/draft.py `SchemaDraft`) supplies what differs as
+data and small hooks: which records and plans its status names, which Apply ended last, and
+whether a failure keeps its retry time while a claim is on record.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from pydantic import BaseModel
+
+from ptah_operator.api.approvals import PtahMigrationApproval, PtahSchemaApproval
+from ptah_operator.api.common import (
+    ActiveOperation,
+    CommonSpec,
+    ExecutionBinding,
+    SourceRecord,
+    StatusCommon,
+)
 from ptah_operator.api.constants import (
     API_VERSION,
+    Engine,
+    EventReason,
+    EventType,
+    JournalEntryType,
     MigrationPhase,
     OperationType,
+    SchemaPhase,
 )
-from ptah_operator.api.migration import PtahMigration, PtahMigrationSpec, PtahMigrationStatus
+from ptah_operator.api.fingerprints import execution_binding_digest
+from ptah_operator.api.journal import JournalEntry
+from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
 from ptah_operator.api.names import operation_secret_name, result_record_name
-from ptah_operator.reconcile import approvals, conditions, journal, retention
-from ptah_operator.reconcile.conditions import Standing
+from ptah_operator.api.plans import PtahMigrationPlan, PtahSchemaPlan
+from ptah_operator.api.realm import PtahRealm
+from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus
+from ptah_operator.reconcile import conditions, journal, retention
+from ptah_operator.reconcile.conditions import PhaseT, Standing
 from ptah_operator.reconcile.decision import (
     Decision,
+    Event,
+    LeaseAction,
     ObjectRef,
+    OperationCredentials,
+    Requeue,
 )
-from ptah_operator.reconcile.effects import Effects, current_binding, wire
 from ptah_operator.reconcile.schedule import failure_retry_interval
-from ptah_operator.reconcile.world import MigrationWorld
+from ptah_operator.reconcile.world import (
+    Claimant,
+    JobState,
+    LeaseState,
+    OperationResult,
+    PolicyFile,
+    RunnerConfig,
+    SourceFiles,
+)
+
+Creatable = Mapping[str, Any] | OperationCredentials
+
+
+class _RunsOperations(Protocol):
+    @property
+    def runner(self) -> RunnerConfig: ...
+
+
+def current_binding(world: _RunsOperations) -> ExecutionBinding:
+    """The runner's execution binding, with its digest filled in."""
+    binding = world.runner.binding
+    if binding.digest is not None:
+        return binding
+    return binding.model_copy(update={"digest": execution_binding_digest(binding)})
+
+
+def binding_digest(binding: ExecutionBinding | None) -> str | None:
+    if binding is None:
+        return None
+    return binding.digest or execution_binding_digest(binding)
+
+
+def wire(status: BaseModel | None) -> dict[str, Any] | None:
+    """A status as it is written (camelCase, no absent fields), for comparing and writing."""
+    if status is None:
+        return None
+    return status.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
 @dataclass(kw_only=True)
-class Draft(Effects):
-    world: MigrationWorld
-    status: PtahMigrationStatus
+class Effects:
+    creates: list[Creatable] = field(default_factory=list)
+    deletes: list[ObjectRef] = field(default_factory=list)
+    leases: list[LeaseAction] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    annotations: dict[str, str | None] = field(default_factory=dict)
+    entries: list[JournalEntry] = field(default_factory=list)
+    wake: dt.datetime | None = None
+    """The earliest time the pass asked to run again at, if any."""
+    own_write: bool = False
+    """The pass asked to run again at once, through the watch event of its own write."""
 
-    @classmethod
-    def begin(cls, world: MigrationWorld) -> Draft:
-        stored = world.migration.status
-        status = stored.model_copy(deep=True) if stored is not None else PtahMigrationStatus()
-        return cls(world=world, status=status)
+    @property
+    def now(self) -> dt.datetime:
+        raise NotImplementedError
+
+    def normal(self, reason: EventReason, message: str) -> None:
+        self.events.append(Event(EventType.NORMAL, reason, conditions.bounded(message)))
+
+    def warning(self, reason: EventReason, message: str) -> None:
+        self.events.append(Event(EventType.WARNING, reason, conditions.bounded(message)))
+
+    def journal(self, entry: JournalEntry) -> None:
+        self.entries.append(entry)
+
+    def operation_failed(
+        self, operation: OperationType, reason: str, when: dt.datetime | None = None
+    ) -> None:
+        """Journal one failed attempt; the journal folds repeats into a count (JNL-12)."""
+        self.journal(
+            JournalEntry(
+                type=JournalEntryType.OPERATION_FAILED,
+                time=when or self.now,
+                operation=operation,
+                reason=reason,
+            )
+        )
+
+    def create(self, manifest: Creatable) -> None:
+        self.creates.append(manifest)
+
+    def delete(self, ref: ObjectRef) -> None:
+        if ref not in self.deletes:
+            self.deletes.append(ref)
+
+    def wake_at(self, when: dt.datetime) -> None:
+        """Run again at `when` at the latest (a time already past is due at once: see
+        `rely_on_own_write`)."""
+        if self.wake is None or when < self.wake:
+            self.wake = when
+
+    def wake_in(self, delay: dt.timedelta) -> None:
+        self.wake_at(self.now + delay)
+
+    def rely_on_own_write(self) -> None:
+        """Run again at once: the next step is due now, and the write this pass makes (its
+        status, above all) comes back through the watch and starts it. The controller adds
+        nothing to its queue for this, so a pass that calls it must write something."""
+        self.own_write = True
+
+    def requeue(self) -> Requeue:
+        """When to run again, from what the pass asked for: at once through its own write
+        wins over any time, a time not after now is the same, and no time is none."""
+        if self.own_write:
+            return Requeue.AFTER_OWN_WRITE
+        if self.wake is None:
+            return Requeue.NONE
+        return Requeue.at(self.wake, self.now)
+
+
+# --- the draft of a pass ------------------------------------------------------------------------
+
+
+class _World(Protocol):
+    """What the core reads of a family's World."""
+
+    @property
+    def now(self) -> dt.datetime: ...
+    @property
+    def runner(self) -> RunnerConfig: ...
+    @property
+    def snapshots(self) -> frozenset[str]: ...
+    @property
+    def results(self) -> Mapping[str, OperationResult]: ...
+    @property
+    def plans(self) -> Mapping[str, PtahMigrationPlan | PtahSchemaPlan]: ...
+    @property
+    def approvals(self) -> tuple[PtahMigrationApproval | PtahSchemaApproval, ...]: ...
+    @property
+    def source(self) -> SourceFiles | None: ...
+    @property
+    def source_policy(self) -> PolicyFile | None: ...
+    @property
+    def verification_policy(self) -> PolicyFile | None: ...
+    @property
+    def lease(self) -> LeaseState | None: ...
+    @property
+    def manager_namespace(self) -> str: ...
+    @property
+    def jobs(self) -> Mapping[str, JobState]: ...
+    @property
+    def claimants(self) -> tuple[Claimant, ...]: ...
+    @property
+    def realm(self) -> PtahRealm | None: ...
+    @property
+    def realm_missing(self) -> bool: ...
+    @property
+    def supported_engines(self) -> frozenset[Engine]: ...
+
+
+class Pass(Protocol):
+    """What the core's rules (sources.py, reads.py, leases.py, resolutions.py, approvals.py,
+    realm.py) read and write of a pass of either family: a MigrationDraft or a SchemaDraft."""
+
+    @property
+    def world(self) -> _World: ...
+    @property
+    def status(self) -> StatusCommon: ...
+    @property
+    def spec(self) -> CommonSpec: ...
+    @property
+    def resource(self) -> PtahMigration | PtahSchema: ...
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def now(self) -> dt.datetime: ...
+    @property
+    def generation(self) -> int | None: ...
+    @property
+    def leases(self) -> list[LeaseAction]: ...
+
+    def create(self, manifest: Creatable) -> None: ...
+    def delete(self, ref: ObjectRef) -> None: ...
+    def normal(self, reason: EventReason, message: str) -> None: ...
+    def warning(self, reason: EventReason, message: str) -> None: ...
+    def journal(self, entry: JournalEntry) -> None: ...
+    def wake_at(self, when: dt.datetime) -> None: ...
+    def wake_in(self, delay: dt.timedelta) -> None: ...
+    def rely_on_own_write(self) -> None: ...
+
+
+WorldT = TypeVar("WorldT", bound=_World)
+StatusT = TypeVar("StatusT", bound=PtahMigrationStatus | PtahSchemaStatus)
+
+
+@dataclass(kw_only=True)
+class Draft(Effects, Generic[WorldT, StatusT, PhaseT]):
+    """One pass of a resource of either family; see the module docstring."""
+
+    world: WorldT
+    status: StatusT
+
+    FAILED: ClassVar[MigrationPhase | SchemaPhase]
+    """The family's Failed phase."""
+    PLAN_KIND: ClassVar[str]
+    APPROVAL_KIND: ClassVar[str]
+    FAILURE_KEPT_UNDER_A_CLAIM: ClassVar[bool]
+    """Whether failing again for the same reason keeps the retry time while a claim is on
+    record (a migration's does; a schema's keeps it only with no claim)."""
+
+    # --- what the family supplies --------------------------------------------------------------
+
+    @property
+    def resource(self) -> PtahMigration | PtahSchema:
+        raise NotImplementedError
+
+    @property
+    def spec(self) -> CommonSpec:
+        return self.resource.spec
+
+    @property
+    def stored(self) -> StatusT | None:
+        """The status as the World holds it."""
+        raise NotImplementedError
+
+    def _enter(self, phase: PhaseT) -> None:
+        """Set status.phase."""
+        raise NotImplementedError
+
+    def _failed(self, reason: str, message: str) -> Standing[PhaseT]:
+        raise NotImplementedError
+
+    def _observed_claims(self) -> tuple[ActiveOperation | None, ...]:
+        """The claims whose generation the status describes: the claim in flight."""
+        return (self.status.active_operation,)
+
+    def _named_sources(self) -> list[SourceRecord | None]:
+        """Source records beyond the claims' and the status's whose snapshot is kept."""
+        return []
+
+    def _ended_apply(self) -> str | None:
+        """The operation id of the Apply whose end status records (its result record may go)."""
+        raise NotImplementedError
+
+    def _clean_up_more(self, claimed: str | None) -> None:
+        """What else the family deletes once nothing names it."""
+
+    def _named_plans(self) -> set[str]:
+        raise NotImplementedError
+
+    def _consumed_approvals(self) -> set[str]:
+        raise NotImplementedError
 
     # --- what the pass looks at ----------------------------------------------------------------
 
@@ -59,47 +320,46 @@ class Draft(Effects):
         return self.world.now
 
     @property
-    def migration(self) -> PtahMigration:
-        return self.world.migration
-
-    @property
-    def spec(self) -> PtahMigrationSpec:
-        return self.world.migration.spec
-
-    @property
-    def stored(self) -> PtahMigrationStatus | None:
-        return self.world.migration.status
-
-    @property
     def namespace(self) -> str:
-        return self.world.migration.metadata.namespace or ""
+        return self.resource.metadata.namespace or ""
 
     @property
     def name(self) -> str:
-        return self.world.migration.metadata.name or ""
+        return self.resource.metadata.name or ""
 
     @property
     def uid(self) -> str:
-        return self.world.migration.metadata.uid or ""
+        return self.resource.metadata.uid or ""
 
     @property
     def generation(self) -> int | None:
-        return self.world.migration.metadata.generation
+        return self.resource.metadata.generation
 
     # --- what the pass asks for ----------------------------------------------------------------
 
-    def stand(self, standing: Standing) -> None:
-        conditions.stand(self.status, standing, self.now, self.generation)
+    def stand(self, standing: Standing[PhaseT]) -> None:
+        """Put the resource where the standing says: phase, message, Ready and Progressing."""
+        self._enter(standing.phase)
+        conditions.kstatus(
+            self.status,
+            standing.reason,
+            standing.message,
+            progressing=standing.progressing,
+            ready=standing.ready,
+            now=self.now,
+            generation=self.generation,
+        )
 
     def fail(self, reason: str, message: str, *, retry: bool = True) -> None:
-        """Failed: a configuration or dispatch failure, or a run stopped before it selected
-        anything (MIG-42). With `retry`, the resource starts over from resolution after
-        failureRetryInterval (MIG-31); without, it waits for an edit. Failing again for the
-        same reason keeps the retry time, so a pass that finds the same failure writes nothing.
-        """
+        """Failed: a configuration or dispatch failure, or (a migration) a run stopped before
+        it selected anything (MIG-42). With `retry`, the resource starts over from resolution
+        after failureRetryInterval (MIG-31, SCH-44); without, it waits for an edit. Failing
+        again for the same reason keeps the retry time, so a pass that finds the same failure
+        writes nothing."""
         status = self.status
         keep = (
-            status.phase == MigrationPhase.FAILED
+            status.phase == self.FAILED
+            and (self.FAILURE_KEPT_UNDER_A_CLAIM or status.active_operation is None)
             and conditions.ready_reason(status) == reason
             and status.next_reconciliation_time is not None
             and status.next_reconciliation_time > self.now
@@ -107,23 +367,18 @@ class Draft(Effects):
         if not retry:
             status.next_reconciliation_time = None
         elif not keep:
-            status.next_reconciliation_time = self.now + failure_retry_interval(self.migration)
+            status.next_reconciliation_time = self.now + failure_retry_interval(self.resource)
         if status.next_reconciliation_time is not None:
             self.wake_at(status.next_reconciliation_time)
         conditions.record_failure(status, reason, message, self.now, self.generation)
-        self.stand(conditions.failed(reason, message))
+        self.stand(self._failed(reason, message))
 
     # --- the end of the pass -------------------------------------------------------------------
 
     def finish(self) -> Decision:
         status = self.status
-        claim = status.active_operation
-        # A claim still in flight describes the generation it was made for; so does one that
-        # ended in this pass with no new claim after it: a spec edited while it ran (an Apply
-        # never gives way) is then still "not observed", and the next pass reads it.
-        ended = self.stored.active_operation if self.stored is not None and claim is None else None
         observed = self.generation
-        for held in (claim, ended):
+        for held in self._observed_claims():
             if held is not None and held.generation is not None and observed is not None:
                 observed = min(observed, held.generation)
         status.observed_generation = observed
@@ -139,16 +394,13 @@ class Draft(Effects):
 
         self._clean_up()
         written = wire(status)
-        requeue = None
-        if self.wake is not None:
-            requeue = max(self.wake - self.now, dt.timedelta(0))
         return Decision(
             status=written if written != stored else None,
             create=tuple(self.creates),
             delete=tuple(self.deletes),
             lease=tuple(self.leases),
             events=tuple(self.events),
-            requeue_after=requeue,
+            requeue=self.requeue(),
             annotations=dict(self.annotations),
         )
 
@@ -159,37 +411,32 @@ class Draft(Effects):
         old_claim = stored.active_operation if stored is not None else None
 
         named: set[str] = set()
-        for record in (
+        records = [
             stored.source if stored is not None else None,
             status.source,
             old_claim.source if old_claim is not None else None,
             claim.source if claim is not None else None,
-        ):
+            *self._named_sources(),
+        ]
+        for record in records:
             if record is not None and record.snapshot_name:
                 named.add(record.snapshot_name)
-        last_run = status.last_run
-        if (
-            status.phase == MigrationPhase.VERIFYING_HISTORY
-            and last_run is not None
-            and last_run.source is not None
-            and last_run.source.snapshot_name
-        ):
-            named.add(last_run.source.snapshot_name)
         for name in sorted(self.world.snapshots - named):
             self.delete(ObjectRef("v1", "ConfigMap", self.namespace, name))
 
         claimed = claim.operation_id if claim is not None else None
-        harvested = last_run.operation_id if last_run is not None else None
+        harvested = self._ended_apply()
         for operation_id, result in sorted(self.world.results.items()):
             if operation_id == claimed:
                 continue
             if result.operation_type == OperationType.APPLY.value and operation_id != harvested:
-                # A run's record stays until its end is in lastRun: it may be all that is left
-                # of a run whose status was lost.
+                # An Apply's record stays until its end is on record: it may be all that is
+                # left of a run whose status was lost.
                 continue
             self.delete(
                 ObjectRef("v1", "ConfigMap", self.namespace, result_record_name(operation_id))
             )
+        self._clean_up_more(claimed)
 
         if old_claim is not None and old_claim.operation_id != claimed:
             self.delete(
@@ -200,23 +447,13 @@ class Draft(Effects):
         self._retain()
 
     def _retain(self) -> None:
-        """A bounded store of plans and approvals (PATH-23, retention.py)."""
+        """A bounded store of plans and approvals (PATH-23, retention.py); a schema plan's
+        chunks are owned by it and go with it."""
         status = self.status
         claim = status.active_operation
-        held = status.unresolved_run
-        named = {
-            ref.name
-            for ref in (
-                status.plan,
-                claim.plan if claim is not None else None,
-                status.last_run.plan if status.last_run is not None else None,
-                held.plan if held is not None else None,
-            )
-            if ref is not None
-        }
-        doomed = retention.plans_to_delete(self.world.plans, named)
+        doomed = retention.plans_to_delete(self.world.plans, self._named_plans())
         for name in doomed:
-            self.delete(ObjectRef(API_VERSION, "PtahMigrationPlan", self.namespace, name))
+            self.delete(ObjectRef(API_VERSION, self.PLAN_KIND, self.namespace, name))
         protected = {
             a.metadata.uid or ""
             for a in self.world.approvals
@@ -228,7 +465,7 @@ class Draft(Effects):
             self.world.approvals,
             plan_of={a.metadata.uid or "": a.spec.plan_ref.name for a in self.world.approvals},
             live_plans=set(self.world.plans) - set(doomed),
-            consumed=approvals.consumed(status),
+            consumed=self._consumed_approvals(),
             protected=protected,
         ):
-            self.delete(ObjectRef(API_VERSION, "PtahMigrationApproval", self.namespace, name))
+            self.delete(ObjectRef(API_VERSION, self.APPROVAL_KIND, self.namespace, name))

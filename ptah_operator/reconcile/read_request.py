@@ -44,7 +44,7 @@ from ptah_operator.api.schema import PtahSchema
 
 class Answering(Protocol):
     """What answering a request writes to: a pass's working status, its clock, its Events
-    (the migration's Draft, the schema's SchemaDraft)."""
+    (the migration's MigrationDraft, the schema's SchemaDraft)."""
 
     @property
     def status(self) -> StatusCommon: ...

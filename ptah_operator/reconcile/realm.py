@@ -26,8 +26,9 @@ from ptah_operator.api.constants import Engine, Reason, Sharing
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.realm import PtahRealm
 from ptah_operator.api.schema import PtahSchema
+from ptah_operator.reconcile.draft import Pass
 from ptah_operator.reconcile.schedule import REALM_RECHECK
-from ptah_operator.reconcile.world import Claimant, MigrationWorld
+from ptah_operator.reconcile.world import Claimant
 
 
 @dataclass(frozen=True)
@@ -39,10 +40,12 @@ class Refusal:
     recheck: dt.timedelta | None
 
 
-def refusal(world: MigrationWorld) -> Refusal | None:
-    """The engine or realm refusal of this resource now, or None when both admit it."""
+def refusal(draft: Pass) -> Refusal | None:
+    """The engine or realm refusal of the pass's resource now, from its World's census, or None
+    when both admit it."""
+    world = draft.world
     return refusal_of(
-        world.migration,
+        draft.resource,
         claimants=world.claimants,
         realm=world.realm,
         realm_missing=world.realm_missing,

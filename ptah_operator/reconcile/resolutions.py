@@ -1,18 +1,30 @@
-"""What a Resolve or a Verify reported, as the SourceRecord status keeps: one reading for both
-families (source_read.py for a migration, schema/verdicts.py for a schema), which then decide
-what comes next in their own lifecycle.
+"""What a Resolve or a Verify reported, as the SourceRecord status keeps, and how a pass of
+either family adopts it (migration/source_read.py, schema/verdicts.py): one reading and one
+adoption, each family saying what comes next in its own lifecycle.
 
-Pure: the reports are already parsed (reports.py); time comes in as an argument.
+- Resolve: a Git commit with the content digest of its selected files, recorded beside the
+  repository, ref, path and source policy it answered (SRC-GIT-03, SRC-GIT-04),
+  ArtifactResolved CommitResolved (SRC-GIT-05), then the family's read of the database; an OCI
+  digest (SRC-OCI-01), ArtifactResolved DigestResolved, then Verifying.
+- Verify: accepted, ArtifactVerified PolicySatisfied and the content digest recorded, then the
+  family's read; refused, ArtifactVerified PolicyRefused, the plan retired and Blocked
+  (SRC-OCI-03), read again at the interval or at once when the policy or the spec changes.
+
+Pure: the reports are already parsed (reports.py); time comes in as an argument or from the
+pass.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from ptah_operator.api.common import SourceRecord
-from ptah_operator.api.constants import Reason, SourceKind
+from ptah_operator.api.common import ActiveOperation, SourceRecord
+from ptah_operator.api.constants import EventReason, Reason, SourceKind
 from ptah_operator.api.contracts.result import ResolveReport, VerifyReport
+from ptah_operator.reconcile import conditions, sources
+from ptah_operator.reconcile.draft import Pass
 
 
 def describe(record: SourceRecord) -> str:
@@ -117,3 +129,75 @@ def verification(
     refusal = verdict.refusal or "the artifact is not one the policy accepts"
     message = f"{describe(record)} is refused by the verification policy {policy}: {refusal}"
     return Verification(kept, False, message)
+
+
+# --- adopting a result -------------------------------------------------------------------------
+
+
+def adopt_resolution(
+    draft: Pass,
+    claim: ActiveOperation,
+    resolved: ResolveReport | None,
+    finished_at: dt.datetime | None,
+    then: Callable[[SourceRecord, str], None],
+) -> str | None:
+    """Take a Resolve's result into status, end the claim, and stand where `then` says (given
+    the record and its description); why the result cannot be taken, or None."""
+    when = finished_at or draft.now
+    record = resolved_record(resolved, sources.kind(draft), claim.source, when)
+    if isinstance(record, str):
+        return record
+    if not sources.names_spec_source(draft, record):
+        return "the result answers for another source than the spec names"
+    status = draft.status
+    status.active_operation = None
+    status.source = record
+    conditions.clear_failure(status)
+    what = describe(record)
+    reason = resolved_reason(record)
+    conditions.artifact_resolved(status, True, reason, what, draft.now, draft.generation)
+    if record.kind == SourceKind.GIT:
+        draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what} ({record.content_digest})")
+    else:
+        draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what}")
+    then(record, what)
+    draft.rely_on_own_write()
+    return None
+
+
+def adopt_verification(
+    draft: Pass,
+    claim: ActiveOperation,
+    verified: VerifyReport | None,
+    finished_at: dt.datetime | None,
+    *,
+    accepted: Callable[[str], None],
+    refused: Callable[[str], None],
+) -> str | None:
+    """Take a Verify's result into status and end the claim: accepted, stand where `accepted`
+    says (given the message) and run again at once; refused, the plan retired and Blocked by
+    `refused` (given the message). Why the result cannot be taken, or None."""
+    artifact = draft.spec.artifact
+    ref = artifact.verification_policy_from if artifact is not None else None
+    policy = f"{ref.name}/{ref.key}" if ref is not None else "?"
+    when = finished_at or draft.now
+    verdict = verification(verified, claim.source, policy, when)
+    if isinstance(verdict, str):
+        return verdict
+    status = draft.status
+    status.source = verdict.record
+    status.active_operation = None
+    if verdict.accepted:
+        conditions.clear_failure(status)
+        conditions.artifact_verified(
+            status, True, Reason.POLICY_SATISFIED, verdict.message, draft.now, draft.generation
+        )
+        draft.normal(EventReason.ARTIFACT_VERIFIED, verdict.message)
+        accepted(verdict.message)
+        draft.rely_on_own_write()
+        return None
+    conditions.artifact_verified(
+        status, False, Reason.POLICY_REFUSED, verdict.message, draft.now, draft.generation
+    )
+    refused(verdict.message)
+    return None

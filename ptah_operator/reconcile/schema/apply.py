@@ -55,8 +55,9 @@ from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.names import job_name
 from ptah_operator.api.plans import PtahSchemaPlan
 from ptah_operator.api.schema import ApplyRecord
-from ptah_operator.reconcile import conditions
-from ptah_operator.reconcile.effects import binding_digest, current_binding
+from ptah_operator.reconcile import conditions, sources
+from ptah_operator.reconcile.approvals import accepted as approval_accepted
+from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.realm import Refusal
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
@@ -65,9 +66,9 @@ from ptah_operator.reconcile.schedule import (
     RESULT_GRACE,
     failure_retry_interval,
 )
-from ptah_operator.reconcile.schema import claims, jobs, leases, plans, proof, sources
-from ptah_operator.reconcile.schema.draft import (
-    SchemaDraft,
+from ptah_operator.reconcile.schema import claims, jobs, leases, plans, proof
+from ptah_operator.reconcile.schema.draft import SchemaDraft
+from ptah_operator.reconcile.schema.standings import (
     Standing,
     applying,
     awaiting_approval,
@@ -77,7 +78,7 @@ from ptah_operator.reconcile.schema.draft import (
     suspended,
     verifying_convergence,
 )
-from ptah_operator.reconcile.world import JobPhase, JobState
+from ptah_operator.reconcile.world import JobPhase, JobState, OperationResult
 
 
 def start(draft: SchemaDraft, plan: PtahSchemaPlan, approval: PtahSchemaApproval | None) -> None:
@@ -141,6 +142,17 @@ def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None)
             return
         _undispatched(draft, claim)
         return
+    _follow_dispatched(draft, claim, name, job, result)
+
+
+def _follow_dispatched(
+    draft: SchemaDraft,
+    claim: ActiveOperation,
+    name: str,
+    job: JobState | None,
+    result: OperationResult | None,
+) -> None:
+    """A dispatched Apply never gives way: follow it to its end, whatever it left."""
     if (
         claim.lease_continuity_lost
         and result is None
@@ -240,13 +252,13 @@ def _withdraw(
     elif phase in (SchemaPhase.OBSERVING, SchemaPhase.VERIFYING):
         plans.retire(draft, why)
         standing = next_up(phase, message)
-        draft.wake_now()
+        draft.rely_on_own_write()
     else:
         if sources.record_moved(draft, claim.source):
             plans.retire(draft, why)
         reason = refusal.reason if refusal is not None else Reason.OPERATION_IN_PROGRESS
         standing = pending(reason, message)
-        draft.wake_now()
+        draft.rely_on_own_write()
     draft.stand(standing)
 
 
@@ -319,7 +331,8 @@ def _standing_failed(draft: SchemaDraft, claim: ActiveOperation) -> None:
 
 
 def _accept(draft: SchemaDraft, claim: ActiveOperation) -> None:
-    """The Apply consumed its approval: its Job exists (APR-11, APR-14, JNL-05)."""
+    """The Apply consumed its approval: its Job exists (APR-11, APR-14, JNL-05). status.plan,
+    when it is the plan applied, records the approval and the approver."""
     status = draft.status
     if claim.authorization != Authorization.APPROVAL or claim.approval is None:
         return
@@ -327,24 +340,7 @@ def _accept(draft: SchemaDraft, claim: ActiveOperation) -> None:
         status.plan = status.plan.model_copy(
             update={"approval": claim.approval, "approver": claim.approver}
         )
-    plan = claim.plan
-    draft.journal(
-        JournalEntry(
-            type=JournalEntryType.APPROVAL_ACCEPTED,
-            time=draft.now,
-            plan_name=plan.name if plan else None,
-            plan_uid=plan.uid if plan else None,
-            plan_fingerprint=plan.fingerprint if plan else None,
-            approval_name=claim.approval.name,
-            approval_uid=claim.approval.uid,
-            approver=claim.approver,
-        )
-    )
-    who = claim.approver.username if claim.approver else "an unknown person"
-    draft.normal(
-        EventReason.APPROVAL_ACCEPTED,
-        f"approval {claim.approval.name} by {who} is consumed by Apply {claim.operation_id}",
-    )
+    approval_accepted(draft, claim)
 
 
 # --- the end -----------------------------------------------------------------------------------
@@ -362,68 +358,17 @@ def _end(
     plan_ref = claim.plan or PlanReference(name="unknown")
     plan_status = status.plan
     digest = plan_status.digest if plan_status is not None else None
-    outcome = ApplyOutcome.UNKNOWN
-    why = lost
-    started_at: dt.datetime | None = None
     finished_at = job.finished_at if job is not None and job.finished_at else draft.now
+    started_at: dt.datetime | None = None
     if report is not None:
         started_at = report.started_at
         finished_at = report.finished_at or finished_at
-        applied = report.apply
-        if report.error is not None:
-            why = f"the Apply failed ({report.error.reason})"
-        elif applied is None:
-            why = "its result holds no outcome"
-        elif applied.outcome != ApplyOutcomeReport.APPLIED:
-            why = f"the Apply ended {applied.outcome.value} ({applied.reason or 'no reason given'})"
-        elif digest is None or applied.plan_digest != digest:
-            why = "the Apply ran bytes whose digest is not the plan's"
-        elif report.target_identity_digest != claim.target_identity_digest:
-            why = "the Apply names another database than the plan's"
-        else:
-            outcome = ApplyOutcome.SUCCEEDED
-    record = ApplyRecord(
-        operation_id=claim.operation_id,
-        outcome=outcome,
-        reason=Reason.APPLY_OUTCOME_UNKNOWN if outcome == ApplyOutcome.UNKNOWN else None,
-        plan=plan_ref,
-        plan_digest=digest,
-        approval=claim.approval,
-        approver=claim.approver,
-        job=JobReference(
-            name=claim.job_name or job_name(OperationType.APPLY, claim.operation_id),
-            uid=claim.job_uid,
-        ),
-        started_at=started_at or claim.started_at,
-        finished_at=finished_at,
-        target_identity_digest=claim.target_identity_digest,
-        authorization=claim.authorization,
-        source=claim.source,
-        execution_binding=claim.execution_binding,
-        generation=claim.generation,
-        spec_digest=claim.spec_digest,
-    )
+    outcome, why = _outcome(claim, report, digest, lost)
+    record = _record(claim, plan_ref, digest, outcome, started_at, finished_at)
     status.last_apply = record
     status.active_operation = None
     status.plan = None
-    draft.journal(
-        JournalEntry(
-            type=JournalEntryType.APPLY_FINISHED,
-            time=finished_at,
-            operation_id=claim.operation_id,
-            plan_name=plan_ref.name,
-            plan_uid=plan_ref.uid,
-            plan_fingerprint=plan_ref.fingerprint,
-            approval_name=claim.approval.name if claim.approval else None,
-            approval_uid=claim.approval.uid if claim.approval else None,
-            approver=claim.approver,
-            job_name=record.job.name if record.job else None,
-            job_uid=record.job.uid if record.job else None,
-            authorization=claim.authorization,
-            outcome=JournalOutcome(outcome.value),
-            reason=record.reason,
-        )
-    )
+    draft.journal(_finished_entry(claim, plan_ref, record, outcome, finished_at))
     if outcome == ApplyOutcome.SUCCEEDED:
         conditions.clear_failure(status)
         draft.normal(
@@ -448,7 +393,92 @@ def _end(
         draft.stand(
             Standing(SchemaPhase.VERIFYING_CONVERGENCE, Reason.APPLY_OUTCOME_UNKNOWN, message, True)
         )
-    draft.wake_now()
+    draft.rely_on_own_write()
+
+
+def _outcome(
+    claim: ActiveOperation,
+    report: SchemaOperationReport | None,
+    digest: str | None,
+    lost: str | None,
+) -> tuple[ApplyOutcome, str | None]:
+    """Succeeded only for a report that says Applied, of the plan's bytes, on the plan's
+    database; otherwise Unknown, and why."""
+    if report is None:
+        return ApplyOutcome.UNKNOWN, lost
+    applied = report.apply
+    if report.error is not None:
+        return ApplyOutcome.UNKNOWN, f"the Apply failed ({report.error.reason})"
+    if applied is None:
+        return ApplyOutcome.UNKNOWN, "its result holds no outcome"
+    if applied.outcome != ApplyOutcomeReport.APPLIED:
+        return (
+            ApplyOutcome.UNKNOWN,
+            f"the Apply ended {applied.outcome.value} ({applied.reason or 'no reason given'})",
+        )
+    if digest is None or applied.plan_digest != digest:
+        return ApplyOutcome.UNKNOWN, "the Apply ran bytes whose digest is not the plan's"
+    if report.target_identity_digest != claim.target_identity_digest:
+        return ApplyOutcome.UNKNOWN, "the Apply names another database than the plan's"
+    return ApplyOutcome.SUCCEEDED, lost
+
+
+def _record(
+    claim: ActiveOperation,
+    plan_ref: PlanReference,
+    digest: str | None,
+    outcome: ApplyOutcome,
+    started_at: dt.datetime | None,
+    finished_at: dt.datetime,
+) -> ApplyRecord:
+    """status.lastApply: the Apply's end, with everything its claim carried."""
+    return ApplyRecord(
+        operation_id=claim.operation_id,
+        outcome=outcome,
+        reason=Reason.APPLY_OUTCOME_UNKNOWN if outcome == ApplyOutcome.UNKNOWN else None,
+        plan=plan_ref,
+        plan_digest=digest,
+        approval=claim.approval,
+        approver=claim.approver,
+        job=JobReference(
+            name=claim.job_name or job_name(OperationType.APPLY, claim.operation_id),
+            uid=claim.job_uid,
+        ),
+        started_at=started_at or claim.started_at,
+        finished_at=finished_at,
+        target_identity_digest=claim.target_identity_digest,
+        authorization=claim.authorization,
+        source=claim.source,
+        execution_binding=claim.execution_binding,
+        generation=claim.generation,
+        spec_digest=claim.spec_digest,
+    )
+
+
+def _finished_entry(
+    claim: ActiveOperation,
+    plan_ref: PlanReference,
+    record: ApplyRecord,
+    outcome: ApplyOutcome,
+    when: dt.datetime,
+) -> JournalEntry:
+    """The ApplyFinished journal entry of the record."""
+    return JournalEntry(
+        type=JournalEntryType.APPLY_FINISHED,
+        time=when,
+        operation_id=claim.operation_id,
+        plan_name=plan_ref.name,
+        plan_uid=plan_ref.uid,
+        plan_fingerprint=plan_ref.fingerprint,
+        approval_name=claim.approval.name if claim.approval else None,
+        approval_uid=claim.approval.uid if claim.approval else None,
+        approver=claim.approver,
+        job_name=record.job.name if record.job else None,
+        job_uid=record.job.uid if record.job else None,
+        authorization=claim.authorization,
+        outcome=JournalOutcome(outcome.value),
+        reason=record.reason,
+    )
 
 
 def _wait(draft: SchemaDraft, approval: PtahSchemaApproval | None, why: str) -> None:

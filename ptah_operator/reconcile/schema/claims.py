@@ -21,14 +21,15 @@ import datetime as dt
 from ptah_operator.api.common import ActiveOperation, SourceRecord
 from ptah_operator.api.constants import EventReason, OperationType, Reason
 from ptah_operator.api.names import job_name
-from ptah_operator.reconcile import conditions
+from ptah_operator.reconcile import conditions, sources
 from ptah_operator.reconcile.decision import OperationCredentials
-from ptah_operator.reconcile.effects import current_binding
+from ptah_operator.reconcile.draft import current_binding
 from ptah_operator.reconcile.jobs import Manifest, owner_reference
 from ptah_operator.reconcile.read_request import ReadRequest, answer
 from ptah_operator.reconcile.schedule import failure_retry_interval
-from ptah_operator.reconcile.schema import jobs, leases, sources
-from ptah_operator.reconcile.schema.draft import SchemaDraft, operating, read_retrying
+from ptah_operator.reconcile.schema import jobs, leases
+from ptah_operator.reconcile.schema.draft import SchemaDraft
+from ptah_operator.reconcile.schema.standings import operating, read_retrying
 
 READ_ANSWER = "the database is observed now"
 

@@ -1,170 +1,34 @@
-"""A schema pass under construction: the working copy of the status, what it asks for, and the
-standings a pass can end in.
+"""A schema pass under construction: the core Draft (reconcile/draft.py) with what a PtahSchema's
+status names.
 
-The sibling of reconcile.draft.Draft. A pass changes a deep copy of the status, collects the
-objects to create and delete, the Lease actions, the Events, the journal entries and when to
-look again; `finish` turns that into a Decision and on the way:
-
-- stamps observedGeneration (the generation of a claim still in flight for an older spec,
-  otherwise metadata.generation) on the status and every condition, and records the execution
-  binding in use;
-- writes the journal in the same status write (JNL-24), folded and bounded (journal.py);
-- deletes what nothing names any more: snapshots (SRC-CM-14), result records of reads that
-  ended (an Apply's stays until status.lastApply records it), the uploaded text of plans whose
-  chunks exist or that were retired, and the operation Secret of a claim that ended;
-- leaves `status` None when nothing changed, so a pass that found nothing new writes nothing.
-
-Standings (Decision 15): Ready is True only in InSync; Progressing is True only while
-something comes on its own (an operation runs, a failed read will run again, a plan is being
-published, an Apply or the proof is next, a dropped claim is about to be replaced). Beside
-them a schema carries `InSync`: True with ScopedConverged (or ConvergedAfterUnknownOutcome)
-once a coherent plan found nothing to change (PATH-17), False with DriftRemains once one found
-changes; reads and failures leave it as the last plan left it.
+Beyond the core's rules: the snapshot of an Apply not yet proven (lastApply with no
+verification) is kept; an Apply's result record stays until status.lastApply records it; the
+uploaded text of plans whose chunks exist or that were retired is deleted; plans named by
+status.plan, the claim, lastApply, status.applied or the retired plan are kept, and approvals the
+journal or lastApply shows accepted may go. A failure keeps its retry time only with no claim on
+record. Beside Ready and Progressing, `verdict` sets InSync.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass
 
-from ptah_operator.api.constants import (
-    API_VERSION,
-    ConditionStatus,
-    ConditionType,
-    OperationType,
-    Reason,
-    SchemaPhase,
-)
-from ptah_operator.api.names import (
-    operation_secret_name,
-    plan_text_record_name,
-    result_record_name,
-)
+from ptah_operator.api.common import SourceRecord
+from ptah_operator.api.constants import ConditionStatus, ConditionType, SchemaPhase
+from ptah_operator.api.names import plan_text_record_name
 from ptah_operator.api.schema import PtahSchema, PtahSchemaSpec, PtahSchemaStatus
-from ptah_operator.reconcile import conditions, journal, retention
-from ptah_operator.reconcile.decision import (
-    Decision,
-    ObjectRef,
-)
-from ptah_operator.reconcile.effects import Effects, current_binding, wire
-from ptah_operator.reconcile.schedule import failure_retry_interval
+from ptah_operator.reconcile import conditions, draft, journal
+from ptah_operator.reconcile.decision import ObjectRef
+from ptah_operator.reconcile.schema.standings import Standing, failed
 from ptah_operator.reconcile.schema.world import SchemaWorld
-
-# --- standings ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Standing:
-    """Where a pass leaves the schema."""
-
-    phase: SchemaPhase
-    reason: str
-    message: str
-    progressing: bool
-    ready: bool = False
-
-
-_OPERATION_PHASES = {
-    OperationType.RESOLVE: (SchemaPhase.RESOLVING, "resolving the source"),
-    OperationType.VERIFY: (SchemaPhase.VERIFYING, "verifying the artifact against its policy"),
-    OperationType.OBSERVE: (SchemaPhase.OBSERVING, "observing the database"),
-    OperationType.PLAN: (SchemaPhase.PLANNING, "planning against the database"),
-    OperationType.APPLY: (SchemaPhase.APPLYING, "applying the plan"),
-}
-
-
-def operating(
-    operation: OperationType, *, proof: bool = False, attempt: int = 1, retry: bool = False
-) -> Standing:
-    """An operation under way. A proof's reads show VerifyingConvergence; the attempt after a
-    failed one shows Failed while it runs (SCH-42)."""
-    phase, what = _OPERATION_PHASES[operation]
-    if proof:
-        phase = SchemaPhase.VERIFYING_CONVERGENCE
-        what = f"proving the Apply: {what} again"
-    if retry:
-        phase = SchemaPhase.FAILED
-    if attempt > 1:
-        what += f" (attempt {attempt})"
-    return Standing(phase, Reason.OPERATION_IN_PROGRESS, what, True)
-
-
-def next_up(phase: SchemaPhase, what: str) -> Standing:
-    """Between two operations of one read: the phase of the next one, claimed next pass."""
-    return Standing(phase, Reason.OPERATION_IN_PROGRESS, what, True)
-
-
-def read_retrying(
-    operation: OperationType, reason: str, attempt: int, retry_at: dt.datetime
-) -> Standing:
-    """A read whose Job failed, between attempts: Failed, the claim kept (SCH-36)."""
-    return Standing(
-        SchemaPhase.FAILED,
-        Reason.OPERATION_FAILED,
-        f"the {operation.value} failed ({reason}) on attempt {attempt}; it runs again at "
-        f"{retry_at.isoformat()}",
-        True,
-    )
-
-
-def in_sync(reason: str, message: str) -> Standing:
-    return Standing(SchemaPhase.IN_SYNC, reason, message, False, ready=True)
-
-
-def publishing(phase: SchemaPhase, plan_name: str, why: str) -> Standing:
-    return Standing(phase, Reason.PLAN_PUBLISHED, f"publishing plan {plan_name}: {why}", True)
-
-
-def ready_to_apply(plan_name: str, why: str) -> Standing:
-    return Standing(
-        SchemaPhase.READY_TO_APPLY,
-        Reason.READY_TO_APPLY,
-        f"plan {plan_name} is next to apply: {why}",
-        True,
-    )
-
-
-def awaiting_approval(plan_name: str, why: str = "") -> Standing:
-    message = f"plan {plan_name} waits for a PtahSchemaApproval naming it and its fingerprint"
-    if why:
-        message += f" ({why})"
-    return Standing(SchemaPhase.AWAITING_APPROVAL, Reason.AWAITING_APPROVAL, message, False)
-
-
-def applying(plan_name: str, why: str = "") -> Standing:
-    message = f"applying plan {plan_name}"
-    if why:
-        message += f" ({why})"
-    return Standing(SchemaPhase.APPLYING, Reason.OPERATION_IN_PROGRESS, message, True)
-
-
-def verifying_convergence(message: str) -> Standing:
-    return Standing(SchemaPhase.VERIFYING_CONVERGENCE, Reason.VERIFYING_CONVERGENCE, message, True)
-
-
-def blocked(reason: str, message: str) -> Standing:
-    return Standing(SchemaPhase.BLOCKED, reason, message, False)
-
-
-def failed(reason: str, message: str) -> Standing:
-    return Standing(SchemaPhase.FAILED, reason, message, False)
-
-
-def suspended(message: str = "spec.suspend is set: no new Job starts") -> Standing:
-    return Standing(SchemaPhase.SUSPENDED, Reason.SUSPENDED, message, False)
-
-
-def pending(reason: str, message: str) -> Standing:
-    return Standing(SchemaPhase.PENDING, reason, message, True)
-
-
-# --- the draft ---------------------------------------------------------------------------------
 
 
 @dataclass(kw_only=True)
-class SchemaDraft(Effects):
-    world: SchemaWorld
-    status: PtahSchemaStatus
+class SchemaDraft(draft.Draft[SchemaWorld, PtahSchemaStatus, SchemaPhase]):
+    FAILED = SchemaPhase.FAILED
+    PLAN_KIND = "PtahSchemaPlan"
+    APPROVAL_KIND = "PtahSchemaApproval"
+    FAILURE_KEPT_UNDER_A_CLAIM = False
 
     @classmethod
     def begin(cls, world: SchemaWorld) -> SchemaDraft:
@@ -172,11 +36,9 @@ class SchemaDraft(Effects):
         status = stored.model_copy(deep=True) if stored is not None else PtahSchemaStatus()
         return cls(world=world, status=status)
 
-    # --- what the pass looks at ----------------------------------------------------------------
-
     @property
-    def now(self) -> dt.datetime:
-        return self.world.now
+    def resource(self) -> PtahSchema:
+        return self.world.schema
 
     @property
     def schema(self) -> PtahSchema:
@@ -190,35 +52,11 @@ class SchemaDraft(Effects):
     def stored(self) -> PtahSchemaStatus | None:
         return self.world.schema.status
 
-    @property
-    def namespace(self) -> str:
-        return self.world.schema.metadata.namespace or ""
+    def _enter(self, phase: SchemaPhase) -> None:
+        self.status.phase = phase
 
-    @property
-    def name(self) -> str:
-        return self.world.schema.metadata.name or ""
-
-    @property
-    def uid(self) -> str:
-        return self.world.schema.metadata.uid or ""
-
-    @property
-    def generation(self) -> int | None:
-        return self.world.schema.metadata.generation
-
-    # --- what the pass asks for ----------------------------------------------------------------
-
-    def stand(self, standing: Standing) -> None:
-        self.status.phase = standing.phase
-        conditions.kstatus(
-            self.status,
-            standing.reason,
-            standing.message,
-            progressing=standing.progressing,
-            ready=standing.ready,
-            now=self.now,
-            generation=self.generation,
-        )
+    def _failed(self, reason: str, message: str) -> Standing:
+        return failed(reason, message)
 
     def verdict(self, converged: bool, reason: str, message: str) -> None:
         """The InSync condition: what the last coherent plan said about the database."""
@@ -232,95 +70,19 @@ class SchemaDraft(Effects):
             self.generation,
         )
 
-    def fail(self, reason: str, message: str, *, retry: bool = True) -> None:
-        """Failed with no claim: a configuration or dispatch failure; with `retry` the resource
-        starts over from resolution after failureRetryInterval (SCH-44), without it it waits
-        for an edit. Failing again for the same reason keeps the retry time."""
-        status = self.status
-        keep = (
-            status.phase == SchemaPhase.FAILED
-            and status.active_operation is None
-            and conditions.ready_reason(status) == reason
-            and status.next_reconciliation_time is not None
-            and status.next_reconciliation_time > self.now
-        )
-        if not retry:
-            status.next_reconciliation_time = None
-        elif not keep:
-            status.next_reconciliation_time = self.now + failure_retry_interval(self.schema)
-        if status.next_reconciliation_time is not None:
-            self.wake_at(status.next_reconciliation_time)
-        conditions.record_failure(status, reason, message, self.now, self.generation)
-        self.stand(failed(reason, message))
-
-    # --- the end of the pass -------------------------------------------------------------------
-
-    def finish(self) -> Decision:
-        status = self.status
-        claim = status.active_operation
-        observed = self.generation
-        if claim is not None and claim.generation is not None and observed is not None:
-            observed = min(observed, claim.generation)
-        status.observed_generation = observed
-        conditions.refresh_generation(status, observed)
-        status.execution_binding = current_binding(self.world)
-
-        stored = wire(self.stored)
-        if self.entries or (status.journal is None and wire(status) != stored):
-            kept = journal.started(status.journal, self.now)
-            for entry in self.entries:
-                kept = journal.append(kept, entry)
-            status.journal = journal.bound(kept, status.plan)
-
-        self._clean_up()
-        written = wire(status)
-        requeue = None
-        if self.wake is not None:
-            requeue = max(self.wake - self.now, dt.timedelta(0))
-        return Decision(
-            status=written if written != stored else None,
-            create=tuple(self.creates),
-            delete=tuple(self.deletes),
-            lease=tuple(self.leases),
-            events=tuple(self.events),
-            requeue_after=requeue,
-            annotations=dict(self.annotations),
-        )
-
-    def _clean_up(self) -> None:
-        status = self.status
-        stored = self.stored
-        claim = status.active_operation
-        old_claim = stored.active_operation if stored is not None else None
-        last_apply = status.last_apply
-
-        named: set[str] = set()
-        records = [
-            stored.source if stored is not None else None,
-            status.source,
-            old_claim.source if old_claim is not None else None,
-            claim.source if claim is not None else None,
-        ]
+    def _named_sources(self) -> list[SourceRecord | None]:
+        last_apply = self.status.last_apply
         if last_apply is not None and last_apply.verification is None:
-            records.append(last_apply.source)
-        for record in records:
-            if record is not None and record.snapshot_name:
-                named.add(record.snapshot_name)
-        for name in sorted(self.world.snapshots - named):
-            self.delete(ObjectRef("v1", "ConfigMap", self.namespace, name))
+            return [last_apply.source]
+        return []
 
-        claimed = claim.operation_id if claim is not None else None
-        harvested = last_apply.operation_id if last_apply is not None else None
-        for operation_id, result in sorted(self.world.results.items()):
-            if operation_id == claimed:
-                continue
-            if result.operation_type == OperationType.APPLY.value and operation_id != harvested:
-                # An Apply's record stays until lastApply holds its end.
-                continue
-            self.delete(
-                ObjectRef("v1", "ConfigMap", self.namespace, result_record_name(operation_id))
-            )
+    def _ended_apply(self) -> str | None:
+        last_apply = self.status.last_apply
+        return last_apply.operation_id if last_apply is not None else None
 
+    def _clean_up_more(self, claimed: str | None) -> None:
+        """The uploaded text of plans whose chunks exist or that were retired."""
+        status = self.status
         needed = {claimed} if claimed is not None else set()
         plan = status.plan
         if plan is not None and plan.operation_id is not None and not _chunked(self):
@@ -338,21 +100,11 @@ class SchemaDraft(Effects):
                     )
                 )
 
-        if old_claim is not None and old_claim.operation_id != claimed:
-            self.delete(
-                ObjectRef(
-                    "v1", "Secret", self.namespace, operation_secret_name(old_claim.operation_id)
-                )
-            )
-        self._retain()
-
-    def _retain(self) -> None:
-        """A bounded store of plans and approvals (PATH-23, reconcile/retention.py); a plan's
-        chunks are owned by it and go with it."""
+    def _named_plans(self) -> set[str]:
         status = self.status
         claim = status.active_operation
         last_apply = status.last_apply
-        named = {
+        return {
             ref.name
             for ref in (
                 status.plan,
@@ -363,27 +115,13 @@ class SchemaDraft(Effects):
             )
             if ref is not None
         }
-        doomed = retention.plans_to_delete(self.world.plans, named)
-        for name in doomed:
-            self.delete(ObjectRef(API_VERSION, "PtahSchemaPlan", self.namespace, name))
-        consumed = journal.accepted_approval_uids(status.journal)
+
+    def _consumed_approvals(self) -> set[str]:
+        consumed = journal.accepted_approval_uids(self.status.journal)
+        last_apply = self.status.last_apply
         if last_apply is not None and last_apply.approval is not None:
             consumed.add(last_apply.approval.uid)
-        protected = {
-            a.metadata.uid or ""
-            for a in self.world.approvals
-            if status.plan is not None and a.spec.plan_ref.name == status.plan.name
-        }
-        if claim is not None and claim.approval is not None:
-            protected.add(claim.approval.uid)
-        for name in retention.approvals_to_delete(
-            self.world.approvals,
-            plan_of={a.metadata.uid or "": a.spec.plan_ref.name for a in self.world.approvals},
-            live_plans=set(self.world.plans) - set(doomed),
-            consumed=consumed,
-            protected=protected,
-        ):
-            self.delete(ObjectRef(API_VERSION, "PtahSchemaApproval", self.namespace, name))
+        return consumed
 
 
 def _chunked(draft: SchemaDraft) -> bool:

@@ -1,5 +1,8 @@
 """The database-realm Lease of a schema: who must hold it, taken explicitly, given back by rule.
 
+The rules both families share (name, namespace, held_by, free_for, take, the release of an
+orphan) are reconcile/leases.py's, re-exported here for the schema's modules.
+
 Three things hold it (LCK-08): a plain Plan, under its own operation id, while its Job may
 run; an Apply, under its own id, from its claim to its end; and the proof that follows an
 Apply (its Observe and Plan, SCH-58), under the *Apply's* id: the proof keeps the Apply's
@@ -23,42 +26,19 @@ from __future__ import annotations
 
 from ptah_operator.api.common import ActiveOperation
 from ptah_operator.api.constants import EventReason, OperationType, SchemaPhase
-from ptah_operator.api.names import realm_lease_name
-from ptah_operator.reconcile.decision import LeaseAction, LeaseVerb
+from ptah_operator.reconcile import leases as realm_lease
+from ptah_operator.reconcile.leases import free_for as free_for
+from ptah_operator.reconcile.leases import held_by as held_by
+from ptah_operator.reconcile.leases import name as name
+from ptah_operator.reconcile.leases import namespace as namespace
+from ptah_operator.reconcile.leases import take as take
 from ptah_operator.reconcile.schema.draft import SchemaDraft
-
-
-def name(draft: SchemaDraft) -> str:
-    return realm_lease_name(draft.spec.target.coordination_key)
-
-
-def namespace(draft: SchemaDraft) -> str:
-    lease = draft.world.lease
-    return lease.namespace if lease is not None else draft.world.manager_namespace
 
 
 def proof_holder(draft: SchemaDraft) -> str | None:
     """The operation id a proof holds the Lease under: the Apply it proves."""
     last = draft.status.last_apply
     return last.operation_id if last is not None else None
-
-
-def held_by(draft: SchemaDraft, holder: str) -> bool:
-    lease = draft.world.lease
-    return lease is not None and lease.holder == holder and not lease.expired
-
-
-def free_for(draft: SchemaDraft, holder: str) -> bool:
-    """Whether `holder` holds the Lease or may take it now."""
-    lease = draft.world.lease
-    return lease is None or lease.holder in (None, holder) or lease.expired
-
-
-def take(draft: SchemaDraft, holder: str) -> None:
-    """Ask for the Lease under `holder`, unless it already holds it."""
-    if held_by(draft, holder):
-        return
-    draft.leases.append(LeaseAction(LeaseVerb.ACQUIRE, name(draft), namespace(draft), holder))
 
 
 def holder_of(draft: SchemaDraft, claim: ActiveOperation | None) -> str | None:
@@ -121,9 +101,7 @@ def settle(draft: SchemaDraft) -> None:
         needed = last.operation_id
     if lease.holder == needed:
         return
-    if any(a.verb is LeaseVerb.RELEASE and a.holder == lease.holder for a in draft.leases):
-        return
-    draft.leases.append(LeaseAction(LeaseVerb.RELEASE, lease.name, lease.namespace, lease.holder))
+    realm_lease.release_held(draft)
 
 
 def _release_orphan(draft: SchemaDraft) -> None:
@@ -131,21 +109,12 @@ def _release_orphan(draft: SchemaDraft) -> None:
     writing the claim): the Lease names this resource and no status names its holder, so no
     Job can run under it; give it back rather than make every operation on the database wait
     for it to expire."""
-    lease = draft.world.lease
-    if lease is None or lease.holder is None or lease.expired:
-        return
-    if lease.holder_uid != draft.schema.metadata.uid:
-        return
-    recorded: set[str] = set()
+    recorded: list[str | None] = []
     for status in (draft.stored, draft.status):
         if status is None:
             continue
         if status.active_operation is not None:
-            recorded.add(status.active_operation.operation_id)
+            recorded.append(status.active_operation.operation_id)
         if status.last_apply is not None:
-            recorded.add(status.last_apply.operation_id)
-    if lease.holder in recorded:
-        return
-    if any(a.verb is LeaseVerb.RELEASE and a.holder == lease.holder for a in draft.leases):
-        return
-    draft.leases.append(LeaseAction(LeaseVerb.RELEASE, lease.name, lease.namespace, lease.holder))
+            recorded.append(status.last_apply.operation_id)
+    realm_lease.release_orphan(draft, recorded)

@@ -6,7 +6,7 @@ the seeds are silent. A pass does, in order:
 
 1. The settled-apply annotation (proof.settle, Decision 16): a person giving up a proof whose
    target moved.
-2. The engine and realm checks (LCK-06, realm.refusal_of). They never interrupt a dispatched
+2. The engine and realm checks (LCK-06, realm.refusal). They never interrupt a dispatched
    Apply or a proof's read; an undispatched Apply is withdrawn and a plain read dropped, and a
    schema with no claim is Blocked with no Job (SCH-31).
 3. With a claim in flight, it follows that claim: an Apply (apply.py) to its end, a read
@@ -29,8 +29,6 @@ Observe (SCH-05, SRC-CM-06). A new schema has no phase until that write (SCH-02)
 
 from __future__ import annotations
 
-from enum import Enum
-
 from ptah_operator.api.common import ActiveOperation, SourceRecord
 from ptah_operator.api.constants import (
     ApplyPolicy,
@@ -39,20 +37,21 @@ from ptah_operator.api.constants import (
     SchemaPhase,
     SourceKind,
 )
-from ptah_operator.reconcile import conditions, realm
+from ptah_operator.reconcile import conditions, realm, sources
+from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.decision import Decision
-from ptah_operator.reconcile.effects import binding_digest, current_binding
+from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.read_request import ReadRequest, answer_invalid, unanswered
 from ptah_operator.reconcile.realm import Refusal
 from ptah_operator.reconcile.schedule import LEASE_WAIT
-from ptah_operator.reconcile.schema import apply, claims, leases, plans, proof, reads, sources
-from ptah_operator.reconcile.schema.draft import SchemaDraft, blocked, next_up, pending, suspended
+from ptah_operator.reconcile.schema import apply, claims, leases, plans, proof, reads
+from ptah_operator.reconcile.schema.draft import SchemaDraft
+from ptah_operator.reconcile.schema.standings import blocked, next_up, pending, suspended
 from ptah_operator.reconcile.schema.world import SchemaWorld
 
 _READS = frozenset(
     {OperationType.RESOLVE, OperationType.VERIFY, OperationType.OBSERVE, OperationType.PLAN}
 )
-_GATES = frozenset({Reason.REALM_CONFLICT, Reason.REALM_NOT_AUTHORIZED, Reason.UNSUPPORTED_ENGINE})
 _STARTING = frozenset(
     {
         SchemaPhase.PENDING,
@@ -75,27 +74,21 @@ _ANSWERING = frozenset(
 )
 
 
-class Due(Enum):
-    """Why a read is due now, if it is."""
-
-    NO = "No"
-    STRUCTURAL = "Structural"
-    """New, Pending, resumed, after a gate lifted, an edit, a moved source."""
-    REQUESTED = "Requested"
-    INTERVAL = "Interval"
+READ_CYCLE = core.ReadCycle(
+    starting=_STARTING,
+    answering=_ANSWERING,
+    blocked=SchemaPhase.BLOCKED,
+    failed=SchemaPhase.FAILED,
+    policy_moves_source=False,
+)
+"""A schema's phases as the read cycle sees them (reads.read_due)."""
 
 
 def reconcile_schema(world: SchemaWorld) -> Decision:
     """Decide one pass for one PtahSchema."""
     draft = SchemaDraft.begin(world)
     if not proof.settle(draft):
-        refusal = realm.refusal_of(
-            world.schema,
-            claimants=world.claimants,
-            realm=world.realm,
-            realm_missing=world.realm_missing,
-            supported_engines=world.supported_engines,
-        )
+        refusal = realm.refusal(draft)
         claim = draft.status.active_operation
         if claim is not None:
             _claimed(draft, claim, refusal)
@@ -120,7 +113,7 @@ def _claimed(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None
                 f"a {claim.type.value} operation is not one a PtahSchema runs",
             )
         )
-        draft.wake_now()
+        draft.rely_on_own_write()
         return
     if claim.serves_proof:
         running = reads.in_flight(draft, claim)
@@ -170,31 +163,7 @@ def _idle(draft: SchemaDraft, refusal: Refusal | None) -> None:
         else:
             proof.start(draft)
         return
-    problem = sources.problem(draft)
-    if problem is not None:
-        reason, message = problem
-        plans.retire(draft, message)
-        sources.unresolved(draft, reason, message)
-        draft.fail(reason, message)
-        return
-    if status.execution_binding is not None and binding_digest(
-        status.execution_binding
-    ) != binding_digest(current_binding(draft.world)):
-        plans.retire(draft, "the execution binding changed")
-        draft.stand(
-            pending(
-                Reason.OPERATION_IN_PROGRESS,
-                "the execution binding changed (runner image, protocol or engine version); "
-                "the source is read again",
-            )
-        )
-        draft.wake_now()
-        return
-    if sources.policy_changed(draft):
-        plans.retire(draft, "the verification policy changed")
-        record = status.source
-        assert record is not None
-        claims.start(draft, OperationType.VERIFY, record.model_copy(update={"verified_at": None}))
+    if _source_step(draft):
         return
     if _next_operation(draft):
         return
@@ -212,8 +181,8 @@ def _idle(draft: SchemaDraft, refusal: Refusal | None) -> None:
         if plans.progress(draft, phase):
             plans.stand_verdict(draft)
         return
-    due = _read_due(draft, request)
-    if due == Due.STRUCTURAL or (due != Due.NO and not _apply_ready(draft)):
+    due = core.read_due(draft, draft.status.phase, request, READ_CYCLE)
+    if due == core.Due.STRUCTURAL or (due != core.Due.NO and not _apply_ready(draft)):
         _start_read(draft, request)
         return
     if status.plan is not None:
@@ -222,12 +191,48 @@ def _idle(draft: SchemaDraft, refusal: Refusal | None) -> None:
         draft.wake_at(status.next_reconciliation_time)
 
 
+def _source_step(draft: SchemaDraft) -> bool:
+    """What the source and the executor ask for before anything else, if anything: a source
+    that cannot be read fails, a changed execution binding reads the source again, a replaced
+    verification policy verifies the pinned digest again. True when this pass did one."""
+    status = draft.status
+    problem = _source_problem(draft)
+    if problem is not None:
+        reason, message = problem
+        plans.retire(draft, message)
+        sources.unresolved(draft, reason, message)
+        draft.fail(reason, message)
+        return True
+    if status.execution_binding is not None and binding_digest(
+        status.execution_binding
+    ) != binding_digest(current_binding(draft.world)):
+        plans.retire(draft, "the execution binding changed")
+        draft.stand(
+            pending(
+                Reason.OPERATION_IN_PROGRESS,
+                "the execution binding changed (runner image, protocol or engine version); "
+                "the source is read again",
+            )
+        )
+        draft.rely_on_own_write()
+        return True
+    if sources.policy_changed(draft):
+        plans.retire(draft, "the verification policy changed")
+        record = status.source
+        assert record is not None
+        claims.start(draft, OperationType.VERIFY, record.model_copy(update={"verified_at": None}))
+        return True
+    return False
+
+
 def _next_operation(draft: SchemaDraft) -> bool:
     """The pass after an operation of this generation ended well starts the next one of the
     same read: Verify once an OCI digest is pinned (SCH-06), Observe once the source is pinned
     (SCH-07, SCH-08), Plan once the drift is read (SCH-10)."""
     status = draft.status
-    if status.observed_generation != draft.generation or sources.source_moved(draft):
+    if status.observed_generation != draft.generation or sources.source_moved(
+        draft, policy_moves_source=False
+    ):
         return False
     phase = status.phase
     record = status.source
@@ -300,25 +305,6 @@ def _start_read(draft: SchemaDraft, request: ReadRequest | None, *, stale: bool 
     claims.start(draft, OperationType.OBSERVE, record, request=request)
 
 
-def _read_due(draft: SchemaDraft, request: ReadRequest | None) -> Due:
-    status = draft.status
-    phase = status.phase
-    if phase is None or phase in _STARTING:
-        return Due.STRUCTURAL
-    if phase == SchemaPhase.BLOCKED and conditions.ready_reason(status) in _GATES:
-        return Due.STRUCTURAL
-    if status.observed_generation != draft.generation or sources.source_moved(draft):
-        return Due.STRUCTURAL
-    if request is not None and request.valid and phase in _ANSWERING:
-        return Due.REQUESTED
-    due_at = status.next_reconciliation_time
-    if phase == SchemaPhase.FAILED:
-        return Due.INTERVAL if due_at is not None and draft.now >= due_at else Due.NO
-    if due_at is None or draft.now >= due_at:
-        return Due.INTERVAL
-    return Due.NO
-
-
 def _apply_ready(draft: SchemaDraft) -> bool:
     """A published plan an Apply may start on now: the interval or a request does not take its
     turn (the Apply's own freshness check under the database's lock refuses a stale plan, and
@@ -366,3 +352,29 @@ def _refuse(draft: SchemaDraft, refusal: Refusal) -> None:
     draft.stand(blocked(refusal.reason, refusal.message))
     if refusal.recheck is not None:
         draft.wake_in(refusal.recheck)
+
+
+def _source_problem(draft: SchemaDraft) -> tuple[Reason, str] | None:
+    """Why the source cannot be read now, before any Job (SCH-33): the source policy refuses
+    it (SRC-POL-02, SRC-POL-03, SRC-POL-05), a policy or the source ConfigMap is missing or
+    unreadable (a configuration error), or a ConfigMap's files cannot be a snapshot."""
+    problem = sources.policy_problem(draft, _policy_refused)
+    if problem is not None:
+        return problem
+    spec = draft.spec
+    if spec.config_map is not None:
+        problem = sources.config_map_problem(draft)
+        if problem is not None:
+            return problem
+    if spec.artifact is not None and sources.verification_policy_digest(draft) is None:
+        policy = spec.artifact.verification_policy_from
+        return (
+            Reason.CONFIGURATION_ERROR,
+            f"the verification policy ConfigMap {policy.name} has no key {policy.key}",
+        )
+    return None
+
+
+def _policy_refused(refusal: sources.PolicyRefusal) -> str:
+    """A schema's words for a source policy's refusal, whatever it refused."""
+    return f"the source is refused by the source policy {refusal.where}: {refusal.rule}"

@@ -37,10 +37,18 @@ because an approval names the plan by UID and fingerprint (APR-12, SCH-64).
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ptah_operator.api.approvals import PtahSchemaApproval
-from ptah_operator.api.common import ActiveOperation, ObjectReference, PlanReference, SourceRecord
+from ptah_operator.api.common import (
+    ActiveOperation,
+    ObjectReference,
+    PlanReference,
+    PlanSourceBinding,
+    SourceRecord,
+)
 from ptah_operator.api.constants import (
     API_VERSION,
     LABEL_OPERATION_ID,
@@ -50,9 +58,9 @@ from ptah_operator.api.constants import (
     PLAN_CONTRACT_CONFIGMAP_GIT,
     PLAN_CONTRACT_OCI,
     ApplyPolicy,
+    Engine,
     EventReason,
     JournalEntryType,
-    OperationType,
     Reason,
     SchemaPhase,
     Severity,
@@ -61,7 +69,6 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.contracts.result import PlanReport, SchemaOperationReport
 from ptah_operator.api.fingerprints import (
     model_digest,
-    plan_fingerprint_matches,
     plan_source_binding,
     schema_plan_fingerprint,
     text_digest,
@@ -76,13 +83,13 @@ from ptah_operator.api.plans import (
     SeveritySummary,
 )
 from ptah_operator.api.schema import SchemaPlanStatus
-from ptah_operator.reconcile import journal
-from ptah_operator.reconcile.effects import binding_digest, current_binding
+from ptah_operator.reconcile import approvals, journal, sources
+from ptah_operator.reconcile.bindings import Rule, first_change, plan_identity
+from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.jobs import owner_labels, owner_reference
 from ptah_operator.reconcile.schedule import PLAN_PUBLISH_CHECK, failure_retry_interval
-from ptah_operator.reconcile.schema import sources
-from ptah_operator.reconcile.schema.draft import (
-    SchemaDraft,
+from ptah_operator.reconcile.schema.draft import SchemaDraft
+from ptah_operator.reconcile.schema.standings import (
     Standing,
     awaiting_approval,
     blocked,
@@ -102,50 +109,17 @@ _SHOWN_TABLES = 5
 
 
 def consumed(draft: SchemaDraft) -> set[str]:
-    """UIDs of approvals an Apply already consumed: one approval, one execution (APR-11)."""
+    """UIDs of approvals an Apply already consumed: one approval, one execution (APR-11;
+    approvals.consumed, lastApply naming the ended Apply's)."""
     status = draft.status
-    uids = journal.accepted_approval_uids(status.journal)
-    if status.last_apply is not None and status.last_apply.approval is not None:
-        uids.add(status.last_apply.approval.uid)
-    claim = status.active_operation
-    if (
-        claim is not None
-        and claim.type == OperationType.APPLY
-        and claim.job_uid is not None
-        and claim.approval is not None
-    ):
-        uids.add(claim.approval.uid)
-    return uids
-
-
-def _exact(approval: PtahSchemaApproval, draft: SchemaDraft, ref: PlanReference) -> bool:
-    spec = approval.spec
-    return (
-        approval.metadata.deletion_timestamp is None
-        and bool(approval.metadata.uid)
-        and spec.schema_ref.uid == draft.uid
-        and spec.schema_ref.name == draft.name
-        and ref.uid is not None
-        and spec.plan_ref.name == ref.name
-        and spec.plan_ref.uid == ref.uid
-        and ref.fingerprint is not None
-        and spec.plan_fingerprint == ref.fingerprint
-        and spec.approved_by is not None
-    )
+    ended = status.last_apply.approval if status.last_apply is not None else None
+    return approvals.consumed(status.journal, ended, status.active_operation)
 
 
 def exact_approval(draft: SchemaDraft, ref: PlanReference) -> PtahSchemaApproval | None:
     """The newest unconsumed approval of exactly this plan (APR-02, APR-04), or None."""
-    used = consumed(draft)
-    usable = [
-        a
-        for a in draft.world.approvals
-        if _exact(a, draft, ref) and (a.metadata.uid or "") not in used
-    ]
-    if not usable:
-        return None
-    return max(
-        usable, key=lambda a: (a.metadata.creation_timestamp or _EPOCH, a.metadata.name or "")
+    return approvals.newest_exact(
+        draft.world.approvals, draft.uid, draft.name, ref, consumed(draft)
     )
 
 
@@ -231,20 +205,7 @@ def plan_spec(
         privilege_change=planned.severity.privilege_change,
     )
     protected = sorted(set(planned.protected_tables))
-    findings = [
-        Finding(code=PROTECTED_TABLE, severity=Severity.CRITICAL, object=table[:256])
-        for table in protected
-    ] + [
-        Finding(
-            code=f.code,
-            severity=f.severity,
-            category=f.category or None,
-            object=f.object or None,
-            related=f.related or None,
-            statement_index=f.statement_index,
-        )
-        for f in planned.findings
-    ]
+    findings = _findings(planned, protected)
     total = len(protected) + max(planned.findings_total, len(planned.findings))
     phase, _ = _verdict_of(draft, severity, protected)
     schema = draft.schema
@@ -273,8 +234,31 @@ def plan_spec(
         ],
         fingerprint=_UNSET,
     )
-    # The name comes from everything but the chunk names (which come from the name) and the
-    # fingerprint (which covers the chunk names): the same plan has the same name.
+    return _named(draft, spec)
+
+
+def _findings(planned: PlanReport, protected: list[str]) -> list[Finding]:
+    """A protected table the plan would change is a critical finding, before the runner's."""
+    return [
+        Finding(code=PROTECTED_TABLE, severity=Severity.CRITICAL, object=table[:256])
+        for table in protected
+    ] + [
+        Finding(
+            code=f.code,
+            severity=f.severity,
+            category=f.category or None,
+            object=f.object or None,
+            related=f.related or None,
+            statement_index=f.statement_index,
+        )
+        for f in planned.findings
+    ]
+
+
+def _named(draft: SchemaDraft, spec: PtahSchemaPlanSpec) -> tuple[str, PtahSchemaPlanSpec]:
+    """The plan's name, its chunks named after it, and its fingerprint. The name comes from
+    everything but the chunk names (which come from the name) and the fingerprint (which
+    covers the chunk names): the same plan has the same name."""
     identity = model_digest(spec, exclude={"fingerprint", "chunks"})
     name = schema_plan_name(draft.name, identity)
     chunks = [c.model_copy(update={"name": chunk_name(name, c.index)}) for c in spec.chunks]
@@ -415,6 +399,31 @@ def progress(draft: SchemaDraft, phase: SchemaPhase = SchemaPhase.PLANNING) -> b
     if plan.spec.fingerprint != ref.fingerprint:
         _cannot_publish(draft, phase, ref, f"{ref.name} holds another plan")
         return False
+    gathered = _gather_chunks(draft, phase, ref, plan)
+    if gathered is None:
+        return False
+    pieces, missing = gathered
+    if text_digest("".join(pieces)) != plan.spec.digest:
+        _cannot_publish(draft, phase, ref, "its chunks do not give the plan's digest")
+        return False
+    if missing:
+        for chunk, piece in missing:
+            draft.create(chunk_manifest(draft, plan, chunk, piece))
+        draft.stand(publishing(phase, ref.name, f"creating {len(missing)} chunk(s)"))
+        draft.wake_in(PLAN_PUBLISH_CHECK)
+        return False
+    if ref.uid is None:
+        _record_published(draft, ref, plan)
+    return True
+
+
+def _gather_chunks(
+    draft: SchemaDraft, phase: SchemaPhase, ref: SchemaPlanStatus, plan: PtahSchemaPlan
+) -> tuple[list[str], list[tuple[ChunkReference, str]]] | None:
+    """The text of every chunk of the plan, in order, and the chunks still to create with
+    their text; None (and the schema stands where it cannot publish) when a chunk holds other
+    data or its text is not there."""
+    world = draft.world
     pieces: list[str] = []
     missing: list[tuple[ChunkReference, str]] = []
     for chunk in plan.spec.chunks:
@@ -427,47 +436,42 @@ def progress(draft: SchemaDraft, phase: SchemaPhase = SchemaPhase.PLANNING) -> b
                 or text_digest(existing.spec.data) != chunk.digest
             ):
                 _cannot_publish(draft, phase, ref, f"chunk {chunk.name} holds other data")
-                return False
+                return None
             pieces.append(existing.spec.data)
             continue
         text = world.plan_texts.get(ref.operation_id or "")
         piece = text.pieces.get(chunk.index) if text is not None else None
         if piece is None or len(piece) > MAX_CHUNK_CHARS or text_digest(piece) != chunk.digest:
             _cannot_publish(draft, phase, ref, f"the text of chunk {chunk.name} is not there")
-            return False
+            return None
         pieces.append(piece)
         missing.append((chunk, piece))
-    if text_digest("".join(pieces)) != plan.spec.digest:
-        _cannot_publish(draft, phase, ref, "its chunks do not give the plan's digest")
-        return False
-    if missing:
-        for chunk, piece in missing:
-            draft.create(chunk_manifest(draft, plan, chunk, piece))
-        draft.stand(publishing(phase, ref.name, f"creating {len(missing)} chunk(s)"))
-        draft.wake_in(PLAN_PUBLISH_CHECK)
-        return False
-    if ref.uid is None:
-        ref = ref.model_copy(update={"uid": plan.metadata.uid})
-        status.plan = ref
-        if not journal.holds_plan(status.journal, ref):
-            draft.journal(
-                JournalEntry(
-                    type=JournalEntryType.PLAN_PUBLISHED,
-                    time=plan.metadata.creation_timestamp or draft.now,
-                    plan_name=ref.name,
-                    plan_uid=ref.uid,
-                    plan_fingerprint=ref.fingerprint,
-                    approval_required=bool(ref.approval_required),
-                    replaced=status.retired_plan,
-                )
+    return pieces, missing
+
+
+def _record_published(draft: SchemaDraft, ref: SchemaPlanStatus, plan: PtahSchemaPlan) -> None:
+    """status.plan names the published object by UID; the journal and an Event say so once."""
+    status = draft.status
+    ref = ref.model_copy(update={"uid": plan.metadata.uid})
+    status.plan = ref
+    if not journal.holds_plan(status.journal, ref):
+        draft.journal(
+            JournalEntry(
+                type=JournalEntryType.PLAN_PUBLISHED,
+                time=plan.metadata.creation_timestamp or draft.now,
+                plan_name=ref.name,
+                plan_uid=ref.uid,
+                plan_fingerprint=ref.fingerprint,
+                approval_required=bool(ref.approval_required),
+                replaced=status.retired_plan,
             )
-            draft.normal(
-                EventReason.PLAN_PUBLISHED,
-                f"plan {ref.name} published: {plan.spec.statement_count} statement(s) in "
-                f"{len(plan.spec.chunks)} chunk(s), digest {plan.spec.digest}",
-            )
-        status.retired_plan = None
-    return True
+        )
+        draft.normal(
+            EventReason.PLAN_PUBLISHED,
+            f"plan {ref.name} published: {plan.spec.statement_count} statement(s) in "
+            f"{len(plan.spec.chunks)} chunk(s), digest {plan.spec.digest}",
+        )
+    status.retired_plan = None
 
 
 def published(draft: SchemaDraft) -> PtahSchemaPlan | None:
@@ -518,12 +522,59 @@ def stand_verdict(draft: SchemaDraft) -> None:
     assert ref is not None
     if phase == SchemaPhase.READY_TO_APPLY:
         draft.stand(ready_to_apply(ref.name, "the Apply starts on the next pass"))
-        draft.wake_now()
+        draft.rely_on_own_write()
     elif phase == SchemaPhase.AWAITING_APPROVAL and exact_approval(draft, ref) is not None:
         draft.stand(awaiting_approval(ref.name, "approved: the Apply starts next"))
-        draft.wake_now()
+        draft.rely_on_own_write()
     else:
         draft.stand(standing)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """What a schema plan binds beside its identity and its chunks (SCH-18, SCH-21, SCH-64)."""
+
+    source: PlanSourceBinding | None
+    """None, for what would be bound now, when no usable resolution stands: the source is
+    then not compared (the next read resolves it)."""
+    engine: Engine
+    execution: str | None
+    """The execution binding's digest."""
+
+
+def _source_differs(
+    differs: Callable[[PlanSourceBinding, PlanSourceBinding], bool],
+) -> Callable[[Bound, Bound], bool]:
+    def rule(plan: Bound, now: Bound) -> bool:
+        return (
+            plan.source is not None
+            and now.source is not None
+            and plan.source != now.source
+            and differs(plan.source, now.source)
+        )
+
+    return rule
+
+
+BINDING_RULES: tuple[Rule[Bound], ...] = (
+    Rule("the source changed kind", _source_differs(lambda p, n: p.kind != n.kind)),
+    Rule(
+        "the source policy changed",
+        _source_differs(lambda p, n: p.source_policy_digest != n.source_policy_digest),
+    ),
+    Rule(
+        "the source ConfigMap was re-created (another UID)",
+        _source_differs(lambda p, n: p.config_map_uid != n.config_map_uid),
+    ),
+    Rule(
+        "the source names another repository or path",
+        _source_differs(lambda p, n: p.repository_path_digest != n.repository_path_digest),
+    ),
+    Rule("the source files changed", _source_differs(lambda p, n: True)),
+    Rule("spec.target.engine changed", lambda p, n: p.engine != n.engine),
+    Rule("the execution binding changed", lambda p, n: p.execution != n.execution),
+)
+"""What a schema plan binds, in the order a stale plan's reason names it."""
 
 
 def misfit(draft: SchemaDraft) -> str | None:
@@ -534,30 +585,15 @@ def misfit(draft: SchemaDraft) -> str | None:
     if ref is None:
         return None
     plan = draft.world.plans.get(ref.name)
-    if plan is None:
-        return None if ref.uid is None else f"plan {ref.name} no longer exists"
-    if ref.uid is not None and plan.metadata.uid != ref.uid:
-        return f"plan {ref.name} was replaced by another object of that name"
-    if plan.spec.fingerprint != ref.fingerprint or not plan_fingerprint_matches(plan.spec):
-        return f"plan {ref.name} no longer has the fingerprint it was published with"
-    if plan.spec.schema_ref.uid != draft.uid:
-        return f"plan {ref.name} belongs to another PtahSchema"
+    why = plan_identity(plan, ref, draft.uid, "PtahSchema")
+    if why is not None or plan is None:
+        return why
     if ref.uid is not None and any(c.name not in draft.world.chunks for c in plan.spec.chunks):
         return f"a chunk of plan {ref.name} is gone"
-    current = sources.current(draft)
-    bound = plan.spec.source
-    if current is not None and bound != current:
-        if bound.kind != current.kind:
-            return "the source changed kind"
-        if bound.source_policy_digest != current.source_policy_digest:
-            return "the source policy changed"
-        if bound.config_map_uid != current.config_map_uid:
-            return "the source ConfigMap was re-created (another UID)"
-        if bound.repository_path_digest != current.repository_path_digest:
-            return "the source names another repository or path"
-        return "the source files changed"
-    if plan.spec.engine != draft.spec.target.engine:
-        return "spec.target.engine changed"
-    if binding_digest(plan.spec.execution_binding) != binding_digest(current_binding(draft.world)):
-        return "the execution binding changed"
-    return None
+    bound = Bound(plan.spec.source, plan.spec.engine, binding_digest(plan.spec.execution_binding))
+    now = Bound(
+        sources.current(draft),
+        draft.spec.target.engine,
+        binding_digest(current_binding(draft.world)),
+    )
+    return first_change(bound, now, BINDING_RULES)

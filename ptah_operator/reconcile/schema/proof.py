@@ -43,12 +43,12 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.fingerprints import model_digest
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.schema import AppliedPlan, PtahSchemaStatus, SchemaVerification
-from ptah_operator.reconcile import conditions, resolutions
-from ptah_operator.reconcile.effects import binding_digest, current_binding
+from ptah_operator.reconcile import conditions, resolutions, sources
+from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.schedule import LEASE_WAIT, failure_retry_interval
-from ptah_operator.reconcile.schema import claims, leases, plans, sources
-from ptah_operator.reconcile.schema.draft import (
-    SchemaDraft,
+from ptah_operator.reconcile.schema import claims, leases, plans
+from ptah_operator.reconcile.schema.draft import SchemaDraft
+from ptah_operator.reconcile.schema.standings import (
     blocked,
     in_sync,
     next_up,
@@ -151,7 +151,7 @@ def supersede(draft: SchemaDraft, why: str, phase: SchemaPhase) -> None:
         draft.stand(next_up(SchemaPhase.VERIFYING, f"{message}; the artifact is verified again"))
     else:
         draft.stand(pending(Reason.OPERATION_IN_PROGRESS, f"{message}; the source is read again"))
-    draft.wake_now()
+    draft.rely_on_own_write()
 
 
 def moved(draft: SchemaDraft, claim: ActiveOperation, seen: str | None) -> None:
@@ -229,7 +229,7 @@ def discard(draft: SchemaDraft, why: str) -> None:
             f"the proof of Apply {last.operation_id} is discarded ({why}); it runs again",
         )
     )
-    draft.wake_now()
+    draft.rely_on_own_write()
 
 
 def suspend(draft: SchemaDraft) -> None:
@@ -283,7 +283,7 @@ def settle(draft: SchemaDraft) -> bool:
             f"a person settled Apply {last.operation_id}; the source is read again",
         )
     )
-    draft.wake_now()
+    draft.rely_on_own_write()
     return True
 
 

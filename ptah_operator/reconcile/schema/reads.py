@@ -33,22 +33,19 @@ from ptah_operator.api.common import ActiveOperation
 from ptah_operator.api.constants import EventReason, OperationType, Reason
 from ptah_operator.api.contracts.codes import ErrorReason
 from ptah_operator.api.contracts.result import SchemaOperationReport
-from ptah_operator.api.names import job_name, result_record_name
-from ptah_operator.reconcile import conditions, resolutions
-from ptah_operator.reconcile.decision import ObjectRef
-from ptah_operator.reconcile.effects import binding_digest, current_binding
-from ptah_operator.reconcile.read_request import answer_invalid, unanswered
+from ptah_operator.api.names import job_name
+from ptah_operator.reconcile import conditions, resolutions, sources
+from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
-    CLEANUP_CHECK,
     JOB_RECREATE_CHECK,
     LEASE_WAIT,
     RESULT_GRACE,
-    interval,
 )
-from ptah_operator.reconcile.schema import claims, leases, plans, proof, sources, verdicts
-from ptah_operator.reconcile.schema.draft import SchemaDraft, operating, pending, read_retrying
-from ptah_operator.reconcile.world import JobPhase
+from ptah_operator.reconcile.schema import claims, leases, plans, proof, verdicts
+from ptah_operator.reconcile.schema.draft import SchemaDraft
+from ptah_operator.reconcile.schema.standings import operating, pending, read_retrying
+from ptah_operator.reconcile.world import JobPhase, OperationResult
 
 
 def observe(draft: SchemaDraft, claim: ActiveOperation) -> None:
@@ -62,44 +59,51 @@ def observe(draft: SchemaDraft, claim: ActiveOperation) -> None:
         return
     result = world.results.get(claim.operation_id)
     if result is not None:
-        if claim.lease_continuity_lost:
-            _discard(draft, claim, "the database-realm Lease changed hands while it ran")
-            return
-        report = read_report(
-            result, SchemaOperationReport, claim.operation_id, claim.type, draft.uid
-        )
-        if isinstance(report, Unreadable):
-            claims.failed_attempt(
-                draft, claim, Reason.OPERATION_FAILED, report.why, result.received_at
-            )
-            return
-        error = report.error
-        if error is not None and error.reason == ErrorReason.SNAPSHOT_REFUSED:
-            _refused(draft, claim, error.message or "the files were refused")
-            return
-        if (
-            error is not None
-            and claim.type == OperationType.PLAN
-            and error.reason in (verdicts.LOCK_LOST)
-        ):
-            if claim.serves_proof:
-                _discard(draft, claim, "it could not hold the database's lock")
-            else:
-                verdicts.replan(draft, claim, "the lock was lost while it planned")
-            return
-        if error is not None:
-            claims.failed_attempt(
-                draft,
-                claim,
-                conditions.reason_or(error.reason, Reason.OPERATION_FAILED),
-                error.message or f"the read failed: {error.reason}",
-                report.finished_at or draft.now,
-            )
-            return
-        why = verdicts.adopt(draft, claim, report)
-        if why is not None:
-            claims.failed_attempt(draft, claim, Reason.OPERATION_FAILED, why, draft.now)
+        _read_result(draft, claim, result)
         return
+    _follow_job(draft, claim, name)
+
+
+def _read_result(draft: SchemaDraft, claim: ActiveOperation, result: OperationResult) -> None:
+    """The attempt reported: discard, fail, replan or adopt what it says."""
+    if claim.lease_continuity_lost:
+        _discard(draft, claim, "the database-realm Lease changed hands while it ran")
+        return
+    report = read_report(result, SchemaOperationReport, claim.operation_id, claim.type, draft.uid)
+    if isinstance(report, Unreadable):
+        claims.failed_attempt(draft, claim, Reason.OPERATION_FAILED, report.why, result.received_at)
+        return
+    error = report.error
+    if error is not None and error.reason == ErrorReason.SNAPSHOT_REFUSED:
+        _refused(draft, claim, error.message or "the files were refused")
+        return
+    if (
+        error is not None
+        and claim.type == OperationType.PLAN
+        and error.reason in (verdicts.LOCK_LOST)
+    ):
+        if claim.serves_proof:
+            _discard(draft, claim, "it could not hold the database's lock")
+        else:
+            verdicts.replan(draft, claim, "the lock was lost while it planned")
+        return
+    if error is not None:
+        claims.failed_attempt(
+            draft,
+            claim,
+            conditions.reason_or(error.reason, Reason.OPERATION_FAILED),
+            error.message or f"the read failed: {error.reason}",
+            report.finished_at or draft.now,
+        )
+        return
+    why = verdicts.adopt(draft, claim, report)
+    if why is not None:
+        claims.failed_attempt(draft, claim, Reason.OPERATION_FAILED, why, draft.now)
+
+
+def _follow_job(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
+    """No result yet: the Job was refused, is missing, runs, or ended without a result."""
+    world = draft.world
     refused = world.job_refusals.get(name)
     if refused is not None:
         claims.failed_attempt(
@@ -138,24 +142,9 @@ def observe(draft: SchemaDraft, claim: ActiveOperation) -> None:
 
 
 def inputs_moved(draft: SchemaDraft, claim: ActiveOperation) -> str | None:
-    """What moved under a plain read since it was claimed (SCH-38), or None."""
-    if claim.type in (OperationType.OBSERVE, OperationType.PLAN) and sources.record_moved(
-        draft, claim.source
-    ):
-        return "the source changed"
-    if claim.type == OperationType.VERIFY and not sources.names_spec_source(draft, claim.source):
-        return "the source changed"
-    if (
-        claim.type == OperationType.RESOLVE
-        and claim.source is not None
-        and claim.source.source_policy_digest != sources.source_policy_digest(draft)
-    ):
-        return "the source policy changed"
-    if claim.generation != draft.generation:
-        return f"the spec changed (generation {draft.generation})"
-    if binding_digest(claim.execution_binding) != binding_digest(current_binding(draft.world)):
-        return "the execution binding changed"
-    return None
+    """What moved under a plain read since it was claimed (SCH-38, reads.inputs_moved), or
+    None: an Observe and a Plan are bound to their files."""
+    return core.inputs_moved(draft, claim, (OperationType.OBSERVE, OperationType.PLAN))
 
 
 def in_flight(draft: SchemaDraft, claim: ActiveOperation) -> bool:
@@ -181,7 +170,7 @@ def give_way(draft: SchemaDraft, claim: ActiveOperation, why: str) -> None:
         f"{claim.type.value} {claim.operation_id} gave way to a new read: {why}",
     )
     draft.stand(pending(Reason.OPERATION_IN_PROGRESS, f"{why}: a new read starts"))
-    draft.wake_now()
+    draft.rely_on_own_write()
 
 
 def drop(draft: SchemaDraft) -> None:
@@ -218,33 +207,13 @@ def _between_attempts(draft: SchemaDraft, claim: ActiveOperation) -> None:
     retry_at = claim.retry_at
     assert retry_at is not None
     is_proof = bool(claim.serves_proof)
-    request = unanswered(draft.schema)
-    if request is not None and not request.valid and not is_proof:
-        answer_invalid(draft, request)
-        request = None
-    if draft.now < retry_at:
-        _waiting(draft, claim)
-        draft.wake_at(retry_at)
-        return
-    if request is not None and not is_proof:
-        give_way(draft, claim, f"a read was requested at {request.value}")
-        return
-    if not is_proof and _source_read_due(draft, claim):
-        give_way(draft, claim, "spec.interval passed since the source was last read")
-        return
-    name = claim.job_name or job_name(claim.type, claim.operation_id)
-    leftovers = False
-    if name in draft.world.jobs:
-        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
-        leftovers = True
-    if claim.operation_id in draft.world.results:
-        draft.delete(
-            ObjectRef("v1", "ConfigMap", draft.namespace, result_record_name(claim.operation_id))
-        )
-        leftovers = True
-    if leftovers:
-        _waiting(draft, claim)
-        draft.wake_in(CLEANUP_CHECK)
+
+    def gives_way(why: str) -> None:
+        give_way(draft, claim, why)
+
+    if not core.next_attempt_due(
+        draft, claim, waiting=lambda: _waiting(draft, claim), give_way=gives_way
+    ):
         return
     if (
         claim.type in (OperationType.OBSERVE, OperationType.PLAN)
@@ -281,16 +250,6 @@ def _between_attempts(draft: SchemaDraft, claim: ActiveOperation) -> None:
         leases.take(draft, holder)
     claims.create(draft, claim, built)
     _running(draft, claim)
-
-
-def _source_read_due(draft: SchemaDraft, claim: ActiveOperation) -> bool:
-    """RETRY-04: under a Git or OCI source, a failing Verify, Observe or Plan gives way once the
-    interval passed since the source was last read (a Resolve reads it every attempt)."""
-    if claim.type == OperationType.RESOLVE or not sources.read_by_job(draft):
-        return False
-    record = draft.status.source
-    read_at = record.resolved_at if record is not None else None
-    return read_at is None or draft.now >= read_at + interval(draft.schema)
 
 
 def _discard(draft: SchemaDraft, claim: ActiveOperation, why: str) -> None:

@@ -22,7 +22,7 @@ cycle sets nextReconciliationTime, spec.interval later (RETRY-12).
 
 from __future__ import annotations
 
-from ptah_operator.api.common import ActiveOperation
+from ptah_operator.api.common import ActiveOperation, SourceRecord
 from ptah_operator.api.constants import (
     EventReason,
     OperationType,
@@ -33,18 +33,12 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.contracts.codes import ErrorReason
 from ptah_operator.api.contracts.result import SchemaOperationReport
 from ptah_operator.api.schema import DriftCategory, DriftSummary
-from ptah_operator.reconcile import conditions, resolutions
+from ptah_operator.reconcile import conditions, resolutions, sources
 from ptah_operator.reconcile.read_request import unanswered
 from ptah_operator.reconcile.schedule import interval
-from ptah_operator.reconcile.schema import plans, proof, sources
-from ptah_operator.reconcile.schema.draft import (
-    SchemaDraft,
-    blocked,
-    in_sync,
-    next_up,
-    pending,
-    suspended,
-)
+from ptah_operator.reconcile.schema import plans, proof
+from ptah_operator.reconcile.schema.draft import SchemaDraft
+from ptah_operator.reconcile.schema.standings import blocked, in_sync, next_up, pending, suspended
 
 LOCK_LOST = frozenset({ErrorReason.LOCK_LOST, ErrorReason.LOCK_NOT_ACQUIRED})
 """Runner reasons that say the Plan could not hold the database's lock to its end."""
@@ -68,7 +62,7 @@ def rest(draft: SchemaDraft) -> None:
     status.next_reconciliation_time = draft.now + interval(draft.schema)
     draft.wake_at(status.next_reconciliation_time)
     if unanswered(draft.schema) is not None:
-        draft.wake_now()
+        draft.rely_on_own_write()
 
 
 def replan(draft: SchemaDraft, claim: ActiveOperation, why: str) -> None:
@@ -79,7 +73,7 @@ def replan(draft: SchemaDraft, claim: ActiveOperation, why: str) -> None:
         f"Plan {claim.operation_id} is discarded: {why}; the database is observed again",
     )
     draft.stand(next_up(SchemaPhase.OBSERVING, f"{why}: the database is observed again"))
-    draft.wake_now()
+    draft.rely_on_own_write()
 
 
 # --- the source --------------------------------------------------------------------------------
@@ -88,59 +82,30 @@ def replan(draft: SchemaDraft, claim: ActiveOperation, why: str) -> None:
 def _resolution(
     draft: SchemaDraft, claim: ActiveOperation, report: SchemaOperationReport
 ) -> str | None:
-    when = report.finished_at or draft.now
-    record = resolutions.resolved_record(report.resolve, sources.kind(draft), claim.source, when)
-    if isinstance(record, str):
-        return record
-    if not sources.names_spec_source(draft, record):
-        return "the result answers for another source than the spec names"
-    status = draft.status
-    status.active_operation = None
-    status.source = record
-    conditions.clear_failure(status)
-    what = resolutions.describe(record)
-    reason = resolutions.resolved_reason(record)
-    conditions.artifact_resolved(status, True, reason, what, draft.now, draft.generation)
-    if record.kind == SourceKind.GIT:
-        draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what} ({record.content_digest})")
-        draft.stand(next_up(SchemaPhase.OBSERVING, f"resolved {what}; the database is next"))
-    else:
-        draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what}")
-        draft.stand(next_up(SchemaPhase.VERIFYING, f"resolved {what}; it is verified next"))
-    draft.wake_now()
-    return None
+    def then(record: SourceRecord, what: str) -> None:
+        if record.kind == SourceKind.GIT:
+            draft.stand(next_up(SchemaPhase.OBSERVING, f"resolved {what}; the database is next"))
+        else:
+            draft.stand(next_up(SchemaPhase.VERIFYING, f"resolved {what}; it is verified next"))
+
+    return resolutions.adopt_resolution(draft, claim, report.resolve, report.finished_at, then)
 
 
 def _verification(
     draft: SchemaDraft, claim: ActiveOperation, report: SchemaOperationReport
 ) -> str | None:
-    artifact = draft.spec.artifact
-    ref = artifact.verification_policy_from if artifact is not None else None
-    policy = f"{ref.name}/{ref.key}" if ref is not None else "?"
-    when = report.finished_at or draft.now
-    verdict = resolutions.verification(report.verify, claim.source, policy, when)
-    if isinstance(verdict, str):
-        return verdict
-    status = draft.status
-    status.source = verdict.record
-    status.active_operation = None
-    if verdict.accepted:
-        conditions.clear_failure(status)
-        conditions.artifact_verified(
-            status, True, Reason.POLICY_SATISFIED, verdict.message, draft.now, draft.generation
-        )
-        draft.normal(EventReason.ARTIFACT_VERIFIED, verdict.message)
-        draft.stand(next_up(SchemaPhase.OBSERVING, f"{verdict.message}; the database is next"))
-        draft.wake_now()
-        return None
-    conditions.artifact_verified(
-        status, False, Reason.POLICY_REFUSED, verdict.message, draft.now, draft.generation
+    def accepted(message: str) -> None:
+        draft.stand(next_up(SchemaPhase.OBSERVING, f"{message}; the database is next"))
+
+    def refused(message: str) -> None:
+        plans.retire(draft, "the verification policy refused the artifact")
+        draft.warning(EventReason.ARTIFACT_REFUSED, message)
+        draft.stand(blocked(Reason.POLICY_REFUSED, message))
+        rest(draft)
+
+    return resolutions.adopt_verification(
+        draft, claim, report.verify, report.finished_at, accepted=accepted, refused=refused
     )
-    plans.retire(draft, "the verification policy refused the artifact")
-    draft.warning(EventReason.ARTIFACT_REFUSED, verdict.message)
-    draft.stand(blocked(Reason.POLICY_REFUSED, verdict.message))
-    rest(draft)
-    return None
 
 
 # --- the database ------------------------------------------------------------------------------
@@ -192,7 +157,7 @@ def _observation(
             f"the observation finds {drift.total} difference(s); the plan is next",
         )
     )
-    draft.wake_now()
+    draft.rely_on_own_write()
     return None
 
 
@@ -231,7 +196,7 @@ def _plan(draft: SchemaDraft, claim: ActiveOperation, report: SchemaOperationRep
                     "is read next",
                 )
             )
-            draft.wake_now()
+            draft.rely_on_own_write()
             return None
         plans.adopt(draft, claim, report, planned, SchemaPhase.VERIFYING_CONVERGENCE)
         return None

@@ -1,6 +1,6 @@
 """What a PtahSchema pass sees: an immutable snapshot, built by the controller from its caches.
 
-The sibling of reconcile.world.MigrationWorld, with what a schema has and a migration has not:
+The sibling of reconcile.migration.world.MigrationWorld, with what a schema has and a migration has not:
 published plans and their chunks, approvals of schema plans, and the text of a plan a Plan
 operation reported, which the manager turns into PtahSchemaPlanChunk objects (see
 docs/design/schema-path.md, "Plans and chunks"). The parts both families share (a Job's state,

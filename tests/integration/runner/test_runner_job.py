@@ -16,12 +16,8 @@ from ptah_operator.api.common import ExecutionBinding, SourceRecord
 from ptah_operator.api.constants import SourceKind
 from ptah_operator.api.content import digest_of_files
 from ptah_operator.api.migration import PtahMigration
-from ptah_operator.reconcile.jobs import (
-    apply_job,
-    history_job,
-    owner_reference,
-    snapshot_configmap,
-)
+from ptah_operator.reconcile.jobs import owner_reference, snapshot_configmap
+from ptah_operator.reconcile.migration.jobs import apply_job, history_job
 from ptah_operator.reconcile.world import RunnerConfig, SourceFiles
 from ptah_operator.results.credentials import operation_secret
 from tests.integration.engine.migrations.mig_support import snapshot

@@ -14,7 +14,8 @@ from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.names import job_name, operation_secret_name, realm_lease_name
 from ptah_operator.api.plans import PtahMigrationPlan
-from ptah_operator.reconcile.jobs import apply_job, history_job, snapshot_configmap
+from ptah_operator.reconcile.jobs import snapshot_configmap
+from ptah_operator.reconcile.migration.jobs import apply_job, history_job
 from ptah_operator.reconcile.world import RunnerConfig, SourceFiles
 
 MIGRATION = from_manifest(

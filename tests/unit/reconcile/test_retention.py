@@ -15,7 +15,7 @@ from ptah_operator.reconcile.retention import (
     approvals_to_delete,
     plans_to_delete,
 )
-from tests.unit.reconcile.worlds import (
+from tests.unit.reconcile.migration.worlds import (
     applying,
     approval_of,
     awaiting_approval,

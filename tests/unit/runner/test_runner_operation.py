@@ -19,7 +19,8 @@ from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.engine.migrations.apply import ExpectedMigration, TransactionMode
 from ptah_operator.engine.migrations.connection import Engine
 from ptah_operator.engine.migrations.revision_table import RevisionTable
-from ptah_operator.reconcile.jobs import apply_job, operation_document
+from ptah_operator.reconcile.jobs import operation_document
+from ptah_operator.reconcile.migration.jobs import apply_job
 from ptah_operator.reconcile.world import RunnerConfig
 from ptah_operator.runner.migration import parse_operation
 

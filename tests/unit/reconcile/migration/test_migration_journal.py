@@ -17,9 +17,9 @@ from ptah_operator.api.constants import (
 )
 from ptah_operator.api.journal import Journal, JournalEntry
 from ptah_operator.reconcile import journal
-from ptah_operator.reconcile.approvals import consumed
 from ptah_operator.reconcile.migration import reconcile_migration
-from tests.unit.reconcile.worlds import (
+from ptah_operator.reconcile.migration.approvals import consumed
+from tests.unit.reconcile.migration.worlds import (
     NOW,
     applying,
     approval_of,

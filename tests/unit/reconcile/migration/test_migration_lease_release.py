@@ -18,8 +18,9 @@ import pytest
 from ptah_operator.api.constants import MigrationPhase, RunOutcome
 from ptah_operator.reconcile.decision import LeaseAction, LeaseVerb
 from ptah_operator.reconcile.migration import reconcile_migration
-from ptah_operator.reconcile.world import LeaseState, MigrationWorld
-from tests.unit.reconcile.worlds import (
+from ptah_operator.reconcile.migration.world import MigrationWorld
+from ptah_operator.reconcile.world import LeaseState
+from tests.unit.reconcile.migration.worlds import (
     applying,
     carry_out,
     claim_id,

@@ -55,12 +55,12 @@ from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.api.realm import PtahRealm
 from ptah_operator.reconcile.decision import Decision, LeaseVerb, OperationCredentials
 from ptah_operator.reconcile.migration import reconcile_migration
+from ptah_operator.reconcile.migration.world import MigrationWorld
 from ptah_operator.reconcile.world import (
     Claimant,
     JobPhase,
     JobState,
     LeaseState,
-    MigrationWorld,
     OperationResult,
     RunnerConfig,
     SourceFiles,

@@ -19,8 +19,8 @@ import pytest
 from ptah_operator.api.constants import ConditionType, JournalEntryType, MigrationPhase
 from ptah_operator.reconcile.decision import Decision, LeaseVerb
 from ptah_operator.reconcile.migration import reconcile_migration
-from ptah_operator.reconcile.world import MigrationWorld
-from tests.unit.reconcile.worlds import (
+from ptah_operator.reconcile.migration.world import MigrationWorld
+from tests.unit.reconcile.migration.worlds import (
     FILES,
     entry_types,
     event_reasons,

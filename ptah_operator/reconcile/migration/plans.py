@@ -18,6 +18,8 @@ migrations than it listed, or a reading that names no database) is not published
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ptah_operator.api.common import (
@@ -31,7 +33,9 @@ from ptah_operator.api.constants import (
     API_VERSION,
     PLAN_CONTRACT_CONFIGMAP_GIT,
     PLAN_CONTRACT_OCI,
+    Engine,
     SourceKind,
+    TransactionMode,
 )
 from ptah_operator.api.contracts.result import HistoryReport
 from ptah_operator.api.fingerprints import (
@@ -39,9 +43,10 @@ from ptah_operator.api.fingerprints import (
     plan_fingerprint_matches,
     plan_source_binding,
 )
-from ptah_operator.api.migration import PtahMigration
+from ptah_operator.api.migration import PtahMigration, RevisionTable
 from ptah_operator.api.plans import PlannedVersion, PtahMigrationPlan, PtahMigrationPlanSpec
-from ptah_operator.reconcile.effects import binding_digest
+from ptah_operator.reconcile.bindings import Rule, first_change, plan_identity
+from ptah_operator.reconcile.draft import binding_digest
 from ptah_operator.reconcile.jobs import owner_labels, owner_reference
 
 _UNSET = "sha256:" + "0" * 64
@@ -118,6 +123,53 @@ def same_spec(plan: PtahMigrationPlan, spec: PtahMigrationPlanSpec) -> bool:
     return plan.spec.fingerprint == spec.fingerprint and plan_fingerprint_matches(plan.spec)
 
 
+@dataclass(frozen=True)
+class Bound:
+    """What a migration plan binds beside its identity (MIG-16)."""
+
+    source: PlanSourceBinding
+    engine: Engine
+    revision_table: RevisionTable
+    transaction_mode: TransactionMode | None
+    execution: str | None
+    """The execution binding's digest."""
+
+
+def _differs(get: Callable[[Bound], object]) -> Callable[[Bound, Bound], bool]:
+    return lambda plan, now: get(plan) != get(now)
+
+
+BINDING_RULES: tuple[Rule[Bound], ...] = (
+    Rule("the source changed kind", _differs(lambda b: b.source.kind)),
+    Rule(
+        "the source files changed (another content digest)",
+        _differs(lambda b: b.source.content_digest),
+    ),
+    Rule(
+        "the source ConfigMap was re-created (another UID)",
+        _differs(lambda b: b.source.config_map_uid),
+    ),
+    Rule(
+        "the source names another repository or path",
+        _differs(lambda b: b.source.repository_path_digest),
+    ),
+    Rule("the artifact moved to another digest", _differs(lambda b: b.source.oci_digest)),
+    Rule(
+        "the verification policy changed",
+        _differs(lambda b: b.source.verification_policy_digest),
+    ),
+    Rule("the source policy changed", _differs(lambda b: b.source.source_policy_digest)),
+    Rule("spec.target.engine changed", _differs(lambda b: b.engine)),
+    Rule("spec.policy.revisionTable changed", _differs(lambda b: b.revision_table)),
+    Rule("spec.policy.transactionMode changed", _differs(lambda b: b.transaction_mode)),
+    Rule(
+        "the execution binding changed (runner image, protocol or engine version)",
+        _differs(lambda b: b.execution),
+    ),
+)
+"""What a migration plan binds, in the order a stale plan's reason names it."""
+
+
 def misfit(
     plan: PtahMigrationPlan | None,
     ref: PlanReference,
@@ -131,37 +183,23 @@ def misfit(
     this checks everything else the plan binds against the spec, the source files and the
     execution binding as they are now (MIG-16).
     """
-    if plan is None:
-        return None if ref.uid is None else f"plan {ref.name} no longer exists"
-    if ref.uid is not None and plan.metadata.uid != ref.uid:
-        return f"plan {ref.name} was replaced by another object of that name"
-    if plan.spec.fingerprint != ref.fingerprint or not plan_fingerprint_matches(plan.spec):
-        return f"plan {ref.name} no longer has the fingerprint it was published with"
+    why = plan_identity(plan, ref, migration.metadata.uid, "PtahMigration")
+    if why is not None or plan is None:
+        return why
     spec = plan.spec
-    if spec.migration_ref.uid != migration.metadata.uid:
-        return f"plan {ref.name} belongs to another PtahMigration"
-    bound = spec.source
-    if bound.kind != current.kind:
-        return "the source changed kind"
-    if bound.content_digest != current.content_digest:
-        return "the source files changed (another content digest)"
-    if bound.config_map_uid != current.config_map_uid:
-        return "the source ConfigMap was re-created (another UID)"
-    if bound.repository_path_digest != current.repository_path_digest:
-        return "the source names another repository or path"
-    if bound.oci_digest != current.oci_digest:
-        return "the artifact moved to another digest"
-    if bound.verification_policy_digest != current.verification_policy_digest:
-        return "the verification policy changed"
-    if bound.source_policy_digest != current.source_policy_digest:
-        return "the source policy changed"
     policy = migration.spec.policy
-    if spec.engine != migration.spec.target.engine:
-        return "spec.target.engine changed"
-    if spec.revision_table != policy.revision_table:
-        return "spec.policy.revisionTable changed"
-    if spec.transaction_mode != policy.transaction_mode:
-        return "spec.policy.transactionMode changed"
-    if binding_digest(spec.execution_binding) != binding_digest(binding):
-        return "the execution binding changed (runner image, protocol or engine version)"
-    return None
+    bound = Bound(
+        spec.source,
+        spec.engine,
+        spec.revision_table,
+        spec.transaction_mode,
+        binding_digest(spec.execution_binding),
+    )
+    now = Bound(
+        current,
+        migration.spec.target.engine,
+        policy.revision_table,
+        policy.transaction_mode,
+        binding_digest(binding),
+    )
+    return first_change(bound, now, BINDING_RULES)

@@ -18,9 +18,9 @@ from ptah_operator.api.constants import (
 )
 from ptah_operator.reconcile.decision import Decision
 from ptah_operator.reconcile.migration import reconcile_migration
-from ptah_operator.reconcile.world import MigrationWorld
-from tests.unit.reconcile.table import never_shows_sql_or_urls
-from tests.unit.reconcile.worlds import (
+from ptah_operator.reconcile.migration.world import MigrationWorld
+from tests.unit.reconcile.migration.table import never_shows_sql_or_urls
+from tests.unit.reconcile.migration.worlds import (
     DB,
     applying,
     awaiting_approval,

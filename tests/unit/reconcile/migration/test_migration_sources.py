@@ -30,8 +30,9 @@ from ptah_operator.api.content import digest_of_files
 from ptah_operator.api.source_policy import parse_source_policy
 from ptah_operator.reconcile.decision import Decision
 from ptah_operator.reconcile.migration import reconcile_migration
-from ptah_operator.reconcile.world import JobPhase, MigrationWorld, PolicyFile
-from tests.unit.reconcile.worlds import (
+from ptah_operator.reconcile.migration.world import MigrationWorld
+from ptah_operator.reconcile.world import JobPhase, PolicyFile
+from tests.unit.reconcile.migration.worlds import (
     EDITED_FILES,
     FILES,
     annotated,
@@ -511,7 +512,7 @@ def test_an_approved_git_plan_applies_from_the_fetched_commit() -> None:
 
 
 def carry(world: MigrationWorld, decision: Decision) -> MigrationWorld:
-    from tests.unit.reconcile.worlds import carry_out
+    from tests.unit.reconcile.migration.worlds import carry_out
 
     return carry_out(world, decision)
 

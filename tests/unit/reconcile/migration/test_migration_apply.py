@@ -24,10 +24,11 @@ from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.names import realm_lease_name
 from ptah_operator.reconcile.decision import Decision, LeaseVerb
 from ptah_operator.reconcile.migration import reconcile_migration
+from ptah_operator.reconcile.migration.world import MigrationWorld
 from ptah_operator.reconcile.schedule import RESULT_GRACE
-from ptah_operator.reconcile.world import JobPhase, LeaseState, MigrationWorld
-from tests.unit.reconcile.table import Row, check, params
-from tests.unit.reconcile.worlds import (
+from ptah_operator.reconcile.world import JobPhase, LeaseState
+from tests.unit.reconcile.migration.table import Row, check, params
+from tests.unit.reconcile.migration.worlds import (
     ALICE,
     BOB,
     DB,

@@ -33,8 +33,9 @@ from ptah_operator.api.constants import (
 )
 from ptah_operator.api.contracts.result import HistoryReport, OperationReport, history_status
 from ptah_operator.api.migration import RunVerification
-from ptah_operator.reconcile import conditions, planning, run_records, sources
-from ptah_operator.reconcile.draft import Draft
+from ptah_operator.reconcile import conditions, sources
+from ptah_operator.reconcile.migration import planning, run_records, standings
+from ptah_operator.reconcile.migration.draft import MigrationDraft
 from ptah_operator.reconcile.read_request import unanswered
 from ptah_operator.reconcile.schedule import interval
 
@@ -47,7 +48,7 @@ _BLOCKING = {
 
 
 def adopt_reading(
-    draft: Draft, claim: ActiveOperation, report: OperationReport, history: HistoryReport
+    draft: MigrationDraft, claim: ActiveOperation, report: OperationReport, history: HistoryReport
 ) -> None:
     status = draft.status
     read_at = report.finished_at or draft.now
@@ -60,7 +61,7 @@ def adopt_reading(
     request = unanswered(draft.migration)
     if request is not None:
         # Answered by the read that starts after this one (RRQ-12).
-        draft.wake_now()
+        draft.rely_on_own_write()
 
     hold = status.unresolved_run
     if hold is not None:
@@ -76,7 +77,7 @@ def adopt_reading(
             _verify(draft, target, VerifiedOutcome.BLOCKED, claim.operation_id, read_at)
             planning.retire(draft, "an unresolved run holds the migration")
             draft.stand(
-                conditions.blocked(Reason.APPLY_OUTCOME_UNKNOWN, run_records.hold_message(hold))
+                standings.blocked(Reason.APPLY_OUTCOME_UNKNOWN, run_records.hold_message(hold))
             )
             return
 
@@ -84,29 +85,29 @@ def adopt_reading(
     if verdict in _BLOCKING:
         _verify(draft, target, VerifiedOutcome.BLOCKED, claim.operation_id, read_at)
         planning.retire(draft, f"the history reads {verdict.value}")
-        draft.stand(conditions.blocked(_BLOCKING[verdict], blocked_message(history)))
+        draft.stand(standings.blocked(_BLOCKING[verdict], blocked_message(history)))
         return
     if verdict == HistoryVerdict.NOTHING_PENDING:
         _verify(draft, target, VerifiedOutcome.IN_SYNC, claim.operation_id, read_at)
         planning.retire(draft, "the history has nothing pending")
-        draft.stand(conditions.in_sync(history.current_version))
+        draft.stand(standings.in_sync(history.current_version))
         return
     _verify(draft, target, VerifiedOutcome.PENDING, claim.operation_id, read_at)
     if claim.serves_proof and sources.record_moved(draft, claim.source):
         planning.retire(draft, "the source changed")
         draft.stand(
-            conditions.pending(
+            standings.pending(
                 Reason.OPERATION_IN_PROGRESS,
                 "the run is confirmed against the files it ran; the changed source is read next",
             )
         )
-        draft.wake_now()
+        draft.rely_on_own_write()
         return
     planning.adopt(draft, claim, history, target)
 
 
 def _verify(
-    draft: Draft,
+    draft: MigrationDraft,
     target: str | None,
     outcome: VerifiedOutcome,
     reading: str,

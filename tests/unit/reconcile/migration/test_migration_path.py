@@ -24,9 +24,10 @@ from ptah_operator.api.constants import (
     RunOutcome,
 )
 from ptah_operator.reconcile.decision import Decision, LeaseVerb
-from ptah_operator.reconcile.world import JobPhase, MigrationWorld
-from tests.unit.reconcile.table import Row, check, params
-from tests.unit.reconcile.worlds import (
+from ptah_operator.reconcile.migration.world import MigrationWorld
+from ptah_operator.reconcile.world import JobPhase
+from tests.unit.reconcile.migration.table import Row, check, params
+from tests.unit.reconcile.migration.worlds import (
     BINDING,
     CONFIG_MAP,
     EDITED_FILES,
@@ -684,7 +685,7 @@ def test_what_leaves_the_path_and_how_it_comes_back(row: Row) -> None:
 
 @pytest.mark.req("MIG-21", "JOB-06")
 def test_applying_to_failed_when_the_job_cannot_be_built(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ptah_operator.reconcile import apply_run
+    from ptah_operator.reconcile.migration import apply as apply_run
 
     def refuse(*args: object, **kwargs: object) -> dict[str, object]:
         raise ValueError("spec.execution.resources cannot be rendered")

@@ -2,7 +2,7 @@
 
 A read is claimed in `status.activeOperation` in the same Decision that creates its Job
 (JOB-04), takes no Lease (LCK-07) and shows its phase (Reading, Resolving, Verifying) until
-its result is adopted: a History result is the verdict (verdicts.py), a Resolve or Verify
+its result is adopted: a History result is the verdict (history.py), a Resolve or Verify
 result pins the source (source_read.py). Everything else below holds for all three.
 
 - Its result comes from the runner's report, never from the Job's exit (PATH-10). A Job that
@@ -39,34 +39,32 @@ from ptah_operator.api.constants import (
 )
 from ptah_operator.api.contracts.codes import ErrorReason
 from ptah_operator.api.contracts.result import OperationReport
-from ptah_operator.api.names import job_name, result_record_name
-from ptah_operator.reconcile import (
-    conditions,
+from ptah_operator.api.names import job_name
+from ptah_operator.reconcile import conditions, resolutions, sources
+from ptah_operator.reconcile import reads as core
+from ptah_operator.reconcile.decision import OperationCredentials
+from ptah_operator.reconcile.draft import current_binding
+from ptah_operator.reconcile.jobs import owner_reference
+from ptah_operator.reconcile.migration import (
+    history,
     planning,
-    resolutions,
-    snapshots,
     source_read,
-    sources,
-    verdicts,
+    standings,
 )
-from ptah_operator.reconcile.decision import ObjectRef, OperationCredentials
-from ptah_operator.reconcile.draft import Draft
-from ptah_operator.reconcile.effects import binding_digest, current_binding
-from ptah_operator.reconcile.jobs import history_job, owner_reference
+from ptah_operator.reconcile.migration.draft import MigrationDraft
+from ptah_operator.reconcile.migration.jobs import history_job
 from ptah_operator.reconcile.read_request import ReadRequest, answer, answer_invalid, unanswered
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
-    CLEANUP_CHECK,
     JOB_RECREATE_CHECK,
     RESULT_GRACE,
     failure_retry_interval,
-    interval,
 )
 from ptah_operator.reconcile.world import JobPhase
 
 
 def start(
-    draft: Draft,
+    draft: MigrationDraft,
     *,
     proof: bool,
     request: ReadRequest | None = None,
@@ -96,7 +94,7 @@ def start(
             return
     else:
         proof = False
-        record = snapshots.resolve(draft)
+        record = sources.take_snapshot(draft)
     operation_id = draft.world.new_operation_id
     try:
         job = history_job(draft.migration, draft.world.runner, operation_id, record)
@@ -121,10 +119,10 @@ def start(
         OperationCredentials(operation_id, draft.namespace, owner_reference(draft.migration))
     )
     draft.create(job)
-    draft.stand(conditions.reading(proof))
+    draft.stand(standings.reading(proof))
 
 
-def observe(draft: Draft, claim: ActiveOperation) -> None:
+def observe(draft: MigrationDraft, claim: ActiveOperation) -> None:
     """Follow a read under way: its result, its Job, its failure and its retry."""
     name = claim.job_name or job_name(claim.type, claim.operation_id)
     job = draft.world.jobs.get(name)
@@ -155,20 +153,20 @@ def observe(draft: Draft, claim: ActiveOperation) -> None:
                 draft, claim, Reason.OPERATION_FAILED, "the result holds no reading", draft.now
             )
         else:
-            verdicts.adopt_reading(draft, claim, report, report.history)
+            history.adopt_reading(draft, claim, report, report.history)
         return
     if job is None:
         _create_job(draft, claim)
         draft.wake_in(JOB_RECREATE_CHECK)
         return
     if job.phase == JobPhase.ACTIVE:
-        draft.stand(conditions.operating(claim.type, bool(claim.serves_proof), claim.attempt))
+        draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))
         return
     if job.snapshot_refused:
         _refused(draft, claim, job.message or f"the files were refused by Job {name}")
         return
     if job.finished_at is not None and draft.now < job.finished_at + RESULT_GRACE:
-        draft.stand(conditions.operating(claim.type, bool(claim.serves_proof), claim.attempt))
+        draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))
         draft.wake_at(job.finished_at + RESULT_GRACE)
         return
     _failed_attempt(
@@ -180,33 +178,19 @@ def observe(draft: Draft, claim: ActiveOperation) -> None:
     )
 
 
-def inputs_moved(draft: Draft, claim: ActiveOperation) -> str | None:
-    """What moved under a plain read since it was claimed (MIG-28), or None. A Resolve is
-    bound to the spec alone; a Verify to the digest it verifies."""
-    if claim.type == OperationType.HISTORY and sources.record_moved(draft, claim.source):
-        return "the source changed"
-    if claim.type == OperationType.VERIFY and not sources.names_spec_source(draft, claim.source):
-        return "the source changed"
-    if (
-        claim.type == OperationType.RESOLVE
-        and claim.source is not None
-        and claim.source.source_policy_digest != sources.source_policy_digest(draft)
-    ):
-        return "the source policy changed"
-    if claim.generation != draft.generation:
-        return f"the spec changed (generation {draft.generation})"
-    if binding_digest(claim.execution_binding) != binding_digest(current_binding(draft.world)):
-        return "the execution binding changed"
-    return None
+def inputs_moved(draft: MigrationDraft, claim: ActiveOperation) -> str | None:
+    """What moved under a plain read since it was claimed (MIG-28, reads.inputs_moved), or
+    None: a History read is bound to its files."""
+    return core.inputs_moved(draft, claim, (OperationType.HISTORY,))
 
 
-def drop(draft: Draft, claim: ActiveOperation) -> None:
+def drop(draft: MigrationDraft, claim: ActiveOperation) -> None:
     """Retire the claim; whatever its Job reports later is not read."""
     if draft.status.active_operation is not None:
         draft.status.active_operation = None
 
 
-def give_way(draft: Draft, claim: ActiveOperation, why: str) -> None:
+def give_way(draft: MigrationDraft, claim: ActiveOperation, why: str) -> None:
     """The read gives way to a new one (RETRY-05): Pending for the pass that starts it."""
     drop(draft, claim)
     if claim.type == OperationType.HISTORY and sources.record_moved(draft, claim.source):
@@ -215,67 +199,37 @@ def give_way(draft: Draft, claim: ActiveOperation, why: str) -> None:
         EventReason.READ_RESTARTED,
         f"{_what(claim.type)} {claim.operation_id} gave way to a new read: {why}",
     )
-    draft.stand(conditions.pending(Reason.OPERATION_IN_PROGRESS, f"{why}: a new read starts"))
-    draft.wake_now()
+    draft.stand(standings.pending(Reason.OPERATION_IN_PROGRESS, f"{why}: a new read starts"))
+    draft.rely_on_own_write()
 
 
 # --- attempts ----------------------------------------------------------------------------------
 
 
-def _between_attempts(draft: Draft, claim: ActiveOperation) -> None:
+def _between_attempts(draft: MigrationDraft, claim: ActiveOperation) -> None:
     retry_at = claim.retry_at
     assert retry_at is not None
-    proof = bool(claim.serves_proof)
-    request = unanswered(draft.migration)
-    if request is not None and not request.valid and not proof:
-        answer_invalid(draft, request)
-        request = None
     reason = claim.last_failure_reason or Reason.OPERATION_FAILED
-    if draft.now < retry_at:
-        draft.stand(conditions.read_retrying(reason, claim.attempt, retry_at, claim.type))
-        draft.wake_at(retry_at)
-        return
-    if request is not None and not proof:
-        give_way(draft, claim, f"a read was requested at {request.value}")
-        return
-    if not proof and _source_read_due(draft, claim):
-        give_way(draft, claim, "spec.interval passed since the source was last read")
-        return
-    name = claim.job_name or job_name(claim.type, claim.operation_id)
-    leftovers = False
-    if name in draft.world.jobs:
-        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
-        leftovers = True
-    if claim.operation_id in draft.world.results:
-        draft.delete(
-            ObjectRef("v1", "ConfigMap", draft.namespace, result_record_name(claim.operation_id))
-        )
-        leftovers = True
-    if leftovers:
-        draft.stand(conditions.read_retrying(reason, claim.attempt, retry_at, claim.type))
-        draft.wake_in(CLEANUP_CHECK)
+
+    def waiting() -> None:
+        draft.stand(standings.read_retrying(reason, claim.attempt, retry_at, claim.type))
+
+    def gives_way(why: str) -> None:
+        give_way(draft, claim, why)
+
+    if not core.next_attempt_due(draft, claim, waiting=waiting, give_way=gives_way):
         return
     claim = claim.model_copy(update={"attempt": claim.attempt + 1, "retry_at": None})
     draft.status.active_operation = claim
     if _create_job(draft, claim):
-        draft.stand(conditions.operating(claim.type, proof, claim.attempt))
-
-
-def _source_read_due(draft: Draft, claim: ActiveOperation) -> bool:
-    """RETRY-04: under a Git or OCI source, a failing History or Verify gives way once the
-    interval has passed since the source was last read (a Resolve reads it every attempt)."""
-    if claim.type == OperationType.RESOLVE or not sources.read_by_job(draft):
-        return False
-    record = draft.status.source
-    read_at = record.resolved_at if record is not None else None
-    return read_at is None or draft.now >= read_at + interval(draft.migration)
+        draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))
 
 
 def _what(operation: OperationType) -> str:
     return "history read" if operation == OperationType.HISTORY else operation.value
 
 
-def _create_job(draft: Draft, claim: ActiveOperation) -> bool:
+def _create_job(draft: MigrationDraft, claim: ActiveOperation) -> bool:
     if claim.type != OperationType.HISTORY:
         built = source_read.build_job(draft, claim.type, claim.operation_id, claim.source)
         if isinstance(built, str):
@@ -303,7 +257,7 @@ def _create_job(draft: Draft, claim: ActiveOperation) -> bool:
 
 
 def _failed_attempt(
-    draft: Draft, claim: ActiveOperation, reason: str, message: str, when: dt.datetime
+    draft: MigrationDraft, claim: ActiveOperation, reason: str, message: str, when: dt.datetime
 ) -> None:
     retry_at = draft.now + failure_retry_interval(draft.migration)
     claim = claim.model_copy(update={"retry_at": retry_at, "last_failure_reason": reason})
@@ -315,14 +269,14 @@ def _failed_attempt(
         f"{_what(claim.type)} {claim.operation_id} failed ({reason}) on attempt "
         f"{claim.attempt}; it runs again after {draft.spec.execution.failure_retry_interval}",
     )
-    draft.stand(conditions.read_retrying(reason, claim.attempt, retry_at, claim.type))
+    draft.stand(standings.read_retrying(reason, claim.attempt, retry_at, claim.type))
     draft.wake_at(retry_at)
     request = unanswered(draft.migration)
     if request is not None and not request.valid and not claim.serves_proof:
         answer_invalid(draft, request)
 
 
-def _refused(draft: Draft, claim: ActiveOperation | None, message: str) -> None:
+def _refused(draft: MigrationDraft, claim: ActiveOperation | None, message: str) -> None:
     """The read could not be held to its files: Failed, and start over from resolution
     (MIG-29). A snapshot that went is SnapshotMissing; fetched content that was refused (a
     commit no longer reachable, another digest) is SourceRefused (SRC-GIT-09)."""
@@ -334,6 +288,6 @@ def _refused(draft: Draft, claim: ActiveOperation | None, message: str) -> None:
     draft.fail(reason, f"the history read was refused: {message}")
 
 
-def _not_built(draft: Draft, operation: OperationType, why: str) -> None:
+def _not_built(draft: MigrationDraft, operation: OperationType, why: str) -> None:
     """The Job could not be built: none exists, Failed (MIG-29)."""
     source_read.not_built(draft, operation, why)

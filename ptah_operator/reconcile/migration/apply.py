@@ -42,23 +42,24 @@ from ptah_operator.api.constants import (
     ANNOTATION_UNRESOLVED_RUN,
     Authorization,
     EventReason,
-    JournalEntryType,
     MigrationPhase,
     OperationType,
     Reason,
     RunOutcome,
 )
 from ptah_operator.api.contracts.result import OperationReport, run_failure
-from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.migration import LastRun
-from ptah_operator.api.names import job_name, realm_lease_name
+from ptah_operator.api.names import job_name
 from ptah_operator.api.plans import PtahMigrationPlan
-from ptah_operator.reconcile import approvals, conditions, planning, run_records, sources
-from ptah_operator.reconcile.conditions import Standing
+from ptah_operator.reconcile import conditions, leases, sources
+from ptah_operator.reconcile.approvals import accepted as approval_accepted
 from ptah_operator.reconcile.decision import LeaseAction, LeaseVerb, OperationCredentials
-from ptah_operator.reconcile.draft import Draft
-from ptah_operator.reconcile.effects import binding_digest, current_binding
-from ptah_operator.reconcile.jobs import apply_job, owner_reference
+from ptah_operator.reconcile.draft import binding_digest, current_binding
+from ptah_operator.reconcile.jobs import owner_reference
+from ptah_operator.reconcile.migration import approvals, planning, run_records, standings
+from ptah_operator.reconcile.migration.draft import MigrationDraft
+from ptah_operator.reconcile.migration.jobs import apply_job
+from ptah_operator.reconcile.migration.standings import Standing
 from ptah_operator.reconcile.realm import Refusal
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
@@ -68,10 +69,12 @@ from ptah_operator.reconcile.schedule import (
     RESULT_GRACE,
     interval,
 )
-from ptah_operator.reconcile.world import JobPhase, JobState
+from ptah_operator.reconcile.world import JobPhase, JobState, OperationResult
 
 
-def start(draft: Draft, plan: PtahMigrationPlan, approval: PtahMigrationApproval | None) -> None:
+def start(
+    draft: MigrationDraft, plan: PtahMigrationPlan, approval: PtahMigrationApproval | None
+) -> None:
     """Take the Lease, claim the Apply and create its Job, or say what it waits for."""
     status = draft.status
     ref = status.plan
@@ -84,13 +87,7 @@ def start(draft: Draft, plan: PtahMigrationPlan, approval: PtahMigrationApproval
         _wait(draft, approval, "its snapshot is being put back", CLEANUP_CHECK)
         return
     operation_id = draft.world.new_operation_id
-    lease = draft.world.lease
-    if (
-        lease is not None
-        and lease.holder is not None
-        and lease.holder != operation_id
-        and not lease.expired
-    ):
+    if not leases.free_for(draft, operation_id):
         _wait(draft, approval, "the database-realm Lease is held by another operation", LEASE_WAIT)
         return
     try:
@@ -102,7 +99,7 @@ def start(draft: Draft, plan: PtahMigrationPlan, approval: PtahMigrationApproval
         status.plan = None
         draft.fail(Reason.JOB_NOT_BUILT, f"the Apply Job could not be built: {exc}")
         return
-    lease_name = realm_lease_name(draft.spec.target.coordination_key)
+    lease_name = leases.name(draft)
     claim = ActiveOperation(
         operation_id=operation_id,
         type=OperationType.APPLY,
@@ -123,17 +120,17 @@ def start(draft: Draft, plan: PtahMigrationPlan, approval: PtahMigrationApproval
         lease_name=lease_name,
     )
     draft.leases.append(
-        LeaseAction(LeaseVerb.ACQUIRE, lease_name, _lease_namespace(draft), operation_id)
+        LeaseAction(LeaseVerb.ACQUIRE, lease_name, leases.namespace(draft), operation_id)
     )
     status.active_operation = claim
     draft.create(
         OperationCredentials(operation_id, draft.namespace, owner_reference(draft.migration))
     )
     draft.create(job)
-    draft.stand(conditions.applying(ref.name))
+    draft.stand(standings.applying(ref.name))
 
 
-def observe(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> None:
+def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | None) -> None:
     """Follow an Apply claim to its end."""
     world = draft.world
     name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
@@ -145,7 +142,22 @@ def observe(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> No
         _accept(draft, claim)
         if job is not None:
             claim = claim.model_copy(update={"job_uid": job.uid})
-    lease = world.lease
+    claim = _track_lease(draft, claim)
+    status.active_operation = claim
+
+    if claim.job_uid is None and result is None:
+        why = _withdrawal(draft, claim, refusal)
+        if why is not None:
+            _withdraw(draft, claim, why, refusal)
+        else:
+            _recreate(draft, claim)
+        return
+    _follow_dispatched(draft, claim, name, job, result)
+
+
+def _track_lease(draft: MigrationDraft, claim: ActiveOperation) -> ActiveOperation:
+    """Record the epoch the run holds the Lease at, or that it lost it (LCK-10)."""
+    lease = draft.world.lease
     if claim.lease_epoch is None and lease is not None and lease.holder == claim.operation_id:
         claim = claim.model_copy(
             update={"lease_epoch": lease.epoch, "lease_name": claim.lease_name or lease.name}
@@ -162,20 +174,22 @@ def observe(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> No
             EventReason.LEASE_CONTINUITY_LOST,
             f"the database-realm Lease changed hands while Apply {claim.operation_id} held it",
         )
-    status.active_operation = claim
+    return claim
 
-    if claim.job_uid is None and result is None:
-        why = _withdrawal(draft, claim, refusal)
-        if why is not None:
-            _withdraw(draft, claim, why, refusal)
-        else:
-            _recreate(draft, claim)
-        return
+
+def _follow_dispatched(
+    draft: MigrationDraft,
+    claim: ActiveOperation,
+    name: str,
+    job: JobState | None,
+    result: OperationResult | None,
+) -> None:
+    """A dispatched run never gives way: follow it to its end, whatever it left."""
     if claim.lease_continuity_lost:
         if result is None and job is not None and job.phase == JobPhase.ACTIVE:
             # The run may still be changing the database: it is followed to its end, and only
             # then declared unknown, so no read of that database starts while it runs.
-            draft.stand(conditions.applying(claim.plan.name if claim.plan else "?"))
+            draft.stand(standings.applying(claim.plan.name if claim.plan else "?"))
             return
         _end_unknown(
             draft,
@@ -199,13 +213,13 @@ def observe(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> No
         _end_unknown(draft, claim, None, f"Job {name} is gone and left no result")
         return
     if job.phase == JobPhase.ACTIVE:
-        draft.stand(conditions.applying(claim.plan.name if claim.plan else "?"))
+        draft.stand(standings.applying(claim.plan.name if claim.plan else "?"))
         return
     if job.snapshot_refused:
         _end_refused(draft, claim, job)
         return
     if job.finished_at is not None and draft.now < job.finished_at + RESULT_GRACE:
-        draft.stand(conditions.applying(claim.plan.name if claim.plan else "?"))
+        draft.stand(standings.applying(claim.plan.name if claim.plan else "?"))
         draft.wake_at(job.finished_at + RESULT_GRACE)
         return
     _end_unknown(draft, claim, job, f"Job {name} ended without a readable result")
@@ -214,7 +228,9 @@ def observe(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> No
 # --- before dispatch ---------------------------------------------------------------------------
 
 
-def _withdrawal(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> str | None:
+def _withdrawal(
+    draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | None
+) -> str | None:
     """What moved under an Apply claim whose Job does not exist yet, or None."""
     world = draft.world
     if refusal is not None:
@@ -243,7 +259,9 @@ def _withdrawal(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -
     return None
 
 
-def _withdraw(draft: Draft, claim: ActiveOperation, why: str, refusal: Refusal | None) -> None:
+def _withdraw(
+    draft: MigrationDraft, claim: ActiveOperation, why: str, refusal: Refusal | None
+) -> None:
     """The Apply is withdrawn before any Job existed: nothing ran, nothing is consumed."""
     draft.status.active_operation = None
     _release(draft, claim)
@@ -255,13 +273,11 @@ def _withdraw(draft: Draft, claim: ActiveOperation, why: str, refusal: Refusal |
     elif sources.record_moved(draft, claim.source) or why.startswith("the plan"):
         reason = Reason.PLAN_STALE
         planning.retire(draft, why)
-    draft.stand(
-        conditions.pending(reason, f"the Apply was withdrawn before its Job existed: {why}")
-    )
-    draft.wake_now()
+    draft.stand(standings.pending(reason, f"the Apply was withdrawn before its Job existed: {why}"))
+    draft.rely_on_own_write()
 
 
-def _recreate(draft: Draft, claim: ActiveOperation) -> None:
+def _recreate(draft: MigrationDraft, claim: ActiveOperation) -> None:
     """Nothing moved and the Job is not there (yet): ask for it again, idempotently."""
     ref = claim.plan
     plan = draft.world.plans.get(ref.name) if ref is not None else None
@@ -276,39 +292,20 @@ def _recreate(draft: Draft, claim: ActiveOperation) -> None:
         OperationCredentials(claim.operation_id, draft.namespace, owner_reference(draft.migration))
     )
     draft.create(job)
-    draft.stand(conditions.applying(plan.metadata.name or ""))
+    draft.stand(standings.applying(plan.metadata.name or ""))
     draft.wake_in(JOB_RECREATE_CHECK)
 
 
-def _accept(draft: Draft, claim: ActiveOperation) -> None:
+def _accept(draft: MigrationDraft, claim: ActiveOperation) -> None:
     """The Apply consumed its approval: the Job exists (JNL-05, APR-11)."""
-    if claim.authorization != Authorization.APPROVAL or claim.approval is None:
-        return
-    plan = claim.plan
-    draft.journal(
-        JournalEntry(
-            type=JournalEntryType.APPROVAL_ACCEPTED,
-            time=draft.now,
-            plan_name=plan.name if plan else None,
-            plan_uid=plan.uid if plan else None,
-            plan_fingerprint=plan.fingerprint if plan else None,
-            approval_name=claim.approval.name,
-            approval_uid=claim.approval.uid,
-            approver=claim.approver,
-        )
-    )
-    who = claim.approver.username if claim.approver else "an unknown person"
-    draft.normal(
-        EventReason.APPROVAL_ACCEPTED,
-        f"approval {claim.approval.name} by {who} is consumed by Apply {claim.operation_id}",
-    )
+    approval_accepted(draft, claim)
 
 
 # --- the end -----------------------------------------------------------------------------------
 
 
 def _end(
-    draft: Draft, claim: ActiveOperation, job: JobState | None, report: OperationReport
+    draft: MigrationDraft, claim: ActiveOperation, job: JobState | None, report: OperationReport
 ) -> None:
     run = report.run
     assert run is not None
@@ -344,11 +341,13 @@ def _end(
             )
         else:
             conditions.clear_failure(draft.status)
-        draft.stand(conditions.verifying_history(claim.operation_id))
-        draft.wake_now()
+        draft.stand(standings.verifying_history(claim.operation_id))
+        draft.rely_on_own_write()
 
 
-def _end_unknown(draft: Draft, claim: ActiveOperation, job: JobState | None, why: str) -> None:
+def _end_unknown(
+    draft: MigrationDraft, claim: ActiveOperation, job: JobState | None, why: str
+) -> None:
     """A dispatched run nobody can account for: Unknown, held (MIG-19)."""
     record = run_records.last_run(
         claim,
@@ -365,7 +364,7 @@ def _end_unknown(draft: Draft, claim: ActiveOperation, job: JobState | None, why
     _hold(draft, claim, record)
 
 
-def _end_refused(draft: Draft, claim: ActiveOperation, job: JobState) -> None:
+def _end_refused(draft: MigrationDraft, claim: ActiveOperation, job: JobState) -> None:
     """The init container refused the snapshot: the run container never started, so the run
     stopped before it selected anything (MIG-21)."""
     record = run_records.last_run(
@@ -387,7 +386,7 @@ def _end_refused(draft: Draft, claim: ActiveOperation, job: JobState) -> None:
     )
 
 
-def _close(draft: Draft, claim: ActiveOperation, record: LastRun) -> None:
+def _close(draft: MigrationDraft, claim: ActiveOperation, record: LastRun) -> None:
     status = draft.status
     status.last_run = record
     status.active_operation = None
@@ -407,7 +406,7 @@ def _close(draft: Draft, claim: ActiveOperation, record: LastRun) -> None:
         draft.warning(EventReason.RUN_FINISHED, message)
 
 
-def _hold(draft: Draft, claim: ActiveOperation, record: LastRun) -> None:
+def _hold(draft: MigrationDraft, claim: ActiveOperation, record: LastRun) -> None:
     status = draft.status
     hold = run_records.hold_of(record, claim)
     status.unresolved_run = hold
@@ -418,10 +417,10 @@ def _hold(draft: Draft, claim: ActiveOperation, record: LastRun) -> None:
     )
     status.next_reconciliation_time = draft.now + interval(draft.migration)
     draft.wake_at(status.next_reconciliation_time)
-    draft.stand(conditions.blocked(Reason.APPLY_OUTCOME_UNKNOWN, message))
+    draft.stand(standings.blocked(Reason.APPLY_OUTCOME_UNKNOWN, message))
 
 
-def release_ended(draft: Draft) -> None:
+def release_ended(draft: MigrationDraft) -> None:
     """Give back the Lease this resource's ended run still holds.
 
     A run's Lease is released after the status write that records its end (decision.py), so
@@ -436,50 +435,35 @@ def release_ended(draft: Draft) -> None:
     claim = draft.status.active_operation
     if claim is not None and claim.operation_id == lease.holder:
         return
-    if any(a.verb is LeaseVerb.RELEASE and a.holder == lease.holder for a in draft.leases):
-        return
-    draft.leases.append(LeaseAction(LeaseVerb.RELEASE, lease.name, lease.namespace, lease.holder))
+    leases.release_held(draft)
 
 
-def release_orphan(draft: Draft) -> None:
-    """Give back a Lease this resource took but never recorded.
-
-    A Lease is taken before the status write that records its claim (decision.py), so a
-    manager that stopped between the two leaves the Lease held under an operation id no status
-    names, and every Apply on the database would wait for it to expire (an hour). The Lease
-    says which resource took it; when that is this one and neither the stored nor the new
-    status names the holder, no claim, run or Job can exist under it (the Job is created only
-    after the claim), so this pass releases it."""
-    lease = draft.world.lease
-    if lease is None or lease.holder is None or lease.expired or lease.holder_uid != draft.uid:
-        return
-    recorded: set[str] = set()
+def release_orphan(draft: MigrationDraft) -> None:
+    """Give back a Lease this resource took but never recorded (leases.release_orphan): the
+    operation ids recorded are the claim, lastRun and the unresolved run of the stored and the
+    new status. The release is announced with an Event."""
+    recorded: list[str | None] = []
     for status in (draft.stored, draft.status):
         if status is None:
             continue
-        for operation_id in (
+        recorded += [
             status.active_operation.operation_id if status.active_operation else None,
             status.last_run.operation_id if status.last_run else None,
             status.unresolved_run.operation_id if status.unresolved_run else None,
-        ):
-            if operation_id is not None:
-                recorded.add(operation_id)
-    if lease.holder in recorded:
-        return
-    if any(a.verb is LeaseVerb.RELEASE and a.holder == lease.holder for a in draft.leases):
-        return
-    draft.leases.append(LeaseAction(LeaseVerb.RELEASE, lease.name, lease.namespace, lease.holder))
-    draft.normal(
-        EventReason.LEASE_RELEASED,
-        f"released the database-realm Lease that operation {lease.holder} took but never "
-        "recorded (the manager stopped in between)",
-    )
+        ]
+    lease = draft.world.lease
+    if lease is not None and leases.release_orphan(draft, recorded):
+        draft.normal(
+            EventReason.LEASE_RELEASED,
+            f"released the database-realm Lease that operation {lease.holder} took but never "
+            "recorded (the manager stopped in between)",
+        )
 
 
-def _release(draft: Draft, claim: ActiveOperation) -> None:
-    lease_name = claim.lease_name or realm_lease_name(draft.spec.target.coordination_key)
+def _release(draft: MigrationDraft, claim: ActiveOperation) -> None:
+    lease_name = claim.lease_name or leases.name(draft)
     draft.leases.append(
-        LeaseAction(LeaseVerb.RELEASE, lease_name, _lease_namespace(draft), claim.operation_id)
+        LeaseAction(LeaseVerb.RELEASE, lease_name, leases.namespace(draft), claim.operation_id)
     )
 
 
@@ -488,13 +472,8 @@ def _job_ref(claim: ActiveOperation, job: JobState | None) -> JobReference:
     return JobReference(name=name, uid=job.uid if job is not None else claim.job_uid)
 
 
-def _lease_namespace(draft: Draft) -> str:
-    lease = draft.world.lease
-    return lease.namespace if lease is not None else draft.world.manager_namespace
-
-
 def _wait(
-    draft: Draft, approval: PtahMigrationApproval | None, why: str, delay: dt.timedelta
+    draft: MigrationDraft, approval: PtahMigrationApproval | None, why: str, delay: dt.timedelta
 ) -> None:
     ref = draft.status.plan
     assert ref is not None
@@ -507,6 +486,6 @@ def _wait(
             True,
         )
     else:
-        standing = conditions.ready_to_apply(ref.name, f"it waits: {why}")
+        standing = standings.ready_to_apply(ref.name, f"it waits: {why}")
     draft.stand(standing)
     draft.wake_in(delay)

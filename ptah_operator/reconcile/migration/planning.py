@@ -1,6 +1,6 @@
 """status.plan through its life: published from a reading, kept, retired (MIG-09..MIG-16).
 
-- A ReadyToPlan reading publishes the plan its pending list gives (migration_plan). The same
+- A ReadyToPlan reading publishes the plan its pending list gives (plans.py). The same
   reading of the same source under the same spec is the same plan: it is kept and writes
   nothing (JNL-03, RRQ-06, RETRY-12); a different one replaces it.
 - A plan is published once its object exists: its UID comes from the API server and an
@@ -29,14 +29,15 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.contracts.result import HistoryReport
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.names import migration_plan_name
-from ptah_operator.reconcile import approvals, conditions, journal
-from ptah_operator.reconcile.draft import Draft
-from ptah_operator.reconcile.effects import current_binding
-from ptah_operator.reconcile.migration_plan import plan_manifest, plan_spec, same_spec
+from ptah_operator.reconcile import journal
+from ptah_operator.reconcile.draft import current_binding
+from ptah_operator.reconcile.migration import approvals, standings
+from ptah_operator.reconcile.migration.draft import MigrationDraft
+from ptah_operator.reconcile.migration.plans import plan_manifest, plan_spec, same_spec
 from ptah_operator.reconcile.schedule import PLAN_PUBLISH_CHECK, failure_retry_interval
 
 
-def approvable(draft: Draft, ref: PlanReference) -> bool:
+def approvable(draft: MigrationDraft, ref: PlanReference) -> bool:
     """A person could approve the plan, or had approved it and it never ran."""
     if ref.uid is None:
         return False
@@ -46,7 +47,7 @@ def approvable(draft: Draft, ref: PlanReference) -> bool:
     return approvals.exact_approval(draft.world.approvals, draft.migration, ref, used) is not None
 
 
-def retire(draft: Draft, why: str) -> None:
+def retire(draft: MigrationDraft, why: str) -> None:
     """Take status.plan away; a PlanStale Warning when it was approvable or approved."""
     ref = draft.status.plan
     if ref is None:
@@ -60,7 +61,9 @@ def retire(draft: Draft, why: str) -> None:
     draft.status.plan = None
 
 
-def adopt(draft: Draft, claim: ActiveOperation, history: HistoryReport, target: str | None) -> None:
+def adopt(
+    draft: MigrationDraft, claim: ActiveOperation, history: HistoryReport, target: str | None
+) -> None:
     """Publish (or keep) the plan a ReadyToPlan reading gives, and stand where it leaves the
     resource (MIG-09)."""
     status = draft.status
@@ -94,13 +97,13 @@ def adopt(draft: Draft, claim: ActiveOperation, history: HistoryReport, target: 
         if existing is None:
             draft.create(plan_manifest(draft.migration, name, spec))
     if not published(draft):
-        draft.stand(conditions.publishing(name, len(spec.versions)))
+        draft.stand(standings.publishing(name, len(spec.versions)))
         draft.wake_in(PLAN_PUBLISH_CHECK)
         return
     stand_after_reading(draft)
 
 
-def published(draft: Draft) -> bool:
+def published(draft: MigrationDraft) -> bool:
     """Whether status.plan's object exists; fills its UID and writes PlanPublished the first
     time it is seen (JNL-03)."""
     ref = draft.status.plan
@@ -133,27 +136,27 @@ def published(draft: Draft) -> bool:
     return True
 
 
-def publication_overdue(draft: Draft) -> bool:
+def publication_overdue(draft: MigrationDraft) -> bool:
     """A plan decided but not in the cache after failureRetryInterval could not be published."""
     history = draft.status.history
     since = history.read_at if history is not None else None
     return since is not None and draft.now - since > failure_retry_interval(draft.migration)
 
 
-def stand_after_reading(draft: Draft) -> None:
+def stand_after_reading(draft: MigrationDraft) -> None:
     """Where a published plan leaves the resource in the pass that read the history."""
     ref = draft.status.plan
     assert ref is not None
     policy = draft.spec.policy.apply
     if policy == ApplyPolicy.NEVER:
-        draft.stand(conditions.apply_disabled(ref.name))
+        draft.stand(standings.apply_disabled(ref.name))
     elif policy == ApplyPolicy.ALWAYS:
-        draft.stand(conditions.ready_to_apply(ref.name, "the Apply starts on the next pass"))
-        draft.wake_now()
+        draft.stand(standings.ready_to_apply(ref.name, "the Apply starts on the next pass"))
+        draft.rely_on_own_write()
     else:
         used = approvals.consumed(draft.status)
         if approvals.exact_approval(draft.world.approvals, draft.migration, ref, used):
-            draft.stand(conditions.awaiting_approval(ref.name, "approved: the Apply starts next"))
-            draft.wake_now()
+            draft.stand(standings.awaiting_approval(ref.name, "approved: the Apply starts next"))
+            draft.rely_on_own_write()
         else:
-            draft.stand(conditions.awaiting_approval(ref.name))
+            draft.stand(standings.awaiting_approval(ref.name))

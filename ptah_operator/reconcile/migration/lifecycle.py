@@ -6,8 +6,8 @@ of REQUIREMENTS.md). A pass does, in order:
 1. The engine and realm checks (LCK-06; realm.py). They never interrupt an Apply that was
    dispatched or the read that proves one; an undispatched Apply is withdrawn and a plain read
    dropped, and a resource with no claim is Blocked with no Job.
-2. With a claim in flight, it follows that claim: an Apply (apply_run.py) to its end, a read
-   (history_read.py) to its verdict (verdicts.py), retry or give-way. A plain read is dropped
+2. With a claim in flight, it follows that claim: an Apply (apply.py) to its end, a read
+   (reads.py) to its verdict (history.py), retry or give-way. A plain read is dropped
    to Pending when spec.suspend is set or its inputs moved (MIG-28, SUS-06).
 3. With none: a hold put back from metadata (MIG-24), a person's acknowledgment of a held run
    (RUN-06), an invalid read request (RRQ-16), spec.suspend (MIG-25), the source kind and the
@@ -15,8 +15,8 @@ of REQUIREMENTS.md). A pass does, in order:
    (MIG-16), a read that is due (new, Pending, resumed, an edit, a moved source, a request,
    the interval, a retry), and otherwise the published plan's policy (planning.py).
 4. Whatever the pass decided: a Lease still held by the resource's own ended run is given
-   back (apply_run.release_ended), and so is one it took but never recorded
-   (apply_run.release_orphan).
+   back (apply.release_ended), and so is one it took but never recorded
+   (apply.release_orphan).
 
 One pass ends at most one operation or starts one, so every verdict is visible in status
 before what it allows begins. A ConfigMap source's "Resolving" never shows: the snapshot is
@@ -50,8 +50,6 @@ Choices where the seeds are silent (each module's docstring has its own):
 
 from __future__ import annotations
 
-from enum import Enum
-
 from ptah_operator.api.common import ActiveOperation
 from ptah_operator.api.constants import (
     ANNOTATION_UNRESOLVED_RUN,
@@ -62,37 +60,25 @@ from ptah_operator.api.constants import (
     Reason,
     SourceKind,
 )
-from ptah_operator.reconcile import (
-    apply_run,
-    approvals,
-    conditions,
-    history_read,
-    planning,
-    realm,
-    run_records,
-    snapshots,
-    source_read,
-    sources,
-)
+from ptah_operator.reconcile import conditions, realm, sources
+from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.decision import Decision
-from ptah_operator.reconcile.draft import Draft
-from ptah_operator.reconcile.effects import current_binding
-from ptah_operator.reconcile.migration_plan import misfit
-from ptah_operator.reconcile.read_request import ReadRequest, answer_invalid, unanswered
+from ptah_operator.reconcile.draft import current_binding
+from ptah_operator.reconcile.migration import (
+    apply,
+    approvals,
+    planning,
+    reads,
+    run_records,
+    source_read,
+    standings,
+)
+from ptah_operator.reconcile.migration.draft import MigrationDraft
+from ptah_operator.reconcile.migration.plans import misfit
+from ptah_operator.reconcile.migration.world import MigrationWorld
+from ptah_operator.reconcile.read_request import answer_invalid, unanswered
 from ptah_operator.reconcile.realm import Refusal
 from ptah_operator.reconcile.schedule import PLAN_PUBLISH_CHECK, interval
-from ptah_operator.reconcile.world import MigrationWorld
-
-
-class Due(Enum):
-    """Why a read is due now, if it is."""
-
-    NO = "No"
-    STRUCTURAL = "Structural"
-    """New, Pending, resumed, after a block lifted, an edit, a moved source."""
-    REQUESTED = "Requested"
-    INTERVAL = "Interval"
-
 
 _STARTING_PHASES = frozenset(
     {
@@ -113,60 +99,68 @@ _ANSWERING_PHASES = frozenset(
         MigrationPhase.PLANNING,
     }
 )
+READ_CYCLE = core.ReadCycle(
+    starting=_STARTING_PHASES,
+    answering=_ANSWERING_PHASES,
+    blocked=MigrationPhase.BLOCKED,
+    failed=MigrationPhase.FAILED,
+    policy_moves_source=True,
+)
+"""A migration's phases as the read cycle sees them (reads.read_due)."""
 
 
 def reconcile_migration(world: MigrationWorld) -> Decision:
     """Decide one pass for one PtahMigration."""
-    draft = Draft.begin(world)
-    refusal = realm.refusal(world)
+    draft = MigrationDraft.begin(world)
+    refusal = realm.refusal(draft)
     claim = draft.status.active_operation
     if claim is not None:
         _claimed(draft, claim, refusal)
     else:
         _idle(draft, refusal)
-    apply_run.release_ended(draft)
-    apply_run.release_orphan(draft)
+    apply.release_ended(draft)
+    apply.release_orphan(draft)
     return draft.finish()
 
 
 # --- a claim in flight -------------------------------------------------------------------------
 
 
-def _claimed(draft: Draft, claim: ActiveOperation, refusal: Refusal | None) -> None:
+def _claimed(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | None) -> None:
     if claim.type == OperationType.APPLY:
-        apply_run.observe(draft, claim, refusal)
+        apply.observe(draft, claim, refusal)
         return
     if claim.type not in _READS:
-        history_read.drop(draft, claim)
+        reads.drop(draft, claim)
         draft.stand(
-            conditions.pending(
+            standings.pending(
                 Reason.OPERATION_IN_PROGRESS,
                 f"a {claim.type.value} operation is not one a PtahMigration runs",
             )
         )
-        draft.wake_now()
+        draft.rely_on_own_write()
         return
     if not claim.serves_proof:
         if refusal is not None:
-            history_read.drop(draft, claim)
+            reads.drop(draft, claim)
             _refuse(draft, refusal)
             return
         if draft.spec.suspend:
-            history_read.drop(draft, claim)
-            draft.stand(conditions.pending(Reason.SUSPENDED, "spec.suspend dropped the read"))
-            draft.wake_now()
+            reads.drop(draft, claim)
+            draft.stand(standings.pending(Reason.SUSPENDED, "spec.suspend dropped the read"))
+            draft.rely_on_own_write()
             return
-        moved = history_read.inputs_moved(draft, claim)
+        moved = reads.inputs_moved(draft, claim)
         if moved is not None:
-            history_read.give_way(draft, claim, moved)
+            reads.give_way(draft, claim, moved)
             return
-    history_read.observe(draft, claim)
+    reads.observe(draft, claim)
 
 
 # --- no claim ----------------------------------------------------------------------------------
 
 
-def _idle(draft: Draft, refusal: Refusal | None) -> None:
+def _idle(draft: MigrationDraft, refusal: Refusal | None) -> None:
     status = draft.status
     if _restore_hold(draft):
         return
@@ -179,18 +173,20 @@ def _idle(draft: Draft, refusal: Refusal | None) -> None:
         answer_invalid(draft, request)
         request = None
     if draft.spec.suspend:
-        draft.stand(conditions.suspended())
+        draft.stand(standings.suspended())
         return
     if status.phase == MigrationPhase.VERIFYING_HISTORY and status.unresolved_run is None:
-        history_read.start(draft, proof=True)
+        reads.start(draft, proof=True)
         return
-    problem = sources.policy_problem(draft) or (
-        source_read.problem(draft) if sources.read_by_job(draft) else snapshots.problem(draft)
+    problem = sources.policy_problem(draft, _policy_refused) or (
+        source_read.problem(draft)
+        if sources.read_by_job(draft)
+        else sources.config_map_problem(draft)
     )
     if problem is not None:
         reason, message = problem
         planning.retire(draft, message)
-        snapshots.unresolved(draft, reason, message)
+        sources.unresolved(draft, reason, message)
         draft.fail(reason, message)
         return
     if _continue_source_read(draft):
@@ -208,16 +204,20 @@ def _idle(draft: Draft, refusal: Refusal | None) -> None:
         if why is not None:
             planning.retire(draft, why)
             draft.stand(
-                conditions.pending(
+                standings.pending(
                     Reason.PLAN_STALE,
                     f"plan {ref.name} no longer fits: {why}; the history is read again",
                 )
             )
-            draft.wake_now()
+            draft.rely_on_own_write()
             return
-    due = Due.STRUCTURAL if settled else _read_due(draft, request)
-    if due == Due.STRUCTURAL or (due != Due.NO and not _apply_ready(draft)):
-        history_read.start(draft, proof=False, request=request if request else None)
+    due = (
+        core.Due.STRUCTURAL
+        if settled
+        else core.read_due(draft, draft.status.phase, request, READ_CYCLE)
+    )
+    if due == core.Due.STRUCTURAL or (due != core.Due.NO and not _apply_ready(draft)):
+        reads.start(draft, proof=False, request=request if request else None)
         return
     if status.plan is not None:
         _plan_step(draft)
@@ -225,7 +225,7 @@ def _idle(draft: Draft, refusal: Refusal | None) -> None:
         draft.wake_at(status.next_reconciliation_time)
 
 
-def _continue_source_read(draft: Draft) -> bool:
+def _continue_source_read(draft: MigrationDraft) -> bool:
     """The pass after a Resolve or a Verify of this generation ended well starts the next
     operation of the same read: Verify after an OCI digest is pinned (MIG-06), the History
     read once the commit is resolved or the digest verified (MIG-06, MIG-07)."""
@@ -246,29 +246,12 @@ def _continue_source_read(draft: Draft) -> bool:
         return False
     pinned = sources.pinned(draft)
     if status.phase == MigrationPhase.READING and pinned is not None:
-        history_read.start(draft, proof=False, pinned=pinned)
+        reads.start(draft, proof=False, pinned=pinned)
         return True
     return False
 
 
-def _read_due(draft: Draft, request: ReadRequest | None) -> Due:
-    status = draft.status
-    phase = status.phase
-    if phase is None or phase in _STARTING_PHASES or conditions.blocked_by_gate(status):
-        return Due.STRUCTURAL
-    if status.observed_generation != draft.generation or sources.source_moved(draft):
-        return Due.STRUCTURAL
-    if request is not None and request.valid and phase in _ANSWERING_PHASES:
-        return Due.REQUESTED
-    due_at = status.next_reconciliation_time
-    if phase == MigrationPhase.FAILED:
-        return Due.INTERVAL if due_at is not None and draft.now >= due_at else Due.NO
-    if due_at is None or draft.now >= due_at:
-        return Due.INTERVAL
-    return Due.NO
-
-
-def _apply_ready(draft: Draft) -> bool:
+def _apply_ready(draft: MigrationDraft) -> bool:
     """A published plan that an Apply may start on now (its policy or an exact approval)."""
     status = draft.status
     ref = status.plan
@@ -285,7 +268,7 @@ def _apply_ready(draft: Draft) -> bool:
     return approvals.exact_approval(draft.world.approvals, draft.migration, ref, used) is not None
 
 
-def _plan_step(draft: Draft) -> None:
+def _plan_step(draft: MigrationDraft) -> None:
     """A published plan, no read due: its policy decides (MIG-11..MIG-14)."""
     status = draft.status
     ref = status.plan
@@ -296,7 +279,7 @@ def _plan_step(draft: Draft) -> None:
             draft.fail(Reason.CONFIGURATION_ERROR, f"plan {ref.name} could not be published")
             return
         count = status.history.pending_count if status.history is not None else 0
-        draft.stand(conditions.publishing(ref.name, count))
+        draft.stand(standings.publishing(ref.name, count))
         draft.wake_in(PLAN_PUBLISH_CHECK)
         return
     ref = status.plan
@@ -306,32 +289,32 @@ def _plan_step(draft: Draft) -> None:
         return
     policy = draft.spec.policy.apply
     if policy == ApplyPolicy.NEVER:
-        draft.stand(conditions.apply_disabled(ref.name))
+        draft.stand(standings.apply_disabled(ref.name))
         return
     if policy == ApplyPolicy.ALWAYS:
-        apply_run.start(draft, plan, None)
+        apply.start(draft, plan, None)
         return
     used = approvals.consumed(status)
     approval = approvals.exact_approval(draft.world.approvals, draft.migration, ref, used)
     if approval is None:
-        draft.stand(conditions.awaiting_approval(ref.name))
+        draft.stand(standings.awaiting_approval(ref.name))
         return
-    apply_run.start(draft, plan, approval)
+    apply.start(draft, plan, approval)
 
 
-def _refuse(draft: Draft, refusal: Refusal) -> None:
+def _refuse(draft: MigrationDraft, refusal: Refusal) -> None:
     """Blocked by the engine or the realm; the time of the next read is unknown until it ends."""
     status = draft.status
     if not (
         status.phase == MigrationPhase.BLOCKED and conditions.ready_reason(status) == refusal.reason
     ):
         status.next_reconciliation_time = None
-    draft.stand(conditions.blocked(refusal.reason, refusal.message))
+    draft.stand(standings.blocked(refusal.reason, refusal.message))
     if refusal.recheck is not None:
         draft.wake_in(refusal.recheck)
 
 
-def _restore_hold(draft: Draft) -> bool:
+def _restore_hold(draft: MigrationDraft) -> bool:
     """A hold the annotation keeps and status lost: put it back, Blocked (MIG-24, RUN-21)."""
     status = draft.status
     hold = run_records.annotated_hold(draft.migration)
@@ -355,11 +338,11 @@ def _restore_hold(draft: Draft) -> bool:
     )
     status.next_reconciliation_time = draft.now + interval(draft.migration)
     draft.wake_at(status.next_reconciliation_time)
-    draft.stand(conditions.blocked(Reason.APPLY_OUTCOME_UNKNOWN, message))
+    draft.stand(standings.blocked(Reason.APPLY_OUTCOME_UNKNOWN, message))
     return True
 
 
-def _acknowledged(draft: Draft) -> bool:
+def _acknowledged(draft: MigrationDraft) -> bool:
     """A person's acknowledgment of the held run settles it (RUN-06, JNL-11)."""
     status = draft.status
     hold = status.unresolved_run
@@ -378,3 +361,13 @@ def _acknowledged(draft: Draft) -> bool:
     )
     conditions.clear_failure(status)
     return True
+
+
+def _policy_refused(refusal: sources.PolicyRefusal) -> str:
+    """A migration's words for a source policy's refusal: the ConfigMap or the repository."""
+    if refusal.config_map is not None:
+        return (
+            f"source ConfigMap {refusal.config_map} is refused by the source policy "
+            f"{refusal.where}: {refusal.rule}"
+        )
+    return f"the repository is refused by the source policy {refusal.where}: {refusal.rule}"

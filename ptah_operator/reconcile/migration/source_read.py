@@ -1,7 +1,7 @@
 """Resolve and Verify: how a Git or OCI source is pinned, from Jobs only (SRC-GIT, SRC-OCI).
 
 Both are read-only operations, claimed and retried exactly as a History read is
-(history_read.py follows any read claim). This module starts them and adopts what they report:
+(reads.py follows any read claim). This module starts them and adopts what they report:
 
 - Resolve (MIG-06): a Git ref to a commit with the content digest of the selected files
   (SRC-GIT-02, SRC-GIT-03), recorded beside the repository, ref and path it answered
@@ -18,7 +18,7 @@ Both are read-only operations, claimed and retried exactly as a History read is
 Each result ends its operation in one pass, and the next operation starts in the next pass
 (the phase shows where it stands meanwhile), so every verdict is in status before what it
 allows begins. A resource whose source moved from a ConfigMap loses its last snapshot once the
-first resolution of the new source is stored (SRC-CM-15: the Draft deletes what no stored
+first resolution of the new source is stored (SRC-CM-15: the MigrationDraft deletes what no stored
 status names).
 """
 
@@ -28,16 +28,18 @@ from ptah_operator.api.common import ActiveOperation, SourceRecord
 from ptah_operator.api.constants import EventReason, OperationType, Reason, SourceKind
 from ptah_operator.api.contracts.result import OperationReport
 from ptah_operator.api.names import job_name
-from ptah_operator.reconcile import conditions, planning, resolutions, sources
+from ptah_operator.reconcile import resolutions, sources
 from ptah_operator.reconcile.decision import OperationCredentials
-from ptah_operator.reconcile.draft import Draft
-from ptah_operator.reconcile.effects import current_binding
-from ptah_operator.reconcile.jobs import owner_reference, resolve_job, verify_job
+from ptah_operator.reconcile.draft import current_binding
+from ptah_operator.reconcile.jobs import owner_reference
+from ptah_operator.reconcile.migration import planning, standings
+from ptah_operator.reconcile.migration.draft import MigrationDraft
+from ptah_operator.reconcile.migration.jobs import resolve_job, verify_job
 from ptah_operator.reconcile.read_request import ReadRequest, answer
 from ptah_operator.reconcile.schedule import interval
 
 
-def start_resolve(draft: Draft, request: ReadRequest | None = None) -> None:
+def start_resolve(draft: MigrationDraft, request: ReadRequest | None = None) -> None:
     """Claim a Resolve and create its Job: the read every due cycle of a Git or OCI source
     starts with (a request is answered by it, RRQ-03). The claim records the source policy
     the Resolve runs under, to be recorded beside what it resolves (SRC-POL-06)."""
@@ -47,13 +49,13 @@ def start_resolve(draft: Draft, request: ReadRequest | None = None) -> None:
     _start(draft, OperationType.RESOLVE, under, request)
 
 
-def start_verify(draft: Draft, record: SourceRecord) -> None:
+def start_verify(draft: MigrationDraft, record: SourceRecord) -> None:
     """Claim a Verify of the digest `record` pinned."""
     _start(draft, OperationType.VERIFY, record, None)
 
 
 def _start(
-    draft: Draft,
+    draft: MigrationDraft,
     operation: OperationType,
     record: SourceRecord | None,
     request: ReadRequest | None,
@@ -80,11 +82,11 @@ def _start(
         OperationCredentials(operation_id, draft.namespace, owner_reference(draft.migration))
     )
     draft.create(job)
-    draft.stand(conditions.operating(operation))
+    draft.stand(standings.operating(operation))
 
 
 def build_job(
-    draft: Draft, operation: OperationType, operation_id: str, record: SourceRecord | None
+    draft: MigrationDraft, operation: OperationType, operation_id: str, record: SourceRecord | None
 ) -> dict[str, object] | str:
     """The Resolve or Verify Job, or why it cannot be built."""
     try:
@@ -99,7 +101,7 @@ def build_job(
         return str(exc)
 
 
-def not_built(draft: Draft, operation: OperationType, why: str) -> None:
+def not_built(draft: MigrationDraft, operation: OperationType, why: str) -> None:
     """The Job could not be built: none exists, Failed (MIG-29)."""
     draft.operation_failed(operation, Reason.JOB_NOT_BUILT)
     message = f"the {operation.value} Job could not be built: {why}"
@@ -107,7 +109,7 @@ def not_built(draft: Draft, operation: OperationType, why: str) -> None:
     draft.fail(Reason.JOB_NOT_BUILT, message)
 
 
-def problem(draft: Draft) -> tuple[Reason, str] | None:
+def problem(draft: MigrationDraft) -> tuple[Reason, str] | None:
     """Why a Git or OCI source cannot be read now without a Job telling us, or None: the
     verification policy an OCI source names must exist (its Job mounts it)."""
     artifact = draft.spec.artifact
@@ -126,65 +128,39 @@ def problem(draft: Draft) -> tuple[Reason, str] | None:
 # --- adopting a result -------------------------------------------------------------------------
 
 
-def adopt(draft: Draft, claim: ActiveOperation, report: OperationReport) -> str | None:
+def adopt(draft: MigrationDraft, claim: ActiveOperation, report: OperationReport) -> str | None:
     """Take a Resolve's or a Verify's result into status; why it cannot be taken, or None."""
     if claim.type == OperationType.RESOLVE:
         return _adopt_resolution(draft, claim, report)
     return _adopt_verification(draft, claim, report)
 
 
-def _adopt_resolution(draft: Draft, claim: ActiveOperation, report: OperationReport) -> str | None:
-    when = report.finished_at or draft.now
-    record = resolutions.resolved_record(report.resolve, sources.kind(draft), claim.source, when)
-    if isinstance(record, str):
-        return record
-    if not sources.names_spec_source(draft, record):
-        return "the result answers for another source than the spec names"
-    status = draft.status
-    status.active_operation = None
-    status.source = record
-    conditions.clear_failure(status)
-    what = resolutions.describe(record)
-    reason = resolutions.resolved_reason(record)
-    conditions.artifact_resolved(status, True, reason, what, draft.now, draft.generation)
-    if record.kind == SourceKind.GIT:
-        draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what} ({record.content_digest})")
-        draft.stand(conditions.operating(OperationType.HISTORY))
-    else:
-        draft.normal(EventReason.SOURCE_RESOLVED, f"resolved {what}")
-        draft.stand(conditions.operating(OperationType.VERIFY))
-    draft.wake_now()
-    return None
+def _adopt_resolution(
+    draft: MigrationDraft, claim: ActiveOperation, report: OperationReport
+) -> str | None:
+    def then(record: SourceRecord, what: str) -> None:
+        if record.kind == SourceKind.GIT:
+            draft.stand(standings.operating(OperationType.HISTORY))
+        else:
+            draft.stand(standings.operating(OperationType.VERIFY))
+
+    return resolutions.adopt_resolution(draft, claim, report.resolve, report.finished_at, then)
 
 
 def _adopt_verification(
-    draft: Draft, claim: ActiveOperation, report: OperationReport
+    draft: MigrationDraft, claim: ActiveOperation, report: OperationReport
 ) -> str | None:
-    artifact = draft.spec.artifact
-    ref = artifact.verification_policy_from if artifact is not None else None
-    policy = f"{ref.name}/{ref.key}" if ref is not None else "?"
-    when = report.finished_at or draft.now
-    verdict = resolutions.verification(report.verify, claim.source, policy, when)
-    if isinstance(verdict, str):
-        return verdict
-    status = draft.status
-    status.source = verdict.record
-    status.active_operation = None
-    if verdict.accepted:
-        conditions.clear_failure(status)
-        conditions.artifact_verified(
-            status, True, Reason.POLICY_SATISFIED, verdict.message, draft.now, draft.generation
-        )
-        draft.normal(EventReason.ARTIFACT_VERIFIED, verdict.message)
-        draft.stand(conditions.operating(OperationType.HISTORY))
-        draft.wake_now()
-        return None
-    conditions.artifact_verified(
-        status, False, Reason.POLICY_REFUSED, verdict.message, draft.now, draft.generation
+    def accepted(message: str) -> None:
+        draft.stand(standings.operating(OperationType.HISTORY))
+
+    def refused(message: str) -> None:
+        planning.retire(draft, "the verification policy refused the artifact")
+        draft.warning(EventReason.ARTIFACT_REFUSED, message)
+        status = draft.status
+        status.next_reconciliation_time = draft.now + interval(draft.migration)
+        draft.stand(standings.blocked(Reason.POLICY_REFUSED, message))
+        draft.wake_at(status.next_reconciliation_time)
+
+    return resolutions.adopt_verification(
+        draft, claim, report.verify, report.finished_at, accepted=accepted, refused=refused
     )
-    planning.retire(draft, "the verification policy refused the artifact")
-    draft.warning(EventReason.ARTIFACT_REFUSED, verdict.message)
-    status.next_reconciliation_time = draft.now + interval(draft.migration)
-    draft.stand(conditions.blocked(Reason.POLICY_REFUSED, verdict.message))
-    draft.wake_at(status.next_reconciliation_time)
-    return None

@@ -8,9 +8,9 @@ import pytest
 from ptah_operator.api.constants import EventReason, MigrationPhase, Reason, RunOutcome
 from ptah_operator.reconcile.decision import Decision, LeaseVerb
 from ptah_operator.reconcile.migration import reconcile_migration
-from ptah_operator.reconcile.world import MigrationWorld
-from tests.unit.reconcile.table import Row, check, params
-from tests.unit.reconcile.worlds import (
+from ptah_operator.reconcile.migration.world import MigrationWorld
+from tests.unit.reconcile.migration.table import Row, check, params
+from tests.unit.reconcile.migration.worlds import (
     applying,
     awaiting_approval,
     history_reported,

@@ -1,0 +1,147 @@
+"""The standings of a migration: where a pass can leave a PtahMigration (Decision 15, Decision 17).
+
+Each function names one standing of the seeds: the phase, the Ready/Progressing reason, the
+message and whether something comes on its own; Draft.stand (reconcile/draft.py) turns it into
+status.phase, status.message and the kstatus conditions. A failed read keeps the phase of the
+read while it waits to run again (MIG-27).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TypeAlias
+
+from ptah_operator.api.constants import MigrationPhase, OperationType, Reason
+from ptah_operator.reconcile import conditions
+
+Standing: TypeAlias = conditions.Standing[MigrationPhase]
+"""Where a pass leaves the migration."""
+
+
+def reading(proof: bool, attempt: int = 1) -> Standing:
+    what = (
+        "reading the revision table again to confirm the run"
+        if proof
+        else "reading the revision table"
+    )
+    if attempt > 1:
+        what += f" (attempt {attempt})"
+    return Standing(MigrationPhase.READING, Reason.OPERATION_IN_PROGRESS, what, True)
+
+
+_READ_PHASES = {
+    OperationType.RESOLVE: (MigrationPhase.RESOLVING, "resolving the source"),
+    OperationType.VERIFY: (MigrationPhase.VERIFYING, "verifying the artifact against its policy"),
+    OperationType.HISTORY: (MigrationPhase.READING, "reading the revision table"),
+}
+
+
+def operating(operation: OperationType, proof: bool = False, attempt: int = 1) -> Standing:
+    """A read-only operation under way: Resolving, Verifying or Reading."""
+    if operation == OperationType.HISTORY:
+        return reading(proof, attempt)
+    phase, what = _READ_PHASES[operation]
+    if attempt > 1:
+        what += f" (attempt {attempt})"
+    return Standing(phase, Reason.OPERATION_IN_PROGRESS, what, True)
+
+
+def read_retrying(
+    reason: str,
+    attempt: int,
+    retry_at: dt.datetime,
+    operation: OperationType = OperationType.HISTORY,
+) -> Standing:
+    phase, _ = _READ_PHASES[operation]
+    what = "history read" if operation == OperationType.HISTORY else operation.value
+    return Standing(
+        phase,
+        Reason.OPERATION_FAILED,
+        f"the {what} failed ({reason}) on attempt {attempt}; "
+        f"it runs again at {retry_at.isoformat()}",
+        True,
+    )
+
+
+def in_sync(current_version: str | None) -> Standing:
+    where = f"at version {current_version}" if current_version else "with an empty history"
+    return Standing(
+        MigrationPhase.IN_SYNC,
+        Reason.HISTORY_MATCHED,
+        f"the history matches the source {where}: nothing pending",
+        False,
+        ready=True,
+    )
+
+
+def publishing(plan_name: str, count: int) -> Standing:
+    return Standing(
+        MigrationPhase.PLANNING,
+        Reason.PLAN_PUBLISHED,
+        f"publishing plan {plan_name} of {count} pending migration(s)",
+        True,
+    )
+
+
+def apply_disabled(plan_name: str) -> Standing:
+    return Standing(
+        MigrationPhase.PLANNING,
+        Reason.APPLY_DISABLED,
+        f"plan {plan_name} is published; spec.policy.apply is Never, so it runs nothing",
+        False,
+    )
+
+
+def ready_to_apply(plan_name: str, why: str) -> Standing:
+    return Standing(
+        MigrationPhase.PLANNING,
+        Reason.READY_TO_APPLY,
+        f"plan {plan_name} is next to apply: {why}",
+        True,
+    )
+
+
+def awaiting_approval(plan_name: str, why: str = "") -> Standing:
+    message = f"plan {plan_name} waits for a PtahMigrationApproval naming it"
+    if why:
+        message += f" ({why})"
+    return Standing(MigrationPhase.AWAITING_APPROVAL, Reason.AWAITING_APPROVAL, message, False)
+
+
+def applying(plan_name: str) -> Standing:
+    return Standing(
+        MigrationPhase.APPLYING,
+        Reason.OPERATION_IN_PROGRESS,
+        f"applying plan {plan_name}",
+        True,
+    )
+
+
+def verifying_history(operation_id: str) -> Standing:
+    return Standing(
+        MigrationPhase.VERIFYING_HISTORY,
+        Reason.VERIFYING_HISTORY,
+        f"run {operation_id} ended; the history is read next to confirm it",
+        True,
+    )
+
+
+def blocked(reason: str, message: str) -> Standing:
+    return Standing(MigrationPhase.BLOCKED, reason, message, False)
+
+
+def failed(reason: str, message: str) -> Standing:
+    return Standing(MigrationPhase.FAILED, reason, message, False)
+
+
+def suspended() -> Standing:
+    return Standing(
+        MigrationPhase.SUSPENDED,
+        Reason.SUSPENDED,
+        "spec.suspend is set: no new Job starts",
+        False,
+    )
+
+
+def pending(reason: str, message: str) -> Standing:
+    return Standing(MigrationPhase.PENDING, reason, message, True)

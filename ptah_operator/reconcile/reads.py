@@ -1,0 +1,176 @@
+"""A read under a claim, the rules both families share (migration/reads.py, schema/reads.py).
+
+- What moved under a plain read since it was claimed (MIG-28, SCH-38): the files a read of the
+  database is bound to, the source a Verify verifies, the source policy a Resolve runs under,
+  the spec's generation, the execution binding. Each family names which of its reads are
+  bound to files.
+- Between attempts (RETRY-01..RETRY-07): a failed attempt keeps its claim and runs again after
+  failureRetryInterval. Until then the read waits; when the delay ends, a plain read gives way
+  to a new one if a person asked for a read, or, under a Git or OCI source, once spec.interval
+  passed since the source was last read (a failing Resolve reads it on every attempt, so only
+  a request ends it); a proof never gives way (RETRY-09). The next attempt reuses the
+  operation's name, so the failed attempt's Job and result record are removed first.
+- When a read is due with no claim (`read_due`): at once in a phase that starts one, after a
+  realm or engine gate lifted, an edit, or a moved source; for a person's request in a phase
+  that answers one (RRQ); at the interval otherwise, and a failure waits for its retry time.
+  Each family lists its phases in a `ReadCycle`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from enum import Enum
+from typing import Generic
+
+from ptah_operator.api.common import ActiveOperation
+from ptah_operator.api.constants import OperationType, Reason
+from ptah_operator.api.names import job_name, result_record_name
+from ptah_operator.reconcile import conditions, sources
+from ptah_operator.reconcile.conditions import PhaseT
+from ptah_operator.reconcile.decision import ObjectRef
+from ptah_operator.reconcile.draft import Pass, binding_digest, current_binding
+from ptah_operator.reconcile.read_request import ReadRequest, answer_invalid, unanswered
+from ptah_operator.reconcile.schedule import CLEANUP_CHECK, interval
+
+
+def inputs_moved(
+    draft: Pass, claim: ActiveOperation, bound_to_files: Collection[OperationType]
+) -> str | None:
+    """What moved under a plain read since it was claimed, or None. A read of a type in
+    `bound_to_files` is bound to the files it reads; a Resolve to the spec alone; a Verify to
+    the digest it verifies."""
+    if claim.type in bound_to_files and sources.record_moved(draft, claim.source):
+        return "the source changed"
+    if claim.type == OperationType.VERIFY and not sources.names_spec_source(draft, claim.source):
+        return "the source changed"
+    if (
+        claim.type == OperationType.RESOLVE
+        and claim.source is not None
+        and claim.source.source_policy_digest != sources.source_policy_digest(draft)
+    ):
+        return "the source policy changed"
+    if claim.generation != draft.generation:
+        return f"the spec changed (generation {draft.generation})"
+    if binding_digest(claim.execution_binding) != binding_digest(current_binding(draft.world)):
+        return "the execution binding changed"
+    return None
+
+
+def source_read_due(draft: Pass, claim: ActiveOperation) -> bool:
+    """RETRY-04: under a Git or OCI source, a failing read other than a Resolve gives way once
+    the interval passed since the source was last read (a Resolve reads it every attempt)."""
+    if claim.type == OperationType.RESOLVE or not sources.read_by_job(draft):
+        return False
+    record = draft.status.source
+    read_at = record.resolved_at if record is not None else None
+    return read_at is None or draft.now >= read_at + interval(draft.resource)
+
+
+def clear_leftovers(draft: Pass, claim: ActiveOperation) -> bool:
+    """Delete the failed attempt's Job and result record, which the next attempt's reuse the
+    names of; True while either still exists."""
+    name = claim.job_name or job_name(claim.type, claim.operation_id)
+    leftovers = False
+    if name in draft.world.jobs:
+        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+        leftovers = True
+    if claim.operation_id in draft.world.results:
+        draft.delete(
+            ObjectRef("v1", "ConfigMap", draft.namespace, result_record_name(claim.operation_id))
+        )
+        leftovers = True
+    return leftovers
+
+
+def next_attempt_due(
+    draft: Pass,
+    claim: ActiveOperation,
+    *,
+    waiting: Callable[[], None],
+    give_way: Callable[[str], None],
+) -> bool:
+    """Between attempts: whether the next attempt may start in this pass. Otherwise this pass
+    answered an invalid read request, waits (`waiting` stands, and the pass wakes at the retry
+    time, or soon while the leftovers go), or gives way (`give_way`, given why)."""
+    retry_at = claim.retry_at
+    assert retry_at is not None
+    proof = bool(claim.serves_proof)
+    request = unanswered(draft.resource)
+    if request is not None and not request.valid and not proof:
+        answer_invalid(draft, request)
+        request = None
+    if draft.now < retry_at:
+        waiting()
+        draft.wake_at(retry_at)
+        return False
+    if request is not None and not proof:
+        give_way(f"a read was requested at {request.value}")
+        return False
+    if not proof and source_read_due(draft, claim):
+        give_way("spec.interval passed since the source was last read")
+        return False
+    if clear_leftovers(draft, claim):
+        waiting()
+        draft.wake_in(CLEANUP_CHECK)
+        return False
+    return True
+
+
+# --- when a read is due ------------------------------------------------------------------------
+
+
+class Due(Enum):
+    """Why a read is due now, if it is."""
+
+    NO = "No"
+    STRUCTURAL = "Structural"
+    """New, Pending, resumed, after a gate lifted, an edit, a moved source."""
+    REQUESTED = "Requested"
+    INTERVAL = "Interval"
+
+
+GATE_REASONS = frozenset(
+    {Reason.REALM_CONFLICT, Reason.REALM_NOT_AUTHORIZED, Reason.UNSUPPORTED_ENGINE}
+)
+"""Blocked for these is a realm or engine check, not a verdict about the database."""
+
+
+@dataclass(frozen=True)
+class ReadCycle(Generic[PhaseT]):
+    """A family's phases as the read cycle sees them."""
+
+    starting: frozenset[PhaseT]
+    """Phases in which a read is due at once (new, Pending, resumed, an operation's)."""
+    answering: frozenset[PhaseT]
+    """Phases in which a person's read request is answered by a read now."""
+    blocked: PhaseT
+    failed: PhaseT
+    policy_moves_source: bool
+    """Whether a replaced verification policy is a moved source (sources.source_moved)."""
+
+
+def blocked_by_gate(phase: PhaseT | None, draft: Pass, cycle: ReadCycle[PhaseT]) -> bool:
+    """Blocked by a realm or engine check rather than by a verdict about the database."""
+    return phase == cycle.blocked and conditions.ready_reason(draft.status) in GATE_REASONS
+
+
+def read_due(
+    draft: Pass, phase: PhaseT | None, request: ReadRequest | None, cycle: ReadCycle[PhaseT]
+) -> Due:
+    """Why a read is due now with no claim, if it is (RETRY-12, RRQ-04)."""
+    status = draft.status
+    if phase is None or phase in cycle.starting or blocked_by_gate(phase, draft, cycle):
+        return Due.STRUCTURAL
+    if status.observed_generation != draft.generation or sources.source_moved(
+        draft, policy_moves_source=cycle.policy_moves_source
+    ):
+        return Due.STRUCTURAL
+    if request is not None and request.valid and phase in cycle.answering:
+        return Due.REQUESTED
+    due_at = status.next_reconciliation_time
+    if phase == cycle.failed:
+        return Due.INTERVAL if due_at is not None and draft.now >= due_at else Due.NO
+    if due_at is None or draft.now >= due_at:
+        return Due.INTERVAL
+    return Due.NO
