@@ -160,6 +160,32 @@ def _claimed(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | N
 # --- no claim ----------------------------------------------------------------------------------
 
 
+def _plan_no_longer_fits(draft: MigrationDraft) -> bool:
+    """A published plan that no longer fits its inputs is retired and the history read again."""
+    ref = draft.status.plan
+    current = sources.current(draft)
+    if ref is None or current is None:
+        return False
+    why = misfit(
+        draft.world.plans.get(ref.name),
+        ref,
+        draft.migration,
+        current,
+        current_binding(draft.world),
+    )
+    if why is None:
+        return False
+    planning.retire(draft, why)
+    draft.stand(
+        standings.pending(
+            Reason.PLAN_STALE,
+            f"plan {ref.name} no longer fits: {why}; the history is read again",
+        )
+    )
+    draft.rely_on_own_write()
+    return True
+
+
 def _idle(draft: MigrationDraft, refusal: Refusal | None) -> None:
     status = draft.status
     if _restore_hold(draft):
@@ -191,26 +217,8 @@ def _idle(draft: MigrationDraft, refusal: Refusal | None) -> None:
         return
     if _continue_source_read(draft):
         return
-    ref = status.plan
-    current = sources.current(draft)
-    if ref is not None and current is not None:
-        why = misfit(
-            draft.world.plans.get(ref.name),
-            ref,
-            draft.migration,
-            current,
-            current_binding(draft.world),
-        )
-        if why is not None:
-            planning.retire(draft, why)
-            draft.stand(
-                standings.pending(
-                    Reason.PLAN_STALE,
-                    f"plan {ref.name} no longer fits: {why}; the history is read again",
-                )
-            )
-            draft.rely_on_own_write()
-            return
+    if _plan_no_longer_fits(draft):
+        return
     due = (
         core.Due.STRUCTURAL
         if settled
