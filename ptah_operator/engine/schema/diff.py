@@ -1103,18 +1103,7 @@ def _linked_foreign_keys(
     kept_keys = set(kept)
     seen: dict[tuple[str, str, str], bool] = {}
 
-    untouched: dict[tuple[str, str], bool] = {}
-
     def retyped(schema: str, name: str, column_name: str) -> bool:
-        table = (schema, name)
-        if table not in kept_keys:
-            return False
-        if table not in untouched:
-            # Most tables keep every column as it is: one comparison of the whole table.
-            same = _column_shapes(observed_tables[table]) == _column_shapes(desired_tables[table])
-            untouched[table] = same and not (p.pg and remade_enums)
-        if untouched[table]:
-            return False
         at = (schema, name, column_name)
         if at not in seen:
             seen[at] = _key_breaks(p, observed_tables, desired_tables, kept_keys, at, remade_enums)
@@ -1134,13 +1123,6 @@ def _linked_foreign_keys(
             if used:
                 linked.append((table, fk, ", ".join(used)))
     return linked
-
-
-def _column_shapes(table: Table) -> tuple[tuple[Any, ...], ...]:
-    """What `_key_breaks` reads of each column, in one value per table."""
-    return tuple(
-        (c.name, c.type, c.charset, c.collation, c.generated, c.virtual) for c in table.columns
-    )
 
 
 def _key_breaks(
