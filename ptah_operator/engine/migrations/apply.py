@@ -66,8 +66,8 @@ from ptah_operator.engine.migrations.revision_table import (
     read_revisions,
     record_progress,
 )
-from ptah_operator.engine.migrations.splitter import Dialect, SplitError, Statement, split
 from ptah_operator.engine.migrations.status import Status, evaluate
+from ptah_operator.engine.splitter import Dialect, SplitError, Statement, split
 
 Reconnect = Callable[[], Awaitable[Database]]
 

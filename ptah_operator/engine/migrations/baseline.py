@@ -32,8 +32,8 @@ from ptah_operator.engine.migrations.revision_table import (
     insert_revision,
     read_revisions,
 )
-from ptah_operator.engine.migrations.splitter import Dialect, SplitError, Statement, split
 from ptah_operator.engine.migrations.status import Status, evaluate
+from ptah_operator.engine.splitter import Dialect, SplitError, Statement, split
 
 MYSQL_SHADOW_PRIVILEGES = (
     "SELECT",

@@ -33,8 +33,8 @@ from ptah_operator.engine.migrations.revision_table import (
     mark_applied,
     read_revisions,
 )
-from ptah_operator.engine.migrations.splitter import SplitError, split
 from ptah_operator.engine.migrations.status import Status, evaluate
+from ptah_operator.engine.splitter import SplitError, split
 
 
 class MaintenanceRefusedError(Exception):

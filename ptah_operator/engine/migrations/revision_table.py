@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from ptah_operator.engine.migrations.connection import Database, DatabaseError
-from ptah_operator.engine.migrations.splitter import Dialect
+from ptah_operator.engine.splitter import Dialect
 
 DEFAULT_TABLE = "schema_migrations"
 REQUIRED_COLUMNS = ("version", "state", "checksum")

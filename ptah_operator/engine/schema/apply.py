@@ -38,8 +38,6 @@ from typing import Any
 import asyncpg
 
 from ptah_operator.engine.locks import ADVISORY_LOCK_KEY, named_lock
-from ptah_operator.engine.migrations.splitter import Dialect as SplitDialect
-from ptah_operator.engine.migrations.splitter import SplitError, split
 from ptah_operator.engine.schema.checks import mysql_checks
 from ptah_operator.engine.schema.connection import Connection
 from ptah_operator.engine.schema.diff import Statement
@@ -47,6 +45,8 @@ from ptah_operator.engine.schema.model import Dialect
 from ptah_operator.engine.schema.operations import observe
 from ptah_operator.engine.schema.plan import Plan, PlanFileError, Policy, policy_refusals, read_plan
 from ptah_operator.engine.schema.timeouts import Timeouts
+from ptah_operator.engine.splitter import Dialect as SplitDialect
+from ptah_operator.engine.splitter import SplitError, split
 
 Progress = Callable[[dict[str, Any]], None]
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import re
 
-from ptah_operator.engine.migrations.splitter import Dialect as SplitDialect
-from ptah_operator.engine.migrations.splitter import SplitError, split
+from ptah_operator.engine.splitter import Dialect as SplitDialect
+from ptah_operator.engine.splitter import SplitError, split
 
 
 class DumpError(ValueError):

@@ -19,7 +19,7 @@ from ptah_operator.engine.migrations.baseline import missing_shadow_privileges
 from ptah_operator.engine.migrations.connection import BadURLError, Engine, ErrorClass, parse_url
 from ptah_operator.engine.migrations.output import revision_json, run_json
 from ptah_operator.engine.migrations.revision_table import Revision, RevisionTable
-from ptah_operator.engine.migrations.splitter import Dialect, Statement, split
+from ptah_operator.engine.splitter import Dialect, Statement, split
 
 MY = Dialect.MYSQL
 

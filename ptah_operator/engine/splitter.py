@@ -1,4 +1,6 @@
-"""Splitting a migration file into the statements sent to the server one at a time.
+"""Splitting SQL text into the statements sent to the server one at a time: a migration file
+(engine/migrations), and each entry of a schema plan or a dump read as desired (engine/schema),
+which must be exactly one statement as the server's own client cuts it.
 
 Each statement is sent on its own so a failure can be pinned to its position and, without a
 per-file transaction, progress recorded after each one. The split follows what the engines'
