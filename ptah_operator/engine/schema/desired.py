@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from ptah_operator.engine.schema.ddl import parse_ddl
 from ptah_operator.engine.schema.hcl import parse_hcl
 from ptah_operator.engine.schema.model import (
+    Argument,
     Column,
     Dialect,
     Domain,
@@ -304,6 +305,15 @@ def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
     )
 
 
+def _function_key(
+    schema: str, name: str, arguments: tuple[Argument, ...] | None, known: set[str]
+) -> tuple[str, str, tuple[str, ...]]:
+    """How a statement naming a function by its argument types (`OWNER TO`, `COMMENT ON`)
+    finds it: its input types, qualified as the function's own are."""
+    signature = tuple(_qualify(a.type, schema, known) for a in arguments or () if a.mode != "OUT")
+    return (schema, name, signature)
+
+
 def _qualify(type_text: str, schema: str, known: set[str]) -> str:
     """A type named without its schema, qualified as introspection prints it when it is one
     of the desired enums or tables (looked for in the function's schema, then `public`)."""
@@ -357,12 +367,7 @@ def _set_owners(
             what = f"{kind.lower()} {_qualified(schema, name)}"
             key = (schema, name)
             if kind == "FUNCTION":
-                signature = tuple(
-                    _qualify(a.type, schema, known_types)
-                    for a in arguments or ()
-                    if a.mode != "OUT"
-                )
-                function_key = (schema, name, signature)
+                function_key = _function_key(schema, name, arguments, known_types)
                 if function_key not in functions:
                     raise DesiredSchemaError(f"{part.source}: OWNER TO for unknown function")
                 _with_owner(functions, function_key, what, role, part.source)
@@ -625,12 +630,7 @@ def _set_comments(
             elif kind in {"TYPE", "DOMAIN"} and key in domains:
                 _with_comment(domains, key, text)
             elif kind == "FUNCTION":
-                signature = tuple(
-                    _qualify(a.type, schema, known_types)
-                    for a in arguments or ()
-                    if a.mode != "OUT"
-                )
-                function_key = (schema, name, signature)
+                function_key = _function_key(schema, name, arguments, known_types)
                 if function_key not in functions:
                     raise DesiredSchemaError(f"{part.source}: comment on unknown function {what}")
                 function, where = functions[function_key]
