@@ -73,6 +73,25 @@ def psql_meta_commands(text: str) -> str:
     return "".join(out)
 
 
+def _quoted_end(text: str, i: int, *, backslash: bool) -> int:
+    """Index past the quoted string or name opened at `i` (a doubled quote stays inside it; a
+    backslash escapes the next character where `backslash`); the end of `text` if it never
+    closes."""
+    quote, n = text[i], len(text)
+    j = i + 1
+    while j < n:
+        if backslash and text[j] == "\\":
+            j += 2
+            continue
+        if text[j] == quote:
+            if j + 1 < n and text[j + 1] == quote:
+                j += 2
+                continue
+            return j + 1
+        j += 1
+    return n
+
+
 _DOLLAR_TAG = re.compile(r"\$([A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*)?\$")
 
 
@@ -82,19 +101,7 @@ def _skip_pg_token(text: str, i: int) -> int:
     n = len(text)
     ch = text[i]
     if ch == "'" or ch == '"':
-        backslash = ch == "'" and i > 0 and text[i - 1] in "eE"
-        j = i + 1
-        while j < n:
-            if backslash and text[j] == "\\":
-                j += 2
-                continue
-            if text[j] == ch:
-                if j + 1 < n and text[j + 1] == ch:
-                    j += 2
-                    continue
-                return j + 1
-            j += 1
-        return n
+        return _quoted_end(text, i, backslash=ch == "'" and i > 0 and text[i - 1] in "eE")
     if text.startswith("--", i):
         end = text.find("\n", i)
         return n if end < 0 else end
@@ -141,19 +148,9 @@ def _open_executable(text: str) -> str:
     while i < n:
         ch = text[i]
         if ch in "'\"`":
-            j = i + 1
-            while j < n:
-                if text[j] == "\\" and ch != "`":
-                    j += 2
-                    continue
-                if text[j] == ch:
-                    if j + 1 < n and text[j + 1] == ch:
-                        j += 2
-                        continue
-                    break
-                j += 1
-            out.append(text[i : j + 1])
-            i = j + 1
+            end = _quoted_end(text, i, backslash=ch != "`")
+            out.append(text[i:end])
+            i = end
             continue
         if ch == "#" or (text.startswith("--", i) and (i + 2 >= n or text[i + 2].isspace())):
             end = text.find("\n", i)
