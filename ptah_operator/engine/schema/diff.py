@@ -2199,10 +2199,14 @@ def _rechecked(p: _Planner, old: Table, new: Table) -> tuple[list[Check], str]:
     if not changed or not old.checks:
         return [], ""
     _, gone = _match(list(new.checks), list(old.checks))
+    # A check over a column leaving an enum type is made again already (`_Planner.rebuilt`).
+    over_enums, _ = p.rebuilt.get(old.qualified, ([], []))
     rechecked = [
         c
         for c in old.checks
-        if c not in gone and set(changed) & expression_columns(p.dialect, c.expr)
+        if c not in gone
+        and c not in over_enums
+        and set(changed) & expression_columns(p.dialect, c.expr)
     ]
     return rechecked, ", ".join(f"{old.qualified}.{c}" for c in changed)
 
