@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -629,54 +630,69 @@ def _object_comments(p: _Planner, observed: Schema, desired: Schema) -> None:
         if remade or (before.comment or "") != comment:
             targets.append((category, target, before.comment if before else None, comment, remade))
 
-    old_views = {v.qualified: v for v in observed.views}
-    for view in desired.views:
-        before_view = old_views.get(view.qualified)
-        kind = "MATERIALIZED VIEW" if view.materialized else "VIEW"
-        want(
+    # Per kind: (category, observed, desired, the COMMENT ON target, the key the two sides
+    # share, the statement that drops or renames the object when this plan makes it again).
+    kinds: tuple[
+        tuple[
+            str,
+            tuple[Any, ...],
+            tuple[Any, ...],
+            Callable[[Any], str],
+            Callable[[Any], Any],
+            Callable[[Any, Any], str],
+        ],
+        ...,
+    ] = (
+        (
             "views_changed",
-            f"{kind} {r.table(view.schema, view.name)}",
-            view.comment,
-            before_view,
-            r.drop_view(before_view) if before_view else "",
-        )
-    old_sequences = {s.qualified: s for s in observed.sequences}
-    for sequence in desired.sequences:
-        want(
+            observed.views,
+            desired.views,
+            lambda v: (
+                f"{'MATERIALIZED VIEW' if v.materialized else 'VIEW'} " + r.table(v.schema, v.name)
+            ),
+            lambda v: v.qualified,
+            lambda _, before: r.drop_view(before) if before else "",
+        ),
+        (
             "sequences_changed",
-            f"SEQUENCE {r.table(sequence.schema, sequence.name)}",
-            sequence.comment,
-            old_sequences.get(sequence.qualified),
-            r.drop_sequence(sequence),
-        )
-    old_enums = {e.qualified: e for e in observed.enums}
-    for enum in desired.enums:
-        want(
+            observed.sequences,
+            desired.sequences,
+            lambda s: f"SEQUENCE {r.table(s.schema, s.name)}",
+            lambda s: s.qualified,
+            lambda s, _: r.drop_sequence(s),
+        ),
+        (
             "enums_changed",
-            f"TYPE {r.table(enum.schema, enum.name)}",
-            enum.comment,
-            old_enums.get(enum.qualified),
-            r.rename_enum(enum, retired_enum_name(enum.name)),
-        )
-    old_domains = {d.qualified: d for d in observed.domains}
-    for domain in desired.domains:
-        want(
+            observed.enums,
+            desired.enums,
+            lambda e: f"TYPE {r.table(e.schema, e.name)}",
+            lambda e: e.qualified,
+            lambda e, _: r.rename_enum(e, retired_enum_name(e.name)),
+        ),
+        (
             "domains_changed",
-            f"DOMAIN {r.table(domain.schema, domain.name)}",
-            domain.comment,
-            old_domains.get(domain.qualified),
-            r.drop_domain(domain),
-        )
-    old_functions = {f.identity: f for f in observed.functions}
-    for function in desired.functions:
-        before_function = old_functions.get(function.identity)
-        want(
+            observed.domains,
+            desired.domains,
+            lambda d: f"DOMAIN {r.table(d.schema, d.name)}",
+            lambda d: d.qualified,
+            lambda d, _: r.drop_domain(d),
+        ),
+        (
             "functions_changed",
-            f"FUNCTION {r.function_name(function)}",
-            function.comment,
-            before_function,
-            r.drop_function(before_function) if before_function else "",
-        )
+            observed.functions,
+            desired.functions,
+            lambda f: f"FUNCTION {r.function_name(f)}",
+            lambda f: f.identity,
+            lambda _, before: r.drop_function(before) if before else "",
+        ),
+    )
+    for category, before_all, after_all, spell, key, undo in kinds:
+        old_by_key = {key(o): o for o in before_all}
+        for item in after_all:
+            if item.comment is None:
+                continue
+            before = old_by_key.get(key(item))
+            want(category, spell(item), item.comment, before, undo(item, before))
     old_tables = {t.qualified: t for t in observed.tables}
     for table in desired.tables:
         before_table = old_tables.get(table.qualified)
