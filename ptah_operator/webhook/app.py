@@ -6,7 +6,7 @@ Contract:
   `spec.approvedAt` (now, RFC 3339 Z), replacing whatever the client sent (APR-04); for
   PtahMigrationRunAcknowledgment the same with `acknowledgedBy` / `acknowledgedAt`. A replaced
   value earns a warning kubectl prints. A request without a user is refused.
-- `POST /validate/approvals`: on CREATE of the same kinds, allowed when `checks` finds nothing;
+- `POST /validate/approvals`: on CREATE of the same kinds, allowed when `validators` finds nothing;
   otherwise refused (code 403) with one message naming every reason. A finding made on a cached
   read is checked again on a fresh one before refusing. An object that cannot be read is a
   refusal with code 500: the configuration's failurePolicy is Fail either way.
@@ -41,18 +41,20 @@ from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.objectmeta import Resource
 from ptah_operator.api.plans import PtahMigrationPlan, PtahSchemaPlan
 from ptah_operator.api.schema import PtahSchema
-from ptah_operator.webhook.checks import (
+from ptah_operator.webhook.lookup import ObjectLookup, ObjectReadError
+from ptah_operator.webhook.stamps import (
     STAMPED_KINDS,
-    Finding,
     UnauthenticatedError,
+    stamp,
+    user_from_request,
+)
+from ptah_operator.webhook.validators import (
+    Finding,
     check_migration_approval,
     check_run_acknowledgment,
     check_schema_approval,
     refusal_message,
-    stamp,
-    user_from_request,
 )
-from ptah_operator.webhook.lookup import ObjectLookup, ObjectReadError
 
 log = structlog.get_logger(__name__)
 
