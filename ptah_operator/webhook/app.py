@@ -6,7 +6,8 @@ Contract:
   `spec.approvedAt` (now, RFC 3339 Z), replacing whatever the client sent (APR-04); for
   PtahMigrationRunAcknowledgment the same with `acknowledgedBy` / `acknowledgedAt`. A replaced
   value earns a warning kubectl prints. A request without a user is refused.
-- `POST /validate/approvals`: on CREATE of the same kinds, allowed when `validators` finds nothing;
+- `POST /validate/approvals`: on CREATE of the same kinds, allowed when the kind's validator
+  (`validators.VALIDATORS`, one per kind, as controller-runtime's CustomValidator) finds nothing;
   otherwise refused (code 403) with one message naming every reason. A finding made on a cached
   read is checked again on a fresh one before refusing. An object that cannot be read is a
   refusal with code 500: the configuration's failurePolicy is Fail either way.
@@ -30,17 +31,9 @@ import structlog
 from aiohttp import web
 from pydantic import ValidationError
 
-from ptah_operator.api.approvals import (
-    PtahMigrationApproval,
-    PtahMigrationRunAcknowledgment,
-    PtahSchemaApproval,
-)
 from ptah_operator.api.constants import Kind
 from ptah_operator.api.kinds import from_manifest
-from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.objectmeta import Resource
-from ptah_operator.api.plans import PtahMigrationPlan, PtahSchemaPlan
-from ptah_operator.api.schema import PtahSchema
 from ptah_operator.webhook.lookup import ObjectLookup, ObjectReadError
 from ptah_operator.webhook.stamps import (
     STAMPED_KINDS,
@@ -48,13 +41,7 @@ from ptah_operator.webhook.stamps import (
     stamp,
     user_from_request,
 )
-from ptah_operator.webhook.validators import (
-    Finding,
-    check_migration_approval,
-    check_run_acknowledgment,
-    check_schema_approval,
-    refusal_message,
-)
+from ptah_operator.webhook.validators import VALIDATORS, Finding, refusal_message
 
 log = structlog.get_logger(__name__)
 
@@ -206,7 +193,7 @@ class ApprovalWebhooks:
             req = await self._body(request)
         except BadReviewError as exc:
             return web.Response(status=400, text=str(exc))
-        if req.operation != "CREATE" or req.kind not in STAMPED_KINDS:
+        if req.operation != "CREATE" or req.kind not in VALIDATORS:
             return web.json_response(review_response(req.uid, True))
         try:
             findings = await self.check(req.kind, req.namespace, req.object, fresh=False)
@@ -242,34 +229,13 @@ class ApprovalWebhooks:
     async def check(
         self, kind: str, namespace: str, obj: Mapping[str, Any], *, fresh: bool
     ) -> list[Finding]:
-        """The findings against one object of a stamped kind (raises ValidationError when the
-        object itself does not fit its model)."""
-        if kind == Kind.PTAH_MIGRATION_APPROVAL:
-            approval = from_manifest(PtahMigrationApproval, obj)
-            spec = approval.spec
-            migration = await self._read(
-                Kind.PTAH_MIGRATION, PtahMigration, namespace, spec.migration_ref.name, fresh
-            )
-            plan = await self._read(
-                Kind.PTAH_MIGRATION_PLAN, PtahMigrationPlan, namespace, spec.plan_ref.name, fresh
-            )
-            return check_migration_approval(spec, namespace, migration, plan)
-        if kind == Kind.PTAH_SCHEMA_APPROVAL:
-            schema_approval = from_manifest(PtahSchemaApproval, obj)
-            schema_spec = schema_approval.spec
-            schema = await self._read(
-                Kind.PTAH_SCHEMA, PtahSchema, namespace, schema_spec.schema_ref.name, fresh
-            )
-            schema_plan = await self._read(
-                Kind.PTAH_SCHEMA_PLAN, PtahSchemaPlan, namespace, schema_spec.plan_ref.name, fresh
-            )
-            return check_schema_approval(schema_spec, namespace, schema, schema_plan)
-        acknowledgment = from_manifest(PtahMigrationRunAcknowledgment, obj)
-        ack_spec = acknowledgment.spec
-        migration = await self._read(
-            Kind.PTAH_MIGRATION, PtahMigration, namespace, ack_spec.migration_ref.name, fresh
-        )
-        return check_run_acknowledgment(ack_spec, namespace, migration)
+        """The findings of the kind's validator against one object of a checked kind (raises
+        ValidationError when the object itself does not fit its model)."""
+
+        async def read(kind: Kind, model: type[R], name: str) -> R | None:
+            return await self._read(kind, model, namespace, name, fresh)
+
+        return await VALIDATORS[kind].validate_create(obj, namespace, read)
 
 
 def add_routes(

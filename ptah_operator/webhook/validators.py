@@ -8,6 +8,10 @@ database, the source, the executor) is still what the resource's status records.
 
 Each refusal is a `Finding`: a stable code (for logs, metrics and tests) and a message a person
 reads in kubectl's output, naming what moved. Messages name objects, versions and digests only.
+
+`VALIDATORS` holds one validator object per kind, by Kind (controller-runtime's
+`CustomValidator` behind `WithCustomValidator`): it reads what its kind names through the
+`Reader` it is handed and returns the findings. No HTTP and no Kubernetes client here.
 """
 
 from __future__ import annotations
@@ -15,11 +19,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol, TypeVar
 
 from ptah_operator.api.approvals import (
+    PtahMigrationApproval,
     PtahMigrationApprovalSpec,
+    PtahMigrationRunAcknowledgment,
     PtahMigrationRunAcknowledgmentSpec,
+    PtahSchemaApproval,
     PtahSchemaApprovalSpec,
 )
 from ptah_operator.api.common import (
@@ -31,7 +38,9 @@ from ptah_operator.api.common import (
 )
 from ptah_operator.api.constants import Kind, MigrationPhase, SchemaPhase
 from ptah_operator.api.fingerprints import plan_fingerprint_matches, plan_source_binding
+from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
+from ptah_operator.api.objectmeta import Resource
 from ptah_operator.api.plans import (
     PtahMigrationPlan,
     PtahMigrationPlanSpec,
@@ -506,6 +515,74 @@ def check_run_acknowledgment(
             + "; ".join(differences),
         )
     ]
+
+
+# --- one validator per kind ------------------------------------------------------------------
+
+R = TypeVar("R", bound=Resource)
+
+
+class Reader(Protocol):
+    """Reads one object of the request's namespace into its model; None when it does not exist.
+
+    Raises `ValidationError` or `ObjectReadError` (lookup) when it cannot: the caller answers.
+    """
+
+    async def __call__(self, kind: Kind, model: type[R], name: str) -> R | None: ...
+
+
+class Validator(Protocol):
+    """The admission check of one kind, as controller-runtime's `CustomValidator`: the handler
+    finds it by the request's Kind (`VALIDATORS`) and asks it about the object created."""
+
+    async def validate_create(
+        self, obj: Mapping[str, Any], namespace: str, read: Reader
+    ) -> list[Finding]:
+        """The findings against `obj` (raises ValidationError when it does not fit its model)."""
+        ...
+
+
+class MigrationApprovalValidator:
+    """PtahMigrationApproval: the migration and the plan it names (APR-02..APR-10)."""
+
+    async def validate_create(
+        self, obj: Mapping[str, Any], namespace: str, read: Reader
+    ) -> list[Finding]:
+        spec = from_manifest(PtahMigrationApproval, obj).spec
+        migration = await read(Kind.PTAH_MIGRATION, PtahMigration, spec.migration_ref.name)
+        plan = await read(Kind.PTAH_MIGRATION_PLAN, PtahMigrationPlan, spec.plan_ref.name)
+        return check_migration_approval(spec, namespace, migration, plan)
+
+
+class SchemaApprovalValidator:
+    """PtahSchemaApproval: the schema and the plan it names (APR-02..APR-10)."""
+
+    async def validate_create(
+        self, obj: Mapping[str, Any], namespace: str, read: Reader
+    ) -> list[Finding]:
+        spec = from_manifest(PtahSchemaApproval, obj).spec
+        schema = await read(Kind.PTAH_SCHEMA, PtahSchema, spec.schema_ref.name)
+        plan = await read(Kind.PTAH_SCHEMA_PLAN, PtahSchemaPlan, spec.plan_ref.name)
+        return check_schema_approval(spec, namespace, schema, plan)
+
+
+class RunAcknowledgmentValidator:
+    """PtahMigrationRunAcknowledgment: the migration whose unresolved run it names (RUN-06)."""
+
+    async def validate_create(
+        self, obj: Mapping[str, Any], namespace: str, read: Reader
+    ) -> list[Finding]:
+        spec = from_manifest(PtahMigrationRunAcknowledgment, obj).spec
+        migration = await read(Kind.PTAH_MIGRATION, PtahMigration, spec.migration_ref.name)
+        return check_run_acknowledgment(spec, namespace, migration)
+
+
+VALIDATORS: Final[Mapping[str, Validator]] = {
+    Kind.PTAH_MIGRATION_APPROVAL.value: MigrationApprovalValidator(),
+    Kind.PTAH_SCHEMA_APPROVAL.value: SchemaApprovalValidator(),
+    Kind.PTAH_MIGRATION_RUN_ACKNOWLEDGMENT.value: RunAcknowledgmentValidator(),
+}
+"""The validator of each kind the validating webhook checks, by Kind."""
 
 
 def refusal_message(kind: str, findings: list[Finding]) -> str:
