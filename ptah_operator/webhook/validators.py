@@ -48,6 +48,7 @@ from ptah_operator.api.plans import (
     PtahSchemaPlanSpec,
 )
 from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus, SchemaPlanStatus
+from ptah_operator.reconcile.bindings import Rule, binding_changes
 
 
 @dataclass(frozen=True)
@@ -198,15 +199,22 @@ _EXECUTION_FIELDS: Final[tuple[tuple[str, str], ...]] = (
 )
 
 
+def _field_rule(
+    key: str, label: str, planned: Mapping[str, Any], current: Mapping[str, Any]
+) -> Rule[Mapping[str, Any]]:
+    """One bound field as a binding rule, its words naming both values (`label before -> after`)."""
+    before, after = short_digest(_text(planned.get(key))), short_digest(_text(current.get(key)))
+    return Rule(f"{label} {before} -> {after}", lambda plan, now: plan.get(key) != now.get(key))
+
+
 def _changes(
     planned: Mapping[str, Any], current: Mapping[str, Any], labels: tuple[tuple[str, str], ...]
 ) -> list[str]:
-    changed: list[str] = []
-    for key, label in labels:
-        before, after = planned.get(key), current.get(key)
-        if before != after:
-            changed.append(f"{label} {short_digest(_text(before))} -> {short_digest(_text(after))}")
-    return changed
+    """Every bound field that differs, in table order, by the planning's own rule walk
+    (`reconcile.bindings.binding_changes`); the fields are compared against what the status
+    records, not against what would be bound now."""
+    rules = [_field_rule(key, label, planned, current) for key, label in labels]
+    return binding_changes(planned, current, rules)
 
 
 def _text(value: Any) -> str | None:
@@ -233,6 +241,55 @@ def source_changes(planned: PlanSourceBinding, current: SourceRecord) -> list[st
     return _changes(_dump(planned), _dump(plan_source_binding(current)), _SOURCE_FIELDS)
 
 
+def _target_findings(plan_name: str, planned: str, recorded: str | None) -> list[Finding]:
+    """The database the status last read is the one the plan was made for (APR-07); a status
+    that records no database identity is not compared."""
+    if recorded is None or recorded == planned:
+        return []
+    return [
+        Finding(
+            TARGET_CHANGED,
+            f"the database changed since plan {plan_name} was made: "
+            f"{short_digest(planned)} -> {short_digest(recorded)}",
+        )
+    ]
+
+
+def _bound_findings(
+    word: str,
+    plan_name: str,
+    plan: PtahMigrationPlanSpec | PtahSchemaPlanSpec,
+    status: PtahMigrationStatus | PtahSchemaStatus,
+) -> list[Finding]:
+    """The source and the executor the plan binds are what the status records (APR-08,
+    APR-09); `word` names the resource ("migration", "schema")."""
+    findings: list[Finding] = []
+    if status.source is None:
+        findings.append(
+            Finding(SOURCE_CHANGED, f"the {word} records no resolved source to compare with")
+        )
+    elif changed := source_changes(plan.source, status.source):
+        findings.append(
+            Finding(
+                SOURCE_CHANGED,
+                f"the source changed since plan {plan_name} was made: " + ", ".join(changed),
+            )
+        )
+    if status.execution_binding is None:
+        findings.append(
+            Finding(EXECUTOR_CHANGED, f"the {word} records no executor to compare with")
+        )
+    elif changed := execution_changes(plan.execution_binding, status.execution_binding):
+        findings.append(
+            Finding(
+                EXECUTOR_CHANGED,
+                f"the executor was rolled out since plan {plan_name} was made: "
+                + ", ".join(changed),
+            )
+        )
+    return findings
+
+
 def _evidence_findings(
     plan_name: str, plan: PtahMigrationPlanSpec, status: PtahMigrationStatus
 ) -> list[Finding]:
@@ -257,47 +314,9 @@ def _evidence_findings(
                 f"{history.current_version or 'none'})",
             )
         )
-    if (
-        history is not None
-        and history.target_identity_digest is not None
-        and history.target_identity_digest != plan.target_identity_digest
-    ):
-        findings.append(
-            Finding(
-                TARGET_CHANGED,
-                f"the database changed since plan {plan_name} was made: "
-                f"{short_digest(plan.target_identity_digest)} -> "
-                f"{short_digest(history.target_identity_digest)}",
-            )
-        )
-    if status.source is None:
-        findings.append(
-            Finding(SOURCE_CHANGED, "the migration records no resolved source to compare with")
-        )
-    else:
-        changed = source_changes(plan.source, status.source)
-        if changed:
-            findings.append(
-                Finding(
-                    SOURCE_CHANGED,
-                    f"the source changed since plan {plan_name} was made: " + ", ".join(changed),
-                )
-            )
-    if status.execution_binding is None:
-        findings.append(
-            Finding(EXECUTOR_CHANGED, "the migration records no executor to compare with")
-        )
-    else:
-        changed = execution_changes(plan.execution_binding, status.execution_binding)
-        if changed:
-            findings.append(
-                Finding(
-                    EXECUTOR_CHANGED,
-                    f"the executor was rolled out since plan {plan_name} was made: "
-                    + ", ".join(changed),
-                )
-            )
-    return findings
+    recorded = None if history is None else history.target_identity_digest
+    findings += _target_findings(plan_name, plan.target_identity_digest, recorded)
+    return findings + _bound_findings("migration", plan_name, plan, status)
 
 
 # --- the three decisions -----------------------------------------------------------------------
@@ -345,47 +364,9 @@ def _schema_evidence_findings(
 ) -> list[Finding]:
     """What a schema plan binds is still what the schema's status records: the database its
     drift was read from, the resolved source, the executor (APR-07..APR-09)."""
-    findings: list[Finding] = []
-    drift = status.drift
-    if (
-        drift is not None
-        and drift.target_identity_digest is not None
-        and drift.target_identity_digest != plan.target_identity_digest
-    ):
-        findings.append(
-            Finding(
-                TARGET_CHANGED,
-                f"the database changed since plan {plan_name} was made: "
-                f"{short_digest(plan.target_identity_digest)} -> "
-                f"{short_digest(drift.target_identity_digest)}",
-            )
-        )
-    if status.source is None:
-        findings.append(
-            Finding(SOURCE_CHANGED, "the schema records no resolved source to compare with")
-        )
-    else:
-        changed = source_changes(plan.source, status.source)
-        if changed:
-            findings.append(
-                Finding(
-                    SOURCE_CHANGED,
-                    f"the source changed since plan {plan_name} was made: " + ", ".join(changed),
-                )
-            )
-    if status.execution_binding is None:
-        findings.append(Finding(EXECUTOR_CHANGED, "the schema records no executor to compare with"))
-    else:
-        changed = execution_changes(plan.execution_binding, status.execution_binding)
-        if changed:
-            findings.append(
-                Finding(
-                    EXECUTOR_CHANGED,
-                    f"the executor was rolled out since plan {plan_name} was made: "
-                    + ", ".join(changed),
-                )
-            )
-    return findings
+    recorded = None if status.drift is None else status.drift.target_identity_digest
+    findings = _target_findings(plan_name, plan.target_identity_digest, recorded)
+    return findings + _bound_findings("schema", plan_name, plan, status)
 
 
 def _published_findings(
