@@ -17,9 +17,9 @@ reads in kubectl's output, naming what moved. Messages name objects, versions an
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 from ptah_operator.api.approvals import (
     PtahMigrationApproval,
@@ -319,46 +319,6 @@ def _evidence_findings(
     return findings + _bound_findings("migration", plan_name, plan, status)
 
 
-# --- the three decisions -----------------------------------------------------------------------
-
-
-def check_migration_approval(
-    spec: PtahMigrationApprovalSpec,
-    namespace: str,
-    migration: PtahMigration | None,
-    plan: PtahMigrationPlan | None,
-) -> list[Finding]:
-    """Why a PtahMigrationApproval may not be admitted; empty when it may (APR-02..APR-10)."""
-    found = _resource_findings(Kind.PTAH_MIGRATION, spec.migration_ref, migration, namespace)
-    if found or migration is None:
-        return found
-    status = migration.status or PtahMigrationStatus()
-    resource = f"migration {spec.migration_ref.name}"
-    findings: list[Finding] = []
-    if status.phase != MigrationPhase.AWAITING_APPROVAL:
-        findings.append(
-            Finding(
-                NOT_AWAITING_APPROVAL,
-                f"{resource} is not waiting for a decision: its phase is "
-                f"{status.phase or 'not set yet'}, not AwaitingApproval",
-            )
-        )
-    replaced = _current_plan_findings(resource, spec.plan_ref, status.plan)
-    if replaced:
-        # Whatever else differs follows from the replacement; naming it is enough.
-        return findings + replaced
-    plan_name = spec.plan_ref.name
-    missing = _plan_object_findings(Kind.PTAH_MIGRATION_PLAN, spec.plan_ref, plan, namespace)
-    if missing or plan is None:
-        return findings + missing
-    findings += _owner_findings(
-        plan_name, Kind.PTAH_MIGRATION, plan.spec.migration_ref, spec.migration_ref
-    )
-    findings += _fingerprint_findings(plan_name, spec.plan_fingerprint, plan.spec.fingerprint)
-    findings += _evidence_findings(plan_name, plan.spec, status)
-    return findings
-
-
 def _schema_evidence_findings(
     plan_name: str, plan: PtahSchemaPlanSpec, status: PtahSchemaStatus
 ) -> list[Finding]:
@@ -404,6 +364,112 @@ def _published_findings(
     return findings
 
 
+# --- the decisions -----------------------------------------------------------------------
+
+
+PlanT = TypeVar("PlanT", PtahMigrationPlan, PtahSchemaPlan)
+StatusT = TypeVar("StatusT", PtahMigrationStatus, PtahSchemaStatus)
+
+
+@dataclass(frozen=True)
+class _Approvable(Generic[StatusT, PlanT]):
+    """What approving a migration's plan and a schema's plan do not share."""
+
+    kind: Kind
+    plan_kind: Kind
+    word: str
+    """The resource as messages name it: "migration", "schema"."""
+    awaiting: str
+    """The phase in which the resource waits for a decision."""
+    owner: Callable[[PlanT], ObjectReference]
+    """The resource a plan belongs to."""
+    evidence: Callable[[str, StatusT, PlanT], list[Finding]]
+    """What else the plan must still match, once it is the named plan of the named resource."""
+
+
+def _approval_findings(
+    what: _Approvable[StatusT, PlanT],
+    spec: PtahMigrationApprovalSpec | PtahSchemaApprovalSpec,
+    named: ObjectReference,
+    namespace: str,
+    resource: PtahMigration | PtahSchema | None,
+    status: StatusT,
+    plan: PlanT | None,
+) -> list[Finding]:
+    """Why an approval of `what` may not be admitted; empty when it may (APR-02..APR-10).
+
+    `named` is the resource the approval names and `status` that resource's status (its
+    default when it has none).
+    """
+    found = _resource_findings(what.kind, named, resource, namespace)
+    if found or resource is None:
+        return found
+    resource_name = f"{what.word} {named.name}"
+    findings: list[Finding] = []
+    if status.phase != what.awaiting:
+        findings.append(
+            Finding(
+                NOT_AWAITING_APPROVAL,
+                f"{resource_name} is not waiting for a decision: its phase is "
+                f"{status.phase or 'not set yet'}, not AwaitingApproval",
+            )
+        )
+    replaced = _current_plan_findings(resource_name, spec.plan_ref, status.plan)
+    if replaced:
+        # Whatever else differs follows from the replacement; naming it is enough.
+        return findings + replaced
+    plan_name = spec.plan_ref.name
+    missing = _plan_object_findings(what.plan_kind, spec.plan_ref, plan, namespace)
+    if missing or plan is None:
+        return findings + missing
+    findings += _owner_findings(plan_name, what.kind, what.owner(plan), named)
+    findings += _fingerprint_findings(plan_name, spec.plan_fingerprint, plan.spec.fingerprint)
+    return findings + what.evidence(plan_name, status, plan)
+
+
+def _schema_plan_findings(
+    plan_name: str, status: PtahSchemaStatus, plan: PtahSchemaPlan
+) -> list[Finding]:
+    """The plan is the one the schema published, and what it binds is still what the status
+    records (status.plan is set: the plan is the schema's current plan)."""
+    published = (
+        [] if status.plan is None else _published_findings(plan_name, status.plan, plan.spec)
+    )
+    return published + _schema_evidence_findings(plan_name, plan.spec, status)
+
+
+_MIGRATION: Final = _Approvable[PtahMigrationStatus, PtahMigrationPlan](
+    kind=Kind.PTAH_MIGRATION,
+    plan_kind=Kind.PTAH_MIGRATION_PLAN,
+    word="migration",
+    awaiting=MigrationPhase.AWAITING_APPROVAL,
+    owner=lambda plan: plan.spec.migration_ref,
+    evidence=lambda name, status, plan: _evidence_findings(name, plan.spec, status),
+)
+
+_SCHEMA: Final = _Approvable[PtahSchemaStatus, PtahSchemaPlan](
+    kind=Kind.PTAH_SCHEMA,
+    plan_kind=Kind.PTAH_SCHEMA_PLAN,
+    word="schema",
+    awaiting=SchemaPhase.AWAITING_APPROVAL,
+    owner=lambda plan: plan.spec.schema_ref,
+    evidence=_schema_plan_findings,
+)
+
+
+def check_migration_approval(
+    spec: PtahMigrationApprovalSpec,
+    namespace: str,
+    migration: PtahMigration | None,
+    plan: PtahMigrationPlan | None,
+) -> list[Finding]:
+    """Why a PtahMigrationApproval may not be admitted; empty when it may (APR-02..APR-10)."""
+    status = (migration.status if migration is not None else None) or PtahMigrationStatus()
+    return _approval_findings(
+        _MIGRATION, spec, spec.migration_ref, namespace, migration, status, plan
+    )
+
+
 def check_schema_approval(
     spec: PtahSchemaApprovalSpec,
     namespace: str,
@@ -417,33 +483,8 @@ def check_schema_approval(
     plan published; and what the plan binds (database, source, executor) must still be what
     the schema's status records.
     """
-    found = _resource_findings(Kind.PTAH_SCHEMA, spec.schema_ref, schema, namespace)
-    if found or schema is None:
-        return found
-    status = schema.status or PtahSchemaStatus()
-    resource = f"schema {spec.schema_ref.name}"
-    findings: list[Finding] = []
-    if status.phase != SchemaPhase.AWAITING_APPROVAL:
-        findings.append(
-            Finding(
-                NOT_AWAITING_APPROVAL,
-                f"{resource} is not waiting for a decision: its phase is "
-                f"{status.phase or 'not set yet'}, not AwaitingApproval",
-            )
-        )
-    replaced = _current_plan_findings(resource, spec.plan_ref, status.plan)
-    if replaced or status.plan is None:
-        # Whatever else differs follows from the replacement; naming it is enough.
-        return findings + replaced
-    plan_name = spec.plan_ref.name
-    missing = _plan_object_findings(Kind.PTAH_SCHEMA_PLAN, spec.plan_ref, plan, namespace)
-    if missing or plan is None:
-        return findings + missing
-    findings += _owner_findings(plan_name, Kind.PTAH_SCHEMA, plan.spec.schema_ref, spec.schema_ref)
-    findings += _fingerprint_findings(plan_name, spec.plan_fingerprint, plan.spec.fingerprint)
-    findings += _published_findings(plan_name, status.plan, plan.spec)
-    findings += _schema_evidence_findings(plan_name, plan.spec, status)
-    return findings
+    status = (schema.status if schema is not None else None) or PtahSchemaStatus()
+    return _approval_findings(_SCHEMA, spec, spec.schema_ref, namespace, schema, status, plan)
 
 
 def check_run_acknowledgment(
