@@ -11,7 +11,8 @@ Contract:
   otherwise refused (code 403) with one message naming every reason. A finding made on a cached
   read is checked again on a fresh one before refusing. An object that cannot be read is a
   refusal with code 500: the configuration's failurePolicy is Fail either way.
-- Anything else (another operation or kind) is allowed unchanged. A body that is not an
+- Anything else (another operation or kind) is allowed unchanged (`_handle`, the generic
+  handler both routes share). A body that is not an
   AdmissionReview v1 answers 400.
 
 `add_routes(app, lookup)` puts both routes on an existing application (the manager's HTTPS
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Container, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Literal, TypeVar
@@ -169,32 +170,40 @@ class ApprovalWebhooks:
             raise BadReviewError("the body is not JSON") from exc
         return parse_review(body)
 
-    async def mutate(self, request: web.Request) -> web.Response:
+    async def _handle(
+        self,
+        request: web.Request,
+        kinds: Container[str],
+        decide: Callable[[AdmissionRequest], Awaitable[dict[str, Any]]],
+    ) -> web.Response:
+        """The generic handler: a body that is no AdmissionReview answers 400, another
+        operation or kind is allowed unchanged, and `decide` answers the rest."""
         try:
             req = await self._body(request)
         except BadReviewError as exc:
             return web.Response(status=400, text=str(exc))
-        if req.operation != "CREATE" or req.kind not in STAMPED_KINDS:
+        if req.operation != "CREATE" or req.kind not in kinds:
             return web.json_response(review_response(req.uid, True))
+        return web.json_response(await decide(req))
+
+    async def mutate(self, request: web.Request) -> web.Response:
+        return await self._handle(request, STAMPED_KINDS, self._mutate)
+
+    async def validate(self, request: web.Request) -> web.Response:
+        return await self._handle(request, VALIDATORS, self._validate)
+
+    async def _mutate(self, req: AdmissionRequest) -> dict[str, Any]:
         try:
             user = user_from_request(req.user_info)
         except (UnauthenticatedError, ValidationError):
             self._observe(Review("mutate", req.kind, req.namespace, False, ("Unauthenticated",)))
             message = f"{req.kind} refused: the request carries no authenticated user to record"
-            return web.json_response(review_response(req.uid, False, message=message))
+            return review_response(req.uid, False, message=message)
         result = stamp(req.kind, req.object, user, self._now())
         self._observe(Review("mutate", req.kind, req.namespace, True))
-        return web.json_response(
-            review_response(req.uid, True, patch=result.patch, warnings=result.warnings)
-        )
+        return review_response(req.uid, True, patch=result.patch, warnings=result.warnings)
 
-    async def validate(self, request: web.Request) -> web.Response:
-        try:
-            req = await self._body(request)
-        except BadReviewError as exc:
-            return web.Response(status=400, text=str(exc))
-        if req.operation != "CREATE" or req.kind not in VALIDATORS:
-            return web.json_response(review_response(req.uid, True))
+    async def _validate(self, req: AdmissionRequest) -> dict[str, Any]:
         try:
             findings = await self.check(req.kind, req.namespace, req.object, fresh=False)
             if findings:
@@ -202,17 +211,17 @@ class ApprovalWebhooks:
         except ValidationError as exc:
             self._observe(Review("validate", req.kind, req.namespace, False, ("Invalid",)))
             message = f"{req.kind} refused: {_validation_summary(exc)}"
-            return web.json_response(review_response(req.uid, False, message=message, code=400))
+            return review_response(req.uid, False, message=message, code=400)
         except ObjectReadError as exc:
             self._observe(Review("validate", req.kind, req.namespace, False, ("ReadFailed",)))
             message = f"{req.kind} could not be checked: {exc}"
-            return web.json_response(review_response(req.uid, False, message=message, code=500))
+            return review_response(req.uid, False, message=message, code=500)
         codes = tuple(f.code for f in findings)
         self._observe(Review("validate", req.kind, req.namespace, not findings, codes))
         if findings:
             message = refusal_message(req.kind, findings)
-            return web.json_response(review_response(req.uid, False, message=message))
-        return web.json_response(review_response(req.uid, True))
+            return review_response(req.uid, False, message=message)
+        return review_response(req.uid, True)
 
     async def _read(
         self, kind: Kind, model: type[R], namespace: str, name: str, fresh: bool
