@@ -11,9 +11,8 @@ Contract:
   otherwise refused (code 403) with one message naming every reason. A finding made on a cached
   read is checked again on a fresh one before refusing. An object that cannot be read is a
   refusal with code 500: the configuration's failurePolicy is Fail either way.
-- Anything else (another operation or kind) is allowed unchanged (`_handle`, the generic
-  handler both routes share). A body that is not an
-  AdmissionReview v1 answers 400.
+- Anything else (another operation or kind) is allowed unchanged. A body that is not an
+  AdmissionReview v1 answers 400. Both routes share that generic handling (`_handle`).
 
 `add_routes(app, lookup)` puts both routes on an existing application (the manager's HTTPS
 server); `build_app(lookup)` makes an application with nothing else.

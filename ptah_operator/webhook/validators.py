@@ -4,7 +4,8 @@ The validating webhook refuses a decision the evidence no longer supports (APR-0
 approval names one exact plan, and that plan is approvable only while it is the resource's
 current plan, the resource waits for a decision, and what the plan was computed from (for a
 migration the history reading, for a schema the published plan's fingerprint and digest; the
-database, the source, the executor) is still what the resource's status records. An acknowledgment must name the run `status.unresolvedRun` holds.
+database, the source, the executor) is still what the resource's status records. An
+acknowledgment must name the run `status.unresolvedRun` holds.
 
 Each refusal is a `Finding`: a stable code (for logs, metrics and tests) and a message a person
 reads in kubectl's output, naming what moved. Messages name objects, versions and digests only.
