@@ -6,12 +6,13 @@ Contract:
   `spec.approvedAt` (now, RFC 3339 Z), replacing whatever the client sent (APR-04); for
   PtahMigrationRunAcknowledgment the same with `acknowledgedBy` / `acknowledgedAt`. A replaced
   value earns a warning kubectl prints. A request without a user is refused.
-- `POST /validate/approvals`: on CREATE of the same kinds, allowed when `checks` finds nothing;
+- `POST /validate/approvals`: on CREATE of the same kinds, allowed when the kind's validator
+  (`validators.VALIDATORS`, one per kind, as controller-runtime's CustomValidator) finds nothing;
   otherwise refused (code 403) with one message naming every reason. A finding made on a cached
   read is checked again on a fresh one before refusing. An object that cannot be read is a
   refusal with code 500: the configuration's failurePolicy is Fail either way.
 - Anything else (another operation or kind) is allowed unchanged. A body that is not an
-  AdmissionReview v1 answers 400.
+  AdmissionReview v1 answers 400. Both routes share that generic handling (`_handle`).
 
 `add_routes(app, lookup)` puts both routes on an existing application (the manager's HTTPS
 server); `build_app(lookup)` makes an application with nothing else.
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Container, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Literal, TypeVar
@@ -30,29 +31,17 @@ import structlog
 from aiohttp import web
 from pydantic import ValidationError
 
-from ptah_operator.api.approvals import (
-    PtahMigrationApproval,
-    PtahMigrationRunAcknowledgment,
-    PtahSchemaApproval,
-)
 from ptah_operator.api.constants import Kind
 from ptah_operator.api.kinds import from_manifest
-from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.objectmeta import Resource
-from ptah_operator.api.plans import PtahMigrationPlan, PtahSchemaPlan
-from ptah_operator.api.schema import PtahSchema
-from ptah_operator.webhook.checks import (
+from ptah_operator.webhook.lookup import ObjectLookup, ObjectReadError
+from ptah_operator.webhook.stamps import (
     STAMPED_KINDS,
-    Finding,
     UnauthenticatedError,
-    check_migration_approval,
-    check_run_acknowledgment,
-    check_schema_approval,
-    refusal_message,
     stamp,
     user_from_request,
 )
-from ptah_operator.webhook.lookup import ObjectLookup, ObjectReadError
+from ptah_operator.webhook.validators import VALIDATORS, Finding, refusal_message
 
 log = structlog.get_logger(__name__)
 
@@ -180,32 +169,40 @@ class ApprovalWebhooks:
             raise BadReviewError("the body is not JSON") from exc
         return parse_review(body)
 
-    async def mutate(self, request: web.Request) -> web.Response:
+    async def _handle(
+        self,
+        request: web.Request,
+        kinds: Container[str],
+        decide: Callable[[AdmissionRequest], Awaitable[dict[str, Any]]],
+    ) -> web.Response:
+        """The generic handler: a body that is no AdmissionReview answers 400, another
+        operation or kind is allowed unchanged, and `decide` answers the rest."""
         try:
             req = await self._body(request)
         except BadReviewError as exc:
             return web.Response(status=400, text=str(exc))
-        if req.operation != "CREATE" or req.kind not in STAMPED_KINDS:
+        if req.operation != "CREATE" or req.kind not in kinds:
             return web.json_response(review_response(req.uid, True))
+        return web.json_response(await decide(req))
+
+    async def mutate(self, request: web.Request) -> web.Response:
+        return await self._handle(request, STAMPED_KINDS, self._mutate)
+
+    async def validate(self, request: web.Request) -> web.Response:
+        return await self._handle(request, VALIDATORS, self._validate)
+
+    async def _mutate(self, req: AdmissionRequest) -> dict[str, Any]:
         try:
             user = user_from_request(req.user_info)
         except (UnauthenticatedError, ValidationError):
             self._observe(Review("mutate", req.kind, req.namespace, False, ("Unauthenticated",)))
             message = f"{req.kind} refused: the request carries no authenticated user to record"
-            return web.json_response(review_response(req.uid, False, message=message))
+            return review_response(req.uid, False, message=message)
         result = stamp(req.kind, req.object, user, self._now())
         self._observe(Review("mutate", req.kind, req.namespace, True))
-        return web.json_response(
-            review_response(req.uid, True, patch=result.patch, warnings=result.warnings)
-        )
+        return review_response(req.uid, True, patch=result.patch, warnings=result.warnings)
 
-    async def validate(self, request: web.Request) -> web.Response:
-        try:
-            req = await self._body(request)
-        except BadReviewError as exc:
-            return web.Response(status=400, text=str(exc))
-        if req.operation != "CREATE" or req.kind not in STAMPED_KINDS:
-            return web.json_response(review_response(req.uid, True))
+    async def _validate(self, req: AdmissionRequest) -> dict[str, Any]:
         try:
             findings = await self.check(req.kind, req.namespace, req.object, fresh=False)
             if findings:
@@ -213,17 +210,17 @@ class ApprovalWebhooks:
         except ValidationError as exc:
             self._observe(Review("validate", req.kind, req.namespace, False, ("Invalid",)))
             message = f"{req.kind} refused: {_validation_summary(exc)}"
-            return web.json_response(review_response(req.uid, False, message=message, code=400))
+            return review_response(req.uid, False, message=message, code=400)
         except ObjectReadError as exc:
             self._observe(Review("validate", req.kind, req.namespace, False, ("ReadFailed",)))
             message = f"{req.kind} could not be checked: {exc}"
-            return web.json_response(review_response(req.uid, False, message=message, code=500))
+            return review_response(req.uid, False, message=message, code=500)
         codes = tuple(f.code for f in findings)
         self._observe(Review("validate", req.kind, req.namespace, not findings, codes))
         if findings:
             message = refusal_message(req.kind, findings)
-            return web.json_response(review_response(req.uid, False, message=message))
-        return web.json_response(review_response(req.uid, True))
+            return review_response(req.uid, False, message=message)
+        return review_response(req.uid, True)
 
     async def _read(
         self, kind: Kind, model: type[R], namespace: str, name: str, fresh: bool
@@ -240,34 +237,13 @@ class ApprovalWebhooks:
     async def check(
         self, kind: str, namespace: str, obj: Mapping[str, Any], *, fresh: bool
     ) -> list[Finding]:
-        """The findings against one object of a stamped kind (raises ValidationError when the
-        object itself does not fit its model)."""
-        if kind == Kind.PTAH_MIGRATION_APPROVAL:
-            approval = from_manifest(PtahMigrationApproval, obj)
-            spec = approval.spec
-            migration = await self._read(
-                Kind.PTAH_MIGRATION, PtahMigration, namespace, spec.migration_ref.name, fresh
-            )
-            plan = await self._read(
-                Kind.PTAH_MIGRATION_PLAN, PtahMigrationPlan, namespace, spec.plan_ref.name, fresh
-            )
-            return check_migration_approval(spec, namespace, migration, plan)
-        if kind == Kind.PTAH_SCHEMA_APPROVAL:
-            schema_approval = from_manifest(PtahSchemaApproval, obj)
-            schema_spec = schema_approval.spec
-            schema = await self._read(
-                Kind.PTAH_SCHEMA, PtahSchema, namespace, schema_spec.schema_ref.name, fresh
-            )
-            schema_plan = await self._read(
-                Kind.PTAH_SCHEMA_PLAN, PtahSchemaPlan, namespace, schema_spec.plan_ref.name, fresh
-            )
-            return check_schema_approval(schema_spec, namespace, schema, schema_plan)
-        acknowledgment = from_manifest(PtahMigrationRunAcknowledgment, obj)
-        ack_spec = acknowledgment.spec
-        migration = await self._read(
-            Kind.PTAH_MIGRATION, PtahMigration, namespace, ack_spec.migration_ref.name, fresh
-        )
-        return check_run_acknowledgment(ack_spec, namespace, migration)
+        """The findings of the kind's validator against one object of a checked kind (raises
+        ValidationError when the object itself does not fit its model)."""
+
+        async def read(kind: Kind, model: type[R], name: str) -> R | None:
+            return await self._read(kind, model, namespace, name, fresh)
+
+        return await VALIDATORS[kind].validate_create(obj, namespace, read)
 
 
 def add_routes(

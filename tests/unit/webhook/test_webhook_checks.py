@@ -30,16 +30,16 @@ from ptah_operator.api.plans import (
     PtahSchemaPlan,
 )
 from ptah_operator.api.schema import PtahSchema, SchemaPlanStatus
-from ptah_operator.webhook import checks
-from ptah_operator.webhook.checks import (
+from ptah_operator.webhook import stamps
+from ptah_operator.webhook import validators as checks
+from ptah_operator.webhook.stamps import stamp, user_from_request
+from ptah_operator.webhook.validators import (
     Finding,
     check_migration_approval,
     check_run_acknowledgment,
     check_schema_approval,
     refusal_message,
     short_digest,
-    stamp,
-    user_from_request,
 )
 from tests.support.migration_objects import (
     acknowledgment_spec,
@@ -123,9 +123,9 @@ def test_stamp_leaves_other_kinds_and_specless_objects_alone() -> None:
 def test_user_from_request() -> None:
     user = user_from_request({"username": "alice", "uid": "", "groups": ["a", "", "b"]})
     assert user == UserInfo(username="alice", groups=["a", "b"])
-    with pytest.raises(checks.UnauthenticatedError):
+    with pytest.raises(stamps.UnauthenticatedError):
         user_from_request({"groups": ["a"]})
-    with pytest.raises(checks.UnauthenticatedError):
+    with pytest.raises(stamps.UnauthenticatedError):
         user_from_request(None)
 
 

@@ -1,28 +1,33 @@
-"""What admission decides, as pure functions: the approver stamp and the evidence checks.
+"""What the validating webhook decides, as pure functions: the evidence checks.
 
-The mutating webhook replaces whatever a client wrote in the approver fields with the user the
-API server authenticated (APR-04), so an approval can never claim to come from somebody else.
 The validating webhook refuses a decision the evidence no longer supports (APR-05..APR-10): an
 approval names one exact plan, and that plan is approvable only while it is the resource's
 current plan, the resource waits for a decision, and what the plan was computed from (for a
 migration the history reading, for a schema the published plan's fingerprint and digest; the
-database, the source, the executor) is still what the resource's status records. An acknowledgment must name the run `status.unresolvedRun` holds.
+database, the source, the executor) is still what the resource's status records. An
+acknowledgment must name the run `status.unresolvedRun` holds.
 
 Each refusal is a `Finding`: a stable code (for logs, metrics and tests) and a message a person
 reads in kubectl's output, naming what moved. Messages name objects, versions and digests only.
+
+`VALIDATORS` holds one validator object per kind, by Kind (controller-runtime's
+`CustomValidator` behind `WithCustomValidator`): it reads what its kind names through the
+`Reader` it is handed and returns the findings. No HTTP and no Kubernetes client here.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 from ptah_operator.api.approvals import (
+    PtahMigrationApproval,
     PtahMigrationApprovalSpec,
+    PtahMigrationRunAcknowledgment,
     PtahMigrationRunAcknowledgmentSpec,
+    PtahSchemaApproval,
     PtahSchemaApprovalSpec,
 )
 from ptah_operator.api.common import (
@@ -31,12 +36,12 @@ from ptah_operator.api.common import (
     PlanReference,
     PlanSourceBinding,
     SourceRecord,
-    UserInfo,
 )
 from ptah_operator.api.constants import Kind, MigrationPhase, SchemaPhase
-from ptah_operator.api.fields import format_time
 from ptah_operator.api.fingerprints import plan_fingerprint_matches, plan_source_binding
+from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
+from ptah_operator.api.objectmeta import Resource
 from ptah_operator.api.plans import (
     PtahMigrationPlan,
     PtahMigrationPlanSpec,
@@ -44,80 +49,7 @@ from ptah_operator.api.plans import (
     PtahSchemaPlanSpec,
 )
 from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus, SchemaPlanStatus
-
-# --- the stamp ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StampFields:
-    """Where a kind records who decided and when."""
-
-    by: str
-    at: str
-
-
-STAMPED_KINDS: Final[Mapping[str, StampFields]] = {
-    Kind.PTAH_MIGRATION_APPROVAL.value: StampFields("approvedBy", "approvedAt"),
-    Kind.PTAH_SCHEMA_APPROVAL.value: StampFields("approvedBy", "approvedAt"),
-    Kind.PTAH_MIGRATION_RUN_ACKNOWLEDGMENT.value: StampFields("acknowledgedBy", "acknowledgedAt"),
-}
-
-
-class UnauthenticatedError(ValueError):
-    """The admission request names no user to record."""
-
-
-def user_from_request(user_info: Mapping[str, Any] | None) -> UserInfo:
-    """The authenticated user of an AdmissionReview request (`request.userInfo`)."""
-    info = user_info or {}
-    username = info.get("username")
-    if not isinstance(username, str) or not username:
-        raise UnauthenticatedError("the request carries no authenticated user to record")
-    uid = info.get("uid")
-    groups = info.get("groups") or []
-    return UserInfo(
-        username=username,
-        uid=uid if isinstance(uid, str) and uid else None,
-        groups=[g for g in groups if isinstance(g, str) and g],
-    )
-
-
-@dataclass(frozen=True)
-class Stamp:
-    """The JSONPatch that records the decider, and warnings about what it overwrote."""
-
-    patch: list[dict[str, Any]]
-    warnings: list[str]
-
-
-def stamp(kind: str, obj: Mapping[str, Any], user: UserInfo, now: datetime) -> Stamp:
-    """Set `spec.<by>` to `user` and `spec.<at>` to `now`, replacing anything the client sent.
-
-    JSONPatch `add` on an existing member replaces it, so one op covers both cases. An object
-    without a spec gets no patch: the CRD's schema refuses it right after.
-    """
-    fields = STAMPED_KINDS.get(kind)
-    spec = obj.get("spec")
-    if fields is None or not isinstance(spec, Mapping):
-        return Stamp([], [])
-    user_value = user.model_dump(mode="json", by_alias=True, exclude_none=True)
-    warnings: list[str] = []
-    supplied = spec.get(fields.by)
-    if supplied is not None and supplied != user_value:
-        warnings.append(
-            f"spec.{fields.by} was replaced: admission records the authenticated user "
-            f"{user.username}"
-        )
-    if spec.get(fields.at) is not None:
-        warnings.append(f"spec.{fields.at} was replaced with the time of admission")
-    patch: list[dict[str, Any]] = [
-        {"op": "add", "path": f"/spec/{fields.by}", "value": user_value},
-        {"op": "add", "path": f"/spec/{fields.at}", "value": format_time(now)},
-    ]
-    return Stamp(patch, warnings)
-
-
-# --- findings ----------------------------------------------------------------------------------
+from ptah_operator.reconcile.bindings import Rule, binding_changes
 
 
 @dataclass(frozen=True)
@@ -268,15 +200,22 @@ _EXECUTION_FIELDS: Final[tuple[tuple[str, str], ...]] = (
 )
 
 
+def _field_rule(
+    key: str, label: str, planned: Mapping[str, Any], current: Mapping[str, Any]
+) -> Rule[Mapping[str, Any]]:
+    """One bound field as a binding rule, its words naming both values (`label before -> after`)."""
+    before, after = short_digest(_text(planned.get(key))), short_digest(_text(current.get(key)))
+    return Rule(f"{label} {before} -> {after}", lambda plan, now: plan.get(key) != now.get(key))
+
+
 def _changes(
     planned: Mapping[str, Any], current: Mapping[str, Any], labels: tuple[tuple[str, str], ...]
 ) -> list[str]:
-    changed: list[str] = []
-    for key, label in labels:
-        before, after = planned.get(key), current.get(key)
-        if before != after:
-            changed.append(f"{label} {short_digest(_text(before))} -> {short_digest(_text(after))}")
-    return changed
+    """Every bound field that differs, in table order, by the planning's own rule walk
+    (`reconcile.bindings.binding_changes`); the fields are compared against what the status
+    records, not against what would be bound now."""
+    rules = [_field_rule(key, label, planned, current) for key, label in labels]
+    return binding_changes(planned, current, rules)
 
 
 def _text(value: Any) -> str | None:
@@ -303,6 +242,55 @@ def source_changes(planned: PlanSourceBinding, current: SourceRecord) -> list[st
     return _changes(_dump(planned), _dump(plan_source_binding(current)), _SOURCE_FIELDS)
 
 
+def _target_findings(plan_name: str, planned: str, recorded: str | None) -> list[Finding]:
+    """The database the status last read is the one the plan was made for (APR-07); a status
+    that records no database identity is not compared."""
+    if recorded is None or recorded == planned:
+        return []
+    return [
+        Finding(
+            TARGET_CHANGED,
+            f"the database changed since plan {plan_name} was made: "
+            f"{short_digest(planned)} -> {short_digest(recorded)}",
+        )
+    ]
+
+
+def _bound_findings(
+    word: str,
+    plan_name: str,
+    plan: PtahMigrationPlanSpec | PtahSchemaPlanSpec,
+    status: PtahMigrationStatus | PtahSchemaStatus,
+) -> list[Finding]:
+    """The source and the executor the plan binds are what the status records (APR-08,
+    APR-09); `word` names the resource ("migration", "schema")."""
+    findings: list[Finding] = []
+    if status.source is None:
+        findings.append(
+            Finding(SOURCE_CHANGED, f"the {word} records no resolved source to compare with")
+        )
+    elif changed := source_changes(plan.source, status.source):
+        findings.append(
+            Finding(
+                SOURCE_CHANGED,
+                f"the source changed since plan {plan_name} was made: " + ", ".join(changed),
+            )
+        )
+    if status.execution_binding is None:
+        findings.append(
+            Finding(EXECUTOR_CHANGED, f"the {word} records no executor to compare with")
+        )
+    elif changed := execution_changes(plan.execution_binding, status.execution_binding):
+        findings.append(
+            Finding(
+                EXECUTOR_CHANGED,
+                f"the executor was rolled out since plan {plan_name} was made: "
+                + ", ".join(changed),
+            )
+        )
+    return findings
+
+
 def _evidence_findings(
     plan_name: str, plan: PtahMigrationPlanSpec, status: PtahMigrationStatus
 ) -> list[Finding]:
@@ -327,87 +315,9 @@ def _evidence_findings(
                 f"{history.current_version or 'none'})",
             )
         )
-    if (
-        history is not None
-        and history.target_identity_digest is not None
-        and history.target_identity_digest != plan.target_identity_digest
-    ):
-        findings.append(
-            Finding(
-                TARGET_CHANGED,
-                f"the database changed since plan {plan_name} was made: "
-                f"{short_digest(plan.target_identity_digest)} -> "
-                f"{short_digest(history.target_identity_digest)}",
-            )
-        )
-    if status.source is None:
-        findings.append(
-            Finding(SOURCE_CHANGED, "the migration records no resolved source to compare with")
-        )
-    else:
-        changed = source_changes(plan.source, status.source)
-        if changed:
-            findings.append(
-                Finding(
-                    SOURCE_CHANGED,
-                    f"the source changed since plan {plan_name} was made: " + ", ".join(changed),
-                )
-            )
-    if status.execution_binding is None:
-        findings.append(
-            Finding(EXECUTOR_CHANGED, "the migration records no executor to compare with")
-        )
-    else:
-        changed = execution_changes(plan.execution_binding, status.execution_binding)
-        if changed:
-            findings.append(
-                Finding(
-                    EXECUTOR_CHANGED,
-                    f"the executor was rolled out since plan {plan_name} was made: "
-                    + ", ".join(changed),
-                )
-            )
-    return findings
-
-
-# --- the three decisions -----------------------------------------------------------------------
-
-
-def check_migration_approval(
-    spec: PtahMigrationApprovalSpec,
-    namespace: str,
-    migration: PtahMigration | None,
-    plan: PtahMigrationPlan | None,
-) -> list[Finding]:
-    """Why a PtahMigrationApproval may not be admitted; empty when it may (APR-02..APR-10)."""
-    found = _resource_findings(Kind.PTAH_MIGRATION, spec.migration_ref, migration, namespace)
-    if found or migration is None:
-        return found
-    status = migration.status or PtahMigrationStatus()
-    resource = f"migration {spec.migration_ref.name}"
-    findings: list[Finding] = []
-    if status.phase != MigrationPhase.AWAITING_APPROVAL:
-        findings.append(
-            Finding(
-                NOT_AWAITING_APPROVAL,
-                f"{resource} is not waiting for a decision: its phase is "
-                f"{status.phase or 'not set yet'}, not AwaitingApproval",
-            )
-        )
-    replaced = _current_plan_findings(resource, spec.plan_ref, status.plan)
-    if replaced:
-        # Whatever else differs follows from the replacement; naming it is enough.
-        return findings + replaced
-    plan_name = spec.plan_ref.name
-    missing = _plan_object_findings(Kind.PTAH_MIGRATION_PLAN, spec.plan_ref, plan, namespace)
-    if missing or plan is None:
-        return findings + missing
-    findings += _owner_findings(
-        plan_name, Kind.PTAH_MIGRATION, plan.spec.migration_ref, spec.migration_ref
-    )
-    findings += _fingerprint_findings(plan_name, spec.plan_fingerprint, plan.spec.fingerprint)
-    findings += _evidence_findings(plan_name, plan.spec, status)
-    return findings
+    recorded = None if history is None else history.target_identity_digest
+    findings += _target_findings(plan_name, plan.target_identity_digest, recorded)
+    return findings + _bound_findings("migration", plan_name, plan, status)
 
 
 def _schema_evidence_findings(
@@ -415,47 +325,9 @@ def _schema_evidence_findings(
 ) -> list[Finding]:
     """What a schema plan binds is still what the schema's status records: the database its
     drift was read from, the resolved source, the executor (APR-07..APR-09)."""
-    findings: list[Finding] = []
-    drift = status.drift
-    if (
-        drift is not None
-        and drift.target_identity_digest is not None
-        and drift.target_identity_digest != plan.target_identity_digest
-    ):
-        findings.append(
-            Finding(
-                TARGET_CHANGED,
-                f"the database changed since plan {plan_name} was made: "
-                f"{short_digest(plan.target_identity_digest)} -> "
-                f"{short_digest(drift.target_identity_digest)}",
-            )
-        )
-    if status.source is None:
-        findings.append(
-            Finding(SOURCE_CHANGED, "the schema records no resolved source to compare with")
-        )
-    else:
-        changed = source_changes(plan.source, status.source)
-        if changed:
-            findings.append(
-                Finding(
-                    SOURCE_CHANGED,
-                    f"the source changed since plan {plan_name} was made: " + ", ".join(changed),
-                )
-            )
-    if status.execution_binding is None:
-        findings.append(Finding(EXECUTOR_CHANGED, "the schema records no executor to compare with"))
-    else:
-        changed = execution_changes(plan.execution_binding, status.execution_binding)
-        if changed:
-            findings.append(
-                Finding(
-                    EXECUTOR_CHANGED,
-                    f"the executor was rolled out since plan {plan_name} was made: "
-                    + ", ".join(changed),
-                )
-            )
-    return findings
+    recorded = None if status.drift is None else status.drift.target_identity_digest
+    findings = _target_findings(plan_name, plan.target_identity_digest, recorded)
+    return findings + _bound_findings("schema", plan_name, plan, status)
 
 
 def _published_findings(
@@ -493,6 +365,112 @@ def _published_findings(
     return findings
 
 
+# --- the decisions -----------------------------------------------------------------------
+
+
+PlanT = TypeVar("PlanT", PtahMigrationPlan, PtahSchemaPlan)
+StatusT = TypeVar("StatusT", PtahMigrationStatus, PtahSchemaStatus)
+
+
+@dataclass(frozen=True)
+class _Approvable(Generic[StatusT, PlanT]):
+    """What approving a migration's plan and a schema's plan do not share."""
+
+    kind: Kind
+    plan_kind: Kind
+    word: str
+    """The resource as messages name it: "migration", "schema"."""
+    awaiting: str
+    """The phase in which the resource waits for a decision."""
+    owner: Callable[[PlanT], ObjectReference]
+    """The resource a plan belongs to."""
+    evidence: Callable[[str, StatusT, PlanT], list[Finding]]
+    """What else the plan must still match, once it is the named plan of the named resource."""
+
+
+def _approval_findings(
+    what: _Approvable[StatusT, PlanT],
+    spec: PtahMigrationApprovalSpec | PtahSchemaApprovalSpec,
+    named: ObjectReference,
+    namespace: str,
+    resource: PtahMigration | PtahSchema | None,
+    status: StatusT,
+    plan: PlanT | None,
+) -> list[Finding]:
+    """Why an approval of `what` may not be admitted; empty when it may (APR-02..APR-10).
+
+    `named` is the resource the approval names and `status` that resource's status (its
+    default when it has none).
+    """
+    found = _resource_findings(what.kind, named, resource, namespace)
+    if found or resource is None:
+        return found
+    resource_name = f"{what.word} {named.name}"
+    findings: list[Finding] = []
+    if status.phase != what.awaiting:
+        findings.append(
+            Finding(
+                NOT_AWAITING_APPROVAL,
+                f"{resource_name} is not waiting for a decision: its phase is "
+                f"{status.phase or 'not set yet'}, not AwaitingApproval",
+            )
+        )
+    replaced = _current_plan_findings(resource_name, spec.plan_ref, status.plan)
+    if replaced:
+        # Whatever else differs follows from the replacement; naming it is enough.
+        return findings + replaced
+    plan_name = spec.plan_ref.name
+    missing = _plan_object_findings(what.plan_kind, spec.plan_ref, plan, namespace)
+    if missing or plan is None:
+        return findings + missing
+    findings += _owner_findings(plan_name, what.kind, what.owner(plan), named)
+    findings += _fingerprint_findings(plan_name, spec.plan_fingerprint, plan.spec.fingerprint)
+    return findings + what.evidence(plan_name, status, plan)
+
+
+def _schema_plan_findings(
+    plan_name: str, status: PtahSchemaStatus, plan: PtahSchemaPlan
+) -> list[Finding]:
+    """The plan is the one the schema published, and what it binds is still what the status
+    records (status.plan is set: the plan is the schema's current plan)."""
+    published = (
+        [] if status.plan is None else _published_findings(plan_name, status.plan, plan.spec)
+    )
+    return published + _schema_evidence_findings(plan_name, plan.spec, status)
+
+
+_MIGRATION: Final = _Approvable[PtahMigrationStatus, PtahMigrationPlan](
+    kind=Kind.PTAH_MIGRATION,
+    plan_kind=Kind.PTAH_MIGRATION_PLAN,
+    word="migration",
+    awaiting=MigrationPhase.AWAITING_APPROVAL,
+    owner=lambda plan: plan.spec.migration_ref,
+    evidence=lambda name, status, plan: _evidence_findings(name, plan.spec, status),
+)
+
+_SCHEMA: Final = _Approvable[PtahSchemaStatus, PtahSchemaPlan](
+    kind=Kind.PTAH_SCHEMA,
+    plan_kind=Kind.PTAH_SCHEMA_PLAN,
+    word="schema",
+    awaiting=SchemaPhase.AWAITING_APPROVAL,
+    owner=lambda plan: plan.spec.schema_ref,
+    evidence=_schema_plan_findings,
+)
+
+
+def check_migration_approval(
+    spec: PtahMigrationApprovalSpec,
+    namespace: str,
+    migration: PtahMigration | None,
+    plan: PtahMigrationPlan | None,
+) -> list[Finding]:
+    """Why a PtahMigrationApproval may not be admitted; empty when it may (APR-02..APR-10)."""
+    status = (migration.status if migration is not None else None) or PtahMigrationStatus()
+    return _approval_findings(
+        _MIGRATION, spec, spec.migration_ref, namespace, migration, status, plan
+    )
+
+
 def check_schema_approval(
     spec: PtahSchemaApprovalSpec,
     namespace: str,
@@ -506,33 +484,8 @@ def check_schema_approval(
     plan published; and what the plan binds (database, source, executor) must still be what
     the schema's status records.
     """
-    found = _resource_findings(Kind.PTAH_SCHEMA, spec.schema_ref, schema, namespace)
-    if found or schema is None:
-        return found
-    status = schema.status or PtahSchemaStatus()
-    resource = f"schema {spec.schema_ref.name}"
-    findings: list[Finding] = []
-    if status.phase != SchemaPhase.AWAITING_APPROVAL:
-        findings.append(
-            Finding(
-                NOT_AWAITING_APPROVAL,
-                f"{resource} is not waiting for a decision: its phase is "
-                f"{status.phase or 'not set yet'}, not AwaitingApproval",
-            )
-        )
-    replaced = _current_plan_findings(resource, spec.plan_ref, status.plan)
-    if replaced or status.plan is None:
-        # Whatever else differs follows from the replacement; naming it is enough.
-        return findings + replaced
-    plan_name = spec.plan_ref.name
-    missing = _plan_object_findings(Kind.PTAH_SCHEMA_PLAN, spec.plan_ref, plan, namespace)
-    if missing or plan is None:
-        return findings + missing
-    findings += _owner_findings(plan_name, Kind.PTAH_SCHEMA, plan.spec.schema_ref, spec.schema_ref)
-    findings += _fingerprint_findings(plan_name, spec.plan_fingerprint, plan.spec.fingerprint)
-    findings += _published_findings(plan_name, status.plan, plan.spec)
-    findings += _schema_evidence_findings(plan_name, plan.spec, status)
-    return findings
+    status = (schema.status if schema is not None else None) or PtahSchemaStatus()
+    return _approval_findings(_SCHEMA, spec, spec.schema_ref, namespace, schema, status, plan)
 
 
 def check_run_acknowledgment(
@@ -585,6 +538,74 @@ def check_run_acknowledgment(
             + "; ".join(differences),
         )
     ]
+
+
+# --- one validator per kind ------------------------------------------------------------------
+
+R = TypeVar("R", bound=Resource)
+
+
+class Reader(Protocol):
+    """Reads one object of the request's namespace into its model; None when it does not exist.
+
+    Raises `ValidationError` or `ObjectReadError` (lookup) when it cannot: the caller answers.
+    """
+
+    async def __call__(self, kind: Kind, model: type[R], name: str) -> R | None: ...
+
+
+class Validator(Protocol):
+    """The admission check of one kind, as controller-runtime's `CustomValidator`: the handler
+    finds it by the request's Kind (`VALIDATORS`) and asks it about the object created."""
+
+    async def validate_create(
+        self, obj: Mapping[str, Any], namespace: str, read: Reader
+    ) -> list[Finding]:
+        """The findings against `obj` (raises ValidationError when it does not fit its model)."""
+        ...
+
+
+class MigrationApprovalValidator:
+    """PtahMigrationApproval: the migration and the plan it names (APR-02..APR-10)."""
+
+    async def validate_create(
+        self, obj: Mapping[str, Any], namespace: str, read: Reader
+    ) -> list[Finding]:
+        spec = from_manifest(PtahMigrationApproval, obj).spec
+        migration = await read(Kind.PTAH_MIGRATION, PtahMigration, spec.migration_ref.name)
+        plan = await read(Kind.PTAH_MIGRATION_PLAN, PtahMigrationPlan, spec.plan_ref.name)
+        return check_migration_approval(spec, namespace, migration, plan)
+
+
+class SchemaApprovalValidator:
+    """PtahSchemaApproval: the schema and the plan it names (APR-02..APR-10)."""
+
+    async def validate_create(
+        self, obj: Mapping[str, Any], namespace: str, read: Reader
+    ) -> list[Finding]:
+        spec = from_manifest(PtahSchemaApproval, obj).spec
+        schema = await read(Kind.PTAH_SCHEMA, PtahSchema, spec.schema_ref.name)
+        plan = await read(Kind.PTAH_SCHEMA_PLAN, PtahSchemaPlan, spec.plan_ref.name)
+        return check_schema_approval(spec, namespace, schema, plan)
+
+
+class RunAcknowledgmentValidator:
+    """PtahMigrationRunAcknowledgment: the migration whose unresolved run it names (RUN-06)."""
+
+    async def validate_create(
+        self, obj: Mapping[str, Any], namespace: str, read: Reader
+    ) -> list[Finding]:
+        spec = from_manifest(PtahMigrationRunAcknowledgment, obj).spec
+        migration = await read(Kind.PTAH_MIGRATION, PtahMigration, spec.migration_ref.name)
+        return check_run_acknowledgment(spec, namespace, migration)
+
+
+VALIDATORS: Final[Mapping[str, Validator]] = {
+    Kind.PTAH_MIGRATION_APPROVAL.value: MigrationApprovalValidator(),
+    Kind.PTAH_SCHEMA_APPROVAL.value: SchemaApprovalValidator(),
+    Kind.PTAH_MIGRATION_RUN_ACKNOWLEDGMENT.value: RunAcknowledgmentValidator(),
+}
+"""The validator of each kind the validating webhook checks, by Kind."""
 
 
 def refusal_message(kind: str, findings: list[Finding]) -> str:
