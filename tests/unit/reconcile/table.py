@@ -23,7 +23,8 @@ import pytest
 
 from ptah_operator.api.common import Condition
 from ptah_operator.api.constants import ConditionType, JournalEntryType
-from ptah_operator.reconcile.decision import Decision, LeaseVerb, OperationCredentials
+from ptah_operator.reconcile.decision import Decision, LeaseVerb
+from tests.unit.reconcile.worlds import event_reasons, job_of
 
 
 class _Any:
@@ -65,18 +66,6 @@ class Row(Generic[WorldT, PhaseT]):
 
 def params(rows: Sequence[Row[Any, Any]]) -> list[Any]:
     return [pytest.param(row, id=row.id, marks=pytest.mark.req(*row.reqs)) for row in rows]
-
-
-def job_of(decision: Decision) -> str | None:
-    """Which operation's Job the decision creates, if any."""
-    for obj in decision.create:
-        if not isinstance(obj, OperationCredentials) and obj.get("kind") == "Job":
-            return str(obj["metadata"]["labels"]["operator.ptah.run/operation"])
-    return None
-
-
-def event_reasons(decision: Decision) -> list[str]:
-    return [e.reason for e in decision.events]
 
 
 @dataclass(frozen=True)
