@@ -148,6 +148,17 @@ def _annotated(resource: Resource, changes: Mapping[str, str | None]) -> Mapping
     return annotations
 
 
+def _lease_after(lease: LeaseState | None, decision: Decision) -> LeaseState | None:
+    """The Lease once the decision's actions are taken: an acquire moves the epoch."""
+    for action in decision.lease:
+        if action.verb == LeaseVerb.ACQUIRE:
+            epoch = (lease.epoch if lease else 0) + 1
+            lease = LeaseState(action.name, action.namespace, action.holder, epoch, False)
+        elif lease is not None and lease.holder == action.holder:
+            lease = dataclasses.replace(lease, holder=None)
+    return lease
+
+
 @dataclass
 class Worlds(Generic[WorldT, StatusT]):
     """One family's declaration, and the helpers built on it."""
@@ -256,20 +267,13 @@ class Worlds(Generic[WorldT, StatusT]):
                         del results[operation_id]
             elif ref.kind == "Job":
                 jobs.pop(ref.name, None)
-        lease = world.lease
-        for action in decision.lease:
-            if action.verb == LeaseVerb.ACQUIRE:
-                epoch = (lease.epoch if lease else 0) + 1
-                lease = LeaseState(action.name, action.namespace, action.holder, epoch, False)
-            elif lease is not None and lease.holder == action.holder:
-                lease = dataclasses.replace(lease, holder=None)
         also = self.carried_out_also(world, decision) if self.carried_out_also else {}
         return dataclasses.replace(
             self.with_resource(world, resource),
             snapshots=frozenset(snapshots),
             jobs=jobs,
             results=results,
-            lease=lease,
+            lease=_lease_after(world.lease, decision),
             new_operation_id=self.next_operation_id(),
             **{self.plans[kind][0]: made for kind, made in plans.items()},
             **also,
