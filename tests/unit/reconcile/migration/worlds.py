@@ -6,15 +6,18 @@ reaches them: `carry_out` plays the controller (it writes the Decision's status 
 the objects it created appear with UIDs, takes and releases the Lease), so `awaiting_approval()`
 is literally "a new migration, read, planned, published". Helpers then change one thing:
 `with_result`, `with_job`, `with_approval`, `edited`, `later`, ...
+
+What both families share (the controller and the runner played, one change at a time, what a
+decision says) is tests.unit.reconcile.worlds; this module declares the migration (`MIGRATION`)
+and keeps what only a migration has: its history and run reports, its approvals and run
+acknowledgments, its realm, and the states its cluster reaches.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import hashlib
-import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ptah_operator.api.approvals import (
@@ -25,24 +28,18 @@ from ptah_operator.api.approvals import (
 )
 from ptah_operator.api.common import (
     ConfigMapSource,
-    ExecutionBinding,
     KeyReference,
     ObjectReference,
     Target,
     UserInfo,
 )
 from ptah_operator.api.constants import (
-    LABEL_OPERATION_ID,
     ApplyPolicy,
-    ConditionType,
     Engine,
-    JournalEntryType,
     MigrationPhase,
     OperationType,
     RunOutcome,
 )
-from ptah_operator.api.content import digest_of_files
-from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.migration import (
     MigrationPolicy,
     PtahMigration,
@@ -53,18 +50,44 @@ from ptah_operator.api.names import job_name
 from ptah_operator.api.objectmeta import ObjectMeta
 from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.api.realm import PtahRealm
-from ptah_operator.reconcile.decision import Decision, LeaseVerb, OperationCredentials
 from ptah_operator.reconcile.migration import reconcile_migration
 from ptah_operator.reconcile.migration.world import MigrationWorld
 from ptah_operator.reconcile.world import (
     Claimant,
     JobPhase,
-    JobState,
     LeaseState,
     OperationResult,
-    RunnerConfig,
-    SourceFiles,
 )
+from tests.unit.reconcile.worlds import (
+    ALICE,
+    BINDING,
+    MANAGER_NAMESPACE,
+    ROLLED_OUT,
+    RUNNER,
+    Worlds,
+    condition_reason,
+    digest,
+    event_reasons,
+    job_of,
+    later,
+    with_runner,
+    with_source,
+)
+
+__all__ = [
+    "ALICE",
+    "BINDING",
+    "MANAGER_NAMESPACE",
+    "ROLLED_OUT",
+    "RUNNER",
+    "condition_reason",
+    "digest",
+    "event_reasons",
+    "job_of",
+    "later",
+    "with_runner",
+    "with_source",
+]
 
 NOW = dt.datetime(2026, 8, 30, 12, 0, tzinfo=dt.UTC)
 NAMESPACE = "application"
@@ -72,12 +95,6 @@ NAME = "billing"
 UID = "6f1f2a4e-3c55-4d4b-9a7e-0c2d1b9e8f10"
 CONFIG_MAP = "billing-migrations"
 CONFIG_MAP_UID = "1c2d3e4f-0000-4000-8000-00000000cafe"
-MANAGER_NAMESPACE = "ptah-system"
-
-
-def digest(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
-
 
 DB = digest("database: billing-primary")
 OTHER_DB = digest("database: billing-replica")
@@ -91,54 +108,46 @@ EDITED_FILES: dict[str, bytes] = {
     "0003_index_invoices.sql": b"CREATE INDEX invoices_status ON invoices (status);\n",
 }
 
-BINDING = ExecutionBinding(
-    image="registry.example/ptah/ptah-operator@" + digest("image"),
-    runner_version="0.1.0",
-    protocol_version=1,
-    engine_version="0.1.0",
-)
-RUNNER = RunnerConfig(
-    image="registry.example/ptah/ptah-operator:0.1.0",
-    result_url="https://ptah-operator.ptah-system.svc:9443/v1/results",
-    binding=BINDING,
-)
-ROLLED_OUT = dataclasses.replace(
-    RUNNER, binding=BINDING.model_copy(update={"runner_version": "0.2.0"})
-)
-ALICE = UserInfo(username="alice@example.com", uid="u-alice", groups=["dba"])
 BOB = UserInfo(username="bob@example.com", uid="u-bob", groups=["dba"])
 
-_operation_ids = (f"op-{n:010x}" for n in itertools.count(0xA0000001))
-_uids = (f"00000000-0000-4000-8000-{n:012x}" for n in itertools.count(1))
-
-
-def next_operation_id() -> str:
-    return next(_operation_ids)
-
-
-def new_uid() -> str:
-    return next(_uids)
+MIGRATION = Worlds[MigrationWorld, PtahMigrationStatus](
+    resource_field="migration",
+    status_type=PtahMigrationStatus,
+    journal=lambda status: status.journal,
+    reconcile=reconcile_migration,
+    kind="PtahMigration",
+    namespace=NAMESPACE,
+    name=NAME,
+    uid=UID,
+    config_map=CONFIG_MAP,
+    config_map_uid=CONFIG_MAP_UID,
+    files=FILES,
+    plans={"PtahMigrationPlan": ("plans", PtahMigrationPlan)},
+    first_operation_id=0xA0000001,
+    uid_prefix="00000000-0000-4000-8000-",
+)
+next_operation_id = MIGRATION.next_operation_id
+new_uid = MIGRATION.new_uid
+source_files = MIGRATION.source_files
+carry_out = MIGRATION.carry_out
+step = MIGRATION.step
+status = MIGRATION.status
+claim_id = MIGRATION.claim_id
+with_result = MIGRATION.with_result
+with_job = MIGRATION.with_job
+without_job = MIGRATION.without_job
+annotated = MIGRATION.annotated
+edited = MIGRATION.edited
+suspended = MIGRATION.suspended
+resumed = MIGRATION.resumed
+with_status = MIGRATION.with_status
+status_of = MIGRATION.status_of
+entries_added = MIGRATION.entries_added
+entry_types = MIGRATION.entry_types
+reason_of = MIGRATION.reason_of
 
 
 # --- the base resource -------------------------------------------------------------------------
-
-
-def source_files(
-    files: Mapping[str, bytes] = FILES,
-    config_map_uid: str = CONFIG_MAP_UID,
-    refusal: str | None = None,
-    source_policy_digest: str | None = None,
-) -> SourceFiles:
-    content, manifest = digest_of_files(files)
-    return SourceFiles(
-        config_map_name=CONFIG_MAP,
-        config_map_uid=config_map_uid,
-        files=dict(files),
-        content_digest=content,
-        manifest=manifest,
-        refusal=refusal,
-        source_policy_digest=source_policy_digest,
-    )
 
 
 def migration(
@@ -186,104 +195,7 @@ def new(**kwargs: Any) -> MigrationWorld:
     )
 
 
-# --- the controller, played --------------------------------------------------------------------
-
-
-def carry_out(world: MigrationWorld, decision: Decision) -> MigrationWorld:
-    """The world after the controller carried the decision out (and nothing else happened)."""
-    resource = world.migration
-    if decision.annotations:
-        annotations = dict(resource.metadata.annotations or {})
-        for key, value in decision.annotations.items():
-            if value is None:
-                annotations.pop(key, None)
-            else:
-                annotations[key] = value
-        resource = resource.model_copy(
-            update={"metadata": resource.metadata.model_copy(update={"annotations": annotations})}
-        )
-    if decision.status is not None:
-        resource = resource.model_copy(
-            update={"status": PtahMigrationStatus.model_validate(dict(decision.status))}
-        )
-    snapshots = set(world.snapshots)
-    jobs = dict(world.jobs)
-    plans = dict(world.plans)
-    results = dict(world.results)
-    for obj in decision.create:
-        if isinstance(obj, OperationCredentials):
-            continue
-        kind = obj["kind"]
-        meta = obj["metadata"]
-        if kind == "ConfigMap":
-            snapshots.add(meta["name"])
-        elif kind == "Job" and meta["name"] not in jobs:
-            jobs[meta["name"]] = JobState(
-                name=meta["name"],
-                uid=new_uid(),
-                operation_id=meta["labels"][LABEL_OPERATION_ID],
-                phase=JobPhase.ACTIVE,
-            )
-        elif kind == "PtahMigrationPlan" and meta["name"] not in plans:
-            manifest = dict(obj)
-            manifest["metadata"] = {**meta, "uid": new_uid(), "creationTimestamp": world.now}
-            plans[meta["name"]] = PtahMigrationPlan.model_validate(manifest)
-    for ref in decision.delete:
-        if ref.kind == "ConfigMap":
-            snapshots.discard(ref.name)
-            for operation_id in list(results):
-                if ref.name == "ptah-result-" + operation_id.removeprefix("op-"):
-                    del results[operation_id]
-        elif ref.kind == "Job":
-            jobs.pop(ref.name, None)
-    lease = world.lease
-    for action in decision.lease:
-        if action.verb == LeaseVerb.ACQUIRE:
-            epoch = (lease.epoch if lease else 0) + 1
-            lease = LeaseState(action.name, action.namespace, action.holder, epoch, False)
-        elif lease is not None and lease.holder == action.holder:
-            lease = dataclasses.replace(lease, holder=None)
-    return dataclasses.replace(
-        world,
-        migration=resource,
-        snapshots=frozenset(snapshots),
-        jobs=jobs,
-        plans=plans,
-        results=results,
-        lease=lease,
-        new_operation_id=next_operation_id(),
-    )
-
-
-def step(world: MigrationWorld) -> MigrationWorld:
-    """One pass, carried out."""
-    return carry_out(world, reconcile_migration(world))
-
-
-def later(world: MigrationWorld, delay: dt.timedelta) -> MigrationWorld:
-    return dataclasses.replace(world, now=world.now + delay)
-
-
-# --- what the world holds ----------------------------------------------------------------------
-
-
-def status(world: MigrationWorld) -> PtahMigrationStatus:
-    assert world.migration.status is not None
-    return world.migration.status
-
-
-def claim_id(world: MigrationWorld) -> str:
-    claim = status(world).active_operation
-    assert claim is not None
-    return claim.operation_id
-
-
-def condition_reason(world_status: PtahMigrationStatus, kind: ConditionType) -> str | None:
-    found = world_status.condition(kind)
-    return None if found is None else found.reason
-
-
-# --- results -----------------------------------------------------------------------------------
+# --- the runner, played --------------------------------------------------------------------
 
 
 def pending(*versions: str) -> list[dict[str, Any]]:
@@ -340,34 +252,7 @@ def report(
     target: str | None = DB,
     **blocks: Any,
 ) -> OperationResult:
-    operation_id = claim_id(world)
-    payload: dict[str, Any] = {
-        "contract": "ptah.run/result/v1",
-        "operationID": operation_id,
-        "type": operation.value,
-        "resource": {"kind": "PtahMigration", "namespace": NAMESPACE, "name": NAME, "uid": UID},
-        "startedAt": (world.now - dt.timedelta(seconds=4)).isoformat(),
-        "finishedAt": world.now.isoformat(),
-        "targetIdentityDigest": target,
-    }
-    payload.update({k: v for k, v in blocks.items() if v is not None})
-    return OperationResult(operation_id, operation.value, world.now, payload)
-
-
-def with_result(
-    world: MigrationWorld, result: OperationResult, *, job: JobPhase | None = JobPhase.SUCCEEDED
-) -> MigrationWorld:
-    """The runner reported; its Job ended (or is still ending)."""
-    results = {**world.results, result.operation_id: result}
-    jobs = dict(world.jobs)
-    claim = status(world).active_operation
-    assert claim is not None
-    assert claim.job_name is not None
-    if job is not None and claim.job_name in jobs:
-        jobs[claim.job_name] = dataclasses.replace(
-            jobs[claim.job_name], phase=job, finished_at=world.now
-        )
-    return dataclasses.replace(world, results=results, jobs=jobs)
+    return MIGRATION.report(world, operation, target=target, **blocks)
 
 
 def history_reported(
@@ -377,16 +262,7 @@ def history_reported(
 
 
 def read_failed(world: MigrationWorld, reason: str = "ConnectionFailed") -> MigrationWorld:
-    return with_result(
-        world,
-        report(
-            world,
-            OperationType.HISTORY,
-            target=None,
-            error={"reason": reason, "message": "connection refused (OSError)"},
-        ),
-        job=JobPhase.FAILED,
-    )
+    return MIGRATION.read_failed(world, OperationType.HISTORY, reason)
 
 
 def run_block(
@@ -414,24 +290,6 @@ def run_reported(
     job: JobPhase | None = JobPhase.SUCCEEDED,
 ) -> MigrationWorld:
     return with_result(world, report(world, OperationType.APPLY, target=target, run=block), job=job)
-
-
-def with_job(world: MigrationWorld, phase: JobPhase, **changes: Any) -> MigrationWorld:
-    """The claim's Job in another state (ended, refused its snapshot, ...)."""
-    claim = status(world).active_operation
-    assert claim is not None
-    assert claim.job_name is not None
-    jobs = dict(world.jobs)
-    jobs[claim.job_name] = dataclasses.replace(jobs[claim.job_name], phase=phase, **changes)
-    return dataclasses.replace(world, jobs=jobs)
-
-
-def without_job(world: MigrationWorld) -> MigrationWorld:
-    claim = status(world).active_operation
-    assert claim is not None
-    assert claim.job_name is not None
-    jobs = {k: v for k, v in world.jobs.items() if k != claim.job_name}
-    return dataclasses.replace(world, jobs=jobs)
 
 
 # --- what people do ----------------------------------------------------------------------------
@@ -497,52 +355,9 @@ def with_acknowledgment(
     )
 
 
-def annotated(world: MigrationWorld, key: str, value: str | None) -> MigrationWorld:
-    annotations = dict(world.migration.metadata.annotations or {})
-    if value is None:
-        annotations.pop(key, None)
-    else:
-        annotations[key] = value
-    meta = world.migration.metadata.model_copy(update={"annotations": annotations})
-    return dataclasses.replace(
-        world, migration=world.migration.model_copy(update={"metadata": meta})
-    )
-
-
-def edited(world: MigrationWorld, **spec_changes: Any) -> MigrationWorld:
-    """A spec edit: the generation moves."""
-    resource = world.migration
-    spec = resource.spec.model_copy(update=spec_changes)
-    meta = resource.metadata.model_copy(
-        update={"generation": (resource.metadata.generation or 1) + 1}
-    )
-    return dataclasses.replace(
-        world, migration=resource.model_copy(update={"spec": spec, "metadata": meta})
-    )
-
-
 def with_policy(world: MigrationWorld, apply: ApplyPolicy) -> MigrationWorld:
     policy = world.migration.spec.policy.model_copy(update={"apply": apply})
     return edited(world, policy=policy)
-
-
-def suspended(world: MigrationWorld) -> MigrationWorld:
-    return edited(world, suspend=True)
-
-
-def resumed(world: MigrationWorld) -> MigrationWorld:
-    return edited(world, suspend=False)
-
-
-def with_source(world: MigrationWorld, source: SourceFiles | None) -> MigrationWorld:
-    return dataclasses.replace(world, source=source)
-
-
-def with_status(world: MigrationWorld, **changes: Any) -> MigrationWorld:
-    new_status = status(world).model_copy(update=changes)
-    return dataclasses.replace(
-        world, migration=world.migration.model_copy(update={"status": new_status})
-    )
 
 
 def with_claimant(
@@ -611,53 +426,5 @@ def held(outcome: RunOutcome = RunOutcome.PARTIAL) -> MigrationWorld:
     return step(run_reported(applying(), run_block(outcome, applied=[], failure=failure)))
 
 
-# --- what a decision says ----------------------------------------------------------------------
-
-
-def entries_added(before: MigrationWorld, decision: Decision) -> list[JournalEntry]:
-    """The journal entries the decision wrote (a folded OperationFailed counts as written)."""
-    if decision.status is None:
-        return []
-    after = PtahMigrationStatus.model_validate(dict(decision.status)).journal
-    old = before.migration.status.journal if before.migration.status else None
-    seen = [e.model_dump() for e in (old.entries if old else [])]
-    return [e for e in (after.entries if after else []) if e.model_dump() not in seen]
-
-
-def entry_types(before: MigrationWorld, decision: Decision) -> list[JournalEntryType]:
-    return [e.type for e in entries_added(before, decision)]
-
-
-def job_of(decision: Decision) -> str | None:
-    """Which operation's Job the decision creates, if any."""
-    for obj in decision.create:
-        if not isinstance(obj, OperationCredentials) and obj.get("kind") == "Job":
-            labels = obj["metadata"]["labels"]
-            return str(labels["operator.ptah.run/operation"])
-    return None
-
-
-def status_of(world: MigrationWorld, decision: Decision) -> PtahMigrationStatus:
-    """The status after the decision (the old one when it writes none)."""
-    if decision.status is None:
-        return status(world)
-    return PtahMigrationStatus.model_validate(dict(decision.status))
-
-
-def reason_of(
-    world: MigrationWorld, decision: Decision, kind: ConditionType = ConditionType.READY
-) -> str | None:
-    return condition_reason(status_of(world, decision), kind)
-
-
-def event_reasons(decision: Decision) -> list[str]:
-    return [e.reason for e in decision.events]
-
-
 def apply_job_name(world: MigrationWorld) -> str:
     return job_name(OperationType.APPLY, claim_id(world))
-
-
-def with_runner(world: MigrationWorld, runner: RunnerConfig) -> MigrationWorld:
-    """The manager rolled out another runner (another execution binding)."""
-    return dataclasses.replace(world, runner=runner)

@@ -6,51 +6,76 @@ reaches them: `carry_out` plays the controller (it writes the Decision's status 
 back, makes the objects it created appear with UIDs, takes and releases the Lease), and the
 `*_reported` helpers play the runner (a result record for the claim in flight, its Job ended).
 So `awaiting_approval()` is literally "a new schema, observed, planned, its plan published".
+
+What both families share (the controller and the runner played, one change at a time, what a
+decision says) is tests.unit.reconcile.worlds; this module declares the schema (`SCHEMA`) and
+keeps what only a schema has: its plan texts and chunks, its drift, plan and apply reports, its
+approvals, and the states its cluster reaches.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import hashlib
-import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ptah_operator.api.approvals import PtahSchemaApproval, PtahSchemaApprovalSpec
 from ptah_operator.api.common import (
     ConfigMapSource,
-    ExecutionBinding,
     KeyReference,
     ObjectReference,
     Target,
     UserInfo,
 )
 from ptah_operator.api.constants import (
-    LABEL_OPERATION_ID,
     ApplyPolicy,
-    ConditionType,
     Engine,
-    JournalEntryType,
     OperationType,
     SchemaPhase,
 )
-from ptah_operator.api.content import digest_of_files
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.objectmeta import ObjectMeta
 from ptah_operator.api.plans import PtahSchemaPlan, PtahSchemaPlanChunk
 from ptah_operator.api.schema import PtahSchema, PtahSchemaSpec, PtahSchemaStatus, SchemaPolicy
-from ptah_operator.reconcile.decision import Decision, LeaseVerb, OperationCredentials
+from ptah_operator.reconcile.decision import Decision
 from ptah_operator.reconcile.schema import PlanText, SchemaWorld, reconcile_schema
 from ptah_operator.reconcile.world import (
     Claimant,
     JobPhase,
-    JobState,
     LeaseState,
     OperationResult,
-    RunnerConfig,
-    SourceFiles,
 )
+from tests.unit.reconcile.worlds import (
+    ALICE,
+    BINDING,
+    MANAGER_NAMESPACE,
+    ROLLED_OUT,
+    RUNNER,
+    Worlds,
+    condition_reason,
+    digest,
+    event_reasons,
+    job_of,
+    later,
+    with_runner,
+    with_source,
+)
+
+__all__ = [
+    "ALICE",
+    "BINDING",
+    "MANAGER_NAMESPACE",
+    "ROLLED_OUT",
+    "RUNNER",
+    "condition_reason",
+    "digest",
+    "event_reasons",
+    "job_of",
+    "later",
+    "with_runner",
+    "with_source",
+]
 
 NOW = dt.datetime(2026, 9, 1, 12, 0, tzinfo=dt.UTC)
 NAMESPACE = "catalog"
@@ -58,14 +83,8 @@ NAME = "orders"
 UID = "7a2b3c4d-1111-4222-8333-444455556666"
 CONFIG_MAP = "orders-schema"
 CONFIG_MAP_UID = "2d3e4f50-0000-4000-8000-00000000beef"
-MANAGER_NAMESPACE = "ptah-system"
 TEN_MINUTES = dt.timedelta(minutes=10)
 A_MINUTE = dt.timedelta(minutes=1)
-
-
-def digest(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
-
 
 DB = digest("database: orders-primary")
 OTHER_DB = digest("database: orders-restored-elsewhere")
@@ -83,51 +102,68 @@ PLAN_SQL = "CREATE TABLE public.order_lines (id bigint NOT NULL PRIMARY KEY);"
 PLAN_FILE = '{\n  "statements": [\n    {"sql": "' + PLAN_SQL + '"}\n  ]\n}\n'
 OTHER_PLAN_FILE = PLAN_FILE.replace("order_lines", "order_notes")
 
-BINDING = ExecutionBinding(
-    image="registry.example/ptah/ptah-operator@" + digest("image"),
-    runner_version="0.1.0",
-    protocol_version=1,
-    engine_version="0.1.0",
+
+def _texts_left(world: SchemaWorld, decision: Decision) -> Mapping[str, Any]:
+    """The plan texts whose upload ConfigMaps the decision did not delete."""
+    texts = dict(world.plan_texts)
+    for ref in decision.delete:
+        if ref.kind != "ConfigMap":
+            continue
+        for operation_id, text in list(texts.items()):
+            prefix = "ptah-result-" + operation_id.removeprefix("op-") + "-"
+            if ref.name.startswith(prefix):
+                index = int(ref.name.removeprefix(prefix))
+                pieces = {i: p for i, p in text.pieces.items() if i != index}
+                if pieces:
+                    texts[operation_id] = PlanText(operation_id, pieces)
+                else:
+                    del texts[operation_id]
+    return {"plan_texts": texts}
+
+
+SCHEMA = Worlds[SchemaWorld, PtahSchemaStatus](
+    resource_field="schema",
+    status_type=PtahSchemaStatus,
+    journal=lambda status: status.journal,
+    reconcile=reconcile_schema,
+    kind="PtahSchema",
+    namespace=NAMESPACE,
+    name=NAME,
+    uid=UID,
+    config_map=CONFIG_MAP,
+    config_map_uid=CONFIG_MAP_UID,
+    files=FILES,
+    plans={
+        "PtahSchemaPlan": ("plans", PtahSchemaPlan),
+        "PtahSchemaPlanChunk": ("chunks", PtahSchemaPlanChunk),
+    },
+    first_operation_id=0xB0000001,
+    uid_prefix="00000000-0000-4000-9000-",
+    carried_out_also=_texts_left,
 )
-RUNNER = RunnerConfig(
-    image="registry.example/ptah/ptah-operator:0.1.0",
-    result_url="https://ptah-operator.ptah-system.svc:9443/v1/results",
-    binding=BINDING,
-)
-ROLLED_OUT = dataclasses.replace(
-    RUNNER, binding=BINDING.model_copy(update={"runner_version": "0.2.0"})
-)
-ALICE = UserInfo(username="alice@example.com", uid="u-alice", groups=["dba"])
-
-_operation_ids = (f"op-{n:010x}" for n in itertools.count(0xB0000001))
-_uids = (f"00000000-0000-4000-9000-{n:012x}" for n in itertools.count(1))
-
-
-def next_operation_id() -> str:
-    return next(_operation_ids)
-
-
-def new_uid() -> str:
-    return next(_uids)
+next_operation_id = SCHEMA.next_operation_id
+new_uid = SCHEMA.new_uid
+source_files = SCHEMA.source_files
+carry_out = SCHEMA.carry_out
+step = SCHEMA.step
+status = SCHEMA.status
+claim_id = SCHEMA.claim_id
+with_result = SCHEMA.with_result
+read_failed = SCHEMA.read_failed
+with_job = SCHEMA.with_job
+without_job = SCHEMA.without_job
+annotated = SCHEMA.annotated
+edited = SCHEMA.edited
+suspended = SCHEMA.suspended
+resumed = SCHEMA.resumed
+with_status = SCHEMA.with_status
+status_of = SCHEMA.status_of
+entries_added = SCHEMA.entries_added
+entry_types = SCHEMA.entry_types
+reason_of = SCHEMA.reason_of
 
 
 # --- the base resource -------------------------------------------------------------------------
-
-
-def source_files(
-    files: Mapping[str, bytes] = FILES,
-    config_map_uid: str = CONFIG_MAP_UID,
-    refusal: str | None = None,
-) -> SourceFiles:
-    content, manifest = digest_of_files(files)
-    return SourceFiles(
-        config_map_name=CONFIG_MAP,
-        config_map_uid=config_map_uid,
-        files=dict(files),
-        content_digest=content,
-        manifest=manifest,
-        refusal=refusal,
-    )
 
 
 def schema(
@@ -176,91 +212,6 @@ def new(**kwargs: Any) -> SchemaWorld:
 # --- the controller, played --------------------------------------------------------------------
 
 
-def carry_out(world: SchemaWorld, decision: Decision) -> SchemaWorld:
-    """The world after the controller carried the decision out (and nothing else happened)."""
-    resource = world.schema
-    if decision.annotations:
-        annotations = dict(resource.metadata.annotations or {})
-        for key, value in decision.annotations.items():
-            if value is None:
-                annotations.pop(key, None)
-            else:
-                annotations[key] = value
-        resource = resource.model_copy(
-            update={"metadata": resource.metadata.model_copy(update={"annotations": annotations})}
-        )
-    if decision.status is not None:
-        resource = resource.model_copy(
-            update={"status": PtahSchemaStatus.model_validate(dict(decision.status))}
-        )
-    snapshots = set(world.snapshots)
-    jobs = dict(world.jobs)
-    plans = dict(world.plans)
-    chunks = dict(world.chunks)
-    results = dict(world.results)
-    texts = dict(world.plan_texts)
-    for obj in decision.create:
-        if isinstance(obj, OperationCredentials):
-            continue
-        kind = obj["kind"]
-        meta = obj["metadata"]
-        stamped = {**meta, "uid": new_uid(), "creationTimestamp": world.now}
-        if kind == "ConfigMap":
-            snapshots.add(meta["name"])
-        elif kind == "Job" and meta["name"] not in jobs:
-            jobs[meta["name"]] = JobState(
-                name=meta["name"],
-                uid=new_uid(),
-                operation_id=meta["labels"][LABEL_OPERATION_ID],
-                phase=JobPhase.ACTIVE,
-            )
-        elif kind == "PtahSchemaPlan" and meta["name"] not in plans:
-            plans[meta["name"]] = PtahSchemaPlan.model_validate({**obj, "metadata": stamped})
-        elif kind == "PtahSchemaPlanChunk" and meta["name"] not in chunks:
-            chunks[meta["name"]] = PtahSchemaPlanChunk.model_validate({**obj, "metadata": stamped})
-    for ref in decision.delete:
-        if ref.kind == "ConfigMap":
-            snapshots.discard(ref.name)
-            for operation_id in list(results):
-                if ref.name == "ptah-result-" + operation_id.removeprefix("op-"):
-                    del results[operation_id]
-            for operation_id, text in list(texts.items()):
-                prefix = "ptah-result-" + operation_id.removeprefix("op-") + "-"
-                if ref.name.startswith(prefix):
-                    index = int(ref.name.removeprefix(prefix))
-                    pieces = {i: p for i, p in text.pieces.items() if i != index}
-                    if pieces:
-                        texts[operation_id] = PlanText(operation_id, pieces)
-                    else:
-                        del texts[operation_id]
-        elif ref.kind == "Job":
-            jobs.pop(ref.name, None)
-    lease = world.lease
-    for action in decision.lease:
-        if action.verb == LeaseVerb.ACQUIRE:
-            epoch = (lease.epoch if lease else 0) + 1
-            lease = LeaseState(action.name, action.namespace, action.holder, epoch, False)
-        elif lease is not None and lease.holder == action.holder:
-            lease = dataclasses.replace(lease, holder=None)
-    return dataclasses.replace(
-        world,
-        schema=resource,
-        snapshots=frozenset(snapshots),
-        jobs=jobs,
-        plans=plans,
-        chunks=chunks,
-        results=results,
-        plan_texts=texts,
-        lease=lease,
-        new_operation_id=next_operation_id(),
-    )
-
-
-def step(world: SchemaWorld) -> SchemaWorld:
-    """One pass, carried out."""
-    return carry_out(world, reconcile_schema(world))
-
-
 def publish(world: SchemaWorld, passes: int = 4) -> SchemaWorld:
     """The passes that publish status.plan: its chunks created, then seen."""
     for _ in range(passes):
@@ -271,16 +222,7 @@ def publish(world: SchemaWorld, passes: int = 4) -> SchemaWorld:
     return world
 
 
-def later(world: SchemaWorld, delay: dt.timedelta) -> SchemaWorld:
-    return dataclasses.replace(world, now=world.now + delay)
-
-
 # --- what the world holds ----------------------------------------------------------------------
-
-
-def status(world: SchemaWorld) -> PtahSchemaStatus:
-    assert world.schema.status is not None
-    return world.schema.status
 
 
 def phase(world: SchemaWorld) -> SchemaPhase | None:
@@ -288,13 +230,8 @@ def phase(world: SchemaWorld) -> SchemaPhase | None:
 
 
 def claim_of(world: SchemaWorld) -> Any:
-    claim = status(world).active_operation
-    assert claim is not None, "no claim in flight"
-    return claim
-
-
-def claim_id(world: SchemaWorld) -> str:
-    return str(claim_of(world).operation_id)
+    """The claim in flight, untyped: the tests read its optional fields as present."""
+    return SCHEMA.claim_of(world)
 
 
 # --- the runner, played ------------------------------------------------------------------------
@@ -303,32 +240,7 @@ def claim_id(world: SchemaWorld) -> str:
 def report(
     world: SchemaWorld, operation: OperationType, *, target: str | None = DB, **blocks: Any
 ) -> OperationResult:
-    claim = claim_of(world)
-    assert claim.type == operation, f"the claim is a {claim.type}, not a {operation}"
-    payload: dict[str, Any] = {
-        "contract": "ptah.run/result/v1",
-        "operationID": claim.operation_id,
-        "type": operation.value,
-        "resource": {"kind": "PtahSchema", "namespace": NAMESPACE, "name": NAME, "uid": UID},
-        "startedAt": (world.now - dt.timedelta(seconds=4)).isoformat(),
-        "finishedAt": world.now.isoformat(),
-        "targetIdentityDigest": target,
-    }
-    payload.update({k: v for k, v in blocks.items() if v is not None})
-    return OperationResult(claim.operation_id, operation.value, world.now, payload)
-
-
-def with_result(
-    world: SchemaWorld, result: OperationResult, *, job: JobPhase | None = JobPhase.SUCCEEDED
-) -> SchemaWorld:
-    results = {**world.results, result.operation_id: result}
-    jobs = dict(world.jobs)
-    claim = claim_of(world)
-    if job is not None and claim.job_name in jobs:
-        jobs[claim.job_name] = dataclasses.replace(
-            jobs[claim.job_name], phase=job, finished_at=world.now
-        )
-    return dataclasses.replace(world, results=results, jobs=jobs)
+    return SCHEMA.report(world, operation, target=target, **blocks)
 
 
 def drift_block(total: int = 1) -> dict[str, Any]:
@@ -405,21 +317,6 @@ def planned(world: SchemaWorld, *, target: str | None = DB, **kwargs: Any) -> Sc
     return world
 
 
-def read_failed(
-    world: SchemaWorld, operation: OperationType, reason: str = "ConnectionFailed"
-) -> SchemaWorld:
-    return with_result(
-        world,
-        report(
-            world,
-            operation,
-            target=None,
-            error={"reason": reason, "message": "connection refused (OSError)"},
-        ),
-        job=JobPhase.FAILED,
-    )
-
-
 def applied(
     world: SchemaWorld,
     *,
@@ -439,20 +336,6 @@ def applied(
     }
     return with_result(
         world, report(world, OperationType.APPLY, target=target, apply=block), job=job
-    )
-
-
-def with_job(world: SchemaWorld, job_phase: JobPhase, **changes: Any) -> SchemaWorld:
-    claim = claim_of(world)
-    jobs = dict(world.jobs)
-    jobs[claim.job_name] = dataclasses.replace(jobs[claim.job_name], phase=job_phase, **changes)
-    return dataclasses.replace(world, jobs=jobs)
-
-
-def without_job(world: SchemaWorld) -> SchemaWorld:
-    claim = claim_of(world)
-    return dataclasses.replace(
-        world, jobs={k: v for k, v in world.jobs.items() if k != claim.job_name}
     )
 
 
@@ -484,47 +367,8 @@ def with_approval(world: SchemaWorld, approval: PtahSchemaApproval | None = None
     return dataclasses.replace(world, approvals=(*world.approvals, approval or approval_of(world)))
 
 
-def annotated(world: SchemaWorld, key: str, value: str | None) -> SchemaWorld:
-    annotations = dict(world.schema.metadata.annotations or {})
-    if value is None:
-        annotations.pop(key, None)
-    else:
-        annotations[key] = value
-    meta = world.schema.metadata.model_copy(update={"annotations": annotations})
-    return dataclasses.replace(world, schema=world.schema.model_copy(update={"metadata": meta}))
-
-
-def edited(world: SchemaWorld, **spec_changes: Any) -> SchemaWorld:
-    """A spec edit: the generation moves."""
-    resource = world.schema
-    spec = resource.spec.model_copy(update=spec_changes)
-    meta = resource.metadata.model_copy(
-        update={"generation": (resource.metadata.generation or 1) + 1}
-    )
-    return dataclasses.replace(
-        world, schema=resource.model_copy(update={"spec": spec, "metadata": meta})
-    )
-
-
 def with_policy(world: SchemaWorld, **changes: Any) -> SchemaWorld:
     return edited(world, policy=world.schema.spec.policy.model_copy(update=changes))
-
-
-def suspended(world: SchemaWorld) -> SchemaWorld:
-    return edited(world, suspend=True)
-
-
-def resumed(world: SchemaWorld) -> SchemaWorld:
-    return edited(world, suspend=False)
-
-
-def with_source(world: SchemaWorld, source: SourceFiles | None) -> SchemaWorld:
-    return dataclasses.replace(world, source=source)
-
-
-def with_status(world: SchemaWorld, **changes: Any) -> SchemaWorld:
-    new_status = status(world).model_copy(update=changes)
-    return dataclasses.replace(world, schema=world.schema.model_copy(update={"status": new_status}))
 
 
 def with_claimant(world: SchemaWorld, *, shared: bool = False) -> SchemaWorld:
@@ -539,10 +383,6 @@ def lease_taken_by_another(world: SchemaWorld) -> SchemaWorld:
     return dataclasses.replace(
         world, lease=LeaseState(name, MANAGER_NAMESPACE, "op-ffffffffff", epoch, False)
     )
-
-
-def with_runner(world: SchemaWorld, runner: RunnerConfig) -> SchemaWorld:
-    return dataclasses.replace(world, runner=runner)
 
 
 # --- states reached as a cluster reaches them --------------------------------------------------
@@ -623,32 +463,6 @@ def target_moved() -> SchemaWorld:
 # --- what a decision says ----------------------------------------------------------------------
 
 
-def status_of(world: SchemaWorld, decision: Decision) -> PtahSchemaStatus:
-    if decision.status is None:
-        return status(world)
-    return PtahSchemaStatus.model_validate(dict(decision.status))
-
-
-def entries_added(before: SchemaWorld, decision: Decision) -> list[JournalEntry]:
-    if decision.status is None:
-        return []
-    after = PtahSchemaStatus.model_validate(dict(decision.status)).journal
-    old = before.schema.status.journal if before.schema.status else None
-    seen = [e.model_dump() for e in (old.entries if old else [])]
-    return [e for e in (after.entries if after else []) if e.model_dump() not in seen]
-
-
-def entry_types(before: SchemaWorld, decision: Decision) -> list[JournalEntryType]:
-    return [e.type for e in entries_added(before, decision)]
-
-
-def job_of(decision: Decision) -> str | None:
-    for obj in decision.create:
-        if not isinstance(obj, OperationCredentials) and obj.get("kind") == "Job":
-            return str(obj["metadata"]["labels"]["operator.ptah.run/operation"])
-    return None
-
-
 def job_manifest(decision: Decision) -> dict[str, Any]:
     return next(
         dict(o) for o in decision.create if isinstance(o, Mapping) and o.get("kind") == "Job"
@@ -659,27 +473,9 @@ def created_kinds(decision: Decision) -> list[str]:
     return [str(o["kind"]) for o in decision.create if isinstance(o, Mapping)]
 
 
-def event_reasons(decision: Decision) -> list[str]:
-    return [e.reason for e in decision.events]
-
-
-def reason_of(
-    world: SchemaWorld, decision: Decision, kind: ConditionType = ConditionType.READY
-) -> str | None:
-    found = status_of(world, decision).condition(kind)
-    return None if found is None else found.reason
-
-
 def journal_entries(world: SchemaWorld) -> list[JournalEntry]:
     journal = status(world).journal
     return list(journal.entries) if journal is not None else []
-
-
-def condition_reason(
-    schema_status: PtahSchemaStatus, kind: ConditionType = ConditionType.READY
-) -> str | None:
-    found = schema_status.condition(kind)
-    return None if found is None else found.reason
 
 
 def last_apply_id(world: SchemaWorld) -> str:
