@@ -24,13 +24,13 @@ from ptah_operator.engine.migrations.connection import (
     DatabaseError,
     Engine,
 )
-from ptah_operator.engine.migrations.directory import FileKind, MigrationDirectory, MigrationFile
+from ptah_operator.engine.migrations.directory import MigrationDirectory, MigrationFile
 from ptah_operator.engine.migrations.revision_table import (
-    STATE_APPLIED,
     RevisionTable,
     ensure_table,
     insert_revision,
     read_revisions,
+    recorded_without_running,
 )
 from ptah_operator.engine.migrations.status import Status, evaluate
 from ptah_operator.engine.splitter import Dialect, SplitError, Statement, split
@@ -225,18 +225,7 @@ async def baseline(
         try:
             for file, statements in zip(files, splits, strict=True):
                 await insert_revision(
-                    target,
-                    table,
-                    version=file.version,
-                    description=file.description,
-                    kind="checkpoint" if file.kind is FileKind.CHECKPOINT else "migration",
-                    state=STATE_APPLIED,
-                    statements_applied=len(statements),
-                    statements_total=len(statements),
-                    checksum=file.checksum,
-                    execution_millis=None,
-                    error_class=None,
-                    recorded_by="baseline",
+                    target, table, recorded_without_running(file, len(statements), "baseline")
                 )
             await target.commit()
         except BaseException:

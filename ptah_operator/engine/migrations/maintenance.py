@@ -24,7 +24,6 @@ from enum import StrEnum
 from ptah_operator.engine.migrations.connection import Database
 from ptah_operator.engine.migrations.directory import FileKind, MigrationDirectory, MigrationFile
 from ptah_operator.engine.migrations.revision_table import (
-    STATE_APPLIED,
     RevisionRead,
     RevisionTable,
     delete_revisions,
@@ -32,6 +31,7 @@ from ptah_operator.engine.migrations.revision_table import (
     insert_revision,
     mark_applied,
     read_revisions,
+    recorded_without_running,
 )
 from ptah_operator.engine.migrations.status import Status, evaluate
 from ptah_operator.engine.splitter import SplitError, split
@@ -140,18 +140,7 @@ async def set_version(
                 )
             for file in to_record:
                 await insert_revision(
-                    db,
-                    table,
-                    version=file.version,
-                    description=file.description,
-                    kind="checkpoint" if file.kind is FileKind.CHECKPOINT else "migration",
-                    state=STATE_APPLIED,
-                    statements_applied=counts[file.version],
-                    statements_total=counts[file.version],
-                    checksum=file.checksum,
-                    execution_millis=None,
-                    error_class=None,
-                    recorded_by="set",
+                    db, table, recorded_without_running(file, counts[file.version], "set")
                 )
             await db.commit()
         except BaseException:
