@@ -14,7 +14,6 @@ let it see every object it drops (MIG-71); a grant on one schema cannot prove th
 
 from __future__ import annotations
 
-import contextlib
 import re
 from dataclasses import dataclass, field
 
@@ -25,6 +24,12 @@ from ptah_operator.engine.migrations.connection import (
     Engine,
 )
 from ptah_operator.engine.migrations.directory import MigrationDirectory, MigrationFile
+from ptah_operator.engine.migrations.refusals import (
+    RefusedError,
+    holding_migration_lock,
+    rollback_quietly,
+    split_or_refuse,
+)
 from ptah_operator.engine.migrations.revision_table import (
     RevisionTable,
     ensure_table,
@@ -33,7 +38,7 @@ from ptah_operator.engine.migrations.revision_table import (
     recorded_without_running,
 )
 from ptah_operator.engine.migrations.status import Status, evaluate
-from ptah_operator.engine.splitter import Dialect, SplitError, Statement, split
+from ptah_operator.engine.splitter import Dialect, Statement
 
 MYSQL_SHADOW_PRIVILEGES = (
     "SELECT",
@@ -60,11 +65,9 @@ MARIADB_SHADOW_PRIVILEGES = (
 _GLOBAL_GRANT = re.compile(r"^GRANT (?P<privileges>.+?) ON \*\.\* TO ", re.IGNORECASE)
 
 
-class BaselineRefusedError(Exception):
+class BaselineRefusedError(RefusedError):
     def __init__(self, reason: str, message: str, details: list[str] | None = None) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
+        super().__init__(reason, message)
         self.details = details or []
 
 
@@ -91,15 +94,7 @@ def missing_shadow_privileges(engine: Engine, grants: list[str]) -> list[str]:
 
 
 async def _split_all(files: list[MigrationFile], dialect: Dialect) -> list[list[Statement]]:
-    out = []
-    for file in files:
-        try:
-            out.append(split(file.sql, dialect))
-        except SplitError as exc:
-            raise BaselineRefusedError(
-                "UnsplittableFile", f"version {file.version}: {exc}"
-            ) from None
-    return out
+    return [split_or_refuse(file, dialect, BaselineRefusedError) for file in files]
 
 
 async def empty_shadow(shadow: Database) -> None:
@@ -179,11 +174,7 @@ async def baseline(
         )
     if await shadow.identity_digest() == result.target_identity_digest:
         raise BaselineRefusedError("ShadowIsTarget", "the shadow database is the target database")
-    if not await target.try_lock(lock_timeout):
-        raise BaselineRefusedError(
-            "LockTimeout", f"the migration lock was not free within {lock_timeout:g}s"
-        )
-    try:
+    async with holding_migration_lock(target, lock_timeout, BaselineRefusedError):
         read = await read_revisions(target, table)
         if read.rows:
             raise BaselineRefusedError(
@@ -229,12 +220,8 @@ async def baseline(
                 )
             await target.commit()
         except BaseException:
-            # The original error is the one worth raising.
-            with contextlib.suppress(Exception):
-                await target.rollback()
+            await rollback_quietly(target)
             raise
         result.recorded_versions = [f.version for f in files]
         result.status = evaluate(directory, await read_revisions(target, table))
         return result
-    finally:
-        await target.unlock()
