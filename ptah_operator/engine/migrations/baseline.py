@@ -40,7 +40,8 @@ from ptah_operator.engine.migrations.revision_table import (
 from ptah_operator.engine.migrations.status import Status, evaluate
 from ptah_operator.engine.splitter import Dialect, Statement
 
-MYSQL_SHADOW_PRIVILEGES = (
+# What emptying the shadow needs on both engines, then what each engine adds.
+_SHADOW_PRIVILEGES = (
     "SELECT",
     "DROP",
     "ALTER",
@@ -48,19 +49,9 @@ MYSQL_SHADOW_PRIVILEGES = (
     "EVENT",
     "LOCK TABLES",
     "PROCESS",
-    "SHOW_ROUTINE",
-    "TRIGGER",
 )
-MARIADB_SHADOW_PRIVILEGES = (
-    "SELECT",
-    "DROP",
-    "ALTER",
-    "ALTER ROUTINE",
-    "EVENT",
-    "LOCK TABLES",
-    "PROCESS",
-    "SHOW VIEW",
-)
+MYSQL_SHADOW_PRIVILEGES = (*_SHADOW_PRIVILEGES, "SHOW_ROUTINE", "TRIGGER")
+MARIADB_SHADOW_PRIVILEGES = (*_SHADOW_PRIVILEGES, "SHOW VIEW")
 
 _GLOBAL_GRANT = re.compile(r"^GRANT (?P<privileges>.+?) ON \*\.\* TO ", re.IGNORECASE)
 
