@@ -425,17 +425,26 @@ async def _run_in_transaction(
     try:
         await db.commit()
     except DatabaseError as exc:
-        # Every statement ran and the commit failed (a deferred constraint): there is no
-        # statement to point at, so `failure` stays unset (RUN-18).
-        await _record_failure(db, table, plan, 0, _millis(started), exc.error_class)
-        result.outcome = Outcome.FAILED
-        result.reason = "CommitFailed"
-        result.message = (
-            f"version {file.version}: the commit failed with {exc.error_class.describe()}"
-        )
-        result.stopped_at = StoppedAt(file.version, 0, total)
-        return False
+        return await _commit_failed(result, db, table, plan, started, exc.error_class)
     return True
+
+
+async def _commit_failed(
+    result: RunResult,
+    db: Database,
+    table: RevisionTable,
+    plan: _Planned,
+    started: float,
+    error: ErrorClass,
+) -> bool:
+    """Every statement ran and the commit failed (a deferred constraint): there is no
+    statement to point at, so `failure` stays unset (RUN-18)."""
+    await _record_failure(db, table, plan, 0, _millis(started), error)
+    result.outcome = Outcome.FAILED
+    result.reason = "CommitFailed"
+    result.message = f"version {plan.file.version}: the commit failed with {error.describe()}"
+    result.stopped_at = StoppedAt(plan.file.version, 0, len(plan.statements))
+    return False
 
 
 async def _run_batched(
@@ -465,14 +474,7 @@ async def _run_batched(
         await db.rollback()
         index = exc.position - 2
         if exc.position == len(items):
-            await _record_failure(db, table, plan, 0, _millis(started), exc.error_class)
-            result.outcome = Outcome.FAILED
-            result.reason = "CommitFailed"
-            result.message = (
-                f"version {file.version}: the commit failed with {exc.error_class.describe()}"
-            )
-            result.stopped_at = StoppedAt(file.version, 0, total)
-            return False
+            return await _commit_failed(result, db, table, plan, started, exc.error_class)
         if not 1 <= index <= total:
             # The transaction's own statements or the revision row failed, not the file.
             raise DatabaseError(exc.error_class) from None
