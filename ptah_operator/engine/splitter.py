@@ -69,21 +69,17 @@ def leading_keywords(text: str, dialect: Dialect, count: int = 4) -> tuple[str, 
     words: list[str] = []
     i, n = 0, len(text)
     while i < n and len(words) < count:
-        ch = text[i]
-        if ch.isspace():
+        if text[i].isspace():
             i += 1
-        elif _line_comment_at(text, i, dialect):
-            end = text.find("\n", i)
-            i = n if end < 0 else end + 1
-        elif text.startswith("/*", i):
-            if dialect is Dialect.MYSQL and text.startswith("/*!", i):
-                # An executable comment carries code the server runs: read into it.
-                i += 3
-                while i < n and text[i].isdigit():
-                    i += 1
-                continue
-            end = _skip_block_comment(text, i, nested=dialect is Dialect.POSTGRESQL)
-            i = n if end < 0 else end
+            continue
+        past = _past_comment(text, i, dialect)
+        if past != i:
+            i = past
+        elif dialect is Dialect.MYSQL and text.startswith("/*!", i):
+            # An executable comment carries code the server runs: read into it.
+            i += 3
+            while i < n and text[i].isdigit():
+                i += 1
         elif text.startswith("*/", i):
             i += 2
         else:
@@ -130,20 +126,27 @@ def _first_code(text: str, dialect: Dialect) -> int:
     """Index of the first character that is neither whitespace nor comment, or -1."""
     i, n = 0, len(text)
     while i < n:
-        ch = text[i]
-        if ch.isspace():
+        if text[i].isspace():
             i += 1
-        elif _line_comment_at(text, i, dialect):
-            end = text.find("\n", i)
-            i = n if end < 0 else end + 1
-        elif text.startswith("/*", i) and not (
-            dialect is Dialect.MYSQL and text.startswith("/*!", i)
-        ):
-            end = _skip_block_comment(text, i, nested=dialect is Dialect.POSTGRESQL)
-            i = n if end < 0 else end
-        else:
+            continue
+        past = _past_comment(text, i, dialect)
+        if past == i:
             return i
+        i = past
     return -1
+
+
+def _past_comment(text: str, i: int, dialect: Dialect) -> int:
+    """Index just past the comment opening at `i` (the end of `text` when it never closes), or
+    `i` itself when none opens there. MySQL's `/*!` is code the server runs, not a comment."""
+    n = len(text)
+    if _line_comment_at(text, i, dialect):
+        end = text.find("\n", i)
+        return n if end < 0 else end + 1
+    if text.startswith("/*", i) and not (dialect is Dialect.MYSQL and text.startswith("/*!", i)):
+        end = _skip_block_comment(text, i, nested=dialect is Dialect.POSTGRESQL)
+        return n if end < 0 else end
+    return i
 
 
 def _is_blank(text: str, dialect: Dialect) -> bool:

@@ -52,10 +52,11 @@ from ptah_operator.engine.migrations.connection import (
     DatabaseError,
     ErrorClass,
 )
-from ptah_operator.engine.migrations.directory import FileKind, MigrationDirectory, MigrationFile
+from ptah_operator.engine.migrations.directory import MigrationDirectory, MigrationFile
 from ptah_operator.engine.migrations.revision_table import (
     STATE_APPLIED,
     STATE_FAILED,
+    NewRevision,
     RevisionRead,
     RevisionTable,
     RevisionTableError,
@@ -384,8 +385,19 @@ async def _run(
     return db
 
 
-def _kind(file: MigrationFile) -> str:
-    return "checkpoint" if file.kind is FileKind.CHECKPOINT else "migration"
+def _up_row(
+    plan: _Planned, state: str, applied: int, millis: int | None, error: str | None = None
+) -> NewRevision:
+    """The row `up` writes for a planned file (recorded_by `up`, the file's statement count)."""
+    return NewRevision(
+        plan.file,
+        state=state,
+        statements_applied=applied,
+        statements_total=len(plan.statements),
+        execution_millis=millis,
+        error_class=error,
+        recorded_by="up",
+    )
 
 
 async def _run_in_transaction(
@@ -409,34 +421,30 @@ async def _run_in_transaction(
         except ConnectionLostError:
             result.stopped_at = StoppedAt(file.version, 0, total)
             raise
-    await insert_revision(
-        db,
-        table,
-        version=file.version,
-        description=file.description,
-        kind=_kind(file),
-        state=STATE_APPLIED,
-        statements_applied=total,
-        statements_total=total,
-        checksum=file.checksum,
-        execution_millis=_millis(started),
-        error_class=None,
-        recorded_by="up",
-    )
+    await insert_revision(db, table, _up_row(plan, STATE_APPLIED, total, _millis(started)))
     try:
         await db.commit()
     except DatabaseError as exc:
-        # Every statement ran and the commit failed (a deferred constraint): there is no
-        # statement to point at, so `failure` stays unset (RUN-18).
-        await _record_failure(db, table, plan, 0, _millis(started), exc.error_class)
-        result.outcome = Outcome.FAILED
-        result.reason = "CommitFailed"
-        result.message = (
-            f"version {file.version}: the commit failed with {exc.error_class.describe()}"
-        )
-        result.stopped_at = StoppedAt(file.version, 0, total)
-        return False
+        return await _commit_failed(result, db, table, plan, started, exc.error_class)
     return True
+
+
+async def _commit_failed(
+    result: RunResult,
+    db: Database,
+    table: RevisionTable,
+    plan: _Planned,
+    started: float,
+    error: ErrorClass,
+) -> bool:
+    """Every statement ran and the commit failed (a deferred constraint): there is no
+    statement to point at, so `failure` stays unset (RUN-18)."""
+    await _record_failure(db, table, plan, 0, _millis(started), error)
+    result.outcome = Outcome.FAILED
+    result.reason = "CommitFailed"
+    result.message = f"version {plan.file.version}: the commit failed with {error.describe()}"
+    result.stopped_at = StoppedAt(plan.file.version, 0, len(plan.statements))
+    return False
 
 
 async def _run_batched(
@@ -449,16 +457,7 @@ async def _run_batched(
     insert = insert_revision_sql(
         db,
         table,
-        version=file.version,
-        description=file.description,
-        kind=_kind(file),
-        state=STATE_APPLIED,
-        statements_applied=total,
-        statements_total=total,
-        checksum=file.checksum,
-        execution_millis=None,
-        error_class=None,
-        recorded_by="up",
+        _up_row(plan, STATE_APPLIED, total, None),
         millis_expression="TIMESTAMPDIFF(MICROSECOND, @ptah_started, SYSDATE(6)) DIV 1000",
     )
     items: list[tuple[str, Sequence[object] | None]] = [
@@ -475,14 +474,7 @@ async def _run_batched(
         await db.rollback()
         index = exc.position - 2
         if exc.position == len(items):
-            await _record_failure(db, table, plan, 0, _millis(started), exc.error_class)
-            result.outcome = Outcome.FAILED
-            result.reason = "CommitFailed"
-            result.message = (
-                f"version {file.version}: the commit failed with {exc.error_class.describe()}"
-            )
-            result.stopped_at = StoppedAt(file.version, 0, total)
-            return False
+            return await _commit_failed(result, db, table, plan, started, exc.error_class)
         if not 1 <= index <= total:
             # The transaction's own statements or the revision row failed, not the file.
             raise DatabaseError(exc.error_class) from None
@@ -514,20 +506,7 @@ async def _record_failure(
     error: ErrorClass,
 ) -> None:
     """The dirty row a file that failed in a transaction leaves behind (0 statements applied)."""
-    await insert_revision(
-        db,
-        table,
-        version=plan.file.version,
-        description=plan.file.description,
-        kind=_kind(plan.file),
-        state=STATE_FAILED,
-        statements_applied=applied,
-        statements_total=len(plan.statements),
-        checksum=plan.file.checksum,
-        execution_millis=millis,
-        error_class=error.code,
-        recorded_by="up",
-    )
+    await insert_revision(db, table, _up_row(plan, STATE_FAILED, applied, millis, error.code))
 
 
 async def _run_statements(
@@ -535,20 +514,7 @@ async def _run_statements(
 ) -> bool:
     file, total = plan.file, len(plan.statements)
     started = time.monotonic()
-    await insert_revision(
-        db,
-        table,
-        version=file.version,
-        description=file.description,
-        kind=_kind(file),
-        state=STATE_FAILED,
-        statements_applied=0,
-        statements_total=total,
-        checksum=file.checksum,
-        execution_millis=None,
-        error_class=None,
-        recorded_by="up",
-    )
+    await insert_revision(db, table, _up_row(plan, STATE_FAILED, 0, None))
     for index, statement in enumerate(plan.statements, start=1):
         try:
             await db.execute(statement.text)

@@ -14,7 +14,6 @@ let it see every object it drops (MIG-71); a grant on one schema cannot prove th
 
 from __future__ import annotations
 
-import contextlib
 import re
 from dataclasses import dataclass, field
 
@@ -24,18 +23,25 @@ from ptah_operator.engine.migrations.connection import (
     DatabaseError,
     Engine,
 )
-from ptah_operator.engine.migrations.directory import FileKind, MigrationDirectory, MigrationFile
+from ptah_operator.engine.migrations.directory import MigrationDirectory, MigrationFile
+from ptah_operator.engine.migrations.refusals import (
+    RefusedError,
+    holding_migration_lock,
+    rollback_quietly,
+    split_or_refuse,
+)
 from ptah_operator.engine.migrations.revision_table import (
-    STATE_APPLIED,
     RevisionTable,
     ensure_table,
     insert_revision,
     read_revisions,
+    recorded_without_running,
 )
 from ptah_operator.engine.migrations.status import Status, evaluate
-from ptah_operator.engine.splitter import Dialect, SplitError, Statement, split
+from ptah_operator.engine.splitter import Dialect, Statement
 
-MYSQL_SHADOW_PRIVILEGES = (
+# What emptying the shadow needs on both engines, then what each engine adds.
+_SHADOW_PRIVILEGES = (
     "SELECT",
     "DROP",
     "ALTER",
@@ -43,28 +49,16 @@ MYSQL_SHADOW_PRIVILEGES = (
     "EVENT",
     "LOCK TABLES",
     "PROCESS",
-    "SHOW_ROUTINE",
-    "TRIGGER",
 )
-MARIADB_SHADOW_PRIVILEGES = (
-    "SELECT",
-    "DROP",
-    "ALTER",
-    "ALTER ROUTINE",
-    "EVENT",
-    "LOCK TABLES",
-    "PROCESS",
-    "SHOW VIEW",
-)
+MYSQL_SHADOW_PRIVILEGES = (*_SHADOW_PRIVILEGES, "SHOW_ROUTINE", "TRIGGER")
+MARIADB_SHADOW_PRIVILEGES = (*_SHADOW_PRIVILEGES, "SHOW VIEW")
 
 _GLOBAL_GRANT = re.compile(r"^GRANT (?P<privileges>.+?) ON \*\.\* TO ", re.IGNORECASE)
 
 
-class BaselineRefusedError(Exception):
+class BaselineRefusedError(RefusedError):
     def __init__(self, reason: str, message: str, details: list[str] | None = None) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
+        super().__init__(reason, message)
         self.details = details or []
 
 
@@ -91,15 +85,7 @@ def missing_shadow_privileges(engine: Engine, grants: list[str]) -> list[str]:
 
 
 async def _split_all(files: list[MigrationFile], dialect: Dialect) -> list[list[Statement]]:
-    out = []
-    for file in files:
-        try:
-            out.append(split(file.sql, dialect))
-        except SplitError as exc:
-            raise BaselineRefusedError(
-                "UnsplittableFile", f"version {file.version}: {exc}"
-            ) from None
-    return out
+    return [split_or_refuse(file, dialect, BaselineRefusedError) for file in files]
 
 
 async def empty_shadow(shadow: Database) -> None:
@@ -179,11 +165,7 @@ async def baseline(
         )
     if await shadow.identity_digest() == result.target_identity_digest:
         raise BaselineRefusedError("ShadowIsTarget", "the shadow database is the target database")
-    if not await target.try_lock(lock_timeout):
-        raise BaselineRefusedError(
-            "LockTimeout", f"the migration lock was not free within {lock_timeout:g}s"
-        )
-    try:
+    async with holding_migration_lock(target, lock_timeout, BaselineRefusedError):
         read = await read_revisions(target, table)
         if read.rows:
             raise BaselineRefusedError(
@@ -225,27 +207,12 @@ async def baseline(
         try:
             for file, statements in zip(files, splits, strict=True):
                 await insert_revision(
-                    target,
-                    table,
-                    version=file.version,
-                    description=file.description,
-                    kind="checkpoint" if file.kind is FileKind.CHECKPOINT else "migration",
-                    state=STATE_APPLIED,
-                    statements_applied=len(statements),
-                    statements_total=len(statements),
-                    checksum=file.checksum,
-                    execution_millis=None,
-                    error_class=None,
-                    recorded_by="baseline",
+                    target, table, recorded_without_running(file, len(statements), "baseline")
                 )
             await target.commit()
         except BaseException:
-            # The original error is the one worth raising.
-            with contextlib.suppress(Exception):
-                await target.rollback()
+            await rollback_quietly(target)
             raise
         result.recorded_versions = [f.version for f in files]
         result.status = evaluate(directory, await read_revisions(target, table))
         return result
-    finally:
-        await target.unlock()

@@ -53,6 +53,7 @@ from ptah_operator.engine.migrations.directory import (
 )
 from ptah_operator.engine.migrations.maintenance import (
     MaintenanceRefusedError,
+    MaintenanceResult,
     RepairMark,
     repair,
     set_version,
@@ -323,18 +324,29 @@ async def _up(args: argparse.Namespace) -> Result:
     return code, body, output.run_text(result)
 
 
-async def _set(args: argparse.Namespace) -> Result:
+async def _maintain(
+    args: argparse.Namespace,
+    command: Callable[[Database, MigrationDirectory, RevisionTable], Awaitable[MaintenanceResult]],
+) -> MaintenanceResult:
+    """Run `set` or `repair` on the database: a refusal exits EXIT_REFUSED."""
     directory = _directory(args)
     table = _table(args)
     db = await _open(_url(args.db_url, "PTAH_DB_URL", "database"))
     try:
-        result = await set_version(
-            db, directory, table=table, version=args.version, lock_timeout=args.lock_timeout
-        )
+        return await command(db, directory, table)
     except MaintenanceRefusedError as exc:
         raise _CommandError(EXIT_REFUSED, exc.reason, exc.message) from None
     finally:
         await db.close()
+
+
+async def _set(args: argparse.Namespace) -> Result:
+    result = await _maintain(
+        args,
+        lambda db, directory, table: set_version(
+            db, directory, table=table, version=args.version, lock_timeout=args.lock_timeout
+        ),
+    )
     body = output.maintenance_json(result)
     text = (
         "\n".join(f"version {c.version}: {c.change}" for c in result.changes) or "nothing to change"
@@ -343,22 +355,17 @@ async def _set(args: argparse.Namespace) -> Result:
 
 
 async def _repair(args: argparse.Namespace) -> Result:
-    directory = _directory(args)
-    table = _table(args)
-    db = await _open(_url(args.db_url, "PTAH_DB_URL", "database"))
-    try:
-        result = await repair(
+    result = await _maintain(
+        args,
+        lambda db, directory, table: repair(
             db,
             directory,
             table=table,
             version=args.version,
             mark=RepairMark(args.mark),
             lock_timeout=args.lock_timeout,
-        )
-    except MaintenanceRefusedError as exc:
-        raise _CommandError(EXIT_REFUSED, exc.reason, exc.message) from None
-    finally:
-        await db.close()
+        ),
+    )
     body = output.maintenance_json(result)
     text = "\n".join(f"version {c.version}: {c.change}" for c in result.changes)
     return EXIT_OK, body, text

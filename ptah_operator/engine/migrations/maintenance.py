@@ -17,14 +17,18 @@ A refusal changes nothing.
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ptah_operator.engine.migrations.connection import Database
 from ptah_operator.engine.migrations.directory import FileKind, MigrationDirectory, MigrationFile
+from ptah_operator.engine.migrations.refusals import (
+    RefusedError,
+    holding_migration_lock,
+    rollback_quietly,
+    split_or_refuse,
+)
 from ptah_operator.engine.migrations.revision_table import (
-    STATE_APPLIED,
     RevisionRead,
     RevisionTable,
     delete_revisions,
@@ -32,16 +36,13 @@ from ptah_operator.engine.migrations.revision_table import (
     insert_revision,
     mark_applied,
     read_revisions,
+    recorded_without_running,
 )
 from ptah_operator.engine.migrations.status import Status, evaluate
-from ptah_operator.engine.splitter import SplitError, split
 
 
-class MaintenanceRefusedError(Exception):
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
+class MaintenanceRefusedError(RefusedError):
+    pass
 
 
 class RepairMark(StrEnum):
@@ -63,19 +64,7 @@ class MaintenanceResult:
 
 
 def _statement_count(file: MigrationFile, db: Database) -> int:
-    try:
-        return len(split(file.sql, db.dialect))
-    except SplitError as exc:
-        raise MaintenanceRefusedError(
-            "UnsplittableFile", f"version {file.version}: {exc}"
-        ) from None
-
-
-async def _locked(db: Database, lock_timeout: float) -> None:
-    if not await db.try_lock(lock_timeout):
-        raise MaintenanceRefusedError(
-            "LockTimeout", f"the migration lock was not free within {lock_timeout:g}s"
-        )
+    return len(split_or_refuse(file, db.dialect, MaintenanceRefusedError))
 
 
 async def set_version(
@@ -87,8 +76,7 @@ async def set_version(
     lock_timeout: float = 30.0,
 ) -> MaintenanceResult:
     result = MaintenanceResult(target_identity_digest=await db.identity_digest())
-    await _locked(db, lock_timeout)
-    try:
+    async with holding_migration_lock(db, lock_timeout, MaintenanceRefusedError):
         read = await read_revisions(db, table)
         recorded = {row.version: row for row in read.rows}
         if version != 0 and version not in directory.by_version and version not in recorded:
@@ -140,22 +128,11 @@ async def set_version(
                 )
             for file in to_record:
                 await insert_revision(
-                    db,
-                    table,
-                    version=file.version,
-                    description=file.description,
-                    kind="checkpoint" if file.kind is FileKind.CHECKPOINT else "migration",
-                    state=STATE_APPLIED,
-                    statements_applied=counts[file.version],
-                    statements_total=counts[file.version],
-                    checksum=file.checksum,
-                    execution_millis=None,
-                    error_class=None,
-                    recorded_by="set",
+                    db, table, recorded_without_running(file, counts[file.version], "set")
                 )
             await db.commit()
         except BaseException:
-            await _rollback_quietly(db)
+            await rollback_quietly(db)
             raise
         result.changes = (
             [Change(v, "removed") for v in above]
@@ -164,8 +141,6 @@ async def set_version(
         )
         result.status = evaluate(directory, await read_revisions(db, table))
         return result
-    finally:
-        await db.unlock()
 
 
 async def repair(
@@ -178,8 +153,7 @@ async def repair(
     lock_timeout: float = 30.0,
 ) -> MaintenanceResult:
     result = MaintenanceResult(target_identity_digest=await db.identity_digest())
-    await _locked(db, lock_timeout)
-    try:
+    async with holding_migration_lock(db, lock_timeout, MaintenanceRefusedError):
         read = await read_revisions(db, table)
         row = next((r for r in read.rows if r.version == version), None)
         if row is None or not row.dirty:
@@ -208,11 +182,3 @@ async def repair(
             result.changes = [Change(version, "removed")]
         result.status = evaluate(directory, await read_revisions(db, table))
         return result
-    finally:
-        await db.unlock()
-
-
-async def _rollback_quietly(db: Database) -> None:
-    # The original error is the one worth raising.
-    with contextlib.suppress(Exception):
-        await db.rollback()

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from ptah_operator.engine.migrations.connection import Database, DatabaseError
+from ptah_operator.engine.migrations.directory import FileKind, MigrationFile
 from ptah_operator.engine.splitter import Dialect
 
 DEFAULT_TABLE = "schema_migrations"
@@ -286,20 +287,36 @@ def _now(dialect: Dialect) -> str:
     return "clock_timestamp()" if dialect is Dialect.POSTGRESQL else "UTC_TIMESTAMP(6)"
 
 
+@dataclass(frozen=True)
+class NewRevision:
+    """One revision row to write for a file: its state and counts; the file gives the rest."""
+
+    file: MigrationFile
+    state: str
+    statements_applied: int
+    statements_total: int
+    execution_millis: int | None
+    error_class: str | None
+    recorded_by: str
+
+
+def recorded_without_running(file: MigrationFile, statements: int, recorded_by: str) -> NewRevision:
+    """The applied row of a file recorded though nothing ran (baseline, set): no duration."""
+    return NewRevision(
+        file,
+        state=STATE_APPLIED,
+        statements_applied=statements,
+        statements_total=statements,
+        execution_millis=None,
+        error_class=None,
+        recorded_by=recorded_by,
+    )
+
+
 def insert_revision_sql(
     db: Database,
     table: RevisionTable,
-    *,
-    version: int,
-    description: str,
-    kind: str,
-    state: str,
-    statements_applied: int,
-    statements_total: int,
-    checksum: str,
-    execution_millis: int | None,
-    error_class: str | None,
-    recorded_by: str,
+    row: NewRevision,
     millis_expression: str | None = None,
 ) -> tuple[str, list[object]]:
     """The INSERT of one revision row and its parameters.
@@ -308,14 +325,16 @@ def insert_revision_sql(
     when the duration is only known on the server, inside one batched request).
     """
     p = db.param
-    params: list[object] = [version, description, kind, state, statements_applied]
-    params += [statements_total, checksum]
+    file = row.file
+    kind = "checkpoint" if file.kind is FileKind.CHECKPOINT else "migration"
+    params: list[object] = [file.version, file.description, kind, row.state]
+    params += [row.statements_applied, row.statements_total, file.checksum]
     if millis_expression is None:
-        params.append(execution_millis)
+        params.append(row.execution_millis)
         millis = p(len(params))
     else:
         millis = millis_expression
-    params += [error_class, recorded_by]
+    params += [row.error_class, row.recorded_by]
     n = len(params)
     return (
         f"INSERT INTO {table.quoted(db.dialect)} (version, description, kind, state,"
@@ -326,35 +345,8 @@ def insert_revision_sql(
     )
 
 
-async def insert_revision(
-    db: Database,
-    table: RevisionTable,
-    *,
-    version: int,
-    description: str,
-    kind: str,
-    state: str,
-    statements_applied: int,
-    statements_total: int,
-    checksum: str,
-    execution_millis: int | None,
-    error_class: str | None,
-    recorded_by: str,
-) -> None:
-    sql, params = insert_revision_sql(
-        db,
-        table,
-        version=version,
-        description=description,
-        kind=kind,
-        state=state,
-        statements_applied=statements_applied,
-        statements_total=statements_total,
-        checksum=checksum,
-        execution_millis=execution_millis,
-        error_class=error_class,
-        recorded_by=recorded_by,
-    )
+async def insert_revision(db: Database, table: RevisionTable, row: NewRevision) -> None:
+    sql, params = insert_revision_sql(db, table, row)
     await db.execute(sql, params)
 
 

@@ -65,6 +65,7 @@ from ptah_operator.engine.sources.git_refs import (
     parse_advertisement,
     resolve_ref,
 )
+from ptah_operator.engine.sources.unreachable import reaching
 
 DEFAULT_TIMEOUT = 60.0
 ADVERTISEMENT_TYPE = "application/x-git-upload-pack-advertisement"
@@ -138,7 +139,7 @@ class GitRemote:
             if self.credentials is not None
             else None
         )
-        try:
+        with reaching(f"the Git server {self.host}"):
             response = requests.get(
                 self.url + "/info/refs",
                 params={"service": "git-upload-pack"},
@@ -147,17 +148,6 @@ class GitRemote:
                 timeout=self.timeout,
                 stream=True,
             )
-        except requests.exceptions.SSLError:
-            raise SourceUnreachableError(
-                f"the TLS connection to the Git server {self.host} failed (a certificate"
-                " not trusted, or no HTTPS there)"
-            ) from None
-        except requests.exceptions.Timeout:
-            raise SourceUnreachableError(
-                f"the Git server {self.host} did not answer in time"
-            ) from None
-        except requests.exceptions.RequestException:
-            raise SourceUnreachableError(f"the Git server {self.host} cannot be reached") from None
         try:
             if response.status_code == 401:
                 raise self._unauthorized()

@@ -47,6 +47,7 @@ from ptah_operator.engine.sources.files import (
     check_name,
     check_total,
 )
+from ptah_operator.engine.sources.unreachable import reaching
 
 OCI_SCHEME = "oci://"
 DEFAULT_TAG = "latest"
@@ -457,7 +458,9 @@ class OciClient:
         token = self._tokens.get((ref.host, scope))
         if token is not None:
             sent["Authorization"] = token
-        try:
+        with reaching(
+            f"the registry {ref.host}", tls_advice=": list a plain-HTTP registry as insecure"
+        ):
             return self._session.request(
                 method,
                 url,
@@ -467,17 +470,6 @@ class OciClient:
                 timeout=self.timeout,
                 allow_redirects=True,
             )
-        except requests.exceptions.SSLError:
-            raise SourceUnreachableError(
-                f"the TLS connection to the registry {ref.host} failed (a certificate not"
-                " trusted, or no HTTPS there: list a plain-HTTP registry as insecure)"
-            ) from None
-        except requests.exceptions.Timeout:
-            raise SourceUnreachableError(
-                f"the registry {ref.host} did not answer in time"
-            ) from None
-        except requests.exceptions.RequestException:
-            raise SourceUnreachableError(f"the registry {ref.host} cannot be reached") from None
 
     def _authorize(self, ref: OciRef, challenge: str, scope: str) -> None:
         scheme, params = parse_challenge(challenge)
