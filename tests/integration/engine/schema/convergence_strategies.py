@@ -54,7 +54,8 @@ LEFT_OUT = {
     "which gets which depends on the order they are made in; the engine makes them in its "
     "canonical order, not the file's, so the catalogs differ in names only: such objects "
     "are named (see `_pg_auto_name`); MariaDB likewise names unnamed unique indexes after "
-    "their first column and numbers unnamed checks and foreign keys",
+    "their first column and numbers unnamed checks and foreign keys, and the first of two "
+    "foreign keys over one first column names the index both use: one is generated",
     "characters beyond U+FFFF in MariaDB definitions": "MariaDB keeps a table's definition "
     "in utf8mb3: an emoji in a default, comment, enum value or check is lost or unreadable; "
     "the engine refuses such a desired schema by name (unit-tested), so the generator puts "
@@ -380,7 +381,9 @@ def values(schema: GSchema, t: GType) -> st.SearchStrategy[Any]:
             return st.decimals(allow_nan=False, allow_infinity=False, places=4).map(lambda d: d + 0)
         step = Decimal(1).scaleb(-t.scale)
         top = _CONTEXT.subtract(_CONTEXT.power(10, t.size), 1).scaleb(-t.scale, _CONTEXT)
-        edges = [top, -top, Decimal(0).quantize(step), step, -step]
+        # Negated in `_CONTEXT`: `-top` rounds to the default context's 28 digits, which
+        # made -10**65 of -(10**65 - 1), a value decimal(65, 0) refuses.
+        edges = [top, _CONTEXT.minus(top), Decimal(0).quantize(step), step, -step]
         if t.size - t.scale >= 2:
             edges.append(Decimal(42).quantize(step, context=_CONTEXT))
         units = st.integers(-(10**t.size) + 1, 10**t.size - 1)
@@ -1061,6 +1064,16 @@ def _name_order_dependent_mariadb(schema: GSchema, table: GTable) -> None:
         check.name = _next_name(schema, "ck")
     for fk in [f for f in table.fks if f.name is None][1:]:
         fk.name = _next_name(schema, "fk")
+    # A foreign key makes an index named after itself (or, unnamed, after its first column)
+    # unless one over its columns exists: of two keys over the same first column, the one
+    # made first names the index both use. One key per first column is kept.
+    firsts_fk: set[str] = set()
+    kept = []
+    for fk in table.fks:
+        if fk.columns[0] not in firsts_fk:
+            kept.append(fk)
+        firsts_fk.add(fk.columns[0])
+    table.fks = kept
 
 
 def _next_name(schema: GSchema, prefix: str) -> str:
