@@ -633,7 +633,9 @@ def _scaled(dialect: Dialect, number: str, column_type: str) -> str:
     context = decimal.Context(prec=200)
     try:
         value = decimal.Decimal(number)
-        return str(value.quantize(decimal.Decimal(1).scaleb(-int(match.group(1))), context=context))
+        scaled = value.quantize(decimal.Decimal(1).scaleb(-int(match.group(1))), context=context)
+        # Positional, as the server reports it: str() writes 9.7E-12 for a small value.
+        return format(scaled, "f")
     except decimal.InvalidOperation:
         return number
 
