@@ -51,7 +51,7 @@ test: deps venv control-plane image lint
 # SOAK_EXAMPLES=n for another count; a failure is shrunk and saved in .hypothesis/.
 SOAK_EXAMPLES ?= 500
 soak: deps venv
-	PTAH_CONVERGENCE_EXAMPLES=$(SOAK_EXAMPLES) .venv/bin/pytest --timeout=0 \
+	PTAH_CONVERGENCE_RANDOM=1 PTAH_CONVERGENCE_EXAMPLES=$(SOAK_EXAMPLES) .venv/bin/pytest --timeout=0 \
 		--hypothesis-show-statistics tests/integration/engine/schema/test_schema_convergence.py
 
 demo: deps venv control-plane image
