@@ -394,3 +394,19 @@ async def test_mariadb_an_unnamed_key_keeps_its_index_around_a_type_change(
         "ON DELETE RESTRICT ON UPDATE RESTRICT",
     ]
     assert sorted(r[0] for r in await fetch(maria_url, index_names)) == ["PRIMARY", "pid"]
+
+
+async def test_mariadb_a_key_is_dropped_around_a_change_of_the_column_it_references(
+    maria_url: str, tmp_path: Path
+) -> None:
+    # Only the referenced side changes (varchar(10) -> varchar(20); MariaDB lets a key join
+    # strings of other lengths), and the server still refuses to change it under the key.
+    schema = (
+        "CREATE TABLE parent (code varchar({}) PRIMARY KEY);"
+        "CREATE TABLE child (id int PRIMARY KEY, code varchar(10),"
+        " CONSTRAINT child_code FOREIGN KEY (code) REFERENCES parent (code));"
+    )
+    await converge(maria_url, tmp_path, schema.format(10))
+    await execute(maria_url, "INSERT INTO parent VALUES ('a')", "INSERT INTO child VALUES (1, 'a')")
+    applied = await converge(maria_url, tmp_path, schema.format(20))
+    assert applied.statements[0].sql.split(" ", 3)[3] == "DROP FOREIGN KEY `child_code`"
