@@ -27,7 +27,10 @@ record; a release the manager did not get to is done by a later pass, `release_e
   read that confirms it (MIG-17, MIG-22, RUN-04).
 - Failed before it selected anything (including a refused expected sequence, RUN-20, and a
   snapshot refused before the run container started): Failed, retried from resolution after
-  failureRetryInterval; a later plan needs a new approval (MIG-18, MIG-44, MIG-45).
+  failureRetryInterval; a later plan needs a new approval (MIG-18, MIG-44, MIG-45). lastRun
+  records the result's error reason, by which planning.replayed tells a refusal that passes on
+  its own (the same plan runs again under Always) from one that does not (it waits for a
+  person's approval of it).
 - Partial or Unknown, or a dispatched Job that left no readable result: Blocked with reason
   ApplyOutcomeUnknown and the run held in status.unresolvedRun (MIG-19, MIG-46, RUN-03).
 """
@@ -47,6 +50,7 @@ from ptah_operator.api.constants import (
     Reason,
     RunOutcome,
 )
+from ptah_operator.api.contracts.codes import ErrorReason
 from ptah_operator.api.contracts.result import OperationReport, run_failure
 from ptah_operator.api.migration import LastRun
 from ptah_operator.api.names import job_name
@@ -319,6 +323,7 @@ def _end(
         failure=run_failure(run.failure) if run.failure is not None else None,
         target_identity_digest=report.target_identity_digest,
         message=run.message,
+        reason=report.error.reason if report.error is not None and not run.selected else None,
     )
     _close(draft, claim, record)
     outcome = run.outcome
@@ -377,6 +382,7 @@ def _end_refused(draft: MigrationDraft, claim: ActiveOperation, job: JobState) -
         failure=None,
         target_identity_digest=None,
         message="the snapshot was refused before the run started; nothing ran",
+        reason=ErrorReason.SNAPSHOT_REFUSED,
     )
     _close(draft, claim, record)
     draft.fail(

@@ -726,3 +726,84 @@ def test_a_lease_another_resource_took_is_waited_for_not_released() -> None:
     world = _orphan_lease(waiting, "00000000-0000-4000-8000-00000000beef")
     decision = reconcile_migration(world)
     assert decision.lease == ()
+
+
+# --- apply: Always never replays a plan a run already carried out (docs/design/lifecycle-decisions.md)
+
+
+def _always_run_ended(block: dict[str, Any], **reported: Any) -> MigrationWorld:
+    """apply: Always; the plan's run ended as `block` says; the next read, after
+    failureRetryInterval, gives the same plan again."""
+    world = step(read(step(new(apply=ApplyPolicy.ALWAYS)), ready_to_plan()))
+    assert status(world).phase == MigrationPhase.APPLYING
+    world = step(run_reported(step(world), block, **reported))
+    first = status(world).last_run
+    assert first is not None
+    world = step(later(world, A_MINUTE))
+    assert status(world).phase == MigrationPhase.READING, status(world).phase
+    world = read(world, ready_to_plan())
+    plan = status(world).plan
+    assert plan is not None
+    assert plan.fingerprint == first.plan.fingerprint, "the same plan, published again"
+    return world
+
+
+_REFUSED = run_block(RunOutcome.FAILED, selected=False, message="version 0002 needs a mode")
+
+
+@pytest.mark.req("MIG-12", "MIG-44", "MIG-45")
+def test_under_always_a_plan_whose_run_was_refused_for_good_is_not_started_again() -> None:
+    world = _always_run_ended(_REFUSED)
+    for _ in range(3):
+        decision = reconcile_migration(world)
+        assert job_of(decision) is None, "a refusal that will not change is not run again"
+        world = step(later(world, TEN_MINUTES / 5))
+    after = status(world)
+    assert after.phase == MigrationPhase.AWAITING_APPROVAL
+    assert after.conditions is not None
+    progressing = after.condition("Progressing")
+    assert progressing is not None
+    assert (progressing.status.value, progressing.reason) == ("False", Reason.AWAITING_APPROVAL)
+    runs = [e for e in after.journal.entries if e.type == Entry.RUN_FINISHED]  # type: ignore[union-attr]
+    assert len(runs) == 1
+
+
+@pytest.mark.req("MIG-14", "MIG-45")
+def test_a_plan_held_from_replay_runs_on_a_persons_exact_approval() -> None:
+    world = _always_run_ended(_REFUSED)
+    world = step(world)
+    assert status(world).phase == MigrationPhase.AWAITING_APPROVAL
+    world = step(with_approval(world))
+    assert status(world).phase == MigrationPhase.APPLYING
+    claim = status(world).active_operation
+    assert claim is not None
+    assert claim.authorization == Authorization.APPROVAL
+
+
+@pytest.mark.req("MIG-12", "MIG-44")
+@pytest.mark.parametrize("reason", ["LockTimeout", "ConnectionFailed", "Interrupted"])
+def test_under_always_a_run_refused_for_a_passing_reason_starts_again(reason: str) -> None:
+    error = {"reason": reason, "message": "the migration lock was not free"}
+    world = _always_run_ended(_REFUSED, error=error, job=JobPhase.FAILED)
+    decision = reconcile_migration(world)
+    assert job_of(decision) is not None, "the same plan runs again after failureRetryInterval"
+    assert status_of(world, decision).active_operation is not None
+
+
+@pytest.mark.req("JNL-09", "JNL-12", "JNL-21")
+def test_repeated_identical_refused_runs_are_one_run_finished_entry_with_a_count() -> None:
+    error = {"reason": "LockTimeout", "message": "the migration lock was not free"}
+    world = _always_run_ended(_REFUSED, error=error, job=JobPhase.FAILED)
+    for _ in range(3):
+        world = step(run_reported(step(world), _REFUSED, error=error, job=JobPhase.FAILED))
+        world = read(step(later(world, A_MINUTE)), ready_to_plan())
+    journal = status(world).journal
+    assert journal is not None
+    runs = [e for e in journal.entries if e.type == Entry.RUN_FINISHED]
+    assert len(runs) == 1, [e.type for e in journal.entries]
+    assert runs[0].count == 4
+    assert runs[0].reason == "LockTimeout"
+    last = status(world).last_run
+    assert last is not None
+    assert runs[0].operation_id == last.operation_id, "the entry names the newest run"
+    assert runs[0].time == last.finished_at

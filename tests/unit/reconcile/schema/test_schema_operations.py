@@ -56,11 +56,13 @@ from tests.unit.reconcile.schema.worlds import (
     new,
     observed,
     observing,
+    phase,
     planned,
     planning,
     proof_planning,
     proving,
     publish,
+    ready_to_apply,
     report,
     status,
     status_of,
@@ -389,6 +391,55 @@ def test_an_unknown_outcome_with_changes_left_plans_again_and_needs_a_new_approv
     assert after.plan is not None
     assert after.plan.uid != old_approval.spec.plan_ref.uid
     assert reconcile_schema(world).create == ()
+
+
+def _always_applied_and_planned_again(outcome: str, **apply: Any) -> Any:
+    """apply: Always; the Apply ran and ended `outcome`; its proof found the same changes and
+    published the same plan again."""
+    world = step(ready_to_apply())
+    assert phase(world) == SchemaPhase.APPLYING
+    world = step(world)
+    world = proof_planning(proving(verifying_convergence(world, outcome=outcome, **apply)))
+    world = publish(step(planned(world)))
+    last = status(world).last_apply
+    plan = status(world).plan
+    assert last is not None
+    assert plan is not None
+    assert plan.fingerprint == last.plan.fingerprint, "the same plan, published again"
+    return world
+
+
+@pytest.mark.req("SCH-59", "SCH-12")
+@pytest.mark.parametrize(
+    ("outcome", "apply"),
+    [
+        ("Failed", {"reason": "UniqueViolation", "job": JobPhase.FAILED}),
+        ("Applied", {}),
+    ],
+    ids=["an Apply that failed", "an Apply that reported success"],
+)
+def test_under_always_the_plan_an_apply_carried_out_is_never_replayed(
+    outcome: str, apply: dict[str, Any]
+) -> None:
+    world = _always_applied_and_planned_again(outcome, **apply)
+    for _ in range(3):
+        decision = reconcile_schema(world)
+        assert "Job" not in created_kinds(decision), "the same plan is never started again"
+        world = step(world)
+    after = status(world)
+    assert after.phase == SchemaPhase.AWAITING_APPROVAL
+    assert condition_reason(after, ConditionType.READY) == Reason.AWAITING_APPROVAL
+    assert after.active_operation is None
+
+
+@pytest.mark.req("SCH-59", "APR-02")
+def test_a_plan_held_from_replay_runs_again_on_a_persons_exact_approval() -> None:
+    world = with_approval(
+        _always_applied_and_planned_again("Failed", reason="X", job=JobPhase.FAILED)
+    )
+    world = step(world)
+    assert phase(world) == SchemaPhase.APPLYING
+    assert claim_of(world).authorization == "Approval"
 
 
 @pytest.mark.req("APR-11", "APR-15")
