@@ -2,7 +2,8 @@
 
 Starting one (PATH-09, JOB-05): every gate holds (no suspend, the realm admits it, the plan
 fits, an exact approval under OnApproval or the policy under Always, the snapshot exists, no
-unresolved run), and the database-realm Lease is free. The Decision takes the Lease
+unresolved run: `held`, whatever else a restored or edited status says), and the
+database-realm Lease is free. The Decision takes the Lease
 (LeaseAction Acquire, holder = the operation id) before it writes the claim, and the claim
 before the Job (JOB-04); the claim carries the plan, the approval, the approver, the
 authorization, the source, the planned database and the execution binding, so the run's
@@ -83,6 +84,9 @@ def start(
     status = draft.status
     ref = status.plan
     assert ref is not None
+    if status.unresolved_run is not None:
+        held(draft)
+        return
     record = status.source
     if record is None or not sources.ensure(draft, record):
         draft.fail(Reason.SNAPSHOT_MISSING, "the snapshot the plan was made from is gone")
@@ -132,6 +136,20 @@ def start(
     )
     draft.create(job)
     draft.stand(standings.applying(ref.name))
+
+
+def held(draft: MigrationDraft) -> None:
+    """The no-unresolved-run gate (MIG-46): a run held in status.unresolvedRun, which a
+    restored or edited status can put beside a published plan and an exact approval, lets no
+    Apply start. The plan is retired, as a reading beside the hold retires it, and the
+    resource is Blocked until a read or a person settles the run (MIG-47)."""
+    status = draft.status
+    hold = status.unresolved_run
+    assert hold is not None
+    planning.retire(draft, "an unresolved run holds the migration")
+    draft.stand(standings.blocked(Reason.APPLY_OUTCOME_UNKNOWN, run_records.hold_message(hold)))
+    if status.next_reconciliation_time is not None:
+        draft.wake_at(status.next_reconciliation_time)
 
 
 def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | None) -> None:

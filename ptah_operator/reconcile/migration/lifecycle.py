@@ -263,7 +263,7 @@ def _apply_ready(draft: MigrationDraft) -> bool:
     """A published plan that an Apply may start on now (its policy or an exact approval)."""
     status = draft.status
     ref = status.plan
-    if ref is None or ref.uid is None:
+    if ref is None or ref.uid is None or status.unresolved_run is not None:
         return False
     if status.phase not in (MigrationPhase.AWAITING_APPROVAL, MigrationPhase.PLANNING):
         return False

@@ -60,6 +60,7 @@ from tests.unit.reconcile.migration.worlds import (
     with_approval,
     with_job,
     with_source,
+    with_status,
 )
 
 A_MINUTE = dt.timedelta(minutes=1)
@@ -586,6 +587,58 @@ HOLDS = [
         then=not_verified,
     ),
 ]
+
+
+def _with_hold(world: MigrationWorld) -> MigrationWorld:
+    """The world with a Partial run held in status.unresolvedRun, as a restored or edited
+    status can put it beside a published plan (and no annotation says so)."""
+    hold = status(held()).unresolved_run
+    assert hold is not None
+    return with_status(world, unresolved_run=hold)
+
+
+def _no_apply(world: MigrationWorld, decision: Decision) -> None:
+    assert job_of(decision) is None
+    assert not [a for a in decision.lease if a.verb == LeaseVerb.ACQUIRE]
+    after = status_of(world, decision)
+    assert after.active_operation is None
+    assert after.unresolved_run is not None, "the hold stays until a read or a person settles it"
+    assert after.plan is None, "a held run publishes no plan"
+
+
+NO_UNRESOLVED_RUN = [
+    Row(
+        "an exact approval beside a held run starts no Apply",
+        lambda: _with_hold(awaiting_with()),
+        ("MIG-46", "RUN-05", "APR-02"),
+        phase=MigrationPhase.BLOCKED,
+        ready=Reason.APPLY_OUTCOME_UNKNOWN,
+        progressing=(False, Reason.APPLY_OUTCOME_UNKNOWN),
+        job=None,
+        then=_no_apply,
+    ),
+    Row(
+        "apply: Always beside a held run starts no Apply",
+        lambda: _with_hold(read(step(new(apply=ApplyPolicy.ALWAYS)), ready_to_plan())),
+        ("MIG-46", "RUN-05", "MIG-12"),
+        phase=MigrationPhase.BLOCKED,
+        ready=Reason.APPLY_OUTCOME_UNKNOWN,
+        job=None,
+        then=_no_apply,
+    ),
+    Row(
+        "... and a read that comes due beside it runs, so the hold can be settled",
+        lambda: later(_with_hold(awaiting_with()), TEN_MINUTES),
+        ("MIG-46", "MIG-47", "MIG-15"),
+        phase=MigrationPhase.READING,
+        job="History",
+    ),
+]
+
+
+@pytest.mark.parametrize("row", params(NO_UNRESOLVED_RUN))
+def test_no_apply_starts_while_a_run_is_unresolved(row: Row) -> None:
+    check(row)
 
 
 @pytest.mark.parametrize("row", params(APPROVALS))
