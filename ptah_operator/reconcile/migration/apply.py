@@ -46,7 +46,6 @@ from ptah_operator.api.constants import (
     ANNOTATION_UNRESOLVED_RUN,
     Authorization,
     EventReason,
-    MigrationPhase,
     OperationType,
     Reason,
     RunOutcome,
@@ -503,12 +502,7 @@ def _wait(
     assert ref is not None
     standing: Standing
     if approval is not None:
-        standing = Standing(
-            MigrationPhase.AWAITING_APPROVAL,
-            Reason.READY_TO_APPLY,
-            f"plan {ref.name} is approved; the Apply waits: {why}",
-            True,
-        )
+        standing = standings.approved(ref.name, f"the Apply waits: {why}")
     else:
         standing = standings.ready_to_apply(ref.name, f"it waits: {why}")
     draft.stand(standing)

@@ -204,7 +204,7 @@ def stand_after_reading(draft: MigrationDraft) -> None:
     else:
         used = approvals.consumed(draft.status)
         if approvals.exact_approval(draft.world.approvals, draft.migration, ref, used):
-            draft.stand(standings.awaiting_approval(ref.name, "approved: the Apply starts next"))
+            draft.stand(standings.approved(ref.name, "the Apply starts on the next pass"))
             draft.rely_on_own_write()
         else:
             run = replayed(draft, ref)

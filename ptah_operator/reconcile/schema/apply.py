@@ -73,6 +73,7 @@ from ptah_operator.reconcile.schema.draft import SchemaDraft
 from ptah_operator.reconcile.schema.standings import (
     Standing,
     applying,
+    approved,
     awaiting_approval,
     next_up,
     pending,
@@ -491,13 +492,6 @@ def _wait(draft: SchemaDraft, approval: PtahSchemaApproval | None, why: str) -> 
     assert ref is not None
     if approval is not None:
         # An approved plan about to run is coming on its own.
-        draft.stand(
-            Standing(
-                SchemaPhase.AWAITING_APPROVAL,
-                Reason.READY_TO_APPLY,
-                f"plan {ref.name} is approved; the Apply waits: {why}",
-                True,
-            )
-        )
+        draft.stand(approved(ref.name, f"the Apply waits: {why}"))
     else:
         draft.stand(ready_to_apply(ref.name, f"it waits: {why}"))

@@ -94,6 +94,7 @@ from ptah_operator.reconcile.schedule import PLAN_PUBLISH_CHECK, failure_retry_i
 from ptah_operator.reconcile.schema.draft import SchemaDraft
 from ptah_operator.reconcile.schema.standings import (
     Standing,
+    approved,
     awaiting_approval,
     blocked,
     publishing,
@@ -549,7 +550,7 @@ def stand_verdict(draft: SchemaDraft) -> None:
         draft.stand(ready_to_apply(ref.name, "the Apply starts on the next pass"))
         draft.rely_on_own_write()
     elif phase == SchemaPhase.AWAITING_APPROVAL and exact_approval(draft, ref) is not None:
-        draft.stand(awaiting_approval(ref.name, "approved: the Apply starts next"))
+        draft.stand(approved(ref.name, "the Apply starts on the next pass"))
         draft.rely_on_own_write()
     else:
         draft.stand(standing)
