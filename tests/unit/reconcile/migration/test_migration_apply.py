@@ -860,3 +860,20 @@ def test_repeated_identical_refused_runs_are_one_run_finished_entry_with_a_count
     assert last is not None
     assert runs[0].operation_id == last.operation_id, "the entry names the newest run"
     assert runs[0].time == last.finished_at
+
+
+@pytest.mark.req("MIG-47", "RUN-06", "MIG-12")
+def test_under_always_a_partial_run_a_person_acknowledged_is_not_replayed() -> None:
+    world = step(read(step(new(apply=ApplyPolicy.ALWAYS)), ready_to_plan()))
+    world = step(world)
+    failure = {"version": "0002", "statementIndex": 1, "sqlstate": "23505", "mysqlErrno": None}
+    world = step(run_reported(world, run_block(RunOutcome.PARTIAL, failure=failure)))
+    assert status(world).unresolved_run is not None
+    world = step(with_acknowledgment(world))
+    assert status(world).unresolved_run is None
+    world = read(world, ready_to_plan())
+    for _ in range(2):
+        decision = reconcile_migration(world)
+        assert job_of(decision) is None, "a half-run file is never run again on policy alone"
+        world = step(world)
+    assert status(world).phase == MigrationPhase.AWAITING_APPROVAL
