@@ -340,7 +340,7 @@ def _end(
         failure=run_failure(run.failure) if run.failure is not None else None,
         target_identity_digest=report.target_identity_digest,
         message=run.message,
-        reason=report.error.reason if report.error is not None and not run.selected else None,
+        reason=_refusal_reason(report),
     )
     _close(draft, claim, record)
     outcome = run.outcome
@@ -365,6 +365,16 @@ def _end(
             conditions.clear_failure(draft.status)
         draft.stand(standings.verifying_history(claim.operation_id))
         draft.rely_on_own_write()
+
+
+def _refusal_reason(report: OperationReport) -> str | None:
+    """The error reason of a run that stopped before it selected anything, when the result
+    gives one that is a condition reason."""
+    run = report.run
+    if report.error is None or run is None or run.selected:
+        return None
+    reason = report.error.reason
+    return reason if conditions.reason_or(reason, "") == reason else None
 
 
 def _end_unknown(

@@ -877,3 +877,14 @@ def test_under_always_a_partial_run_a_person_acknowledged_is_not_replayed() -> N
         assert job_of(decision) is None, "a half-run file is never run again on policy alone"
         world = step(world)
     assert status(world).phase == MigrationPhase.AWAITING_APPROVAL
+
+
+@pytest.mark.req("MIG-44", "PRIV-04")
+def test_a_refusal_reason_that_is_not_a_condition_reason_is_not_recorded() -> None:
+    error = {"reason": "lock timeout: 10s!", "message": "the migration lock was not free"}
+    world = step(read(step(new(apply=ApplyPolicy.ALWAYS)), ready_to_plan()))
+    world = run_reported(step(world), _REFUSED, error=error, job=JobPhase.FAILED)
+    after = status_of(world, reconcile_migration(world))
+    assert after.phase == MigrationPhase.FAILED
+    assert after.last_run is not None
+    assert after.last_run.reason is None
