@@ -58,9 +58,12 @@ class JournalEntry(ApiModel):
     authorization: Authorization | None = None
     outcome: JournalOutcome | None = None
     reason: ConditionReason | None = None
-    """A condition reason; never a message."""
+    """A condition reason; never a message. RunFinished: why a run stopped before it selected
+    a migration, when its result said."""
     count: int | None = Field(default=None, ge=1)
-    """OperationFailed: how many attempts in a row failed with the same operation and reason."""
+    """OperationFailed: how many attempts in a row failed with the same operation and reason.
+    RunFinished: how many runs in a row of the same plan, on policy, ended so (the entry names
+    the newest)."""
     approval_required: bool | None = None
     """Schema PlanPublished: the plan asked for a person's approval when it was published."""
     replaced: PlanReference | None = None

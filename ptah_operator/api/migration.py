@@ -40,6 +40,7 @@ from ptah_operator.api.fields import (
     SQLSTATE_PATTERN,
     ApiModel,
     Checksum,
+    ConditionReason,
     Description,
     Digest,
     LabelName,
@@ -165,6 +166,10 @@ class LastRun(ApiModel):
     started_at: Timestamp | None = None
     finished_at: Timestamp | None = None
     failure: RunFailure | None = None
+    reason: ConditionReason | None = None
+    """Why a run that stopped before it selected a migration stopped, when its result said:
+    LockTimeout, ConnectionFailed, HistoryUnreadable, Interrupted, SnapshotRefused, ... A run
+    stopped for one of the first five may start again on its own; see planning.replayed."""
     target_identity_digest: Digest | None = None
     """The database the run's result named; absent when the run left no result."""
     source: SourceRecord | None = None

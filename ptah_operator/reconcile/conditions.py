@@ -7,8 +7,9 @@ carries, so generic tools read them:
 - `Ready`: True only in InSync (reason HistoryMatched); otherwise False with the standing's
   reason.
 - `Progressing`: True only while something is coming on its own: an operation runs, a read
-  that failed will run again, a plan is being published, an Apply is next under Always, a
-  finished run is being confirmed, or a dropped claim is about to be replaced (Pending).
+  that failed will run again, a plan is being published, an Apply is next under Always or
+  on an exact approval (AwaitingApproval, reason ReadyToApply), a finished run is being
+  confirmed, or a dropped claim is about to be replaced (Pending).
   False wherever the resource has stopped or waits for a person, with the reason that says
   which (MIG-52, MIG-53).
 

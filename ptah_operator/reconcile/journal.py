@@ -6,6 +6,12 @@ Rules, in the order a pass applies them:
 - An `OperationFailed` entry whose operation and reason are those of the newest entry, when
   that one is an `OperationFailed` too, is folded into it: its count goes up by one and its
   time becomes the time of this failure (JNL-12). Anything written in between starts a new run.
+- A `RunFinished` that repeats the newest one, a run on policy alone of the same plan that
+  applied nothing and ended the same way for the same reason (`repeats`), is folded into it the
+  same way, with only that run's own `Verified` in between: the count goes up, the time, the
+  operation and the Job become the newest run's, and the earlier run's `Verified` goes, so the
+  record keeps one run end and its reading however often a run is refused (JNL-09, JNL-21;
+  docs/design/lifecycle-decisions.md). A run a person approved is never folded.
 - The journal holds at most 64 entries, none more than 30 days older than the newest; the
   oldest go first (JNL-21).
 - The plan nothing has carried out yet (status.plan after the pass) keeps its `PlanPublished`
@@ -26,6 +32,7 @@ from ptah_operator.api.constants import (
     JOURNAL_MAX_AGE_DAYS,
     JOURNAL_MAX_ENTRIES,
     JournalEntryType,
+    JournalOutcome,
 )
 from ptah_operator.api.journal import Journal, JournalEntry
 
@@ -56,8 +63,53 @@ def append(journal: Journal, entry: JournalEntry) -> Journal:
             return journal.model_copy(update={"entries": entries})
     if entry.type == JournalEntryType.OPERATION_FAILED and entry.count is None:
         entry = entry.model_copy(update={"count": 1})
+    if entry.type == JournalEntryType.RUN_FINISHED:
+        folded = _fold_run(entries, entry)
+        if folded is not None:
+            return journal.model_copy(update={"entries": folded})
     entries.append(entry)
     return journal.model_copy(update={"entries": entries})
+
+
+_FAILED_RUN_OUTCOMES = frozenset(
+    {JournalOutcome.FAILED, JournalOutcome.PARTIAL, JournalOutcome.UNKNOWN}
+)
+
+
+def repeats(earlier: JournalEntry, entry: JournalEntry) -> bool:
+    """Whether a RunFinished ends a run just as the earlier one did: the same plan, on policy
+    (no approval), nothing applied, the same failed outcome, reason and stopping point."""
+    return (
+        earlier.type == entry.type == JournalEntryType.RUN_FINISHED
+        and earlier.approval_uid is None
+        and entry.approval_uid is None
+        and earlier.approval_name is None
+        and entry.approval_name is None
+        and earlier.plan_uid == entry.plan_uid
+        and earlier.plan_fingerprint == entry.plan_fingerprint
+        and earlier.authorization == entry.authorization
+        and entry.outcome in _FAILED_RUN_OUTCOMES
+        and earlier.outcome == entry.outcome
+        and earlier.reason == entry.reason
+        and earlier.stopped_at == entry.stopped_at
+        and not earlier.versions_applied
+        and not entry.versions_applied
+    )
+
+
+def _fold_run(entries: list[JournalEntry], entry: JournalEntry) -> list[JournalEntry] | None:
+    """The entries with `entry` folded into the newest RunFinished it repeats, or None."""
+    index = len(entries) - 1
+    while index >= 0 and entries[index].type == JournalEntryType.VERIFIED:
+        index -= 1
+    if index < 0:
+        return None
+    earlier = entries[index]
+    between = entries[index + 1 :]
+    if not repeats(earlier, entry) or any(e.operation_id != earlier.operation_id for e in between):
+        return None
+    folded = entry.model_copy(update={"count": (earlier.count or 1) + (entry.count or 1)})
+    return [*entries[:index], folded]
 
 
 def pinned_indexes(entries: Sequence[JournalEntry], plan: PlanReference | None) -> set[int]:

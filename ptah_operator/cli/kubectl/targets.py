@@ -3,8 +3,10 @@
 
 The verbs are written once, over a `Target`; where the two kinds really differ, the row says
 how, as data. The differences the seeds give:
-- a migration takes approvals only under `spec.policy.apply: OnApproval`; a schema may wait for
-  one under any policy (Always still asks for one for a destructive plan);
+- a migration takes approvals under `spec.policy.apply: OnApproval`, and under Always for a
+  plan a run already carried out, which Always never replays; a schema may wait for one under
+  any policy (Always still asks for one for a destructive plan, or a plan an Apply carried
+  out);
 - a schema's `status.plan` has no UID until its plan object is published, and such a plan
   cannot be approved yet;
 - a schema plan holds SQL (its chunks), which `plan` prints; a migration plan holds versions;
@@ -136,7 +138,7 @@ MIGRATION: Target[PtahMigration, PtahMigrationStatus, PtahMigrationPlan] = Targe
     no_plan_tail=_last_ran,
     approval_model=PtahMigrationApproval,
     owner_ref="migration_ref",
-    approving_policies=frozenset({ApplyPolicy.ON_APPROVAL}),
+    approving_policies=frozenset({ApplyPolicy.ON_APPROVAL, ApplyPolicy.ALWAYS}),
     unpublished_plan_has_no_uid=False,
     render_approval_summary=migration_view.render_approval_summary,
     run_noun="run",

@@ -2,7 +2,8 @@
 
 Starting one (PATH-09, JOB-05): every gate holds (no suspend, the realm admits it, the plan
 fits, an exact approval under OnApproval or the policy under Always, the snapshot exists, no
-unresolved run), and the database-realm Lease is free. The Decision takes the Lease
+unresolved run: `held`, whatever else a restored or edited status says), and the
+database-realm Lease is free. The Decision takes the Lease
 (LeaseAction Acquire, holder = the operation id) before it writes the claim, and the claim
 before the Job (JOB-04); the claim carries the plan, the approval, the approver, the
 authorization, the source, the planned database and the execution binding, so the run's
@@ -27,7 +28,10 @@ record; a release the manager did not get to is done by a later pass, `release_e
   read that confirms it (MIG-17, MIG-22, RUN-04).
 - Failed before it selected anything (including a refused expected sequence, RUN-20, and a
   snapshot refused before the run container started): Failed, retried from resolution after
-  failureRetryInterval; a later plan needs a new approval (MIG-18, MIG-44, MIG-45).
+  failureRetryInterval; a later plan needs a new approval (MIG-18, MIG-44, MIG-45). lastRun
+  records the result's error reason, by which planning.replayed tells a refusal that passes on
+  its own (the same plan runs again under Always) from one that does not (it waits for a
+  person's approval of it).
 - Partial or Unknown, or a dispatched Job that left no readable result: Blocked with reason
   ApplyOutcomeUnknown and the run held in status.unresolvedRun (MIG-19, MIG-46, RUN-03).
 """
@@ -42,11 +46,11 @@ from ptah_operator.api.constants import (
     ANNOTATION_UNRESOLVED_RUN,
     Authorization,
     EventReason,
-    MigrationPhase,
     OperationType,
     Reason,
     RunOutcome,
 )
+from ptah_operator.api.contracts.codes import ErrorReason
 from ptah_operator.api.contracts.result import OperationReport, run_failure
 from ptah_operator.api.migration import LastRun
 from ptah_operator.api.names import job_name
@@ -79,6 +83,9 @@ def start(
     status = draft.status
     ref = status.plan
     assert ref is not None
+    if status.unresolved_run is not None:
+        held(draft)
+        return
     record = status.source
     if record is None or not sources.ensure(draft, record):
         draft.fail(Reason.SNAPSHOT_MISSING, "the snapshot the plan was made from is gone")
@@ -128,6 +135,20 @@ def start(
     )
     draft.create(job)
     draft.stand(standings.applying(ref.name))
+
+
+def held(draft: MigrationDraft) -> None:
+    """The no-unresolved-run gate (MIG-46): a run held in status.unresolvedRun, which a
+    restored or edited status can put beside a published plan and an exact approval, lets no
+    Apply start. The plan is retired, as a reading beside the hold retires it, and the
+    resource is Blocked until a read or a person settles the run (MIG-47)."""
+    status = draft.status
+    hold = status.unresolved_run
+    assert hold is not None
+    planning.retire(draft, "an unresolved run holds the migration")
+    draft.stand(standings.blocked(Reason.APPLY_OUTCOME_UNKNOWN, run_records.hold_message(hold)))
+    if status.next_reconciliation_time is not None:
+        draft.wake_at(status.next_reconciliation_time)
 
 
 def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | None) -> None:
@@ -319,6 +340,7 @@ def _end(
         failure=run_failure(run.failure) if run.failure is not None else None,
         target_identity_digest=report.target_identity_digest,
         message=run.message,
+        reason=_refusal_reason(report),
     )
     _close(draft, claim, record)
     outcome = run.outcome
@@ -343,6 +365,16 @@ def _end(
             conditions.clear_failure(draft.status)
         draft.stand(standings.verifying_history(claim.operation_id))
         draft.rely_on_own_write()
+
+
+def _refusal_reason(report: OperationReport) -> str | None:
+    """The error reason of a run that stopped before it selected anything, when the result
+    gives one that is a condition reason."""
+    run = report.run
+    if report.error is None or run is None or run.selected:
+        return None
+    reason = report.error.reason
+    return reason if conditions.reason_or(reason, "") == reason else None
 
 
 def _end_unknown(
@@ -377,6 +409,7 @@ def _end_refused(draft: MigrationDraft, claim: ActiveOperation, job: JobState) -
         failure=None,
         target_identity_digest=None,
         message="the snapshot was refused before the run started; nothing ran",
+        reason=ErrorReason.SNAPSHOT_REFUSED,
     )
     _close(draft, claim, record)
     draft.fail(
@@ -479,12 +512,7 @@ def _wait(
     assert ref is not None
     standing: Standing
     if approval is not None:
-        standing = Standing(
-            MigrationPhase.AWAITING_APPROVAL,
-            Reason.READY_TO_APPLY,
-            f"plan {ref.name} is approved; the Apply waits: {why}",
-            True,
-        )
+        standing = standings.approved(ref.name, f"the Apply waits: {why}")
     else:
         standing = standings.ready_to_apply(ref.name, f"it waits: {why}")
     draft.stand(standing)

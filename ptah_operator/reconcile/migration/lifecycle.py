@@ -263,15 +263,15 @@ def _apply_ready(draft: MigrationDraft) -> bool:
     """A published plan that an Apply may start on now (its policy or an exact approval)."""
     status = draft.status
     ref = status.plan
-    if ref is None or ref.uid is None:
+    if ref is None or ref.uid is None or status.unresolved_run is not None:
         return False
     if status.phase not in (MigrationPhase.AWAITING_APPROVAL, MigrationPhase.PLANNING):
         return False
     policy = draft.spec.policy.apply
-    if policy == ApplyPolicy.ALWAYS:
-        return True
     if policy == ApplyPolicy.NEVER:
         return False
+    if not planning.needs_approval(draft, ref):
+        return True
     used = approvals.consumed(status)
     return approvals.exact_approval(draft.world.approvals, draft.migration, ref, used) is not None
 
@@ -299,13 +299,14 @@ def _plan_step(draft: MigrationDraft) -> None:
     if policy == ApplyPolicy.NEVER:
         draft.stand(standings.apply_disabled(ref.name))
         return
-    if policy == ApplyPolicy.ALWAYS:
+    if not planning.needs_approval(draft, ref):
         apply.start(draft, plan, None)
         return
     used = approvals.consumed(status)
     approval = approvals.exact_approval(draft.world.approvals, draft.migration, ref, used)
     if approval is None:
-        draft.stand(standings.awaiting_approval(ref.name))
+        run = planning.replayed(draft, ref)
+        draft.stand(standings.awaiting_approval(ref.name, planning.replay_note(run) if run else ""))
         return
     apply.start(draft, plan, approval)
 

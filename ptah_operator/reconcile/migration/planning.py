@@ -9,7 +9,12 @@
   the plan's creation (JNL-25). A plan that does not appear within failureRetryInterval
   "could not be published": Failed (MIG-26).
 - Under apply: Never the plan rests in Planning, Ready=False ApplyDisabled (MIG-13); under
-  OnApproval it waits in AwaitingApproval (MIG-11); under Always the Apply is next (MIG-12).
+  OnApproval it waits in AwaitingApproval (MIG-11); under Always the Apply is next (MIG-12),
+  unless a run already carried that plan out and did not apply it (`replayed`): then it
+  waits in AwaitingApproval for a person's exact approval of it, as under OnApproval, because
+  apply: Always never replays a plan (docs/design/lifecycle-decisions.md). A run that stopped
+  before it selected anything for a reason that passes on its own (PASSING_REASONS) is not
+  such a run: the same plan starts again after failureRetryInterval (MIG-44).
   The pass that reads a history never also starts the Apply it allows: one pass ends at most
   one operation or starts one, so the verdict is visible before the run.
 - Retiring a plan a person could approve (OnApproval) or had approved (an unconsumed exact
@@ -25,9 +30,12 @@ from ptah_operator.api.constants import (
     EventReason,
     JournalEntryType,
     Reason,
+    RunOutcome,
 )
+from ptah_operator.api.contracts.codes import ErrorReason
 from ptah_operator.api.contracts.result import HistoryReport
 from ptah_operator.api.journal import JournalEntry
+from ptah_operator.api.migration import LastRun
 from ptah_operator.api.names import migration_plan_name
 from ptah_operator.reconcile import journal
 from ptah_operator.reconcile.draft import current_binding
@@ -36,12 +44,52 @@ from ptah_operator.reconcile.migration.draft import MigrationDraft
 from ptah_operator.reconcile.migration.plans import plan_manifest, plan_spec, same_spec
 from ptah_operator.reconcile.schedule import PLAN_PUBLISH_CHECK, failure_retry_interval
 
+PASSING_REASONS = frozenset(
+    {
+        ErrorReason.LOCK_TIMEOUT,
+        ErrorReason.CONNECTION_FAILED,
+        ErrorReason.HISTORY_UNREADABLE,
+        ErrorReason.INTERRUPTED,
+        ErrorReason.SNAPSHOT_REFUSED,
+    }
+)
+"""Why a run that stopped before it selected anything may stop, that passes on its own: the
+lock was busy, the database or the runner went away, the snapshot was being put back."""
+
+
+def replayed(draft: MigrationDraft, ref: PlanReference) -> LastRun | None:
+    """The run that already carried this plan out (status.lastRun names its fingerprint), when
+    running it again under apply: Always would replay it; None otherwise. Only a run refused
+    before it selected anything for a passing reason (PASSING_REASONS) may be followed by the
+    same plan on policy alone (MIG-44)."""
+    last = draft.status.last_run
+    if last is None or ref.fingerprint is None or last.plan.fingerprint != ref.fingerprint:
+        return None
+    if last.outcome == RunOutcome.FAILED and last.reason in PASSING_REASONS:
+        return None
+    return last
+
+
+def needs_approval(draft: MigrationDraft, ref: PlanReference) -> bool:
+    """Whether the plan waits for a person: OnApproval, or a replay under Always."""
+    policy = draft.spec.policy.apply
+    if policy == ApplyPolicy.ON_APPROVAL:
+        return True
+    return policy == ApplyPolicy.ALWAYS and replayed(draft, ref) is not None
+
+
+def replay_note(run: LastRun) -> str:
+    return (
+        f"run {run.operation_id} already carried this plan out and ended {run.outcome.value}; "
+        "apply: Always never replays a plan, so it runs again only on an approval naming it"
+    )
+
 
 def approvable(draft: MigrationDraft, ref: PlanReference) -> bool:
     """A person could approve the plan, or had approved it and it never ran."""
     if ref.uid is None:
         return False
-    if draft.spec.policy.apply == ApplyPolicy.ON_APPROVAL:
+    if needs_approval(draft, ref):
         return True
     used = approvals.consumed(draft.status)
     return approvals.exact_approval(draft.world.approvals, draft.migration, ref, used) is not None
@@ -150,13 +198,14 @@ def stand_after_reading(draft: MigrationDraft) -> None:
     policy = draft.spec.policy.apply
     if policy == ApplyPolicy.NEVER:
         draft.stand(standings.apply_disabled(ref.name))
-    elif policy == ApplyPolicy.ALWAYS:
+    elif not needs_approval(draft, ref):
         draft.stand(standings.ready_to_apply(ref.name, "the Apply starts on the next pass"))
         draft.rely_on_own_write()
     else:
         used = approvals.consumed(draft.status)
         if approvals.exact_approval(draft.world.approvals, draft.migration, ref, used):
-            draft.stand(standings.awaiting_approval(ref.name, "approved: the Apply starts next"))
+            draft.stand(standings.approved(ref.name, "the Apply starts on the next pass"))
             draft.rely_on_own_write()
         else:
-            draft.stand(standings.awaiting_approval(ref.name))
+            run = replayed(draft, ref)
+            draft.stand(standings.awaiting_approval(ref.name, replay_note(run) if run else ""))

@@ -46,6 +46,7 @@ def last_run(
     failure: RunFailure | None,
     target_identity_digest: str | None,
     message: str | None,
+    reason: str | None = None,
 ) -> LastRun:
     """status.lastRun for the run the claim carried out."""
     return LastRun(
@@ -60,6 +61,7 @@ def last_run(
         started_at=started_at or claim.started_at,
         finished_at=finished_at,
         failure=failure,
+        reason=reason,
         target_identity_digest=target_identity_digest,
         source=claim.source,
         execution_binding=claim.execution_binding,
@@ -128,6 +130,7 @@ def run_finished(run: LastRun, time: dt.datetime) -> JournalEntry:
         job_uid=run.job.uid if run.job else None,
         authorization=run.authorization,
         outcome=JournalOutcome(run.outcome.value),
+        reason=run.reason,
         versions_applied=len(run.applied_versions),
         stopped_at=run.failure.version if run.failure else None,
     )

@@ -108,6 +108,17 @@ def awaiting_approval(plan_name: str, why: str = "") -> Standing:
     return Standing(MigrationPhase.AWAITING_APPROVAL, Reason.AWAITING_APPROVAL, message, False)
 
 
+def approved(plan_name: str, why: str) -> Standing:
+    """An exactly approved plan whose Apply is next: still AwaitingApproval (the approval is
+    consumed when the Apply's Job shows), but coming on its own (MIG-52)."""
+    return Standing(
+        MigrationPhase.AWAITING_APPROVAL,
+        Reason.READY_TO_APPLY,
+        f"plan {plan_name} is approved; {why}",
+        True,
+    )
+
+
 def applying(plan_name: str) -> Standing:
     return Standing(
         MigrationPhase.APPLYING,

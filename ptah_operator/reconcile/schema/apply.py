@@ -2,11 +2,13 @@
 
 Starting one (SCH-16, SCH-19, PATH-09, JOB-05): a published plan that still fits, its verdict
 ReadyToApply (apply: Always, nothing destructive, no privilege change) or AwaitingApproval with
-an exact, unconsumed approval (APR-02, APR-11); no suspend, the realm admits the schema, and the
-database-realm Lease is free. The Decision takes the Lease before it writes the claim, and the
-claim before the Job (JOB-04); the claim carries the plan, the approval and approver, the
-authorization, the source and the database the plan was made for, and the execution binding,
-so status.lastApply never depends on any of them still existing.
+an exact, unconsumed approval (APR-02, APR-11); no suspend, the realm admits the schema, no
+proof owed (an Apply nobody has proved yet goes to its proof first, SCH-59, whatever else a
+restored or edited status says), and the database-realm Lease is free. The Decision takes
+the Lease before it writes the claim, and the claim before the Job (JOB-04); the claim carries
+the plan, the approval and approver, the authorization, the source and the database the plan
+was made for, and the execution binding, so status.lastApply never depends on any of them
+still existing.
 
 While it runs:
 - The Job appearing is the dispatch: the claim records the Job's UID and the approval is
@@ -71,6 +73,7 @@ from ptah_operator.reconcile.schema.draft import SchemaDraft
 from ptah_operator.reconcile.schema.standings import (
     Standing,
     applying,
+    approved,
     awaiting_approval,
     next_up,
     pending,
@@ -86,6 +89,9 @@ def start(draft: SchemaDraft, plan: PtahSchemaPlan, approval: PtahSchemaApproval
     status = draft.status
     ref = status.plan
     assert ref is not None
+    if proof.owed(status):
+        proof.start(draft)
+        return
     operation_id = draft.world.new_operation_id
     if not leases.free_for(draft, operation_id):
         _wait(draft, approval, "the database-realm Lease is held by another operation")
@@ -486,13 +492,6 @@ def _wait(draft: SchemaDraft, approval: PtahSchemaApproval | None, why: str) -> 
     assert ref is not None
     if approval is not None:
         # An approved plan about to run is coming on its own.
-        draft.stand(
-            Standing(
-                SchemaPhase.AWAITING_APPROVAL,
-                Reason.READY_TO_APPLY,
-                f"plan {ref.name} is approved; the Apply waits: {why}",
-                True,
-            )
-        )
+        draft.stand(approved(ref.name, f"the Apply waits: {why}"))
     else:
         draft.stand(ready_to_apply(ref.name, f"it waits: {why}"))

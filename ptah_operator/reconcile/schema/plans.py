@@ -27,7 +27,10 @@ protected table is Blocked ProtectedTable; a destructive plan without allowDestr
 DestructiveChangeDisallowed; under apply: Never Blocked ApplyDisabled (the plan is recorded,
 nothing runs); under Always a plan with nothing destructive and no privilege change is
 ReadyToApply; anything else waits in AwaitingApproval for an approval of exactly that plan
-(APR-02: schema, plan name and UID, and fingerprint, which binds the digest).
+(APR-02: schema, plan name and UID, and fingerprint, which binds the digest). A plan an Apply
+already carried out (status.lastApply names its fingerprint, whatever that Apply reported) is
+never replayed (SCH-59): under Always it waits in AwaitingApproval too, and only a person's
+exact approval of it, or another plan, runs again (docs/design/lifecycle-decisions.md).
 
 Retiring a plan a person could approve or had approved writes a PlanStale Warning (SCH-66) and
 remembers it in status.retiredPlan for the next PlanPublished; its approval never carries over,
@@ -91,6 +94,7 @@ from ptah_operator.reconcile.schedule import PLAN_PUBLISH_CHECK, failure_retry_i
 from ptah_operator.reconcile.schema.draft import SchemaDraft
 from ptah_operator.reconcile.schema.standings import (
     Standing,
+    approved,
     awaiting_approval,
     blocked,
     publishing,
@@ -137,7 +141,10 @@ def approvable(draft: SchemaDraft, ref: SchemaPlanStatus) -> bool:
     """A person could approve the plan, or had approved it and it never ran."""
     if ref.uid is None:
         return False
-    return bool(ref.approval_required) or exact_approval(draft, ref) is not None
+    if ref.approval_required or exact_approval(draft, ref) is not None:
+        return True
+    plan = published(draft)
+    return plan is not None and verdict(draft, plan)[0] == SchemaPhase.AWAITING_APPROVAL
 
 
 def retire(draft: SchemaDraft, why: str, *, replaced: bool = True) -> None:
@@ -505,10 +512,29 @@ def verdict(draft: SchemaDraft, plan: PtahSchemaPlan) -> tuple[str, Standing]:
             reason, f"plan {name} is recorded; spec.policy.apply is Never, so it runs nothing"
         )
     if reason == Reason.READY_TO_APPLY:
+        last = carried_out(draft, plan)
+        if last is not None:
+            return SchemaPhase.AWAITING_APPROVAL, awaiting_approval(
+                name,
+                f"Apply {last} already carried this plan out; apply: Always never replays a "
+                "plan, so it runs again only on a PtahSchemaApproval naming it",
+            )
         return phase, ready_to_apply(
             name, "apply: Always, nothing destructive, no privilege change"
         )
     return phase, awaiting_approval(name)
+
+
+def carried_out(draft: SchemaDraft, plan: PtahSchemaPlan) -> str | None:
+    """The operation id of the Apply that already carried this plan out, whatever it reported,
+    or None: status.lastApply names the same fingerprint (SCH-59, "never replayed"). apply:
+    Always does not start such a plan again; a person's exact approval of it does."""
+    last = draft.status.last_apply
+    if last is None or last.plan.fingerprint is None:
+        return None
+    if last.plan.fingerprint != plan.spec.fingerprint:
+        return None
+    return last.operation_id
 
 
 def stand_verdict(draft: SchemaDraft) -> None:
@@ -524,7 +550,7 @@ def stand_verdict(draft: SchemaDraft) -> None:
         draft.stand(ready_to_apply(ref.name, "the Apply starts on the next pass"))
         draft.rely_on_own_write()
     elif phase == SchemaPhase.AWAITING_APPROVAL and exact_approval(draft, ref) is not None:
-        draft.stand(awaiting_approval(ref.name, "approved: the Apply starts next"))
+        draft.stand(approved(ref.name, "the Apply starts on the next pass"))
         draft.rely_on_own_write()
     else:
         draft.stand(standing)

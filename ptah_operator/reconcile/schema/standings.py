@@ -89,6 +89,17 @@ def awaiting_approval(plan_name: str, why: str = "") -> Standing:
     return Standing(SchemaPhase.AWAITING_APPROVAL, Reason.AWAITING_APPROVAL, message, False)
 
 
+def approved(plan_name: str, why: str) -> Standing:
+    """An exactly approved plan whose Apply is next: still AwaitingApproval (the approval is
+    consumed when the Apply's Job shows), but coming on its own."""
+    return Standing(
+        SchemaPhase.AWAITING_APPROVAL,
+        Reason.READY_TO_APPLY,
+        f"plan {plan_name} is approved; {why}",
+        True,
+    )
+
+
 def applying(plan_name: str, why: str = "") -> Standing:
     message = f"applying plan {plan_name}"
     if why:

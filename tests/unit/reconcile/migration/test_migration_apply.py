@@ -60,6 +60,7 @@ from tests.unit.reconcile.migration.worlds import (
     with_approval,
     with_job,
     with_source,
+    with_status,
 )
 
 A_MINUTE = dt.timedelta(minutes=1)
@@ -588,6 +589,58 @@ HOLDS = [
 ]
 
 
+def _with_hold(world: MigrationWorld) -> MigrationWorld:
+    """The world with a Partial run held in status.unresolvedRun, as a restored or edited
+    status can put it beside a published plan (and no annotation says so)."""
+    hold = status(held()).unresolved_run
+    assert hold is not None
+    return with_status(world, unresolved_run=hold)
+
+
+def _no_apply(world: MigrationWorld, decision: Decision) -> None:
+    assert job_of(decision) is None
+    assert not [a for a in decision.lease if a.verb == LeaseVerb.ACQUIRE]
+    after = status_of(world, decision)
+    assert after.active_operation is None
+    assert after.unresolved_run is not None, "the hold stays until a read or a person settles it"
+    assert after.plan is None, "a held run publishes no plan"
+
+
+NO_UNRESOLVED_RUN = [
+    Row(
+        "an exact approval beside a held run starts no Apply",
+        lambda: _with_hold(awaiting_with()),
+        ("MIG-46", "RUN-05", "APR-02"),
+        phase=MigrationPhase.BLOCKED,
+        ready=Reason.APPLY_OUTCOME_UNKNOWN,
+        progressing=(False, Reason.APPLY_OUTCOME_UNKNOWN),
+        job=None,
+        then=_no_apply,
+    ),
+    Row(
+        "apply: Always beside a held run starts no Apply",
+        lambda: _with_hold(read(step(new(apply=ApplyPolicy.ALWAYS)), ready_to_plan())),
+        ("MIG-46", "RUN-05", "MIG-12"),
+        phase=MigrationPhase.BLOCKED,
+        ready=Reason.APPLY_OUTCOME_UNKNOWN,
+        job=None,
+        then=_no_apply,
+    ),
+    Row(
+        "... and a read that comes due beside it runs, so the hold can be settled",
+        lambda: later(_with_hold(awaiting_with()), TEN_MINUTES),
+        ("MIG-46", "MIG-47", "MIG-15"),
+        phase=MigrationPhase.READING,
+        job="History",
+    ),
+]
+
+
+@pytest.mark.parametrize("row", params(NO_UNRESOLVED_RUN))
+def test_no_apply_starts_while_a_run_is_unresolved(row: Row) -> None:
+    check(row)
+
+
 @pytest.mark.parametrize("row", params(APPROVALS))
 def test_approving_a_run(row: Row) -> None:
     check(row)
@@ -726,3 +779,112 @@ def test_a_lease_another_resource_took_is_waited_for_not_released() -> None:
     world = _orphan_lease(waiting, "00000000-0000-4000-8000-00000000beef")
     decision = reconcile_migration(world)
     assert decision.lease == ()
+
+
+# --- apply: Always never replays a plan a run already carried out (docs/design/lifecycle-decisions.md)
+
+
+def _always_run_ended(block: dict[str, Any], **reported: Any) -> MigrationWorld:
+    """apply: Always; the plan's run ended as `block` says; the next read, after
+    failureRetryInterval, gives the same plan again."""
+    world = step(read(step(new(apply=ApplyPolicy.ALWAYS)), ready_to_plan()))
+    assert status(world).phase == MigrationPhase.APPLYING
+    world = step(run_reported(step(world), block, **reported))
+    first = status(world).last_run
+    assert first is not None
+    world = step(later(world, A_MINUTE))
+    assert status(world).phase == MigrationPhase.READING, status(world).phase
+    world = read(world, ready_to_plan())
+    plan = status(world).plan
+    assert plan is not None
+    assert plan.fingerprint == first.plan.fingerprint, "the same plan, published again"
+    return world
+
+
+_REFUSED = run_block(RunOutcome.FAILED, selected=False, message="version 0002 needs a mode")
+
+
+@pytest.mark.req("MIG-12", "MIG-44", "MIG-45")
+def test_under_always_a_plan_whose_run_was_refused_for_good_is_not_started_again() -> None:
+    world = _always_run_ended(_REFUSED)
+    for _ in range(3):
+        decision = reconcile_migration(world)
+        assert job_of(decision) is None, "a refusal that will not change is not run again"
+        world = step(later(world, TEN_MINUTES / 5))
+    after = status(world)
+    assert after.phase == MigrationPhase.AWAITING_APPROVAL
+    assert after.conditions is not None
+    progressing = after.condition("Progressing")
+    assert progressing is not None
+    assert (progressing.status.value, progressing.reason) == ("False", Reason.AWAITING_APPROVAL)
+    runs = [e for e in after.journal.entries if e.type == Entry.RUN_FINISHED]  # type: ignore[union-attr]
+    assert len(runs) == 1
+
+
+@pytest.mark.req("MIG-14", "MIG-45")
+def test_a_plan_held_from_replay_runs_on_a_persons_exact_approval() -> None:
+    world = _always_run_ended(_REFUSED)
+    world = step(world)
+    assert status(world).phase == MigrationPhase.AWAITING_APPROVAL
+    world = step(with_approval(world))
+    assert status(world).phase == MigrationPhase.APPLYING
+    claim = status(world).active_operation
+    assert claim is not None
+    assert claim.authorization == Authorization.APPROVAL
+
+
+@pytest.mark.req("MIG-12", "MIG-44")
+@pytest.mark.parametrize("reason", ["LockTimeout", "ConnectionFailed", "Interrupted"])
+def test_under_always_a_run_refused_for_a_passing_reason_starts_again(reason: str) -> None:
+    error = {"reason": reason, "message": "the migration lock was not free"}
+    world = _always_run_ended(_REFUSED, error=error, job=JobPhase.FAILED)
+    decision = reconcile_migration(world)
+    assert job_of(decision) is not None, "the same plan runs again after failureRetryInterval"
+    assert status_of(world, decision).active_operation is not None
+
+
+@pytest.mark.req("JNL-09", "JNL-12", "JNL-21")
+def test_repeated_identical_refused_runs_are_one_run_finished_entry_with_a_count() -> None:
+    error = {"reason": "LockTimeout", "message": "the migration lock was not free"}
+    world = _always_run_ended(_REFUSED, error=error, job=JobPhase.FAILED)
+    for _ in range(3):
+        world = step(run_reported(step(world), _REFUSED, error=error, job=JobPhase.FAILED))
+        world = read(step(later(world, A_MINUTE)), ready_to_plan())
+    journal = status(world).journal
+    assert journal is not None
+    runs = [e for e in journal.entries if e.type == Entry.RUN_FINISHED]
+    assert len(runs) == 1, [e.type for e in journal.entries]
+    assert runs[0].count == 4
+    assert runs[0].reason == "LockTimeout"
+    last = status(world).last_run
+    assert last is not None
+    assert runs[0].operation_id == last.operation_id, "the entry names the newest run"
+    assert runs[0].time == last.finished_at
+
+
+@pytest.mark.req("MIG-47", "RUN-06", "MIG-12")
+def test_under_always_a_partial_run_a_person_acknowledged_is_not_replayed() -> None:
+    world = step(read(step(new(apply=ApplyPolicy.ALWAYS)), ready_to_plan()))
+    world = step(world)
+    failure = {"version": "0002", "statementIndex": 1, "sqlstate": "23505", "mysqlErrno": None}
+    world = step(run_reported(world, run_block(RunOutcome.PARTIAL, failure=failure)))
+    assert status(world).unresolved_run is not None
+    world = step(with_acknowledgment(world))
+    assert status(world).unresolved_run is None
+    world = read(world, ready_to_plan())
+    for _ in range(2):
+        decision = reconcile_migration(world)
+        assert job_of(decision) is None, "a half-run file is never run again on policy alone"
+        world = step(world)
+    assert status(world).phase == MigrationPhase.AWAITING_APPROVAL
+
+
+@pytest.mark.req("MIG-44", "PRIV-04")
+def test_a_refusal_reason_that_is_not_a_condition_reason_is_not_recorded() -> None:
+    error = {"reason": "lock timeout: 10s!", "message": "the migration lock was not free"}
+    world = step(read(step(new(apply=ApplyPolicy.ALWAYS)), ready_to_plan()))
+    world = run_reported(step(world), _REFUSED, error=error, job=JobPhase.FAILED)
+    after = status_of(world, reconcile_migration(world))
+    assert after.phase == MigrationPhase.FAILED
+    assert after.last_run is not None
+    assert after.last_run.reason is None

@@ -245,3 +245,74 @@ def test_the_published_plan_and_its_approval_are_recorded_in_order() -> None:
         Entry.PLAN_PUBLISHED,
         Entry.APPROVAL_ACCEPTED,
     ]
+
+
+def _run_end(operation_id: str, **changes: object) -> JournalEntry:
+    fields: dict[str, object] = {
+        "type": JournalEntryType.RUN_FINISHED,
+        "time": NOW,
+        "operation_id": operation_id,
+        "plan_name": "orders-abc",
+        "plan_uid": "p-1",
+        "plan_fingerprint": "sha256:" + "a" * 64,
+        "authorization": "Policy",
+        "outcome": JournalOutcome.FAILED,
+        "reason": "LockTimeout",
+        "versions_applied": 0,
+    }
+    fields.update(changes)
+    return JournalEntry.model_validate(fields)
+
+
+def _appended(*entries: JournalEntry) -> list[JournalEntry]:
+    record = Journal(covered_since=NOW)
+    for entry in entries:
+        record = journal.append(record, entry)
+    return list(record.entries)
+
+
+@pytest.mark.req("JNL-09", "JNL-12", "JNL-16")
+def test_a_repeated_run_end_folds_with_its_reading_and_names_the_newest_run() -> None:
+    first = _run_end("op-0000000001")
+    reading = JournalEntry(
+        type=JournalEntryType.VERIFIED,
+        time=NOW,
+        operation_id="op-0000000001",
+        outcome=JournalOutcome.PENDING,
+    )
+    later_end = _run_end("op-0000000002", time=NOW + dt.timedelta(minutes=1))
+    folded = _appended(first, reading, later_end)
+    assert [(e.type, e.operation_id, e.count) for e in folded] == [
+        (JournalEntryType.RUN_FINISHED, "op-0000000002", 2)
+    ]
+    assert folded[0].time == NOW + dt.timedelta(minutes=1)
+
+
+_APPROVED = {"approval_name": "orders-ok", "approval_uid": "a-1", "authorization": "Approval"}
+
+
+@pytest.mark.req("JNL-09", "JNL-05", "JNL-17")
+@pytest.mark.parametrize(
+    ("earlier", "later_changes"),
+    [
+        (_APPROVED, _APPROVED),
+        ({}, {"reason": "ConnectionFailed"}),
+        ({"outcome": JournalOutcome.APPLIED}, {"outcome": JournalOutcome.APPLIED}),
+        ({"versions_applied": 1}, {"versions_applied": 1}),
+        ({}, {"plan_fingerprint": "sha256:" + "b" * 64}),
+    ],
+    ids=[
+        "an approved run",
+        "another reason",
+        "a run that applied",
+        "versions applied",
+        "another plan",
+    ],
+)
+def test_a_run_end_that_is_not_a_repeat_is_its_own_entry(
+    earlier: dict[str, object], later_changes: dict[str, object]
+) -> None:
+    entries = _appended(
+        _run_end("op-0000000001", **earlier), _run_end("op-0000000002", **later_changes)
+    )
+    assert [e.operation_id for e in entries] == ["op-0000000001", "op-0000000002"]

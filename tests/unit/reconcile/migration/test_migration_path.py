@@ -24,6 +24,7 @@ from ptah_operator.api.constants import (
     RunOutcome,
 )
 from ptah_operator.reconcile.decision import Decision, LeaseVerb
+from ptah_operator.reconcile.migration import reconcile_migration
 from ptah_operator.reconcile.migration.world import MigrationWorld
 from ptah_operator.reconcile.world import JobPhase
 from tests.unit.reconcile.migration.table import Row, check, params
@@ -723,3 +724,28 @@ def test_every_phase_written_is_a_migration_phase() -> None:
         "Suspended",
     }
     assert BINDING.runner_version == "0.1.0"
+
+
+def _approved_plan_read_again() -> Any:
+    """An exactly approved Apply withdrawn before its Job existed (spec.suspend), resumed; the
+    read that follows reports the same plan, its approval still unused (APR-13)."""
+    world = applying(dispatched=False)
+    world = step(suspended(world))
+    world = step(world)
+    assert status(world).phase == MigrationPhase.SUSPENDED
+    world = step(resumed(world))
+    assert status(world).phase == MigrationPhase.READING
+    return history_reported(world, ready_to_plan())
+
+
+@pytest.mark.req("MIG-52", "MIG-14", "APR-13")
+def test_progressing_is_true_while_an_approved_apply_is_one_pass_away() -> None:
+    world = _approved_plan_read_again()
+    decision = reconcile_migration(world)
+    after = status_of(world, decision)
+    assert after.phase == MigrationPhase.AWAITING_APPROVAL
+    progressing = after.condition(ConditionType.PROGRESSING)
+    assert progressing is not None
+    assert (progressing.status.value, progressing.reason) == ("True", Reason.READY_TO_APPLY)
+    world = step(world)
+    assert status(step(world)).phase == MigrationPhase.APPLYING, "and the next pass starts it"

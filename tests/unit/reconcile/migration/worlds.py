@@ -288,8 +288,10 @@ def run_reported(
     *,
     target: str | None = DB,
     job: JobPhase | None = JobPhase.SUCCEEDED,
+    error: dict[str, Any] | None = None,
 ) -> MigrationWorld:
-    return with_result(world, report(world, OperationType.APPLY, target=target, run=block), job=job)
+    result = report(world, OperationType.APPLY, target=target, run=block, error=error)
+    return with_result(world, result, job=job)
 
 
 # --- what people do ----------------------------------------------------------------------------

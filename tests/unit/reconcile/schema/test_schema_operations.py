@@ -26,10 +26,13 @@ from ptah_operator.api.constants import (
 )
 from ptah_operator.api.fingerprints import plan_fingerprint_matches
 from ptah_operator.reconcile.decision import Decision, LeaseVerb
+from ptah_operator.reconcile.schema import apply as schema_apply
 from ptah_operator.reconcile.schema import jobs as schema_jobs
+from ptah_operator.reconcile.schema import plans as schema_plans
 from ptah_operator.reconcile.schema import reconcile_schema
+from ptah_operator.reconcile.schema.draft import SchemaDraft
 from ptah_operator.reconcile.world import JobPhase
-from tests.unit.reconcile.schema.table import Row, check
+from tests.unit.reconcile.schema.table import Row, check, params
 from tests.unit.reconcile.schema.worlds import (
     A_MINUTE,
     DB,
@@ -49,6 +52,7 @@ from tests.unit.reconcile.schema.worlds import (
     edited,
     entries_added,
     job_manifest,
+    job_of,
     journal_entries,
     last_apply_id,
     later,
@@ -56,11 +60,13 @@ from tests.unit.reconcile.schema.worlds import (
     new,
     observed,
     observing,
+    phase,
     planned,
     planning,
     proof_planning,
     proving,
     publish,
+    ready_to_apply,
     report,
     status,
     status_of,
@@ -69,6 +75,7 @@ from tests.unit.reconcile.schema.worlds import (
     verifying_convergence,
     with_approval,
     with_result,
+    with_status,
 )
 
 E = JournalEntryType
@@ -389,6 +396,114 @@ def test_an_unknown_outcome_with_changes_left_plans_again_and_needs_a_new_approv
     assert after.plan is not None
     assert after.plan.uid != old_approval.spec.plan_ref.uid
     assert reconcile_schema(world).create == ()
+
+
+def _always_applied_and_planned_again(outcome: str, **apply: Any) -> Any:
+    """apply: Always; the Apply ran and ended `outcome`; its proof found the same changes and
+    published the same plan again."""
+    world = step(ready_to_apply())
+    assert phase(world) == SchemaPhase.APPLYING
+    world = step(world)
+    world = proof_planning(proving(verifying_convergence(world, outcome=outcome, **apply)))
+    world = publish(step(planned(world)))
+    last = status(world).last_apply
+    plan = status(world).plan
+    assert last is not None
+    assert plan is not None
+    assert plan.fingerprint == last.plan.fingerprint, "the same plan, published again"
+    return world
+
+
+@pytest.mark.req("SCH-59", "SCH-12")
+@pytest.mark.parametrize(
+    ("outcome", "apply"),
+    [
+        ("Failed", {"reason": "UniqueViolation", "job": JobPhase.FAILED}),
+        ("Applied", {}),
+    ],
+    ids=["an Apply that failed", "an Apply that reported success"],
+)
+def test_under_always_the_plan_an_apply_carried_out_is_never_replayed(
+    outcome: str, apply: dict[str, Any]
+) -> None:
+    world = _always_applied_and_planned_again(outcome, **apply)
+    for _ in range(3):
+        decision = reconcile_schema(world)
+        assert "Job" not in created_kinds(decision), "the same plan is never started again"
+        world = step(world)
+    after = status(world)
+    assert after.phase == SchemaPhase.AWAITING_APPROVAL
+    assert condition_reason(after, ConditionType.READY) == Reason.AWAITING_APPROVAL
+    assert after.active_operation is None
+
+
+@pytest.mark.req("SCH-59", "APR-02")
+def test_a_plan_held_from_replay_runs_again_on_a_persons_exact_approval() -> None:
+    world = with_approval(
+        _always_applied_and_planned_again("Failed", reason="X", job=JobPhase.FAILED)
+    )
+    world = step(world)
+    assert phase(world) == SchemaPhase.APPLYING
+    assert claim_of(world).authorization == "Approval"
+
+
+def _proof_owed(world: Any, ended: Any = None) -> Any:
+    """The world with an Apply recorded in status.lastApply and not proved yet (the one that
+    ended in `ended`), as a restored or edited status can put it beside a published plan."""
+    last = status(ended or verifying_convergence()).last_apply
+    assert last is not None
+    assert last.verification is None
+    return with_status(world, last_apply=last)
+
+
+def _not_applied(world: Any, decision: Decision) -> None:
+    assert status_of(world, decision).active_operation is not None
+    assert claim_of_decision(world, decision).type == OperationType.OBSERVE
+    assert claim_of_decision(world, decision).serves_proof
+
+
+def claim_of_decision(world: Any, decision: Decision) -> Any:
+    claim = status_of(world, decision).active_operation
+    assert claim is not None
+    return claim
+
+
+NO_UNPROVED_APPLY = [
+    Row(
+        "an exact approval beside an Apply whose proof is owed: the proof first, no Apply",
+        lambda: _proof_owed(with_approval(awaiting_approval())),
+        ("SCH-59", "SCH-22", "APR-02"),
+        phase=SchemaPhase.VERIFYING_CONVERGENCE,
+        job="Observe",
+        then=_not_applied,
+    ),
+    Row(
+        "apply: Always beside an Apply whose proof is owed: the proof first, no Apply",
+        lambda: _proof_owed(ready_to_apply(), verifying_convergence(step(step(ready_to_apply())))),
+        ("SCH-59", "SCH-22", "SCH-12"),
+        phase=SchemaPhase.VERIFYING_CONVERGENCE,
+        job="Observe",
+        then=_not_applied,
+    ),
+]
+
+
+@pytest.mark.parametrize("row", params(NO_UNPROVED_APPLY))
+def test_no_apply_starts_while_an_apply_is_unproved(row: Row) -> None:
+    check(row)
+
+
+@pytest.mark.req("SCH-59", "SCH-22")
+def test_the_apply_gate_itself_refuses_to_start_beside_an_unproved_apply() -> None:
+    """Defence in depth: apply.start, however it is reached, starts the proof instead."""
+    world = _proof_owed(with_approval(awaiting_approval()))
+    draft = SchemaDraft.begin(world)
+    plan = schema_plans.published(draft)
+    assert plan is not None
+    schema_apply.start(draft, plan, world.approvals[0])
+    decision = draft.finish()
+    assert job_of(decision) == "Observe"
+    assert claim_of_decision(world, decision).serves_proof
 
 
 @pytest.mark.req("APR-11", "APR-15")

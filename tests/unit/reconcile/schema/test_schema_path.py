@@ -981,3 +981,29 @@ def test_observe_plan_and_apply_run_as_jobs_and_approval_runs_nothing() -> None:
         world = carry_out(world, decision)
     assert kinds == ["Observe", "Plan", "Apply", "Observe", "Plan"]
     assert status(world).phase == SchemaPhase.IN_SYNC
+
+
+def _approved_plan_planned_again() -> SchemaWorld:
+    """An exactly approved Apply withdrawn before its Job existed (spec.suspend), resumed; the
+    read that follows plans the same plan, its approval still unused (APR-13)."""
+    world = applying(dispatched=False)
+    world = step(suspended(world))
+    assert status(world).phase == SchemaPhase.SUSPENDED, status(world).phase
+    world = step(resumed(world))
+    assert status(world).phase == SchemaPhase.OBSERVING, status(world).phase
+    world = step(step(observed(world)))
+    assert status(world).phase == SchemaPhase.PLANNING, status(world).phase
+    return planned(world)
+
+
+@pytest.mark.req("APR-13", "SCH-19", "PATH-09")
+def test_progressing_is_true_while_an_approved_apply_is_one_pass_away() -> None:
+    world = _approved_plan_planned_again()
+    decision = reconcile_schema(world)
+    after = status_of(world, decision)
+    assert after.phase == SchemaPhase.AWAITING_APPROVAL, after.phase
+    progressing = after.condition(ConditionType.PROGRESSING)
+    assert progressing is not None
+    assert (progressing.status.value, progressing.reason) == ("True", Reason.READY_TO_APPLY)
+    world = step(world)
+    assert status(step(world)).phase == SchemaPhase.APPLYING, "and the next pass starts it"
