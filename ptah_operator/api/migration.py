@@ -17,6 +17,7 @@ from ptah_operator.api.common import (
     JobReference,
     ObjectReference,
     PlanReference,
+    PublishedPlan,
     SourceRecord,
     StatusCommon,
     UserInfo,
@@ -194,7 +195,7 @@ class PtahMigrationStatus(StatusCommon):
 
     phase: MigrationPhase | None = None
     """Where the migration is. Absent until its first read starts."""
-    plan: PlanReference | None = None
+    plan: PublishedPlan | None = None
     history: History | None = None
     last_run: LastRun | None = None
     unresolved_run: UnresolvedRun | None = None

@@ -17,6 +17,7 @@ from ptah_operator.api.common import (
     JobReference,
     ObjectReference,
     PlanReference,
+    PublishedPlan,
     SourceRecord,
     StatusCommon,
     UserInfo,
@@ -108,7 +109,7 @@ class DriftSummary(ApiModel):
     target_identity_digest: Digest | None = None
 
 
-class SchemaPlanStatus(PlanReference):
+class SchemaPlanStatus(PublishedPlan):
     """The current plan, and the approval it records."""
 
     digest: Digest | None = None

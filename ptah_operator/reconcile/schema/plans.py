@@ -47,6 +47,7 @@ from ptah_operator.api.common import (
     ObjectReference,
     PlanReference,
     PlanSourceBinding,
+    PublishedPlan,
     SourceRecord,
 )
 from ptah_operator.api.constants import (
@@ -116,7 +117,7 @@ def consumed(draft: SchemaDraft) -> set[str]:
     return approvals.consumed(status.journal, ended, status.active_operation)
 
 
-def exact_approval(draft: SchemaDraft, ref: PlanReference) -> PtahSchemaApproval | None:
+def exact_approval(draft: SchemaDraft, ref: PublishedPlan) -> PtahSchemaApproval | None:
     """The newest unconsumed approval of exactly this plan (APR-02, APR-04), or None."""
     return approvals.newest_exact(
         draft.world.approvals, draft.uid, draft.name, ref, consumed(draft)
