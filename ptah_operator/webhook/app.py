@@ -5,7 +5,10 @@ Contract:
   JSONPatch that sets `spec.approvedBy` {username, uid, groups} from `request.userInfo` and
   `spec.approvedAt` (now, RFC 3339 Z), replacing whatever the client sent (APR-04); for
   PtahMigrationRunAcknowledgment the same with `acknowledgedBy` / `acknowledgedAt`. A replaced
-  value earns a warning kubectl prints. A request without a user is refused.
+  value earns a warning kubectl prints. A request without a user is refused. An approval that
+  names no `spec.planOperationID` gets the publication its resource's status.plan records, read
+  fresh, when status.plan is the plan it names (APR-12); a resource that cannot be read leaves
+  it absent, for the validating webhook to judge.
 - `POST /validate/approvals`: on CREATE of the same kinds, allowed when the kind's validator
   (`validators.VALIDATORS`, one per kind, as controller-runtime's CustomValidator) finds nothing;
   otherwise refused (code 403) with one message naming every reason. A finding made on a cached
@@ -31,13 +34,18 @@ import structlog
 from aiohttp import web
 from pydantic import ValidationError
 
+from ptah_operator.api.common import PublishedPlan
 from ptah_operator.api.constants import Kind
 from ptah_operator.api.kinds import from_manifest
+from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.objectmeta import Resource
+from ptah_operator.api.schema import PtahSchema
 from ptah_operator.webhook.lookup import ObjectLookup, ObjectReadError
 from ptah_operator.webhook.stamps import (
+    PLAN_OWNER_FIELDS,
     STAMPED_KINDS,
     UnauthenticatedError,
+    publication_patch,
     stamp,
     user_from_request,
 )
@@ -199,8 +207,29 @@ class ApprovalWebhooks:
             message = f"{req.kind} refused: the request carries no authenticated user to record"
             return review_response(req.uid, False, message=message)
         result = stamp(req.kind, req.object, user, self._now())
+        patch = result.patch + publication_patch(req.object, await self._current_plan(req))
         self._observe(Review("mutate", req.kind, req.namespace, True))
-        return review_response(req.uid, True, patch=result.patch, warnings=result.warnings)
+        return review_response(req.uid, True, patch=patch, warnings=result.warnings)
+
+    async def _current_plan(self, req: AdmissionRequest) -> PublishedPlan | None:
+        """status.plan of the resource an approval names, read fresh; None when it has none or
+        cannot be read."""
+        field = PLAN_OWNER_FIELDS.get(req.kind)
+        spec = req.object.get("spec")
+        named = spec.get(field) if field is not None and isinstance(spec, Mapping) else None
+        name = named.get("name") if isinstance(named, Mapping) else None
+        if not isinstance(name, str) or not name:
+            return None
+        model: type[PtahMigration] | type[PtahSchema] = (
+            PtahMigration if field == "migrationRef" else PtahSchema
+        )
+        kind = Kind.PTAH_MIGRATION if model is PtahMigration else Kind.PTAH_SCHEMA
+        try:
+            resource = await self._read(kind, model, req.namespace, name, True)
+        except ObjectReadError:
+            return None
+        status = resource.status if resource is not None else None
+        return status.plan if status is not None else None
 
     async def _validate(self, req: AdmissionRequest) -> dict[str, Any]:
         try:

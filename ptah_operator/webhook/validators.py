@@ -2,7 +2,8 @@
 
 The validating webhook refuses a decision the evidence no longer supports (APR-05..APR-10): an
 approval names one exact plan, and that plan is approvable only while it is the resource's
-current plan, the resource waits for a decision, and what the plan was computed from (for a
+current plan and the publication status.plan records (a plan retired and published again by a
+later read is the same object, APR-12), the resource waits for a decision, and what the plan was computed from (for a
 migration the history reading, for a schema the published plan's fingerprint and digest; the
 database, the source, the executor) is still what the resource's status records. An
 acknowledgment must name the run `status.unresolvedRun` holds.
@@ -35,6 +36,7 @@ from ptah_operator.api.common import (
     ObjectReference,
     PlanReference,
     PlanSourceBinding,
+    PublishedPlan,
     SourceRecord,
 )
 from ptah_operator.api.constants import Kind, MigrationPhase, SchemaPhase
@@ -65,6 +67,7 @@ OBJECT_REPLACED: Final = "ObjectReplaced"
 NOT_AWAITING_APPROVAL: Final = "NotAwaitingApproval"
 NO_PLAN: Final = "NoPlan"
 PLAN_REPLACED: Final = "PlanReplaced"
+PLAN_REPUBLISHED: Final = "PlanRepublished"
 PLAN_OF_ANOTHER_RESOURCE: Final = "PlanOfAnotherResource"
 FINGERPRINT_MISMATCH: Final = "FingerprintMismatch"
 HISTORY_MOVED: Final = "HistoryMoved"
@@ -129,6 +132,26 @@ def _current_plan_findings(
             )
         ]
     return []
+
+
+def _publication_findings(
+    resource: str, plan_name: str, named: str | None, current: PublishedPlan
+) -> list[Finding]:
+    """The approval names the publication status.plan records (APR-12): a plan retired before it
+    ran and published again by a later read is the same object, and an approval of the retired
+    publication (what the person reviewed then) is not an approval of this one. Admission fills
+    planOperationID in when it is absent, so a value that differs was supplied or is stale."""
+    if named == current.operation_id:
+        return []
+    return [
+        Finding(
+            PLAN_REPUBLISHED,
+            f"plan {plan_name} was retired and published again since the publication the "
+            f"approval names: {resource} publishes it from read "
+            f"{current.operation_id or 'unrecorded'}, the approval names "
+            f"{named or 'none'}; review it again and approve the current publication",
+        )
+    ]
 
 
 def _plan_object_findings(
@@ -416,9 +439,14 @@ def _approval_findings(
             )
         )
     replaced = _current_plan_findings(resource_name, spec.plan_ref, status.plan)
-    if replaced:
+    if replaced or status.plan is None:
         # Whatever else differs follows from the replacement; naming it is enough.
         return findings + replaced
+    republished = _publication_findings(
+        resource_name, spec.plan_ref.name, spec.plan_operation_id, status.plan
+    )
+    if republished:
+        return findings + republished
     plan_name = spec.plan_ref.name
     missing = _plan_object_findings(what.plan_kind, spec.plan_ref, plan, namespace)
     if missing or plan is None:
