@@ -75,6 +75,9 @@ class MigrationPolicy(ApiModel):
     """file: one transaction per file; none: each statement stands alone. Absent: the operator
     names no mode and Ptah picks one."""
     revision_table: RevisionTable = defaulted_object(RevisionTable)
+    require_distinct_approver: bool = False
+    """Four eyes: admission refuses an approval by the person who last wrote this resource's
+    spec (admission records that writer in the spec-written-by annotation). Off by default."""
 
 
 class PtahMigrationSpec(CommonSpec):

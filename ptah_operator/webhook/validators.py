@@ -38,8 +38,14 @@ from ptah_operator.api.common import (
     PlanSourceBinding,
     PublishedPlan,
     SourceRecord,
+    UserInfo,
 )
-from ptah_operator.api.constants import Kind, MigrationPhase, SchemaPhase
+from ptah_operator.api.constants import (
+    ANNOTATION_SPEC_WRITTEN_BY,
+    Kind,
+    MigrationPhase,
+    SchemaPhase,
+)
 from ptah_operator.api.fingerprints import plan_fingerprint_matches, plan_source_binding
 from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
@@ -52,6 +58,7 @@ from ptah_operator.api.plans import (
 )
 from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus, SchemaPlanStatus
 from ptah_operator.reconcile.bindings import Rule, binding_changes
+from ptah_operator.webhook.writers import decode
 
 
 @dataclass(frozen=True)
@@ -68,6 +75,8 @@ NOT_AWAITING_APPROVAL: Final = "NotAwaitingApproval"
 NO_PLAN: Final = "NoPlan"
 PLAN_REPLACED: Final = "PlanReplaced"
 PLAN_REPUBLISHED: Final = "PlanRepublished"
+APPROVER_NOT_DISTINCT: Final = "ApproverNotDistinct"
+SPEC_WRITER_UNKNOWN: Final = "SpecWriterUnknown"
 PLAN_OF_ANOTHER_RESOURCE: Final = "PlanOfAnotherResource"
 FINGERPRINT_MISMATCH: Final = "FingerprintMismatch"
 HISTORY_MOVED: Final = "HistoryMoved"
@@ -105,6 +114,37 @@ def _resource_findings(
                 OBJECT_REPLACED,
                 f"{kind} {ref.name} is not the one named: it was re-created "
                 f"(its UID is {obj.metadata.uid}, the request names {ref.uid})",
+            )
+        ]
+    return []
+
+
+def _distinct_approver_findings(
+    resource_name: str, resource: PtahMigration | PtahSchema, approver: UserInfo | None
+) -> list[Finding]:
+    """Four eyes: under spec.policy.requireDistinctApprover, the approver is not the person who
+    last wrote the resource's spec, as admission recorded them for its current generation."""
+    if not resource.spec.policy.require_distinct_approver:
+        return []
+    annotations = resource.metadata.annotations or {}
+    writer = decode(annotations.get(ANNOTATION_SPEC_WRITTEN_BY))
+    generation = resource.metadata.generation
+    if writer is None or generation is None or writer.generation != generation:
+        return [
+            Finding(
+                SPEC_WRITER_UNKNOWN,
+                f"spec.policy.requireDistinctApprover is set and admission recorded no writer of "
+                f"generation {generation or 'unknown'} of the spec of {resource_name}, so it "
+                "cannot tell the approver apart from them",
+            )
+        ]
+    if approver is None or approver.username == writer.username:
+        who = approver.username if approver is not None else "an unknown person"
+        return [
+            Finding(
+                APPROVER_NOT_DISTINCT,
+                f"spec.policy.requireDistinctApprover is set and {who} wrote the spec of "
+                f"{resource_name} last (generation {generation}): another person must approve",
             )
         ]
     return []
@@ -429,7 +469,7 @@ def _approval_findings(
     if found or resource is None:
         return found
     resource_name = f"{what.word} {named.name}"
-    findings: list[Finding] = []
+    findings = _distinct_approver_findings(resource_name, resource, spec.approved_by)
     if status.phase != what.awaiting:
         findings.append(
             Finding(
