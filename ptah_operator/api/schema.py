@@ -123,6 +123,10 @@ class SchemaPlanStatus(PublishedPlan):
     """When that Plan ended; a plan not published within failureRetryInterval of it could not
     be published."""
     approval_required: bool | None = None
+    drift_digest: Digest | None = None
+    """status.drift.digest of the observation the plan was computed after (and last computed
+    again after, when a refresh kept it): admission refuses an approval once status.drift
+    records another observation of the database."""
     approval: ObjectReference | None = None
     """The approval this plan consumes, once accepted."""
     approver: UserInfo | None = None

@@ -87,6 +87,7 @@ NO_UNRESOLVED_RUN: Final = "NoUnresolvedRun"
 RUN_MISMATCH: Final = "RunMismatch"
 NOT_PUBLISHED: Final = "NotPublished"
 DIGEST_MISMATCH: Final = "DigestMismatch"
+DATABASE_MOVED: Final = "DatabaseMoved"
 
 
 _FULL_DIGEST = re.compile(r"sha256:([0-9a-f]{12})[0-9a-f]{52}")
@@ -390,7 +391,35 @@ def _schema_evidence_findings(
     drift was read from, the resolved source, the executor (APR-07..APR-09)."""
     recorded = None if status.drift is None else status.drift.target_identity_digest
     findings = _target_findings(plan_name, plan.target_identity_digest, recorded)
+    findings += _drift_findings(plan_name, status)
     return findings + _bound_findings("schema", plan_name, plan, status)
+
+
+def _drift_findings(plan_name: str, status: PtahSchemaStatus) -> list[Finding]:
+    """The database's structure is still the one the plan was computed from: status.drift is
+    the observation status.plan records it was computed after. A status.plan that records none
+    (written before it did) is not compared."""
+    planned = None if status.plan is None else status.plan.drift_digest
+    if planned is None:
+        return []
+    if status.drift is None:
+        return [
+            Finding(
+                DATABASE_MOVED,
+                f"the schema records no observation of the database; plan {plan_name} was "
+                f"computed after observation {short_digest(planned)}",
+            )
+        ]
+    if status.drift.digest == planned:
+        return []
+    return [
+        Finding(
+            DATABASE_MOVED,
+            f"the database's structure moved since plan {plan_name} was made: the plan was "
+            f"computed after observation {short_digest(planned)}, the latest is "
+            f"{short_digest(status.drift.digest)}",
+        )
+    ]
 
 
 def _published_findings(

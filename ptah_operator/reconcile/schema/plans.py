@@ -360,9 +360,13 @@ def adopt(
             approval_required=spec.approval_required,
             operation_id=claim.operation_id,
             planned_at=report.finished_at or draft.now,
+            drift_digest=status.drift.digest if status.drift is not None else None,
         )
         if existing is None:
             draft.create(plan_manifest(draft, name, spec, claim.operation_id))
+    elif status.drift is not None and ref.drift_digest != status.drift.digest:
+        # The same plan, computed again from a newer observation: it still holds for it.
+        status.plan = ref.model_copy(update={"drift_digest": status.drift.digest})
     if progress(draft, phase):
         stand_verdict(draft)
 

@@ -168,3 +168,25 @@ def test_a_new_approval_of_the_plan_published_again_authorizes_it() -> None:
     world = retired_and_published_again(with_approval(awaiting_approval()))
     world = with_approval(world, approval_of(world, name="orders-ok-again"))
     assert "Job" in created_kinds(reconcile_schema(world))
+
+
+@pytest.mark.req("APR-07", "SCH-65")
+def test_a_plan_records_the_observation_it_was_computed_after_and_a_refresh_renews_it() -> None:
+    world = awaiting_approval()
+    plan = status(world).plan
+    drift = status(world).drift
+    assert plan is not None
+    assert drift is not None
+    assert plan.drift_digest == drift.digest
+    world = step(later(world, TEN_MINUTES))
+    world = step(step(observed(world, total=3)))
+    moved = status(world).drift
+    assert moved is not None
+    assert moved.digest != drift.digest
+    assert status(world).plan == plan, "until the Plan ends, the plan names the old observation"
+    world = publish(step(planned(world)))
+    kept = status(world).plan
+    assert kept is not None
+    assert (kept.name, kept.uid, kept.operation_id) == (plan.name, plan.uid, plan.operation_id)
+    assert kept.drift_digest == moved.digest
+    assert status(world).phase == SchemaPhase.AWAITING_APPROVAL
