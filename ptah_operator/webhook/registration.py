@@ -3,7 +3,8 @@
 Both act on CREATE of PtahMigrationApproval, PtahSchemaApproval and
 PtahMigrationRunAcknowledgment (group operator.ptah.run); the mutating configuration also holds
 the webhook that records who last wrote the spec of a PtahMigration or PtahSchema (CREATE and
-UPDATE, for `spec.policy.requireDistinctApprover`). All declare `sideEffects: None` (dry runs
+UPDATE, for `spec.policy.requireDistinctApprover`; it alone fails open, see
+`mutating_webhook_configuration`). All declare `sideEffects: None` (dry runs
 call them too), fail closed (`failurePolicy: Fail`: an approval nobody could check is never
 admitted) and speak AdmissionReview v1. The API server reaches them either by URL (the local
 stack: `https://127.0.0.1:PORT/...`, certificate with an IP SAN) or through a Service (a
@@ -148,8 +149,10 @@ def mutating_webhook_configuration(
     writer_webhook_name: str = WRITER_WEBHOOK_NAME,
 ) -> dict[str, Any]:
     """The MutatingWebhookConfiguration that stamps the approver (APR-04) and records who last
-    wrote a resource's spec. It fails closed too: a spec written past it would leave a record
-    that names another generation, and under requireDistinctApprover no approval is admitted."""
+    wrote a resource's spec. The record's webhook fails open (`failurePolicy: Ignore`), so a
+    manager that is down never blocks editing a resource; a spec written past it leaves a record
+    of another generation, and under requireDistinctApprover no approval is admitted until a
+    recorded write."""
     webhook = _webhook(
         webhook_name, endpoint, MUTATE_PATH, ca_bundle, timeout_seconds, namespace_selector
     )
@@ -165,6 +168,7 @@ def mutating_webhook_configuration(
     # The stamp and the record depend on nothing another webhook could change.
     webhook["reinvocationPolicy"] = "Never"
     writers["reinvocationPolicy"] = "Never"
+    writers["failurePolicy"] = "Ignore"
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingWebhookConfiguration",

@@ -82,7 +82,7 @@ def test_url_endpoints_carry_the_ca_bundle() -> None:
     }
 
 
-def test_the_writer_record_acts_on_every_write_of_the_two_resources_and_fails_closed() -> None:
+def test_the_writer_record_acts_on_every_write_of_the_two_resources_and_fails_open() -> None:
     mutating = deploy_manifests()[1]
     (writers,) = [
         w for w in mutating["webhooks"] if w["name"] == "record.writers.operator.ptah.run"
@@ -96,6 +96,6 @@ def test_the_writer_record_acts_on_every_write_of_the_two_resources_and_fails_cl
             "scope": "Namespaced",
         }
     ]
-    assert writers["failurePolicy"] == "Fail"
+    assert writers["failurePolicy"] == "Ignore"
     assert writers["sideEffects"] == "None"
     assert writers["clientConfig"]["service"]["path"] == "/mutate/resources"
