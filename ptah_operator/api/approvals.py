@@ -28,6 +28,11 @@ class PtahSchemaApprovalSpec(ApiModel):
     """The PtahSchemaPlan, by name and UID (status.plan of the schema)."""
     plan_fingerprint: Digest
     """The plan's spec.fingerprint."""
+    plan_operation_id: LabelName | None = Field(default=None, alias="planOperationID")
+    """Which publication of the plan is approved: status.plan.operationID, the read that
+    published it. Admission fills it in from status when it is absent and refuses another
+    value. A plan retired and published again by a later read is another publication, which
+    this approval does not name (APR-12)."""
     approved_by: UserInfo | None = None
     """Stamped by admission."""
     approved_at: Timestamp | None = None
@@ -50,6 +55,11 @@ class PtahMigrationApprovalSpec(ApiModel):
     """The PtahMigrationPlan, by name and UID (status.plan of the migration)."""
     plan_fingerprint: Digest
     """The plan's spec.fingerprint."""
+    plan_operation_id: LabelName | None = Field(default=None, alias="planOperationID")
+    """Which publication of the plan is approved: status.plan.operationID, the read that
+    published it. Admission fills it in from status when it is absent and refuses another
+    value. A plan retired and published again by a later read is another publication, which
+    this approval does not name (APR-12)."""
     approved_by: UserInfo | None = None
     """Stamped by admission."""
     approved_at: Timestamp | None = None

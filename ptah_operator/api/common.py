@@ -80,6 +80,22 @@ class PlanReference(ApiModel):
     fingerprint: Digest | None = None
 
 
+class PublishedPlan(PlanReference):
+    """A resource's current plan (status.plan): the plan, and which publication of it this is.
+
+    A plan retired before it ran and computed again later is the same object, with the same
+    name, UID and fingerprint; the reading that publishes it again is another operation, so
+    operationID tells the two publications apart, and an approval names the one it was given
+    for: an approval of the retired publication never carries over (APR-12)."""
+
+    # A PlanReference is accepted where a PublishedPlan is expected, naming no publication.
+    model_config = ConfigDict(from_attributes=True)
+
+    operation_id: LabelName | None = Field(default=None, alias="operationID")
+    """The read whose result published the plan (a migration's History read, a schema's
+    Plan)."""
+
+
 class JobReference(ApiModel):
     """A Job by name and, once it exists, its UID."""
 

@@ -17,6 +17,7 @@ from ptah_operator.api.common import (
     JobReference,
     ObjectReference,
     PlanReference,
+    PublishedPlan,
     SourceRecord,
     StatusCommon,
     UserInfo,
@@ -75,6 +76,9 @@ class MigrationPolicy(ApiModel):
     """file: one transaction per file; none: each statement stands alone. Absent: the operator
     names no mode and Ptah picks one."""
     revision_table: RevisionTable = defaulted_object(RevisionTable)
+    require_distinct_approver: bool = False
+    """Four eyes: admission refuses an approval by the person who last wrote this resource's
+    spec (admission records that writer in the spec-written-by annotation). Off by default."""
 
 
 class PtahMigrationSpec(CommonSpec):
@@ -199,7 +203,7 @@ class PtahMigrationStatus(StatusCommon):
 
     phase: MigrationPhase | None = None
     """Where the migration is. Absent until its first read starts."""
-    plan: PlanReference | None = None
+    plan: PublishedPlan | None = None
     history: History | None = None
     last_run: LastRun | None = None
     unresolved_run: UnresolvedRun | None = None

@@ -17,6 +17,7 @@ from ptah_operator.api.common import (
     JobReference,
     ObjectReference,
     PlanReference,
+    PublishedPlan,
     SourceRecord,
     StatusCommon,
     UserInfo,
@@ -67,6 +68,9 @@ class SchemaPolicy(ApiModel):
     statement_timeout: Duration | None = None
     """How long one statement of an Apply or a dry run may run (PostgreSQL statement_timeout,
     MariaDB max_statement_time; MySQL has no limit for DDL). Unset or 0s: no limit."""
+    require_distinct_approver: bool = False
+    """Four eyes: admission refuses an approval by the person who last wrote this resource's
+    spec (admission records that writer in the spec-written-by annotation). Off by default."""
 
 
 class SchemaScope(ApiModel):
@@ -108,7 +112,7 @@ class DriftSummary(ApiModel):
     target_identity_digest: Digest | None = None
 
 
-class SchemaPlanStatus(PlanReference):
+class SchemaPlanStatus(PublishedPlan):
     """The current plan, and the approval it records."""
 
     digest: Digest | None = None
@@ -119,6 +123,10 @@ class SchemaPlanStatus(PlanReference):
     """When that Plan ended; a plan not published within failureRetryInterval of it could not
     be published."""
     approval_required: bool | None = None
+    drift_digest: Digest | None = None
+    """status.drift.digest of the observation the plan was computed after (and last computed
+    again after, when a refresh kept it): admission refuses an approval once status.drift
+    records another observation of the database."""
     approval: ObjectReference | None = None
     """The approval this plan consumes, once accepted."""
     approver: UserInfo | None = None

@@ -1,8 +1,10 @@
 """A person's approval of a plan as both lifecycles read it (APR-02, APR-04, APR-11).
 
 An approval authorizes an Apply only when it is *exact*: it names its resource by UID and name,
-the plan status.plan names by name and UID, and that plan's fingerprint, and admission stamped
-who approved it. One approval authorizes one execution: an approval an Apply consumed (the
+the plan status.plan names by name and UID, that plan's fingerprint and the publication
+status.plan records (its operationID: a plan retired before it ran and published again by a
+later read is the same object, and an approval of the retired publication never carries over,
+APR-12), and admission stamped who approved it. One approval authorizes one execution: an approval an Apply consumed (the
 journal records its UID in the ApprovalAccepted entry, APR-15; the ended Apply's record names
 it; a dispatched Apply claim holds it) never authorizes another. When several exact approvals
 are usable, the newest is taken. Each family says which record names its ended Apply
@@ -16,7 +18,7 @@ from collections.abc import Iterable
 from typing import TypeVar
 
 from ptah_operator.api.approvals import PtahMigrationApproval, PtahSchemaApproval
-from ptah_operator.api.common import ActiveOperation, ObjectReference, PlanReference
+from ptah_operator.api.common import ActiveOperation, ObjectReference, PublishedPlan
 from ptah_operator.api.constants import (
     Authorization,
     EventReason,
@@ -52,9 +54,11 @@ def consumed(
 
 
 def is_exact(
-    approval: Approval, owner_uid: str | None, owner_name: str | None, plan: PlanReference
+    approval: Approval, owner_uid: str | None, owner_name: str | None, plan: PublishedPlan
 ) -> bool:
-    """Whether the approval names exactly this resource and this plan, stamped by admission."""
+    """Whether the approval names exactly this resource and this publication of this plan,
+    stamped by admission. A status.plan written before publications were told apart records
+    none, and matches an approval that names none."""
     owner = (
         approval.spec.migration_ref
         if isinstance(approval, PtahMigrationApproval)
@@ -71,6 +75,7 @@ def is_exact(
         and spec.plan_ref.uid == plan.uid
         and plan.fingerprint is not None
         and spec.plan_fingerprint == plan.fingerprint
+        and spec.plan_operation_id == plan.operation_id
         and spec.approved_by is not None
     )
 
@@ -79,7 +84,7 @@ def newest_exact(
     approvals: Iterable[ApprovalT],
     owner_uid: str | None,
     owner_name: str | None,
-    plan: PlanReference,
+    plan: PublishedPlan,
     used: set[str],
 ) -> ApprovalT | None:
     """The newest usable (exact, not consumed) approval of the plan, or None."""

@@ -5,12 +5,20 @@ Contract:
   JSONPatch that sets `spec.approvedBy` {username, uid, groups} from `request.userInfo` and
   `spec.approvedAt` (now, RFC 3339 Z), replacing whatever the client sent (APR-04); for
   PtahMigrationRunAcknowledgment the same with `acknowledgedBy` / `acknowledgedAt`. A replaced
-  value earns a warning kubectl prints. A request without a user is refused.
+  value earns a warning kubectl prints. A request without a user is refused. An approval that
+  names no `spec.planOperationID` gets the publication its resource's status.plan records, read
+  fresh, when status.plan is the plan it names (APR-12); a resource that cannot be read leaves
+  it absent, for the validating webhook to judge.
 - `POST /validate/approvals`: on CREATE of the same kinds, allowed when the kind's validator
   (`validators.VALIDATORS`, one per kind, as controller-runtime's CustomValidator) finds nothing;
   otherwise refused (code 403) with one message naming every reason. A finding made on a cached
   read is checked again on a fresh one before refusing. An object that cannot be read is a
   refusal with code 500: the configuration's failurePolicy is Fail either way.
+- `POST /mutate/resources`: on CREATE and UPDATE of PtahMigration and PtahSchema, a JSONPatch
+  that records who last wrote the spec in the spec-written-by annotation (writers.py: the
+  authenticated user on a write that changes the spec, the stored record on any other); a
+  request without a user is refused. The approvals' validating webhook reads it under
+  `spec.policy.requireDistinctApprover`.
 - Anything else (another operation or kind) is allowed unchanged. A body that is not an
   AdmissionReview v1 answers 400. Both routes share that generic handling (`_handle`).
 
@@ -31,21 +39,28 @@ import structlog
 from aiohttp import web
 from pydantic import ValidationError
 
+from ptah_operator.api.common import PublishedPlan
 from ptah_operator.api.constants import Kind
 from ptah_operator.api.kinds import from_manifest
+from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.objectmeta import Resource
+from ptah_operator.api.schema import PtahSchema
 from ptah_operator.webhook.lookup import ObjectLookup, ObjectReadError
 from ptah_operator.webhook.stamps import (
+    PLAN_OWNER_FIELDS,
     STAMPED_KINDS,
     UnauthenticatedError,
+    publication_patch,
     stamp,
     user_from_request,
 )
 from ptah_operator.webhook.validators import VALIDATORS, Finding, refusal_message
+from ptah_operator.webhook.writers import RECORDED_KINDS, writer_patch
 
 log = structlog.get_logger(__name__)
 
 MUTATE_PATH: Final = "/mutate/approvals"
+MUTATE_RESOURCES_PATH: Final = "/mutate/resources"
 VALIDATE_PATH: Final = "/validate/approvals"
 ADMISSION_API_VERSION: Final = "admission.k8s.io/v1"
 
@@ -80,6 +95,7 @@ class AdmissionRequest:
     namespace: str
     object: Mapping[str, Any]
     user_info: Mapping[str, Any]
+    old_object: Mapping[str, Any] | None = None
 
 
 def parse_review(body: Any) -> AdmissionRequest:
@@ -91,6 +107,7 @@ def parse_review(body: Any) -> AdmissionRequest:
         raise BadReviewError("the AdmissionReview has no request with a uid")
     kind = request.get("kind") or {}
     obj = request.get("object") or {}
+    old = request.get("oldObject")
     namespace = request.get("namespace") or (obj.get("metadata") or {}).get("namespace") or ""
     return AdmissionRequest(
         uid=request["uid"],
@@ -99,6 +116,7 @@ def parse_review(body: Any) -> AdmissionRequest:
         namespace=str(namespace),
         object=obj if isinstance(obj, Mapping) else {},
         user_info=request.get("userInfo") or {},
+        old_object=old if isinstance(old, Mapping) else None,
     )
 
 
@@ -174,6 +192,7 @@ class ApprovalWebhooks:
         request: web.Request,
         kinds: Container[str],
         decide: Callable[[AdmissionRequest], Awaitable[dict[str, Any]]],
+        operations: Container[str] = ("CREATE",),
     ) -> web.Response:
         """The generic handler: a body that is no AdmissionReview answers 400, another
         operation or kind is allowed unchanged, and `decide` answers the rest."""
@@ -181,12 +200,17 @@ class ApprovalWebhooks:
             req = await self._body(request)
         except BadReviewError as exc:
             return web.Response(status=400, text=str(exc))
-        if req.operation != "CREATE" or req.kind not in kinds:
+        if req.operation not in operations or req.kind not in kinds:
             return web.json_response(review_response(req.uid, True))
         return web.json_response(await decide(req))
 
     async def mutate(self, request: web.Request) -> web.Response:
         return await self._handle(request, STAMPED_KINDS, self._mutate)
+
+    async def mutate_resources(self, request: web.Request) -> web.Response:
+        return await self._handle(
+            request, RECORDED_KINDS, self._record_writer, operations=("CREATE", "UPDATE")
+        )
 
     async def validate(self, request: web.Request) -> web.Response:
         return await self._handle(request, VALIDATORS, self._validate)
@@ -199,8 +223,40 @@ class ApprovalWebhooks:
             message = f"{req.kind} refused: the request carries no authenticated user to record"
             return review_response(req.uid, False, message=message)
         result = stamp(req.kind, req.object, user, self._now())
+        patch = result.patch + publication_patch(req.object, await self._current_plan(req))
         self._observe(Review("mutate", req.kind, req.namespace, True))
-        return review_response(req.uid, True, patch=result.patch, warnings=result.warnings)
+        return review_response(req.uid, True, patch=patch, warnings=result.warnings)
+
+    async def _record_writer(self, req: AdmissionRequest) -> dict[str, Any]:
+        try:
+            user = user_from_request(req.user_info)
+        except (UnauthenticatedError, ValidationError):
+            self._observe(Review("mutate", req.kind, req.namespace, False, ("Unauthenticated",)))
+            message = f"{req.kind} refused: the request carries no authenticated user to record"
+            return review_response(req.uid, False, message=message)
+        patch = writer_patch(req.operation, req.object, req.old_object, user)
+        self._observe(Review("mutate", req.kind, req.namespace, True))
+        return review_response(req.uid, True, patch=patch)
+
+    async def _current_plan(self, req: AdmissionRequest) -> PublishedPlan | None:
+        """status.plan of the resource an approval names, read fresh; None when it has none or
+        cannot be read."""
+        field = PLAN_OWNER_FIELDS.get(req.kind)
+        spec = req.object.get("spec")
+        named = spec.get(field) if field is not None and isinstance(spec, Mapping) else None
+        name = named.get("name") if isinstance(named, Mapping) else None
+        if not isinstance(name, str) or not name:
+            return None
+        model: type[PtahMigration] | type[PtahSchema] = (
+            PtahMigration if field == "migrationRef" else PtahSchema
+        )
+        kind = Kind.PTAH_MIGRATION if model is PtahMigration else Kind.PTAH_SCHEMA
+        try:
+            resource = await self._read(kind, model, req.namespace, name, True)
+        except ObjectReadError:
+            return None
+        status = resource.status if resource is not None else None
+        return status.plan if status is not None else None
 
     async def _validate(self, req: AdmissionRequest) -> dict[str, Any]:
         try:
@@ -253,9 +309,11 @@ def add_routes(
     now: Callable[[], datetime] | None = None,
     observer: ReviewObserver | None = None,
 ) -> ApprovalWebhooks:
-    """Serve `MUTATE_PATH` and `VALIDATE_PATH` on `app` (before it starts)."""
+    """Serve `MUTATE_PATH`, `MUTATE_RESOURCES_PATH` and `VALIDATE_PATH` on `app` (before it
+    starts)."""
     hooks = ApprovalWebhooks(lookup, now=now, observer=observer)
     app.router.add_post(MUTATE_PATH, hooks.mutate)
+    app.router.add_post(MUTATE_RESOURCES_PATH, hooks.mutate_resources)
     app.router.add_post(VALIDATE_PATH, hooks.validate)
     return hooks
 

@@ -1,7 +1,10 @@
 """The MutatingWebhookConfiguration and ValidatingWebhookConfiguration of the approval webhooks.
 
 Both act on CREATE of PtahMigrationApproval, PtahSchemaApproval and
-PtahMigrationRunAcknowledgment (group operator.ptah.run), declare `sideEffects: None` (dry runs
+PtahMigrationRunAcknowledgment (group operator.ptah.run); the mutating configuration also holds
+the webhook that records who last wrote the spec of a PtahMigration or PtahSchema (CREATE and
+UPDATE, for `spec.policy.requireDistinctApprover`; it alone fails open, see
+`mutating_webhook_configuration`). All declare `sideEffects: None` (dry runs
 call them too), fail closed (`failurePolicy: Fail`: an approval nobody could check is never
 admitted) and speak AdmissionReview v1. The API server reaches them either by URL (the local
 stack: `https://127.0.0.1:PORT/...`, certificate with an IP SAN) or through a Service (a
@@ -23,11 +26,12 @@ import yaml
 
 from ptah_operator.api.constants import GROUP, VERSION, Kind
 from ptah_operator.api.kinds import kind_info
-from ptah_operator.webhook.app import MUTATE_PATH, VALIDATE_PATH
+from ptah_operator.webhook.app import MUTATE_PATH, MUTATE_RESOURCES_PATH, VALIDATE_PATH
 
 CONFIGURATION_NAME: Final = "ptah-operator-approvals"
 MUTATING_WEBHOOK_NAME: Final = "stamp.approvals.operator.ptah.run"
 VALIDATING_WEBHOOK_NAME: Final = "check.approvals.operator.ptah.run"
+WRITER_WEBHOOK_NAME: Final = "record.writers.operator.ptah.run"
 DEFAULT_TIMEOUT_SECONDS: Final = 10
 
 DEPLOY_NAMESPACE: Final = "ptah-system"
@@ -41,6 +45,7 @@ ADMITTED_KINDS: Final = (
     Kind.PTAH_SCHEMA_APPROVAL,
     Kind.PTAH_MIGRATION_RUN_ACKNOWLEDGMENT,
 )
+RECORDED_KINDS: Final = (Kind.PTAH_MIGRATION, Kind.PTAH_SCHEMA)
 _LABELS: Final = {"app.kubernetes.io/name": "ptah-operator"}
 
 
@@ -95,6 +100,20 @@ def approval_rules() -> list[dict[str, Any]]:
     ]
 
 
+def writer_rules() -> list[dict[str, Any]]:
+    """CREATE and UPDATE of the resources whose spec writer admission records (not their status
+    subresource, which the operator writes)."""
+    return [
+        {
+            "apiGroups": [GROUP],
+            "apiVersions": [VERSION],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": [kind_info(kind).plural for kind in RECORDED_KINDS],
+            "scope": "Namespaced",
+        }
+    ]
+
+
 def _webhook(
     name: str,
     endpoint: Endpoint,
@@ -102,12 +121,13 @@ def _webhook(
     ca_bundle: bytes | None,
     timeout_seconds: int,
     namespace_selector: Mapping[str, Any] | None,
+    rules: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     webhook: dict[str, Any] = {
         "name": name,
         "admissionReviewVersions": ["v1"],
         "clientConfig": client_config(endpoint, path, ca_bundle),
-        "rules": approval_rules(),
+        "rules": rules if rules is not None else approval_rules(),
         "sideEffects": "None",
         "failurePolicy": "Fail",
         "matchPolicy": "Equivalent",
@@ -126,18 +146,34 @@ def mutating_webhook_configuration(
     webhook_name: str = MUTATING_WEBHOOK_NAME,
     timeout_seconds: int = DEFAULT_TIMEOUT_SECONDS,
     namespace_selector: Mapping[str, Any] | None = None,
+    writer_webhook_name: str = WRITER_WEBHOOK_NAME,
 ) -> dict[str, Any]:
-    """The MutatingWebhookConfiguration that stamps the approver (APR-04)."""
+    """The MutatingWebhookConfiguration that stamps the approver (APR-04) and records who last
+    wrote a resource's spec. The record's webhook fails open (`failurePolicy: Ignore`), so a
+    manager that is down never blocks editing a resource; a spec written past it leaves a record
+    of another generation, and under requireDistinctApprover no approval is admitted until a
+    recorded write."""
     webhook = _webhook(
         webhook_name, endpoint, MUTATE_PATH, ca_bundle, timeout_seconds, namespace_selector
     )
-    # The stamp depends on nothing another webhook could change.
+    writers = _webhook(
+        writer_webhook_name,
+        endpoint,
+        MUTATE_RESOURCES_PATH,
+        ca_bundle,
+        timeout_seconds,
+        namespace_selector,
+        writer_rules(),
+    )
+    # The stamp and the record depend on nothing another webhook could change.
     webhook["reinvocationPolicy"] = "Never"
+    writers["reinvocationPolicy"] = "Never"
+    writers["failurePolicy"] = "Ignore"
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingWebhookConfiguration",
         "metadata": {"name": name, "labels": dict(_LABELS)},
-        "webhooks": [webhook],
+        "webhooks": [webhook, writers],
     }
 
 

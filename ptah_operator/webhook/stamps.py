@@ -1,7 +1,10 @@
-"""What the mutating webhook decides, as pure functions: the approver stamp.
+"""What the mutating webhook decides, as pure functions: the approver stamp, the publication.
 
 The mutating webhook replaces whatever a client wrote in the approver fields with the user the
 API server authenticated (APR-04), so an approval can never claim to come from somebody else.
+An approval that names no publication of its plan gets the one the resource's status.plan
+records, when status.plan is the plan it names (APR-03, APR-12); a value the client wrote is
+kept, for the validating webhook to compare.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
-from ptah_operator.api.common import UserInfo
+from ptah_operator.api.common import PublishedPlan, UserInfo
 from ptah_operator.api.constants import Kind
 from ptah_operator.api.fields import format_time
 
@@ -83,3 +86,30 @@ def stamp(kind: str, obj: Mapping[str, Any], user: UserInfo, now: datetime) -> S
         {"op": "add", "path": f"/spec/{fields.at}", "value": format_time(now)},
     ]
     return Stamp(patch, warnings)
+
+
+PLAN_OWNER_FIELDS: Final[Mapping[str, str]] = {
+    Kind.PTAH_MIGRATION_APPROVAL.value: "migrationRef",
+    Kind.PTAH_SCHEMA_APPROVAL.value: "schemaRef",
+}
+"""Where an approval of each kind names the resource whose status.plan it approves."""
+
+
+def publication_patch(
+    obj: Mapping[str, Any], current: PublishedPlan | None
+) -> list[dict[str, Any]]:
+    """Set `spec.planOperationID` to status.plan's publication when the approval names none and
+    status.plan is the plan it names (by name and UID); nothing otherwise."""
+    spec = obj.get("spec")
+    if not isinstance(spec, Mapping) or spec.get("planOperationID") is not None:
+        return []
+    named = spec.get("planRef")
+    if (
+        current is None
+        or current.operation_id is None
+        or not isinstance(named, Mapping)
+        or named.get("name") != current.name
+        or named.get("uid") != current.uid
+    ):
+        return []
+    return [{"op": "add", "path": "/spec/planOperationID", "value": current.operation_id}]

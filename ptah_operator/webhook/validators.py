@@ -2,7 +2,8 @@
 
 The validating webhook refuses a decision the evidence no longer supports (APR-05..APR-10): an
 approval names one exact plan, and that plan is approvable only while it is the resource's
-current plan, the resource waits for a decision, and what the plan was computed from (for a
+current plan and the publication status.plan records (a plan retired and published again by a
+later read is the same object, APR-12), the resource waits for a decision, and what the plan was computed from (for a
 migration the history reading, for a schema the published plan's fingerprint and digest; the
 database, the source, the executor) is still what the resource's status records. An
 acknowledgment must name the run `status.unresolvedRun` holds.
@@ -35,9 +36,16 @@ from ptah_operator.api.common import (
     ObjectReference,
     PlanReference,
     PlanSourceBinding,
+    PublishedPlan,
     SourceRecord,
+    UserInfo,
 )
-from ptah_operator.api.constants import Kind, MigrationPhase, SchemaPhase
+from ptah_operator.api.constants import (
+    ANNOTATION_SPEC_WRITTEN_BY,
+    Kind,
+    MigrationPhase,
+    SchemaPhase,
+)
 from ptah_operator.api.fingerprints import plan_fingerprint_matches, plan_source_binding
 from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
@@ -50,6 +58,7 @@ from ptah_operator.api.plans import (
 )
 from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus, SchemaPlanStatus
 from ptah_operator.reconcile.bindings import Rule, binding_changes
+from ptah_operator.webhook.writers import decode
 
 
 @dataclass(frozen=True)
@@ -65,6 +74,9 @@ OBJECT_REPLACED: Final = "ObjectReplaced"
 NOT_AWAITING_APPROVAL: Final = "NotAwaitingApproval"
 NO_PLAN: Final = "NoPlan"
 PLAN_REPLACED: Final = "PlanReplaced"
+PLAN_REPUBLISHED: Final = "PlanRepublished"
+APPROVER_NOT_DISTINCT: Final = "ApproverNotDistinct"
+SPEC_WRITER_UNKNOWN: Final = "SpecWriterUnknown"
 PLAN_OF_ANOTHER_RESOURCE: Final = "PlanOfAnotherResource"
 FINGERPRINT_MISMATCH: Final = "FingerprintMismatch"
 HISTORY_MOVED: Final = "HistoryMoved"
@@ -75,6 +87,7 @@ NO_UNRESOLVED_RUN: Final = "NoUnresolvedRun"
 RUN_MISMATCH: Final = "RunMismatch"
 NOT_PUBLISHED: Final = "NotPublished"
 DIGEST_MISMATCH: Final = "DigestMismatch"
+DATABASE_MOVED: Final = "DatabaseMoved"
 
 
 _FULL_DIGEST = re.compile(r"sha256:([0-9a-f]{12})[0-9a-f]{52}")
@@ -107,6 +120,37 @@ def _resource_findings(
     return []
 
 
+def _distinct_approver_findings(
+    resource_name: str, resource: PtahMigration | PtahSchema, approver: UserInfo | None
+) -> list[Finding]:
+    """Four eyes: under spec.policy.requireDistinctApprover, the approver is not the person who
+    last wrote the resource's spec, as admission recorded them for its current generation."""
+    if not resource.spec.policy.require_distinct_approver:
+        return []
+    annotations = resource.metadata.annotations or {}
+    writer = decode(annotations.get(ANNOTATION_SPEC_WRITTEN_BY))
+    generation = resource.metadata.generation
+    if writer is None or generation is None or writer.generation != generation:
+        return [
+            Finding(
+                SPEC_WRITER_UNKNOWN,
+                f"spec.policy.requireDistinctApprover is set and admission recorded no writer of "
+                f"generation {generation or 'unknown'} of the spec of {resource_name}, so it "
+                "cannot tell the approver apart from them",
+            )
+        ]
+    if approver is None or approver.username == writer.username:
+        who = approver.username if approver is not None else "an unknown person"
+        return [
+            Finding(
+                APPROVER_NOT_DISTINCT,
+                f"spec.policy.requireDistinctApprover is set and {who} wrote the spec of "
+                f"{resource_name} last (generation {generation}): another person must approve",
+            )
+        ]
+    return []
+
+
 def _current_plan_findings(
     resource: str, ref: ObjectReference, current: PlanReference | None
 ) -> list[Finding]:
@@ -129,6 +173,26 @@ def _current_plan_findings(
             )
         ]
     return []
+
+
+def _publication_findings(
+    resource: str, plan_name: str, named: str | None, current: PublishedPlan
+) -> list[Finding]:
+    """The approval names the publication status.plan records (APR-12): a plan retired before it
+    ran and published again by a later read is the same object, and an approval of the retired
+    publication (what the person reviewed then) is not an approval of this one. Admission fills
+    planOperationID in when it is absent, so a value that differs was supplied or is stale."""
+    if named == current.operation_id:
+        return []
+    return [
+        Finding(
+            PLAN_REPUBLISHED,
+            f"plan {plan_name} was retired and published again since the publication the "
+            f"approval names: {resource} publishes it from read "
+            f"{current.operation_id or 'unrecorded'}, the approval names "
+            f"{named or 'none'}; review it again and approve the current publication",
+        )
+    ]
 
 
 def _plan_object_findings(
@@ -327,7 +391,35 @@ def _schema_evidence_findings(
     drift was read from, the resolved source, the executor (APR-07..APR-09)."""
     recorded = None if status.drift is None else status.drift.target_identity_digest
     findings = _target_findings(plan_name, plan.target_identity_digest, recorded)
+    findings += _drift_findings(plan_name, status)
     return findings + _bound_findings("schema", plan_name, plan, status)
+
+
+def _drift_findings(plan_name: str, status: PtahSchemaStatus) -> list[Finding]:
+    """The database's structure is still the one the plan was computed from: status.drift is
+    the observation status.plan records it was computed after. A status.plan that records none
+    (written before it did) is not compared."""
+    planned = None if status.plan is None else status.plan.drift_digest
+    if planned is None:
+        return []
+    if status.drift is None:
+        return [
+            Finding(
+                DATABASE_MOVED,
+                f"the schema records no observation of the database; plan {plan_name} was "
+                f"computed after observation {short_digest(planned)}",
+            )
+        ]
+    if status.drift.digest == planned:
+        return []
+    return [
+        Finding(
+            DATABASE_MOVED,
+            f"the database's structure moved since plan {plan_name} was made: the plan was "
+            f"computed after observation {short_digest(planned)}, the latest is "
+            f"{short_digest(status.drift.digest)}",
+        )
+    ]
 
 
 def _published_findings(
@@ -406,7 +498,7 @@ def _approval_findings(
     if found or resource is None:
         return found
     resource_name = f"{what.word} {named.name}"
-    findings: list[Finding] = []
+    findings = _distinct_approver_findings(resource_name, resource, spec.approved_by)
     if status.phase != what.awaiting:
         findings.append(
             Finding(
@@ -416,9 +508,14 @@ def _approval_findings(
             )
         )
     replaced = _current_plan_findings(resource_name, spec.plan_ref, status.plan)
-    if replaced:
+    if replaced or status.plan is None:
         # Whatever else differs follows from the replacement; naming it is enough.
         return findings + replaced
+    republished = _publication_findings(
+        resource_name, spec.plan_ref.name, spec.plan_operation_id, status.plan
+    )
+    if republished:
+        return findings + republished
     plan_name = spec.plan_ref.name
     missing = _plan_object_findings(what.plan_kind, spec.plan_ref, plan, namespace)
     if missing or plan is None:

@@ -6,6 +6,8 @@ Verbs:
 - `kubectl ptah approve migration/NAME [--wait]`: shows the plan `status.plan` names and creates
   a PtahMigrationApproval of exactly that plan (name, UID, fingerprint) and the migration's UID.
   If the plan was replaced meanwhile, admission refuses it and nothing is approved (PLUGIN-05).
+  `--plan NAME` and `--fingerprint F` (a prefix of at least 12 hex digits) pin the plan the
+  person reviewed: when the plan waiting is another one, it says so and approves nothing.
   `--wait` waits for the run's verdict (PLUGIN-06).
 - `kubectl ptah wait migration/NAME [--for=InSync] [--timeout=30m]`: waits for a phase.
 - `kubectl ptah schema NAME`: a PtahSchema's status, readable: phase, conditions, drift

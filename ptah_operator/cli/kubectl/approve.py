@@ -1,14 +1,18 @@
-"""`kubectl ptah approve KIND/NAME [--wait]`: show the plan the resource waits on, approve
-exactly that plan, and with --wait follow the resource until the run of that plan ends.
+"""`kubectl ptah approve KIND/NAME [--plan NAME] [--fingerprint F] [--wait]`: show the plan the
+resource waits on, approve exactly that plan, and with --wait follow the resource until the run
+of that plan ends.
 
-The approval names the plan the person was shown (name, UID, fingerprint) and the resource's
-UID (APR-02). If the plan was replaced meanwhile, admission refuses the approval and nothing is
-approved (PLUGIN-05). One implementation serves both kinds; the row of `targets` says where a
+The approval names the plan the person was shown (name, UID, fingerprint, and the publication
+status.plan records) and the resource's UID (APR-02, APR-12). If the plan was replaced
+meanwhile, admission refuses the approval and nothing is approved (PLUGIN-05). `--plan` and
+`--fingerprint` pin the plan the person reviewed earlier (with `kubectl ptah plan`): when the
+plan waiting now is another one, nothing is approved. One implementation serves both kinds; the row of `targets` says where a
 PtahMigration and a PtahSchema differ.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -38,8 +42,62 @@ class PlanToApprove:
     plan: Any
 
 
-async def prepare(session: Session, target: AnyTarget, name: str) -> PlanToApprove:
-    """Read the resource and the plan it waits on, and print what will be approved."""
+@dataclass(frozen=True)
+class Reviewed:
+    """The plan the person reviewed, as `--plan` and `--fingerprint` name it; None is not
+    pinned."""
+
+    plan: str | None = None
+    fingerprint: str | None = None
+    """`sha256:` and 12 to 64 hex digits, the way the plan view shows it: a prefix of the
+    plan's fingerprint."""
+
+
+FINGERPRINT_PATTERN = re.compile(r"^(sha256:)?([0-9a-f]{12,64})$")
+
+
+def fingerprint_argument(text: str | None) -> str | None:
+    """`--fingerprint` as `sha256:HEX`; ValueError when it is not 12 to 64 hex digits."""
+    if text is None:
+        return None
+    found = FINGERPRINT_PATTERN.match(text.strip().lower())
+    if found is None:
+        raise ValueError(text)
+    return "sha256:" + found.group(2)
+
+
+def differs_from_reviewed(
+    reviewed: Reviewed, plan_name: str, fingerprint: str | None
+) -> str | None:
+    """How the plan waiting now differs from the one the person reviewed, or None."""
+    if reviewed.plan is not None and reviewed.plan != plan_name:
+        return f"it waits on plan {plan_name}, not on {reviewed.plan}"
+    if reviewed.fingerprint is not None and not (fingerprint or "").startswith(
+        reviewed.fingerprint
+    ):
+        return (
+            f"plan {plan_name} has fingerprint {fingerprint or 'none'}, not {reviewed.fingerprint}"
+        )
+    return None
+
+
+def _check_reviewed(
+    noun: str, name: str, reviewed: Reviewed, plan_name: str, fingerprint: str | None
+) -> None:
+    differs = differs_from_reviewed(reviewed, plan_name, fingerprint)
+    if differs is not None:
+        raise CommandError(
+            f"{noun} {name} no longer waits on the plan you reviewed: {differs}; read the "
+            "plan again with kubectl ptah plan; nothing was approved"
+        )
+
+
+async def prepare(
+    session: Session, target: AnyTarget, name: str, reviewed: Reviewed | None = None
+) -> PlanToApprove:
+    """Read the resource and the plan it waits on, and print what will be approved; the plan
+    must be the one `reviewed` names."""
+    reviewed = reviewed or Reviewed()
     resource = await session.resource(target, name)
     status = target.status(resource)
     phase = status.phase or "none yet"
@@ -59,11 +117,13 @@ async def prepare(session: Session, target: AnyTarget, name: str) -> PlanToAppro
         raise CommandError(
             f"{noun} {name} is not waiting for an approval (phase {phase}); nothing was approved"
         )
+    _check_reviewed(noun, name, reviewed, status.plan.name, status.plan.fingerprint)
     plan = await session.plan(target, status.plan.name, status.plan.uid)
     if plan is None:
         raise CommandError(
             f"plan {status.plan.name} was replaced while it was read; nothing was approved"
         )
+    _check_reviewed(noun, name, reviewed, status.plan.name, plan.spec.fingerprint)
     session.say(target.render_approval_summary(resource, plan))
     return PlanToApprove(target, resource, plan)
 
@@ -75,10 +135,14 @@ def approval_for(shown: PlanToApprove, namespace: str) -> Approval:
     assert r.uid is not None
     assert p.name is not None
     assert p.uid is not None
+    current = shown.target.status(shown.resource).plan
     spec = {
         shown.target.owner_ref: ObjectReference(name=r.name, uid=r.uid),
         "plan_ref": ObjectReference(name=p.name, uid=p.uid),
         "plan_fingerprint": shown.plan.spec.fingerprint,
+        # The publication shown: admission refuses the approval if the plan was retired and
+        # published again since (APR-12).
+        "plan_operation_id": current.operation_id if current is not None else None,
     }
     meta = ObjectMeta(generate_name=f"{p.name}-", namespace=namespace)
     return shown.target.approval_model.model_validate({"metadata": meta, "spec": spec})
@@ -105,9 +169,14 @@ async def create_approval(session: Session, shown: PlanToApprove) -> Approval:
 
 
 async def approve(
-    session: Session, target: AnyTarget, name: str, wait: bool, wait_seconds: float
+    session: Session,
+    target: AnyTarget,
+    name: str,
+    wait: bool,
+    wait_seconds: float,
+    reviewed: Reviewed | None = None,
 ) -> int:
-    shown = await prepare(session, target, name)
+    shown = await prepare(session, target, name, reviewed)
     approval = await create_approval(session, shown)
     session.say(
         f"approved: {kind_info(target.approval_model).singular}/{approval.metadata.name} "

@@ -8,7 +8,7 @@ import asyncio
 import logging
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NoReturn, TextIO
 
 import aiohttp
@@ -17,7 +17,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from ptah_operator.api.constants import Kind, MigrationPhase, SchemaPhase
 from ptah_operator.api.fields import parse_duration
-from ptah_operator.cli.kubectl.approve import approve
+from ptah_operator.cli.kubectl.approve import Reviewed, approve, fingerprint_argument
 from ptah_operator.cli.kubectl.errors import (
     EXIT_FAILED,
     EXIT_OK,
@@ -74,6 +74,21 @@ _VERBS: tuple[tuple[str, str, tuple[Argument, ...]], ...] = (
         "approve the plan a migration or schema waits on",
         (
             _TARGET,
+            (
+                ("--plan",),
+                {
+                    "metavar": "NAME",
+                    "help": "approve only if the plan waiting is this one (the plan you reviewed)",
+                },
+            ),
+            (
+                ("--fingerprint",),
+                {
+                    "metavar": "F",
+                    "help": "approve only if the plan's fingerprint is (or starts with) F, "
+                    "sha256: and at least 12 hex digits",
+                },
+            ),
             (("--wait",), {"action": "store_true", "help": "wait for the run's verdict"}),
             _TIMEOUT,
         ),
@@ -188,6 +203,7 @@ class Command:
     policy: tuple[str, str] | None = None
     applied: bool = False
     sql: bool = True
+    reviewed: Reviewed = field(default_factory=Reviewed)
 
 
 def parse_command(argv: Sequence[str]) -> tuple[Command, argparse.Namespace]:
@@ -222,7 +238,15 @@ def _on_a_plan(args: argparse.Namespace) -> Command:
             raise UsageError("--applied takes schema/NAME: status.applied is a schema's")
         return Command("plan", kind, name, applied=args.applied, sql=not args.no_sql)
     if args.verb == "approve":
-        return Command("approve", kind, name, args.wait, _seconds(args.timeout))
+        try:
+            fingerprint = fingerprint_argument(args.fingerprint)
+        except ValueError:
+            raise UsageError(
+                "--fingerprint takes sha256: and 12 to 64 hex digits, as kubectl ptah plan "
+                f"shows it, not {args.fingerprint!r}"
+            ) from None
+        reviewed = Reviewed(args.plan, fingerprint)
+        return Command("approve", kind, name, args.wait, _seconds(args.timeout), reviewed=reviewed)
     phase = _phase(args.phase, kind).value
     return Command("wait", kind, name, True, _seconds(args.timeout), phase)
 
@@ -237,7 +261,9 @@ async def execute(command: Command, session: Session) -> int:
     if command.verb == "plan":
         return await show_plan(session, target, name, command.sql)
     if command.verb == "approve":
-        return await approve(session, target, name, command.wait, command.wait_seconds)
+        return await approve(
+            session, target, name, command.wait, command.wait_seconds, command.reviewed
+        )
     if command.verb == "wait":
         return await wait_for_phase(session, target, name, command.phase, command.wait_seconds)
     if command.verb == "set-source":

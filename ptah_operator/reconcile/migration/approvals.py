@@ -2,8 +2,8 @@
 
 An approval moves AwaitingApproval to Applying only when it is *exact* (APR-02, MIG-14;
 reconcile/approvals.py, the rule both families share): it names this migration by UID, the
-plan status.plan names by name and UID, and that plan's fingerprint, and admission stamped who
-approved it (APR-04). One approval authorizes one execution (APR-11): an approval an Apply consumed, which the journal records by UID in its
+plan status.plan names by name and UID, that plan's fingerprint and the publication status.plan
+records (APR-12), and admission stamped who approved it (APR-04). One approval authorizes one execution (APR-11): an approval an Apply consumed, which the journal records by UID in its
 ApprovalAccepted entry (APR-15) and lastRun names, never authorizes another, even when the
 same plan object is published again after a run that stopped before it selected anything
 (MIG-45). An Apply withdrawn before its Job existed consumed nothing (APR-13). When several
@@ -17,7 +17,7 @@ it ended with, stamped by admission (RUN-06).
 from __future__ import annotations
 
 from ptah_operator.api.approvals import PtahMigrationApproval, PtahMigrationRunAcknowledgment
-from ptah_operator.api.common import PlanReference
+from ptah_operator.api.common import PublishedPlan
 from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus, UnresolvedRun
 from ptah_operator.reconcile import approvals as core
 
@@ -32,7 +32,7 @@ def consumed(status: PtahMigrationStatus) -> set[str]:
 def exact_approval(
     approvals: tuple[PtahMigrationApproval, ...],
     migration: PtahMigration,
-    plan: PlanReference,
+    plan: PublishedPlan,
     used: set[str],
 ) -> PtahMigrationApproval | None:
     """The newest usable approval of exactly this plan, or None."""

@@ -19,12 +19,14 @@
   one operation or starts one, so the verdict is visible before the run.
 - Retiring a plan a person could approve (OnApproval) or had approved (an unconsumed exact
   approval) writes a PlanStale Warning (SCH-66, MIG-16); its approval never carries over,
-  because an approval names the plan by UID and fingerprint (APR-12).
+  because an approval names the plan by UID and fingerprint, and the publication by the read
+  that published it (status.plan.operationID): the same plan object adopted again by a later
+  read is another publication (APR-12).
 """
 
 from __future__ import annotations
 
-from ptah_operator.api.common import ActiveOperation, PlanReference
+from ptah_operator.api.common import ActiveOperation, PublishedPlan
 from ptah_operator.api.constants import (
     ApplyPolicy,
     EventReason,
@@ -85,7 +87,7 @@ def replay_note(run: LastRun) -> str:
     )
 
 
-def approvable(draft: MigrationDraft, ref: PlanReference) -> bool:
+def approvable(draft: MigrationDraft, ref: PublishedPlan) -> bool:
     """A person could approve the plan, or had approved it and it never ran."""
     if ref.uid is None:
         return False
@@ -137,10 +139,11 @@ def adopt(
             )
             return
         retire(draft, "a new reading of the history gives another plan")
-        status.plan = PlanReference(
+        status.plan = PublishedPlan(
             name=name,
             uid=existing.metadata.uid if existing is not None else None,
             fingerprint=spec.fingerprint,
+            operation_id=claim.operation_id,
         )
         if existing is None:
             draft.create(plan_manifest(draft.migration, name, spec))

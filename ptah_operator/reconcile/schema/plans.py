@@ -50,6 +50,7 @@ from ptah_operator.api.common import (
     ObjectReference,
     PlanReference,
     PlanSourceBinding,
+    PublishedPlan,
     SourceRecord,
 )
 from ptah_operator.api.constants import (
@@ -120,7 +121,7 @@ def consumed(draft: SchemaDraft) -> set[str]:
     return approvals.consumed(status.journal, ended, status.active_operation)
 
 
-def exact_approval(draft: SchemaDraft, ref: PlanReference) -> PtahSchemaApproval | None:
+def exact_approval(draft: SchemaDraft, ref: PublishedPlan) -> PtahSchemaApproval | None:
     """The newest unconsumed approval of exactly this plan (APR-02, APR-04), or None."""
     return approvals.newest_exact(
         draft.world.approvals, draft.uid, draft.name, ref, consumed(draft)
@@ -366,9 +367,13 @@ def adopt(
             approval_required=spec.approval_required,
             operation_id=claim.operation_id,
             planned_at=report.finished_at or draft.now,
+            drift_digest=status.drift.digest if status.drift is not None else None,
         )
         if existing is None:
             draft.create(plan_manifest(draft, name, spec, claim.operation_id))
+    elif status.drift is not None and ref.drift_digest != status.drift.digest:
+        # The same plan, computed again from a newer observation: it still holds for it.
+        status.plan = ref.model_copy(update={"drift_digest": status.drift.digest})
     if progress(draft, phase):
         stand_verdict(draft)
 

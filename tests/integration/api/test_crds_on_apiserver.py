@@ -121,7 +121,11 @@ def test_every_example_is_created_and_reads_back_into_its_model(examples: Contro
 @pytest.mark.req("APR-01", "MIG-54", "MIG-58")
 def test_the_api_server_fills_the_defaults(examples: ControlPlane) -> None:
     spec = _get(examples, "PtahMigration", "orders", NAMESPACE)["spec"]
-    assert spec["policy"] == {"apply": "OnApproval", "revisionTable": {"name": "schema_migrations"}}
+    assert spec["policy"] == {
+        "apply": "OnApproval",
+        "revisionTable": {"name": "schema_migrations"},
+        "requireDistinctApprover": False,
+    }
     assert spec["interval"] == "10m"
     assert spec["execution"] == {"failureRetryInterval": "1m"}
     assert spec["suspend"] is False

@@ -193,6 +193,38 @@ async def test_approve_refuses_readably_when_nothing_waits(
     assert await _approvals(api_client, namespace) == []
 
 
+@pytest.mark.req("PLUGIN-05", "APR-12")
+async def test_approve_pinned_to_the_reviewed_plan_approves_nothing_else(
+    api_client: client.ApiClient, namespace: str, webhooks: HttpsServer, alice: Path
+) -> None:
+    _, p = await _waiting(api_client, namespace)
+    status = awaiting_approval(p)
+    assert status.plan is not None
+    status.plan = status.plan.model_copy(update={"operation_id": "op-0a00000007"})
+    await write_status(api_client, namespace, "orders", status)
+    base = ("approve", "migration/orders", "-n", namespace, "--kubeconfig", str(alice))
+    code, out, err = await plugin(*base, "--plan", "orders-0000000000")
+    assert (code, out) == (1, "")
+    assert err == (
+        f"error: migration orders no longer waits on the plan you reviewed: it waits on plan "
+        f"{p.metadata.name}, not on orders-0000000000; read the plan again with kubectl ptah "
+        "plan; nothing was approved\n"
+    )
+    other = "sha256:" + "0" * 12
+    code, out, err = await plugin(*base, "--fingerprint", other)
+    assert code == 1
+    assert f"has fingerprint {p.spec.fingerprint}, not {other}" in err
+    assert "Traceback" not in err
+    assert await _approvals(api_client, namespace) == []
+    code, out, err = await plugin(
+        *base, "--plan", str(p.metadata.name), "--fingerprint", p.spec.fingerprint[:19]
+    )
+    assert (code, err) == (0, "")
+    (approval,) = await _approvals(api_client, namespace)
+    assert approval["spec"]["planRef"] == {"name": p.metadata.name, "uid": p.metadata.uid}
+    assert approval["spec"]["planOperationID"] == "op-0a00000007"
+
+
 async def _play_the_run(api: client.ApiClient, namespace: str, plan: PtahMigrationPlan) -> None:
     """What the operator would do after the approval: apply, verify, settle InSync."""
     for _ in range(300):

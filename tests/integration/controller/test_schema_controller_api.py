@@ -293,7 +293,9 @@ async def test_a_configmap_schema_is_observed_planned_published_approved_and_app
                 "schemaRef": {"name": "catalog", "uid": schema["metadata"]["uid"]},
                 "planRef": {"name": plan_ref["name"], "uid": plan_ref["uid"]},
                 "planFingerprint": plan_ref["fingerprint"],
-                # No admission webhook runs here: the stamp is written as it would have been.
+                # No admission webhook runs here: what it fills in and stamps is written as it
+                # would have been (the publication status.plan records, the approver).
+                "planOperationID": plan_ref["operationID"],
                 "approvedBy": {"username": "alice@example.com"},
             },
         },

@@ -589,6 +589,7 @@ def test_every_example_kind_round_trips_with_defaults_filled() -> None:
         "allowDestructive": False,
         "protectedTables": [],
         "lockTimeout": "30s",
+        "requireDistinctApprover": False,
     }
     assert from_manifest(PtahSchema, manifest) == schema
 

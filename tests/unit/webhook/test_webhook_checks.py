@@ -456,6 +456,7 @@ def _schema_setup(
         schema_ref=s_ref,
         plan_ref=ObjectReference(name="catalog-plan", uid="sp-uid-1"),
         plan_fingerprint=p.spec.fingerprint,
+        plan_operation_id=status.plan.operation_id if status.plan else None,
     )
     return schema, p, approval
 

@@ -31,7 +31,7 @@ def test_deploy_webhooks_yaml_is_generated_from_the_module() -> None:
 
 def test_the_webhooks_act_on_create_of_the_three_kinds_and_fail_closed() -> None:
     for configuration in deploy_manifests()[1:]:
-        (webhook,) = configuration["webhooks"]
+        webhook = configuration["webhooks"][0]
         assert webhook["rules"] == [
             {
                 "apiGroups": ["operator.ptah.run"],
@@ -63,11 +63,13 @@ def test_url_endpoints_carry_the_ca_bundle() -> None:
         timeout_seconds=5,
         namespace_selector=selector,
     )
-    (webhook,) = mutating["webhooks"]
+    webhook, writers = mutating["webhooks"]
     assert webhook["clientConfig"] == {
         "url": "https://127.0.0.1:9443/mutate/approvals",
         "caBundle": base64.b64encode(pem).decode(),
     }
+    assert writers["clientConfig"]["url"] == "https://127.0.0.1:9443/mutate/resources"
+    assert writers["namespaceSelector"] == selector
     assert webhook["namespaceSelector"] == selector
     assert webhook["timeoutSeconds"] == 5
     assert webhook["reinvocationPolicy"] == "Never"
@@ -78,3 +80,22 @@ def test_url_endpoints_carry_the_ca_bundle() -> None:
         "path": "/validate/approvals",
         "port": 8443,
     }
+
+
+def test_the_writer_record_acts_on_every_write_of_the_two_resources_and_fails_open() -> None:
+    mutating = deploy_manifests()[1]
+    (writers,) = [
+        w for w in mutating["webhooks"] if w["name"] == "record.writers.operator.ptah.run"
+    ]
+    assert writers["rules"] == [
+        {
+            "apiGroups": ["operator.ptah.run"],
+            "apiVersions": ["v1alpha1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["ptahmigrations", "ptahschemas"],
+            "scope": "Namespaced",
+        }
+    ]
+    assert writers["failurePolicy"] == "Ignore"
+    assert writers["sideEffects"] == "None"
+    assert writers["clientConfig"]["service"]["path"] == "/mutate/resources"

@@ -316,6 +316,7 @@ def approval_of(
             migration_ref=ObjectReference(name=NAME, uid=UID),
             plan_ref=ObjectReference(name=plan.name, uid=plan.uid),
             plan_fingerprint=fingerprint or plan.fingerprint,
+            plan_operation_id=plan.operation_id,
             approved_by=by,
             approved_at=world.now if by else None,
         ),

@@ -6,10 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from ptah_operator.api.constants import ApplyPolicy, EventReason, JournalEntryType, SchemaPhase
+from ptah_operator.api.constants import (
+    ApplyPolicy,
+    EventReason,
+    JournalEntryType,
+    OperationType,
+    SchemaPhase,
+)
 from ptah_operator.reconcile.schema import SchemaWorld, reconcile_schema
 from tests.unit.reconcile.schema.worlds import (
     EDITED_FILES,
+    FILES,
     OTHER_PLAN_FILE,
     TEN_MINUTES,
     approval_of,
@@ -117,3 +124,69 @@ def test_a_refresh_that_finds_nothing_to_change_retires_the_waiting_plan() -> No
     assert after.plan is None
     assert after.retired_plan is None
     assert EventReason.PLAN_STALE in event_reasons(decision)
+
+
+def retired_and_published_again(world: SchemaWorld) -> SchemaWorld:
+    """The source changes before the Apply starts (the plan retires), it is moved back, and the
+    next Plan computes the same plan: the same object, name, UID and fingerprint."""
+    edited = with_source(world, source_files(EDITED_FILES))
+    decision = reconcile_schema(edited)
+    assert EventReason.PLAN_STALE in event_reasons(decision)
+    assert status_of(edited, decision).plan is None
+    world = with_source(step(edited), source_files(FILES))
+    for _ in range(4):
+        claim = status(world).active_operation
+        if claim is not None and claim.type == OperationType.OBSERVE and claim.job_uid:
+            break
+        world = step(world)
+    world = step(step(observed(world)))
+    return publish(step(planned(world)))
+
+
+@pytest.mark.req("APR-12", "SCH-64")
+def test_an_approval_of_a_retired_plan_does_not_carry_over_to_its_publication_again() -> None:
+    world = with_approval(awaiting_approval())
+    before = status(world).plan
+    assert before is not None
+    assert "Job" in created_kinds(reconcile_schema(world)), "the approval was exact before"
+    world = retired_and_published_again(world)
+    again = status(world).plan
+    assert again is not None
+    assert (again.name, again.uid, again.fingerprint) == (
+        before.name,
+        before.uid,
+        before.fingerprint,
+    )
+    assert status(world).phase == SchemaPhase.AWAITING_APPROVAL
+    assert "Job" not in created_kinds(reconcile_schema(world)), "the old approval never carries"
+    assert "Job" not in created_kinds(reconcile_schema(step(world)))
+    assert again.operation_id != before.operation_id, "another read published it again"
+
+
+@pytest.mark.req("APR-12", "APR-02")
+def test_a_new_approval_of_the_plan_published_again_authorizes_it() -> None:
+    world = retired_and_published_again(with_approval(awaiting_approval()))
+    world = with_approval(world, approval_of(world, name="orders-ok-again"))
+    assert "Job" in created_kinds(reconcile_schema(world))
+
+
+@pytest.mark.req("APR-07", "SCH-65")
+def test_a_plan_records_the_observation_it_was_computed_after_and_a_refresh_renews_it() -> None:
+    world = awaiting_approval()
+    plan = status(world).plan
+    drift = status(world).drift
+    assert plan is not None
+    assert drift is not None
+    assert plan.drift_digest == drift.digest
+    world = step(later(world, TEN_MINUTES))
+    world = step(step(observed(world, total=3)))
+    moved = status(world).drift
+    assert moved is not None
+    assert moved.digest != drift.digest
+    assert status(world).plan == plan, "until the Plan ends, the plan names the old observation"
+    world = publish(step(planned(world)))
+    kept = status(world).plan
+    assert kept is not None
+    assert (kept.name, kept.uid, kept.operation_id) == (plan.name, plan.uid, plan.operation_id)
+    assert kept.drift_digest == moved.digest
+    assert status(world).phase == SchemaPhase.AWAITING_APPROVAL

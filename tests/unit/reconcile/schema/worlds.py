@@ -357,6 +357,7 @@ def approval_of(
             schema_ref=ObjectReference(name=NAME, uid=UID),
             plan_ref=ObjectReference(name=plan.name, uid=plan.uid),
             plan_fingerprint=plan.fingerprint,
+            plan_operation_id=plan.operation_id,
             approved_by=by,
             approved_at=world.now if by else None,
         ),
