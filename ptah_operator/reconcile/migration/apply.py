@@ -149,6 +149,8 @@ def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | No
         why = _withdrawal(draft, claim, refusal)
         if why is not None:
             _withdraw(draft, claim, why, refusal)
+        elif name in world.job_refusals:
+            _job_refused(draft, claim, name, world.job_refusals[name])
         else:
             _recreate(draft, claim)
         return
@@ -294,6 +296,24 @@ def _recreate(draft: MigrationDraft, claim: ActiveOperation) -> None:
     draft.create(job)
     draft.stand(standings.applying(plan.metadata.name or ""))
     draft.wake_in(JOB_RECREATE_CHECK)
+
+
+def _job_refused(draft: MigrationDraft, claim: ActiveOperation, name: str, why: str) -> None:
+    """The API server refused the Apply Job (admission, a quota): none exists and none will
+    as built, so nothing ran and nothing is consumed. Failed, the Lease given back; the plan
+    comes back from the next reading, after failureRetryInterval (MIG-21, JOB-06)."""
+    status = draft.status
+    status.active_operation = None
+    status.plan = None
+    _release(draft, claim)
+    message = f"the API server refused Apply Job {name}: {why}"
+    draft.operation_failed(OperationType.APPLY, Reason.JOB_REFUSED)
+    draft.warning(
+        EventReason.OPERATION_FAILED,
+        f"Apply {claim.operation_id} did not start: the API server refused Job {name}; "
+        f"it starts again from resolution after {draft.spec.execution.failure_retry_interval}",
+    )
+    draft.fail(Reason.JOB_REFUSED, message)
 
 
 def _accept(draft: MigrationDraft, claim: ActiveOperation) -> None:

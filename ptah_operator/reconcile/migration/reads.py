@@ -14,6 +14,10 @@ result pins the source (source_read.py). Everything else below holds for all thr
   same claim, on the same snapshot, after failureRetryInterval (MIG-27, RETRY-01). Its Job and
   result record share the operation's name, so the retry first removes the failed attempt's
   and only then creates the next one.
+- A read whose Job the API server refused (admission, a policy, a quota on Jobs) or that
+  could not be built: none exists and none will as built, so the read is Failed without its
+  claim, reason JobRefused or JobNotBuilt, and the resource starts over from resolution after
+  failureRetryInterval (MIG-29, JOB-06).
 - A read refused by its files (the init containers, or the runner's own check: a snapshot
   replaced, a Git commit no longer reachable, content that does not give the bound digest) was
   not held to its admission snapshot: Failed, and the resource starts over from resolution
@@ -156,6 +160,11 @@ def observe(draft: MigrationDraft, claim: ActiveOperation) -> None:
             history.adopt_reading(draft, claim, report, report.history)
         return
     if job is None:
+        refused = draft.world.job_refusals.get(name)
+        if refused is not None:
+            drop(draft, claim)
+            source_read.not_built(draft, claim.type, refused, reason=Reason.JOB_REFUSED, job=name)
+            return
         _create_job(draft, claim)
         draft.wake_in(JOB_RECREATE_CHECK)
         return
