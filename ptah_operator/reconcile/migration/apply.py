@@ -47,7 +47,7 @@ from ptah_operator.api.constants import (
     Reason,
     RunOutcome,
 )
-from ptah_operator.api.contracts.result import OperationReport, run_failure
+from ptah_operator.api.contracts.result import OperationReport, run_failure, run_stopped_at
 from ptah_operator.api.migration import LastRun
 from ptah_operator.api.names import job_name
 from ptah_operator.api.plans import PtahMigrationPlan
@@ -337,6 +337,7 @@ def _end(
         started_at=report.started_at,
         finished_at=report.finished_at or draft.now,
         failure=run_failure(run.failure) if run.failure is not None else None,
+        stopped_at=run_stopped_at(run.stopped_at) if run.stopped_at is not None else None,
         target_identity_digest=report.target_identity_digest,
         message=run.message,
     )
@@ -418,8 +419,9 @@ def _close(draft: MigrationDraft, claim: ActiveOperation, record: LastRun) -> No
         f"run {claim.operation_id} of plan {record.plan.name} ended {record.outcome.value}: "
         f"{applied} migration(s) applied"
     )
-    if record.failure is not None:
-        message += f", stopped at version {record.failure.version}"
+    stopped = run_records.stopped_version(record)
+    if stopped is not None:
+        message += f", stopped at version {stopped}"
     if record.outcome in (RunOutcome.APPLIED, RunOutcome.UP_TO_DATE):
         draft.normal(EventReason.RUN_FINISHED, message)
     else:
