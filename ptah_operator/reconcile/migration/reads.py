@@ -29,6 +29,9 @@ result pins the source (source_read.py). Everything else below holds for all thr
   way (RETRY-09). Under a Git or OCI source, a History or Verify read also gives way when its
   retry delay ends once spec.interval has passed since the source was last read (RETRY-04); a
   failed Resolve reads the source on every attempt, so only a read request ends it (RETRY-07).
+- Under spec.suspend, the read that proves an Apply starts no new attempt (SUS-01): the one
+  under way is observed to its end (SUS-03), and after a failed one the claim waits, Suspended,
+  until the resource resumes.
 """
 
 from __future__ import annotations
@@ -219,6 +222,12 @@ def _between_attempts(draft: MigrationDraft, claim: ActiveOperation) -> None:
     retry_at = claim.retry_at
     assert retry_at is not None
     reason = claim.last_failure_reason or Reason.OPERATION_FAILED
+    if claim.serves_proof and draft.spec.suspend:
+        # SUS-01 over SUS-03: the attempt under way ran to its end; no new one starts while
+        # suspended. The proof stays claimed, bound to what the run ran from, and its next
+        # attempt starts once the resource resumes (docs/design/lifecycle-decisions.md).
+        draft.stand(standings.proof_suspended(claim.operation_id))
+        return
 
     def waiting() -> None:
         draft.stand(standings.read_retrying(reason, claim.attempt, retry_at, claim.type))
