@@ -52,6 +52,7 @@ from ptah_operator.api.migration import LastRun
 from ptah_operator.api.names import job_name
 from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.reconcile import conditions, leases, sources
+from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.approvals import accepted as approval_accepted
 from ptah_operator.reconcile.decision import LeaseAction, LeaseVerb, OperationCredentials
 from ptah_operator.reconcile.draft import binding_digest, current_binding
@@ -216,6 +217,7 @@ def _follow_dispatched(
         return
     if job.phase == JobPhase.ACTIVE:
         draft.stand(standings.applying(claim.plan.name if claim.plan else "?"))
+        core.apply_cannot_start(draft, job)
         return
     if job.snapshot_refused:
         _end_refused(draft, claim, job)

@@ -49,7 +49,7 @@ from ptah_operator.api.contracts.result import OperationReport
 from ptah_operator.api.names import job_name
 from ptah_operator.reconcile import conditions, resolutions, sources
 from ptah_operator.reconcile import reads as core
-from ptah_operator.reconcile.decision import OperationCredentials
+from ptah_operator.reconcile.decision import ObjectRef, OperationCredentials
 from ptah_operator.reconcile.draft import current_binding
 from ptah_operator.reconcile.jobs import owner_reference
 from ptah_operator.reconcile.migration import (
@@ -172,6 +172,11 @@ def observe(draft: MigrationDraft, claim: ActiveOperation) -> None:
         draft.wake_in(JOB_RECREATE_CHECK)
         return
     if job.phase == JobPhase.ACTIVE:
+        stuck = core.cannot_start(draft, job)
+        if stuck is not None:
+            draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+            _failed_attempt(draft, claim, *stuck, draft.now)
+            return
         draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))
         return
     if job.snapshot_refused:
@@ -181,13 +186,13 @@ def observe(draft: MigrationDraft, claim: ActiveOperation) -> None:
         draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))
         draft.wake_at(job.finished_at + RESULT_GRACE)
         return
-    _failed_attempt(
-        draft,
-        claim,
-        conditions.reason_or(job.reason, Reason.OPERATION_FAILED),
-        job.message or f"Job {name} ended without a readable result",
-        job.finished_at or draft.now,
-    )
+    if job.pod_problem is not None:
+        reason = conditions.reason_or(job.pod_problem.reason, Reason.OPERATION_FAILED)
+        message = core.pod_message(job)
+    else:
+        reason = conditions.reason_or(job.reason, Reason.OPERATION_FAILED)
+        message = job.message or f"Job {name} ended without a readable result"
+    _failed_attempt(draft, claim, reason, message, job.finished_at or draft.now)
 
 
 def inputs_moved(draft: MigrationDraft, claim: ActiveOperation) -> str | None:
