@@ -217,7 +217,7 @@ _MISSING = (
         rf"{_K8S_NAME}/(?P<name>{_K8S_NAME})"
     ),
     # The local executor's (hack/localstack/executor.py).
-    re.compile(rf"\b(?P<kind>secret|configMap) (?P<name>{_K8S_NAME}): HTTP 404"),
+    re.compile(rf"\b(?P<kind>secret|configMap) (?P<name>{_K8S_NAME})( for volume \S+)?: HTTP 404"),
     re.compile(rf"\b(?P<kind>secret|configMap) (?P<name>{_K8S_NAME}) has no key (?P<key>{_KEY})"),
 )
 

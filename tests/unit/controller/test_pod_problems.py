@@ -144,3 +144,7 @@ def test_nothing_but_names_is_taken_from_the_message() -> None:
     assert missing_object(message) == "Secret orders-database not found"
     assert missing_object("some other words: postgresql://app:hunter2@db") is None
     assert missing_object(None) is None
+    assert (
+        missing_object("configMap ptah-src-1 for volume snapshot: HTTP 404")
+        == "ConfigMap ptah-src-1 not found"
+    )
