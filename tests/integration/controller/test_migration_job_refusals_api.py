@@ -1,4 +1,5 @@
-"""A PtahMigration whose Job the real API server refuses: a ResourceQuota of no Jobs.
+"""A PtahMigration whose Job the real API server refuses: a ResourceQuota of no Jobs (and of
+no Pods, which refuses the Job's Pods instead).
 
 The quota's admission refuses the Job's create itself (a quota on `pods` would refuse only its
 Pods). The controller must not ask for the refused Job again every few seconds with nothing
@@ -10,6 +11,7 @@ test writes the quota's status as that controller would.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -114,3 +116,55 @@ async def test_a_history_job_refused_by_a_quota_ends_the_read_failed_job_refused
     assert again is not None
     assert again["journal"]["entries"] == entries
     assert (await batch.list_namespaced_job(namespace)).items == []
+
+
+@pytest.mark.req("MIG-27")
+async def test_a_job_whose_pods_a_quota_refuses_is_read_as_failed_create(
+    api_client: client.ApiClient, namespace: str
+) -> None:
+    """A quota on pods refuses the Pod, not the Job: the Job controller starts the Job and can
+    create no Pod, which the controller reads as FailedCreate (issue #11)."""
+    from ptah_operator.controller.world import job_state
+
+    core: Any = client.CoreV1Api(api_client)
+    batch: Any = client.BatchV1Api(api_client)
+    hard = {"pods": "0"}
+    await core.create_namespaced_resource_quota(
+        namespace, {"metadata": {"name": "no-pods"}, "spec": {"hard": hard}}
+    )
+    quota = await core.read_namespaced_resource_quota("no-pods", namespace)
+    quota.status = client.V1ResourceQuotaStatus(hard=hard, used={"pods": "0"})
+    await core.replace_namespaced_resource_quota_status("no-pods", namespace, quota)
+    await batch.create_namespaced_job(
+        namespace,
+        {
+            "metadata": {"name": "ptah-history-00000000aa"},
+            "spec": {
+                "backoffLimit": 0,
+                "template": {
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "containers": [{"name": "run", "image": "ptah"}],
+                    }
+                },
+            },
+        },
+    )
+
+    async def started() -> dict[str, Any] | None:
+        response = await batch.read_namespaced_job(
+            "ptah-history-00000000aa", namespace, _preload_content=False
+        )
+        job: dict[str, Any] = json.loads(await response.read())
+        return job if (job.get("status") or {}).get("startTime") else None
+
+    await eventually(started, "the Job controller to start the Job")
+    await asyncio.sleep(2)
+    job = await started()
+    assert job is not None
+    assert not job["status"].get("active")
+    assert (await core.list_namespaced_pod(namespace)).items == []
+    problem = job_state(job, []).pod_problem
+    assert problem is not None
+    assert problem.reason == "FailedCreate"
+    assert problem.since is not None
