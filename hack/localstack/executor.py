@@ -399,13 +399,19 @@ class Executor:
     # -- volumes, environment, processes --------------------------------------------
 
     async def _read_keyed(self, kind: str, namespace: str, name: str) -> dict[str, bytes]:
+        """The object's keys; ApiException when it cannot be read (404: it does not exist),
+        as a kubelet would refuse it, rather than an object with no keys."""
         if kind == "configMap":
             cm = await self.core.read_namespaced_config_map(name, namespace, _preload_content=False)
+            if cm.status != 200:
+                raise ApiException(status=cm.status, reason=cm.reason)
             body = await cm.json()
             data = {k: v.encode() for k, v in (body.get("data") or {}).items()}
             data.update({k: base64.b64decode(v) for k, v in (body.get("binaryData") or {}).items()})
             return data
         secret = await self.core.read_namespaced_secret(name, namespace, _preload_content=False)
+        if secret.status != 200:
+            raise ApiException(status=secret.status, reason=secret.reason)
         body = await secret.json()
         return {k: base64.b64decode(v) for k, v in (body.get("data") or {}).items()}
 

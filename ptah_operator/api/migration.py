@@ -148,6 +148,17 @@ class RunFailure(ApiModel):
     mysql_errno: int | None = Field(default=None, ge=0)
 
 
+class RunStoppedAt(ApiModel):
+    """The file a run that did not finish stopped in, whatever stopped it (a statement, a lost
+    session, an interruption, a failed commit), and how many of its statements are known
+    committed. No text."""
+
+    version: Version
+    statements_applied: int | None = Field(default=None, ge=0)
+    """Statements of the file known committed; absent when nothing records it."""
+    statements_total: int | None = Field(default=None, ge=0)
+
+
 class RunVerification(ApiModel):
     """The first reading of the run's database after the run."""
 
@@ -174,6 +185,8 @@ class LastRun(ApiModel):
     """Why a run that stopped before it selected a migration stopped, when its result said:
     LockTimeout, ConnectionFailed, HistoryUnreadable, Interrupted, SnapshotRefused, ... A run
     stopped for one of the first five may start again on its own; see planning.replayed."""
+    stopped_at: RunStoppedAt | None = None
+    """Where a run that did not finish stopped, when its result names it (RUN-12)."""
     target_identity_digest: Digest | None = None
     """The database the run's result named; absent when the run left no result."""
     source: SourceRecord | None = None
@@ -191,6 +204,8 @@ class UnresolvedRun(ApiModel):
     plan: PlanReference
     job: JobReference | None = None
     finished_at: Timestamp | None = None
+    stopped_at: Version | None = None
+    """The version the run stopped in, when its result named it."""
     planned_target_digest: Digest | None = None
     """The database the plan was made against: where to start looking."""
     target_identity_digest: Digest | None = None

@@ -16,7 +16,7 @@ resource registries do over one generic registry):
 - its kinds (the resource, its plan, its approval) and the index its approvals name it by;
 - `takes_job_refusals`: whether its World carries `job_refusals`, the Jobs the API server
   refused to create. The executor records refusals for every family; only a family that takes
-  them sees them (today PtahSchema only; a PtahMigration World has no such field);
+  them sees them (both PtahSchema and PtahMigration do);
 - `own_informers` / `own_watches`: informers beyond the shared ones, and what enqueues keys;
 - `world` (typed, from the parts `seen` gives) and `decide` (the family's pure function).
 

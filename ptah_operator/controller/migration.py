@@ -1,8 +1,8 @@
 """The PtahMigration controller: `reconcile_migration` on the family shell (family.py).
 
 Contract: a migration's World adds the PtahMigrationRunAcknowledgments naming it (they enqueue
-it). It does not take `job_refusals` (MigrationWorld has no such field): the executor records
-a refused Job, but the migration's World does not show it.
+it), and `job_refusals`: the Jobs the API server refused to create, so a refused History,
+Resolve, Verify or Apply Job ends its operation Failed rather than being asked for again.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ class MigrationReconciler(FamilyReconciler[MigrationControllerConfig, MigrationW
         approval=Kind.PTAH_MIGRATION_APPROVAL,
         named_by=BY_MIGRATION_NAME,
         index_named=index_migration_name,
+        takes_job_refusals=True,
     )
 
     def own_informers(self, manager: Manager) -> None:

@@ -18,6 +18,7 @@ import base64
 import datetime as dt
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -52,11 +53,14 @@ from ptah_operator.controller.indexes import (
 )
 from ptah_operator.reconcile.schema.world import PlanText
 from ptah_operator.reconcile.world import (
+    FAILED_CREATE,
+    POD_START_REASONS,
     Claimant,
     JobPhase,
     JobState,
     LeaseState,
     OperationResult,
+    PodProblem,
     PolicyFile,
     SourceFiles,
 )
@@ -189,6 +193,7 @@ def job_state(job: KubeObject, pods: Iterable[KubeObject] = ()) -> JobState:
             terminated = (container.get("state") or {}).get("terminated") or {}
             if terminated.get("exitCode") not in (None, 0) and terminated.get("message"):
                 message = terminated["message"]
+    pods = list(pods)
     return JobState(
         name=str(meta.get("name")),
         uid=str(meta.get("uid")),
@@ -198,7 +203,71 @@ def job_state(job: KubeObject, pods: Iterable[KubeObject] = ()) -> JobState:
         message=message,
         finished_at=finished,
         snapshot_refused=snapshot_refused,
+        pod_problem=None if snapshot_refused else pod_problem(job, pods, phase),
     )
+
+
+_K8S_NAME = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
+_KEY = r"[-._a-zA-Z0-9]+"
+_MISSING = (
+    # The kubelet's words.
+    re.compile(rf'\b(?P<kind>secret|configmap) "(?P<name>{_K8S_NAME})" not found', re.I),
+    re.compile(
+        rf"couldn't find key (?P<key>{_KEY}) in (?P<kind>Secret|ConfigMap) "
+        rf"{_K8S_NAME}/(?P<name>{_K8S_NAME})"
+    ),
+    # The local executor's (hack/localstack/executor.py).
+    re.compile(rf"\b(?P<kind>secret|configMap) (?P<name>{_K8S_NAME})( for volume \S+)?: HTTP 404"),
+    re.compile(rf"\b(?P<kind>secret|configMap) (?P<name>{_K8S_NAME}) has no key (?P<key>{_KEY})"),
+)
+
+
+def missing_object(message: str | None) -> str | None:
+    """What a Pod's message says is missing, by kind, name and key only (never the message)."""
+    for pattern in _MISSING:
+        found = pattern.search(message or "")
+        if found is None:
+            continue
+        kind = "Secret" if found["kind"].lower() == "secret" else "ConfigMap"
+        key = found.groupdict().get("key")
+        if key is not None:
+            return f"{kind} {found['name']} has no key {key}"
+        return f"{kind} {found['name']} not found"
+    return None
+
+
+def pod_problem(job: KubeObject, pods: list[KubeObject], phase: JobPhase) -> PodProblem | None:
+    """Why the Job's Pod cannot start, if it cannot: a container waiting for a reason that
+    does not pass by itself (POD_START_REASONS), a Pod failed for one (the local executor
+    fails it at once), or, for a Job the Job controller started that has no Pod at all, no
+    Pod created (FAILED_CREATE)."""
+    for pod in pods:
+        status = pod.get("status") or {}
+        since = parse_time(metadata(pod).get("creationTimestamp"))
+        containers = [
+            *(status.get("initContainerStatuses") or []),
+            *(status.get("containerStatuses") or []),
+        ]
+        for container in containers:
+            waiting = (container.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") in POD_START_REASONS:
+                return PodProblem(
+                    str(waiting["reason"]), missing_object(waiting.get("message")), since
+                )
+        if status.get("phase") == "Failed" and status.get("reason") in POD_START_REASONS:
+            return PodProblem(str(status["reason"]), missing_object(status.get("message")), since)
+    job_status = job.get("status") or {}
+    started = parse_time(job_status.get("startTime"))
+    if (
+        not pods
+        and phase == JobPhase.ACTIVE
+        and started is not None
+        and not job_status.get("active")
+        and not job_status.get("succeeded")
+        and not job_status.get("failed")
+    ):
+        return PodProblem(FAILED_CREATE, None, started)
+    return None
 
 
 def is_piece_record(configmap: KubeObject) -> bool:

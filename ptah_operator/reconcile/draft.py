@@ -15,6 +15,8 @@ A pass reads the World, changes a deep copy of the status and collects its effec
   status or a claim (SRC-CM-14: after the resolution that replaced them is stored), result
   records of reads that ended or were dropped and of an Apply already recorded as ended, the
   operation Secret of a claim that ended, what else the family keeps (a schema's plan texts),
+  the Job of an Apply on record as having succeeded, about five minutes after it finished
+  (JOB-07: an Apply Job is created to be kept a day, since its outcome is not known then),
   and plans and spent approvals beyond the few kept (retention.py, PATH-23);
 - leaves `status` None when the status did not change, so a pass that found nothing new
   writes nothing.
@@ -69,7 +71,7 @@ from ptah_operator.reconcile.decision import (
     OperationCredentials,
     Requeue,
 )
-from ptah_operator.reconcile.schedule import failure_retry_interval
+from ptah_operator.reconcile.schedule import FINISHED_JOB_KEPT, failure_retry_interval
 from ptah_operator.reconcile.world import (
     Claimant,
     JobState,
@@ -304,6 +306,10 @@ class Draft(Effects, Generic[WorldT, StatusT, PhaseT]):
         """The operation id of the Apply whose end status records (its result record may go)."""
         raise NotImplementedError
 
+    def _succeeded_apply(self) -> str | None:
+        """The operation id of the Apply status records as having succeeded, or None."""
+        return None
+
     def _clean_up_more(self, claimed: str | None) -> None:
         """What else the family deletes once nothing names it."""
 
@@ -437,6 +443,7 @@ class Draft(Effects, Generic[WorldT, StatusT, PhaseT]):
                 ObjectRef("v1", "ConfigMap", self.namespace, result_record_name(operation_id))
             )
         self._clean_up_more(claimed)
+        self._finished_apply_job(claimed)
 
         if old_claim is not None and old_claim.operation_id != claimed:
             self.delete(
@@ -445,6 +452,22 @@ class Draft(Effects, Generic[WorldT, StatusT, PhaseT]):
                 )
             )
         self._retain()
+
+    def _finished_apply_job(self, claimed: str | None) -> None:
+        """The Job of an Apply on record as having succeeded goes FINISHED_JOB_KEPT after it
+        finished, as a read's does by its TTL; a failed Apply's keeps its day (JOB-07). Never
+        the Job of the claim in flight: its end is not on record yet."""
+        succeeded = self._succeeded_apply()
+        if succeeded is None or succeeded == claimed:
+            return
+        for job in self.world.jobs.values():
+            if job.operation_id != succeeded or job.finished_at is None:
+                continue
+            due = job.finished_at + FINISHED_JOB_KEPT
+            if self.now >= due:
+                self.delete(ObjectRef("batch/v1", "Job", self.namespace, job.name))
+            else:
+                self.wake_at(due)
 
     def _retain(self) -> None:
         """A bounded store of plans and approvals (PATH-23, retention.py); a schema plan's

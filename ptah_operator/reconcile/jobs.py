@@ -333,6 +333,9 @@ def _job_manifest(
         LABEL_OPERATION_ID: operation_id,
         LABEL_OPERATION_TYPE: operation_type.value,
     }
+    # An Apply's outcome is not known when its Job is made, so it gets the failed Apply's day;
+    # the lifecycle removes it about five minutes after a run on record as succeeded (JOB-07,
+    # draft.py). A read's Job goes by its TTL.
     ttl = (
         runner.failed_apply_ttl_seconds
         if operation_type is OperationType.APPLY

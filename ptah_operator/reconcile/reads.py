@@ -10,6 +10,10 @@
   passed since the source was last read (a failing Resolve reads it on every attempt, so only
   a request ends it); a proof never gives way (RETRY-09). The next attempt reuses the
   operation's name, so the failed attempt's Job and result record are removed first.
+- A running Job whose Pod cannot start (a missing Secret or key, an image that cannot be
+  pulled, no Pod created: JobState.pod_problem) is a failed attempt once POD_START_GRACE has
+  passed (`cannot_start`), with the Kubernetes reason as the failure's; its Job is removed at
+  once, so a Pod that could start later does not run an attempt nobody follows.
 - When a read is due with no claim (`read_due`): at once in a phase that starts one, after a
   realm or engine gate lifted, an edit, or a moved source; for a person's request in a phase
   that answers one (RRQ); at the interval otherwise, and a failure waits for its retry time.
@@ -24,14 +28,15 @@ from enum import Enum
 from typing import Generic
 
 from ptah_operator.api.common import ActiveOperation
-from ptah_operator.api.constants import OperationType, Reason
+from ptah_operator.api.constants import ConditionType, EventReason, OperationType, Reason
 from ptah_operator.api.names import job_name, result_record_name
 from ptah_operator.reconcile import conditions, sources
 from ptah_operator.reconcile.conditions import PhaseT
 from ptah_operator.reconcile.decision import ObjectRef
 from ptah_operator.reconcile.draft import Pass, binding_digest, current_binding
 from ptah_operator.reconcile.read_request import ReadRequest, answer_invalid, unanswered
-from ptah_operator.reconcile.schedule import CLEANUP_CHECK, interval
+from ptah_operator.reconcile.schedule import CLEANUP_CHECK, POD_START_GRACE, interval
+from ptah_operator.reconcile.world import JobState
 
 
 def inputs_moved(
@@ -65,6 +70,45 @@ def source_read_due(draft: Pass, claim: ActiveOperation) -> bool:
     record = draft.status.source
     read_at = record.resolved_at if record is not None else None
     return read_at is None or draft.now >= read_at + interval(draft.resource)
+
+
+def cannot_start(draft: Pass, job: JobState) -> tuple[str, str] | None:
+    """The reason and message of a running Job whose Pod cannot start, once POD_START_GRACE
+    has passed (the pass wakes for it until then); None while it may still start. The message
+    names the Job, the Kubernetes reason and what is missing by name, nothing the server
+    wrote."""
+    problem = job.pod_problem
+    if problem is None:
+        return None
+    due = (problem.since or draft.now) + POD_START_GRACE
+    if draft.now < due:
+        draft.wake_at(due)
+        return None
+    return conditions.reason_or(problem.reason, Reason.OPERATION_FAILED), pod_message(job)
+
+
+def apply_cannot_start(draft: Pass, job: JobState) -> None:
+    """A dispatched Apply whose Pod cannot start is not ended here: a Pod may still start once
+    the Secret appears, and the run is followed to its end (its Job's deadline at the latest,
+    RETRY-08). The reason is surfaced meanwhile: ReconciliationFailed names it, and a Warning
+    says so once, when the condition first takes that reason."""
+    stuck = cannot_start(draft, job)
+    if stuck is None:
+        return
+    reason, message = stuck
+    failed = draft.status.condition(ConditionType.RECONCILIATION_FAILED)
+    message += "; the Apply is followed to its end, its Job's deadline at the latest"
+    if failed is None or failed.reason != reason or failed.message != message:
+        draft.warning(EventReason.OPERATION_FAILED, message)
+    conditions.record_failure(draft.status, reason, message, draft.now, draft.generation)
+
+
+def pod_message(job: JobState) -> str:
+    """What a Job whose Pod could not start says of it, by reason and missing names only."""
+    problem = job.pod_problem
+    assert problem is not None
+    detail = f" ({problem.detail})" if problem.detail else ""
+    return f"the Pod of Job {job.name} cannot start: {problem.reason}{detail}"
 
 
 def clear_leftovers(draft: Pass, claim: ActiveOperation) -> bool:

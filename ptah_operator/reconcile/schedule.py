@@ -32,6 +32,17 @@ server, and an approval names it)."""
 CLEANUP_CHECK = dt.timedelta(seconds=2)
 """How soon a retry that had to remove its failed attempt's Job and record looks again."""
 
+FINISHED_JOB_KEPT = dt.timedelta(minutes=5)
+"""How long the Job of an Apply that succeeded is kept after it finished (JOB-07: finished
+Jobs about five minutes), the same as a read's Job by its TTL (RunnerConfig.job_ttl_seconds).
+An Apply Job is created with the failed Apply's day, since its outcome is not known then; the
+operator removes it once the run is on record as having succeeded."""
+
+POD_START_GRACE = dt.timedelta(minutes=2)
+"""How long a Job's Pod may show a reason it cannot start for (a missing Secret or key, an image
+that cannot be pulled, no Pod created) before the attempt counts as failed. A Secret made a
+moment after the resource, or a registry that answers late, gets that long."""
+
 JOB_RECREATE_CHECK = dt.timedelta(seconds=10)
 """How soon a claim whose Job is not in the cache yet asks for it again."""
 

@@ -31,6 +31,38 @@ class JobPhase(StrEnum):
     FAILED = "Failed"
 
 
+POD_START_REASONS = frozenset(
+    {
+        "CreateContainerConfigError",
+        "CreateContainerError",
+        "ErrImagePull",
+        "ImagePullBackOff",
+        "InvalidImageName",
+        "ErrImageNeverPull",
+    }
+)
+"""The waiting reasons of a container that will not start by itself: its configuration (a
+missing Secret or key) or its image. A Pod that shows one past a short grace cannot start."""
+
+FAILED_CREATE = "FailedCreate"
+"""The reason a Job's Pods cannot start when none could be created (a quota on pods, admission
+refusing the Pod): the Job controller has started the Job and no Pod exists."""
+
+
+@dataclass(frozen=True)
+class PodProblem:
+    """Why a Job's Pod cannot start, in Kubernetes' reason word and, for a missing Secret,
+    ConfigMap or key, their names; never the server's message."""
+
+    reason: str
+    detail: str | None = None
+    """What is missing, by name only: `Secret orders-database not found`, `Secret
+    orders-database has no key url`."""
+    since: dt.datetime | None = None
+    """Since when the Pod has been unable to start (its creation, or the Job's start when no
+    Pod exists); the lifecycle waits a short grace from it."""
+
+
 @dataclass(frozen=True)
 class JobState:
     """A Job the resource owns, found by its deterministic name."""
@@ -51,6 +83,9 @@ class JobState:
     snapshot_refused: bool = False
     """The init container refused the snapshot (SRC-CM-08): the container that holds the
     database URL never started, so the operation did nothing at all."""
+    pod_problem: PodProblem | None = None
+    """Why its Pod cannot start (a missing Secret or key, an image that cannot be pulled, no
+    Pod created), when it cannot; none of its containers has run."""
 
 
 @dataclass(frozen=True)

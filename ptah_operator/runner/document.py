@@ -18,7 +18,9 @@ the reading the run made under the lock, before it ran anything.
 
 Run block (Apply only). `outcome`, `selected` and `appliedVersions` are the engine's confirmed
 answer (RUN-02). `failure` is set only when a statement reached the database and failed
-(RUN-17); a failed commit leaves it unset (RUN-18). `message` names the migration version and
+(RUN-17); a failed commit leaves it unset (RUN-18). `stoppedAt` names the file a run that did
+not finish stopped in, whatever stopped it (a statement, a lost session, a failed commit, an
+interruption), with the statements of it known committed (RUN-12). `message` names the migration version and
 the database's error class, or the rule that refused the run, and nothing else.
 """
 
@@ -193,7 +195,7 @@ def _describe(sqlstate: str | None, mysql_errno: int | None) -> str:
 
 def run_block(result: RunResult, spell: VersionSpelling) -> Json:
     failure = result.failure
-    return {
+    block: Json = {
         "outcome": result.outcome.value,
         "selected": result.selected,
         "appliedVersions": spell.many(result.applied_versions),
@@ -207,6 +209,23 @@ def run_block(result: RunResult, spell: VersionSpelling) -> Json:
         },
         "message": run_message(result, spell),
     }
+    stop = result.stopped_at
+    if stop is not None and result.outcome not in (Outcome.APPLIED, Outcome.UP_TO_DATE):
+        block["stoppedAt"] = stopped_at_block(
+            spell(stop.version), stop.statements_applied, stop.statements_total
+        )
+    return block
+
+
+def stopped_at_block(version: str, applied: int | None, total: int | None) -> Json:
+    """`run.stoppedAt`: the file a run that did not finish stopped in, and how many of its
+    statements are known committed (RUN-12); counts left out when nothing records them."""
+    block: Json = {"version": version}
+    if applied is not None:
+        block["statementsApplied"] = applied
+    if total is not None:
+        block["statementsTotal"] = total
+    return block
 
 
 def not_selected_run(message: str) -> Json:
@@ -220,15 +239,18 @@ def not_selected_run(message: str) -> Json:
     }
 
 
-def unknown_run(message: str, applied: Sequence[str] = ()) -> Json:
+def unknown_run(message: str, applied: Sequence[str] = (), stopped_at: Json | None = None) -> Json:
     """The run block of an Apply that may have started and whose evidence was not read."""
-    return {
+    block: Json = {
         "outcome": Outcome.UNKNOWN.value,
         "selected": True,
         "appliedVersions": list(applied),
         "failure": None,
         "message": message,
     }
+    if stopped_at is not None:
+        block["stoppedAt"] = stopped_at
+    return block
 
 
 def result_document(

@@ -36,7 +36,7 @@ import contextlib
 import datetime as dt
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -72,6 +72,7 @@ from ptah_operator.engine.migrations.directory import (
     read_directory,
 )
 from ptah_operator.engine.migrations.revision_table import (
+    RevisionRead,
     RevisionTable,
     RevisionTableError,
     read_revisions,
@@ -93,6 +94,7 @@ from ptah_operator.runner.document import (
     not_selected_run,
     result_document,
     run_block,
+    stopped_at_block,
     unknown_run,
 )
 from ptah_operator.runner.source import SnapshotError, read_files
@@ -429,15 +431,52 @@ def apply_finished(
     )
 
 
+@dataclass(frozen=True)
+class AfterInterruption:
+    """What the revision table, read again after an interrupted Apply, says of the run."""
+
+    applied: list[str] = field(default_factory=list)
+    """The expected versions it records applied (same checksum)."""
+    stopped_at: Json | None = None
+    """`run.stoppedAt`: the first expected version it does not record applied, with the
+    statement counts of its dirty row if it has one; None when every one is recorded."""
+
+
+def after_interruption(
+    expected: Sequence[ExpectedMigration], read: RevisionRead, spell: VersionSpelling
+) -> AfterInterruption:
+    """How far an interrupted run is known to have got, from the revision table (pure)."""
+    rows = {row.version: row for row in read.rows}
+
+    def recorded(e: ExpectedMigration) -> bool:
+        row = rows.get(e.version)
+        return row is not None and not row.dirty and row.checksum == e.checksum
+
+    applied = [spell(e.version) for e in expected if recorded(e)]
+    stop = next((e for e in expected if not recorded(e)), None)
+    if stop is None:
+        return AfterInterruption(applied)
+    row = rows.get(stop.version)
+    dirty = row is not None and row.dirty
+    return AfterInterruption(
+        applied,
+        stopped_at_block(
+            spell(stop.version),
+            row.statements_applied if dirty and row is not None else None,
+            row.statements_total if dirty and row is not None else None,
+        ),
+    )
+
+
 async def recorded_after_interruption(
     operation: Operation, url: str | None, spell: VersionSpelling, limit: float = 10.0
-) -> list[str]:
-    """The expected versions the revision table records applied (same checksum), read on a
-    fresh session after an interrupted Apply: how far it is known to have got. Best effort:
-    anything that stops the read gives an empty list, never a guess."""
+) -> AfterInterruption:
+    """The revision table read on a fresh session after an interrupted Apply: how far the run
+    is known to have got, and where it stopped. Best effort: anything that stops the read
+    gives nothing, never a guess."""
     expected = operation.expected_migrations() or []
     if not url or not expected:
-        return []
+        return AfterInterruption()
     try:
         async with asyncio.timeout(limit):
             db = await connect(url)
@@ -446,15 +485,8 @@ async def recorded_after_interruption(
             finally:
                 await _close(db)
     except (ConnectionLostError, DatabaseError, RevisionTableError, BadURLError, TimeoutError):
-        return []
-    rows = {row.version: row for row in read.rows}
-    return [
-        spell(e.version)
-        for e in expected
-        if e.version in rows
-        and not rows[e.version].dirty
-        and rows[e.version].checksum == e.checksum
-    ]
+        return AfterInterruption()
+    return after_interruption(expected, read, spell)
 
 
 def interrupted(
@@ -462,15 +494,21 @@ def interrupted(
     progress: Progress,
     now: Now = utc_now,
     *,
-    recorded: list[str] | None = None,
+    recorded: AfterInterruption | None = None,
 ) -> Finished:
     """The result of an operation the runner was told to stop (SIGTERM) before it ended.
-    `recorded`: the expected versions the table was found to record applied afterwards."""
+    `recorded`: what the table was found to record afterwards (versions applied, where the
+    run stopped)."""
     error = ErrorBlock(ErrorReason.INTERRUPTED, "the runner was stopped before it finished")
     run: Json | None = None
+    found = recorded or AfterInterruption()
     if operation.is_apply:
         run = (
-            unknown_run("the run was interrupted; what it committed is not known", recorded or [])
+            unknown_run(
+                "the run was interrupted; what it committed is not known",
+                found.applied,
+                found.stopped_at,
+            )
             if progress.apply_started
             else not_selected_run(error.message)
         )
@@ -518,7 +556,7 @@ async def operate(args: argparse.Namespace, text: str) -> int:
         recorded = (
             await recorded_after_interruption(operation, url, progress.spell)
             if progress.apply_started
-            else []
+            else AfterInterruption()
         )
         finished = interrupted(operation, progress, recorded=recorded)
     return await report(

@@ -54,6 +54,7 @@ from ptah_operator.api.migration import (
     History,
     Revision,
     RunFailure,
+    RunStoppedAt,
 )
 
 MAX_REPORTED_TABLES = 100
@@ -93,6 +94,12 @@ class FailureReport(_Report):
     mysql_errno: int | None = Field(default=None, ge=0)
 
 
+class StoppedAtReport(_Report):
+    version: Version
+    statements_applied: int | None = Field(default=None, ge=0)
+    statements_total: int | None = Field(default=None, ge=0)
+
+
 class RunReport(_Report):
     outcome: RunOutcome
     selected: bool = True
@@ -100,6 +107,8 @@ class RunReport(_Report):
     a run that may have started is never taken for one that did not."""
     applied_versions: list[Version] = Field(default_factory=list, max_length=MAX_PLAN_VERSIONS)
     failure: FailureReport | None = None
+    stopped_at: StoppedAtReport | None = None
+    """The file a run that did not finish stopped in, whatever stopped it (RUN-12)."""
     message: str | None = None
 
 
@@ -265,6 +274,11 @@ class OperationReport(ResultEnvelope):
                 run_failure(self.run.failure)
             except ValidationError:
                 return "the result's failure does not fit status.lastRun.failure"
+        if self.run is not None and self.run.stopped_at is not None:
+            try:
+                run_stopped_at(self.run.stopped_at)
+            except ValidationError:
+                return "the result's stoppedAt does not fit status.lastRun.stoppedAt"
         return None
 
 
@@ -321,4 +335,13 @@ def run_failure(failure: FailureReport) -> RunFailure:
         statement_index=failure.statement_index,
         sqlstate=failure.sqlstate,
         mysql_errno=failure.mysql_errno,
+    )
+
+
+def run_stopped_at(stopped: StoppedAtReport) -> RunStoppedAt:
+    """Where a run that did not finish stopped: the file and its statement counts (RUN-12)."""
+    return RunStoppedAt(
+        version=stopped.version,
+        statements_applied=stopped.statements_applied,
+        statements_total=stopped.statements_total,
     )

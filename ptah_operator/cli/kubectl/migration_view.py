@@ -220,6 +220,12 @@ def _last_run(run: LastRun | None) -> list[str]:
         if failure.mysql_errno is not None:
             parts.append(f"errno {failure.mysql_errno}")
         lines.append(field_line("Failed at", ", ".join(parts)))
+    if run.stopped_at is not None:
+        stop = run.stopped_at
+        where = f"version {stop.version}"
+        if stop.statements_applied is not None and stop.statements_total is not None:
+            where += f", {stop.statements_applied} of {stop.statements_total} statements committed"
+        lines.append(field_line("Stopped in", where))
     lines.append(field_line("Database", short(run.target_identity_digest)))
     if run.verification is not None:
         lines.append(verified_line(run.verification.outcome, run.verification.read_at))

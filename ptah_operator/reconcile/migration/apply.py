@@ -51,11 +51,12 @@ from ptah_operator.api.constants import (
     RunOutcome,
 )
 from ptah_operator.api.contracts.codes import ErrorReason
-from ptah_operator.api.contracts.result import OperationReport, run_failure
+from ptah_operator.api.contracts.result import OperationReport, run_failure, run_stopped_at
 from ptah_operator.api.migration import LastRun
 from ptah_operator.api.names import job_name
 from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.reconcile import conditions, leases, sources
+from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.approvals import accepted as approval_accepted
 from ptah_operator.reconcile.decision import LeaseAction, LeaseVerb, OperationCredentials
 from ptah_operator.reconcile.draft import binding_digest, current_binding
@@ -170,6 +171,8 @@ def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | No
         why = _withdrawal(draft, claim, refusal)
         if why is not None:
             _withdraw(draft, claim, why, refusal)
+        elif name in world.job_refusals:
+            _job_refused(draft, claim, name, world.job_refusals[name])
         else:
             _recreate(draft, claim)
         return
@@ -235,6 +238,7 @@ def _follow_dispatched(
         return
     if job.phase == JobPhase.ACTIVE:
         draft.stand(standings.applying(claim.plan.name if claim.plan else "?"))
+        core.apply_cannot_start(draft, job)
         return
     if job.snapshot_refused:
         _end_refused(draft, claim, job)
@@ -317,6 +321,24 @@ def _recreate(draft: MigrationDraft, claim: ActiveOperation) -> None:
     draft.wake_in(JOB_RECREATE_CHECK)
 
 
+def _job_refused(draft: MigrationDraft, claim: ActiveOperation, name: str, why: str) -> None:
+    """The API server refused the Apply Job (admission, a quota): none exists and none will
+    as built, so nothing ran and nothing is consumed. Failed, the Lease given back; the plan
+    comes back from the next reading, after failureRetryInterval (MIG-21, JOB-06)."""
+    status = draft.status
+    status.active_operation = None
+    status.plan = None
+    _release(draft, claim)
+    message = f"the API server refused Apply Job {name}: {why}"
+    draft.operation_failed(OperationType.APPLY, Reason.JOB_REFUSED)
+    draft.warning(
+        EventReason.OPERATION_FAILED,
+        f"Apply {claim.operation_id} did not start: the API server refused Job {name}; "
+        f"it starts again from resolution after {draft.spec.execution.failure_retry_interval}",
+    )
+    draft.fail(Reason.JOB_REFUSED, message)
+
+
 def _accept(draft: MigrationDraft, claim: ActiveOperation) -> None:
     """The Apply consumed its approval: the Job exists (JNL-05, APR-11)."""
     approval_accepted(draft, claim)
@@ -338,6 +360,7 @@ def _end(
         started_at=report.started_at,
         finished_at=report.finished_at or draft.now,
         failure=run_failure(run.failure) if run.failure is not None else None,
+        stopped_at=run_stopped_at(run.stopped_at) if run.stopped_at is not None else None,
         target_identity_digest=report.target_identity_digest,
         message=run.message,
         reason=_refusal_reason(report),
@@ -431,8 +454,9 @@ def _close(draft: MigrationDraft, claim: ActiveOperation, record: LastRun) -> No
         f"run {claim.operation_id} of plan {record.plan.name} ended {record.outcome.value}: "
         f"{applied} migration(s) applied"
     )
-    if record.failure is not None:
-        message += f", stopped at version {record.failure.version}"
+    stopped = run_records.stopped_version(record)
+    if stopped is not None:
+        message += f", stopped at version {stopped}"
     if record.outcome in (RunOutcome.APPLIED, RunOutcome.UP_TO_DATE):
         draft.normal(EventReason.RUN_FINISHED, message)
     else:

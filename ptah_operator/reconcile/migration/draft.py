@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ptah_operator.api.common import ActiveOperation, SourceRecord
-from ptah_operator.api.constants import MigrationPhase
+from ptah_operator.api.constants import MigrationPhase, RunOutcome
 from ptah_operator.api.migration import PtahMigration, PtahMigrationSpec, PtahMigrationStatus
 from ptah_operator.reconcile import draft
 from ptah_operator.reconcile.migration import approvals, standings
@@ -72,6 +72,12 @@ class MigrationDraft(draft.Draft[MigrationWorld, PtahMigrationStatus, MigrationP
     def _ended_apply(self) -> str | None:
         last_run = self.status.last_run
         return last_run.operation_id if last_run is not None else None
+
+    def _succeeded_apply(self) -> str | None:
+        last_run = self.status.last_run
+        if last_run is None or last_run.outcome not in (RunOutcome.APPLIED, RunOutcome.UP_TO_DATE):
+            return None
+        return last_run.operation_id
 
     def _named_plans(self) -> set[str]:
         status = self.status

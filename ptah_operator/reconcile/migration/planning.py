@@ -26,7 +26,7 @@
 
 from __future__ import annotations
 
-from ptah_operator.api.common import ActiveOperation, PublishedPlan
+from ptah_operator.api.common import ActiveOperation, PlanReference, PublishedPlan
 from ptah_operator.api.constants import (
     ApplyPolicy,
     EventReason,

@@ -14,6 +14,10 @@ result pins the source (source_read.py). Everything else below holds for all thr
   same claim, on the same snapshot, after failureRetryInterval (MIG-27, RETRY-01). Its Job and
   result record share the operation's name, so the retry first removes the failed attempt's
   and only then creates the next one.
+- A read whose Job the API server refused (admission, a policy, a quota on Jobs) or that
+  could not be built: none exists and none will as built, so the read is Failed without its
+  claim, reason JobRefused or JobNotBuilt, and the resource starts over from resolution after
+  failureRetryInterval (MIG-29, JOB-06).
 - A read refused by its files (the init containers, or the runner's own check: a snapshot
   replaced, a Git commit no longer reachable, content that does not give the bound digest) was
   not held to its admission snapshot: Failed, and the resource starts over from resolution
@@ -25,6 +29,9 @@ result pins the source (source_read.py). Everything else below holds for all thr
   way (RETRY-09). Under a Git or OCI source, a History or Verify read also gives way when its
   retry delay ends once spec.interval has passed since the source was last read (RETRY-04); a
   failed Resolve reads the source on every attempt, so only a read request ends it (RETRY-07).
+- Under spec.suspend, the read that proves an Apply starts no new attempt (SUS-01): the one
+  under way is observed to its end (SUS-03), and after a failed one the claim waits, Suspended,
+  until the resource resumes.
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from ptah_operator.api.contracts.result import OperationReport
 from ptah_operator.api.names import job_name
 from ptah_operator.reconcile import conditions, resolutions, sources
 from ptah_operator.reconcile import reads as core
-from ptah_operator.reconcile.decision import OperationCredentials
+from ptah_operator.reconcile.decision import ObjectRef, OperationCredentials
 from ptah_operator.reconcile.draft import current_binding
 from ptah_operator.reconcile.jobs import owner_reference
 from ptah_operator.reconcile.migration import (
@@ -156,10 +163,20 @@ def observe(draft: MigrationDraft, claim: ActiveOperation) -> None:
             history.adopt_reading(draft, claim, report, report.history)
         return
     if job is None:
+        refused = draft.world.job_refusals.get(name)
+        if refused is not None:
+            drop(draft, claim)
+            source_read.not_built(draft, claim.type, refused, reason=Reason.JOB_REFUSED, job=name)
+            return
         _create_job(draft, claim)
         draft.wake_in(JOB_RECREATE_CHECK)
         return
     if job.phase == JobPhase.ACTIVE:
+        stuck = core.cannot_start(draft, job)
+        if stuck is not None:
+            draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+            _failed_attempt(draft, claim, *stuck, draft.now)
+            return
         draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))
         return
     if job.snapshot_refused:
@@ -169,13 +186,13 @@ def observe(draft: MigrationDraft, claim: ActiveOperation) -> None:
         draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))
         draft.wake_at(job.finished_at + RESULT_GRACE)
         return
-    _failed_attempt(
-        draft,
-        claim,
-        conditions.reason_or(job.reason, Reason.OPERATION_FAILED),
-        job.message or f"Job {name} ended without a readable result",
-        job.finished_at or draft.now,
-    )
+    if job.pod_problem is not None:
+        reason = conditions.reason_or(job.pod_problem.reason, Reason.OPERATION_FAILED)
+        message = core.pod_message(job)
+    else:
+        reason = conditions.reason_or(job.reason, Reason.OPERATION_FAILED)
+        message = job.message or f"Job {name} ended without a readable result"
+    _failed_attempt(draft, claim, reason, message, job.finished_at or draft.now)
 
 
 def inputs_moved(draft: MigrationDraft, claim: ActiveOperation) -> str | None:
@@ -210,6 +227,12 @@ def _between_attempts(draft: MigrationDraft, claim: ActiveOperation) -> None:
     retry_at = claim.retry_at
     assert retry_at is not None
     reason = claim.last_failure_reason or Reason.OPERATION_FAILED
+    if claim.serves_proof and draft.spec.suspend:
+        # SUS-01 over SUS-03: the attempt under way ran to its end; no new one starts while
+        # suspended. The proof stays claimed, bound to what the run ran from, and its next
+        # attempt starts once the resource resumes (docs/design/lifecycle-decisions.md).
+        draft.stand(standings.proof_suspended(claim.operation_id))
+        return
 
     def waiting() -> None:
         draft.stand(standings.read_retrying(reason, claim.attempt, retry_at, claim.type))

@@ -3,7 +3,9 @@
 - `lastRun` is copied from the Apply claim when the run ends (RUN-08): its operation, plan,
   approval, approver, Job, authorization, source and execution binding, none of which has to
   exist any more for the record to be true (RUN-10), with what the result said: outcome,
-  versions applied, where it stopped (RUN-12, RUN-17), and targetIdentityDigest, the database
+  versions applied, where it stopped (RUN-12: `stoppedAt`, the file a run that did not finish
+  stopped in, whatever stopped it; RUN-17: `failure`, the statement that failed), and
+  targetIdentityDigest, the database
   the result named and nothing else (RUN-13..RUN-15). A later run replaces it (RUN-11).
 - A Partial or Unknown run, or a dispatched Job nobody can read, is held in `unresolvedRun`
   (RUN-05), which names the planned database as where to start looking (RUN-15). The hold is
@@ -32,7 +34,13 @@ from ptah_operator.api.constants import (
     VerifiedOutcome,
 )
 from ptah_operator.api.journal import JournalEntry
-from ptah_operator.api.migration import LastRun, PtahMigration, RunFailure, UnresolvedRun
+from ptah_operator.api.migration import (
+    LastRun,
+    PtahMigration,
+    RunFailure,
+    RunStoppedAt,
+    UnresolvedRun,
+)
 
 
 def last_run(
@@ -47,6 +55,7 @@ def last_run(
     target_identity_digest: str | None,
     message: str | None,
     reason: str | None = None,
+    stopped_at: RunStoppedAt | None = None,
 ) -> LastRun:
     """status.lastRun for the run the claim carried out."""
     return LastRun(
@@ -62,6 +71,7 @@ def last_run(
         finished_at=finished_at,
         failure=failure,
         reason=reason,
+        stopped_at=stopped_at,
         target_identity_digest=target_identity_digest,
         source=claim.source,
         execution_binding=claim.execution_binding,
@@ -78,6 +88,7 @@ def hold_of(run: LastRun, claim: ActiveOperation) -> UnresolvedRun:
         plan=run.plan,
         job=run.job,
         finished_at=run.finished_at,
+        stopped_at=stopped_version(run),
         planned_target_digest=claim.target_identity_digest,
         target_identity_digest=run.target_identity_digest,
     )
@@ -111,8 +122,17 @@ def restored_run(hold: UnresolvedRun) -> LastRun:
         plan=hold.plan,
         job=hold.job,
         finished_at=hold.finished_at,
+        stopped_at=RunStoppedAt(version=hold.stopped_at) if hold.stopped_at else None,
         target_identity_digest=hold.target_identity_digest,
     )
+
+
+def stopped_version(run: LastRun) -> str | None:
+    """The version the run stopped in: where its result said it stopped, else the statement
+    that failed; None for a run that finished or left nothing to say (RUN-12, JNL-09)."""
+    if run.stopped_at is not None:
+        return run.stopped_at.version
+    return run.failure.version if run.failure is not None else None
 
 
 def run_finished(run: LastRun, time: dt.datetime) -> JournalEntry:
@@ -132,7 +152,7 @@ def run_finished(run: LastRun, time: dt.datetime) -> JournalEntry:
         outcome=JournalOutcome(run.outcome.value),
         reason=run.reason,
         versions_applied=len(run.applied_versions),
-        stopped_at=run.failure.version if run.failure else None,
+        stopped_at=stopped_version(run),
     )
 
 

@@ -101,12 +101,27 @@ def build_job(
         return str(exc)
 
 
-def not_built(draft: MigrationDraft, operation: OperationType, why: str) -> None:
-    """The Job could not be built: none exists, Failed (MIG-29)."""
-    draft.operation_failed(operation, Reason.JOB_NOT_BUILT)
-    message = f"the {operation.value} Job could not be built: {why}"
-    draft.warning(EventReason.OPERATION_FAILED, message)
-    draft.fail(Reason.JOB_NOT_BUILT, message)
+def not_built(
+    draft: MigrationDraft,
+    operation: OperationType,
+    why: str,
+    *,
+    reason: Reason = Reason.JOB_NOT_BUILT,
+    job: str | None = None,
+) -> None:
+    """The Job could not be built, or (with `job`) the API server refused it: none exists,
+    Failed (MIG-29, JOB-06)."""
+    draft.operation_failed(operation, reason)
+    if job is not None:
+        message = f"the API server refused {operation.value} Job {job}: {why}"
+        draft.warning(
+            EventReason.OPERATION_FAILED,
+            f"the {operation.value} did not start: the API server refused Job {job}",
+        )
+    else:
+        message = f"the {operation.value} Job could not be built: {why}"
+        draft.warning(EventReason.OPERATION_FAILED, message)
+    draft.fail(reason, message)
 
 
 def problem(draft: MigrationDraft) -> tuple[Reason, str] | None:

@@ -154,5 +154,16 @@ def suspended() -> Standing:
     )
 
 
+def proof_suspended(operation_id: str) -> Standing:
+    """The read that proves an Apply failed an attempt under spec.suspend: it waits."""
+    return Standing(
+        MigrationPhase.SUSPENDED,
+        Reason.SUSPENDED,
+        f"spec.suspend is set: no new Job starts; the proof read {operation_id} of the last "
+        "run runs again when the resource resumes",
+        False,
+    )
+
+
 def pending(reason: str, message: str) -> Standing:
     return Standing(MigrationPhase.PENDING, reason, message, True)

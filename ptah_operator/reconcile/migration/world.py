@@ -51,6 +51,10 @@ class MigrationWorld:
     the controller waits for its cache to hold its own creates (as controller-runtime's
     expectations do), because an Apply claim with no Job is withdrawn when what it rests on
     moved, and only an absent Job makes that safe."""
+    job_refusals: Mapping[str, str] = field(default_factory=dict)
+    """Jobs the API server refused to create (admission, validation, a quota), by name, with
+    the reason it gave, free of SQL and credentials. Such a Job does not exist and never will
+    as built."""
     results: Mapping[str, OperationResult] = field(default_factory=dict)
     """Reported results by operation id."""
     plans: Mapping[str, PtahMigrationPlan] = field(default_factory=dict)

@@ -58,6 +58,7 @@ from ptah_operator.api.names import job_name
 from ptah_operator.api.plans import PtahSchemaPlan
 from ptah_operator.api.schema import ApplyRecord
 from ptah_operator.reconcile import conditions, sources
+from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.approvals import accepted as approval_accepted
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.realm import Refusal
@@ -197,6 +198,7 @@ def _follow_dispatched(
         return
     if job.phase == JobPhase.ACTIVE:
         draft.stand(applying(claim.plan.name if claim.plan else "?"))
+        core.apply_cannot_start(draft, job)
         return
     if job.finished_at is not None and draft.now < job.finished_at + RESULT_GRACE:
         draft.stand(applying(claim.plan.name if claim.plan else "?", "its result is awaited"))

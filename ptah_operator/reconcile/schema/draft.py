@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ptah_operator.api.common import SourceRecord
-from ptah_operator.api.constants import ConditionStatus, ConditionType, SchemaPhase
+from ptah_operator.api.constants import ApplyOutcome, ConditionStatus, ConditionType, SchemaPhase
 from ptah_operator.api.names import plan_text_record_name
 from ptah_operator.api.schema import PtahSchema, PtahSchemaSpec, PtahSchemaStatus
 from ptah_operator.reconcile import conditions, draft, journal
@@ -79,6 +79,12 @@ class SchemaDraft(draft.Draft[SchemaWorld, PtahSchemaStatus, SchemaPhase]):
     def _ended_apply(self) -> str | None:
         last_apply = self.status.last_apply
         return last_apply.operation_id if last_apply is not None else None
+
+    def _succeeded_apply(self) -> str | None:
+        last_apply = self.status.last_apply
+        if last_apply is None or last_apply.outcome != ApplyOutcome.SUCCEEDED:
+            return None
+        return last_apply.operation_id
 
     def _clean_up_more(self, claimed: str | None) -> None:
         """The uploaded text of plans whose chunks exist or that were retired."""

@@ -36,6 +36,7 @@ from ptah_operator.api.contracts.result import SchemaOperationReport
 from ptah_operator.api.names import job_name
 from ptah_operator.reconcile import conditions, resolutions, sources
 from ptah_operator.reconcile import reads as core
+from ptah_operator.reconcile.decision import ObjectRef
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
     JOB_RECREATE_CHECK,
@@ -123,6 +124,11 @@ def _follow_job(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
         draft.wake_in(JOB_RECREATE_CHECK)
         return
     if job.phase == JobPhase.ACTIVE:
+        stuck = core.cannot_start(draft, job)
+        if stuck is not None:
+            draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+            claims.failed_attempt(draft, claim, *stuck, draft.now)
+            return
         _running(draft, claim)
         return
     if job.snapshot_refused:
@@ -132,13 +138,13 @@ def _follow_job(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
         _running(draft, claim)
         draft.wake_at(job.finished_at + RESULT_GRACE)
         return
-    claims.failed_attempt(
-        draft,
-        claim,
-        conditions.reason_or(job.reason, Reason.OPERATION_FAILED),
-        job.message or f"Job {name} ended without a readable result",
-        job.finished_at or draft.now,
-    )
+    if job.pod_problem is not None:
+        reason = conditions.reason_or(job.pod_problem.reason, Reason.OPERATION_FAILED)
+        message = core.pod_message(job)
+    else:
+        reason = conditions.reason_or(job.reason, Reason.OPERATION_FAILED)
+        message = job.message or f"Job {name} ended without a readable result"
+    claims.failed_attempt(draft, claim, reason, message, job.finished_at or draft.now)
 
 
 def inputs_moved(draft: SchemaDraft, claim: ActiveOperation) -> str | None:

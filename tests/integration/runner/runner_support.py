@@ -197,6 +197,9 @@ def job_env(
     }
     if url is not None:
         env["PTAH_DATABASE_URL"] = url
+    if os.environ.get("PYTHONPATH"):
+        # So a worktree's runner runs its own code rather than the installed one's.
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     if retry_seconds is not None:
         env["PTAH_RESULT_RETRY_SECONDS"] = str(retry_seconds)
     return env

@@ -453,7 +453,7 @@ async def test_an_unreachable_database_is_a_result_without_its_url(
     assert str(port) not in json.dumps(record)
 
 
-@pytest.mark.req("RUN-01", "RUN-03")
+@pytest.mark.req("RUN-01", "RUN-03", "RUN-12")
 async def test_an_apply_stopped_while_it_runs_is_unknown(
     pg_url: str,
     pg_migration: PtahMigration,
@@ -505,6 +505,8 @@ async def test_an_apply_stopped_while_it_runs_is_unknown(
     assert record["error"]["reason"] == "Interrupted"
     # How far it is known to have got: read back from the table after the interruption.
     assert record["run"]["appliedVersions"] == ["0000000001", "0000000002"]
+    # Where it stopped: the file it was in, which its rolled-back transaction left no row for.
+    assert record["run"]["stoppedAt"] == {"version": "0000000003"}
 
 
 async def _applied_versions(url: str) -> list[int]:

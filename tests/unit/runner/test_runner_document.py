@@ -251,6 +251,11 @@ SELECTION = [ExpectedMigration(1, "a" * 64), ExpectedMigration(2, "b" * 64)]
                     "mysqlErrno": None,
                 },
                 "message": "migration 0000000002 failed: SQLSTATE 23505",
+                "stoppedAt": {
+                    "version": "0000000002",
+                    "statementsApplied": 0,
+                    "statementsTotal": 4,
+                },
             },
         ),
         (
@@ -269,6 +274,11 @@ SELECTION = [ExpectedMigration(1, "a" * 64), ExpectedMigration(2, "b" * 64)]
                 "appliedVersions": ["0000000001"],
                 "failure": None,
                 "message": "migration 0000000002 failed at commit: SQLSTATE 23503",
+                "stoppedAt": {
+                    "version": "0000000002",
+                    "statementsApplied": 0,
+                    "statementsTotal": 1,
+                },
             },
         ),
         (
@@ -292,6 +302,11 @@ SELECTION = [ExpectedMigration(1, "a" * 64), ExpectedMigration(2, "b" * 64)]
                 },
                 "message": "migration 0000000001 failed at statement 2: MySQL error 1062;"
                 " earlier statements of it committed",
+                "stoppedAt": {
+                    "version": "0000000001",
+                    "statementsApplied": 1,
+                    "statementsTotal": 3,
+                },
             },
         ),
         (

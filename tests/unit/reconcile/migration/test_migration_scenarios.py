@@ -111,7 +111,14 @@ def test_a_change_from_configmap_to_in_sync_through_an_approval() -> None:
     assert not story.world.snapshots - {final.source.snapshot_name if final.source else ""}
     resting = story.passes().decisions[-1]
     assert resting.changes_nothing
-    assert resting.requeue_after == dt.timedelta(minutes=10)
+    # The run's Job goes five minutes after it finished (JOB-07), then the resource rests
+    # until its interval.
+    assert resting.requeue_after == dt.timedelta(minutes=5)
+    removed = story.passes(lambda w: later(w, dt.timedelta(minutes=5))).decisions[-1]
+    assert [ref.kind for ref in removed.delete] == ["Job"]
+    rested = story.passes().decisions[-1]
+    assert rested.changes_nothing
+    assert rested.requeue_after == dt.timedelta(minutes=5)
 
 
 @pytest.mark.req("PATH-16", "APR-11", "MIG-45")
