@@ -1515,7 +1515,7 @@ def _reshaped(
         ):
             affected.add(old.qualified)
             touched.add(old.qualified)
-        if old.same_columns(new):
+        if old.columns == new.columns:
             continue
         touched.add(old.qualified)
         new_columns = {c.name: c for c in new.columns}
@@ -2105,7 +2105,7 @@ def _add_constraints(p: _Planner, old: Table, new: Table) -> None:
 
 def _columns(p: _Planner, old: Table, new: Table) -> None:
     auto_key = new.qualified in p.auto_keys
-    if old.same_columns(new) and old.comment == new.comment and not auto_key:
+    if old.columns == new.columns and old.comment == new.comment and not auto_key:
         return
     r = p.r
     where = (new.qualified,)

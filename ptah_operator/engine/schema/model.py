@@ -270,17 +270,6 @@ class Table:
     def column(self, name: str) -> Column | None:
         return self._columns_by_name.get(name)
 
-    def same_columns(self, other: Table) -> bool:
-        """Whether the two tables' columns are equal, in order: `columns == other.columns`,
-        in one comparison of plain tuples. The planner asks it of every table more than once,
-        and a column's own `__eq__` (a dataclass's, over a dozen fields) is what a plan of a
-        thousand unchanged tables spent most of its time in."""
-        return self._column_values == other._column_values
-
-    @functools.cached_property
-    def _column_values(self) -> tuple[tuple[Any, ...], ...]:
-        return tuple(map(_field_values(Column), self.columns))
-
     @functools.cached_property
     def _columns_by_name(self) -> dict[str, Column]:
         by_name: dict[str, Column] = {}
