@@ -224,6 +224,10 @@ class _Planner:
         # on either side. The server wants an AUTO_INCREMENT column to lead a key at every
         # statement (errno 1075): the key and those columns change in one ALTER TABLE.
         self.auto_keys: set[str] = set()
+        # Kept tables, by (schema, name), whose columns are equal on both sides: most tables
+        # of a plan. Compared once (`plan_changes`); several passes skip such a table's
+        # columns on it, and none needs to find one of its columns by name.
+        self.same_columns: set[tuple[str, str]] = set()
 
     def emit(
         self,
@@ -266,6 +270,9 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
     observed_tables = {(t.schema, t.name): t for t in observed.tables}
     desired_tables = {(t.schema, t.name): t for t in desired.tables}
     kept = sorted(observed_tables.keys() & desired_tables.keys())
+    p.same_columns = {
+        key for key in kept if observed_tables[key].columns == desired_tables[key].columns
+    }
     added = sorted(desired_tables.keys() - observed_tables.keys())
     removed = sorted(observed_tables.keys() - desired_tables.keys())
     p.enum_types = {
@@ -300,7 +307,9 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
     )
     remade_functions = _functions(p, observed, desired, enum_types, late=False)
     late_owners = _sequences_early(p, observed, desired)
-    affected, touched = _reshaped(observed_tables, desired_tables, kept, added, removed, enum_types)
+    affected, touched = _reshaped(
+        observed_tables, desired_tables, kept, added, removed, enum_types, p.same_columns
+    )
     view_drops, view_creates = _views(p, observed, desired, affected, touched)
     for view, category, reason in view_drops:
         p.emit(r.drop_view(view), Severity.WARNING, category, reason)
@@ -1154,6 +1163,8 @@ def _key_breaks(
     schema, name, column_name = at
     if (schema, name) not in kept:
         return False
+    if (schema, name) in p.same_columns and not (p.pg and remade_enums):
+        return False  # the column is as it was: only a remade enum type changes it
     column = observed_tables[(schema, name)].column(column_name)
     wanted = desired_tables[(schema, name)].column(column_name)
     if column is None or wanted is None:
@@ -1502,6 +1513,7 @@ def _reshaped(
     added: list[tuple[str, str]],
     removed: list[tuple[str, str]],
     remade_enum_types: AbstractSet[str] = frozenset(),
+    same_columns: AbstractSet[tuple[str, str]] = frozenset(),
 ) -> tuple[set[str], set[str]]:
     """(tables a view may not stay on while they change: dropped, or a column dropped or
     retyped — PostgreSQL refuses both under a view, and a column of an enum type that is made
@@ -1515,7 +1527,7 @@ def _reshaped(
         ):
             affected.add(old.qualified)
             touched.add(old.qualified)
-        if old.columns == new.columns:
+        if key in same_columns or old.columns == new.columns:
             continue
         touched.add(old.qualified)
         new_columns = {c.name: c for c in new.columns}
@@ -2105,7 +2117,8 @@ def _add_constraints(p: _Planner, old: Table, new: Table) -> None:
 
 def _columns(p: _Planner, old: Table, new: Table) -> None:
     auto_key = new.qualified in p.auto_keys
-    if old.columns == new.columns and old.comment == new.comment and not auto_key:
+    same = (old.schema, old.name) in p.same_columns or old.columns == new.columns
+    if same and old.comment == new.comment and not auto_key:
         return
     r = p.r
     where = (new.qualified,)

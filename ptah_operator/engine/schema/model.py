@@ -272,10 +272,8 @@ class Table:
 
     @functools.cached_property
     def _columns_by_name(self) -> dict[str, Column]:
-        by_name: dict[str, Column] = {}
-        for column in self.columns:
-            by_name.setdefault(column.name, column)  # the first, as a search would find
-        return by_name
+        # The first of a name, as a search would find: later entries win in a dict display.
+        return {column.name: column for column in reversed(self.columns)}
 
 
 @dataclass(frozen=True)
