@@ -100,6 +100,14 @@ def failed_with_retry_pending() -> MigrationWorld:
 
 LONG = "x" * 65
 LONG_RECORD = "sha256:" + hashlib.sha256(LONG.encode()).hexdigest()
+CONTROL = "now\x1b[2J\r\nplease\u202e"
+CONTROL_RECORD = "sha256:" + hashlib.sha256(CONTROL.encode()).hexdigest()
+
+
+def nothing_unprintable(world: MigrationWorld, decision: Decision) -> None:
+    invalid_recorded(CONTROL, CONTROL_RECORD)(world, decision)
+    assert all(event.message.isprintable() for event in decision.events)
+
 
 ANSWERED = [
     Row(
@@ -270,6 +278,13 @@ INVALID = [
         ("RRQ-19", "PRIV-08"),
         events=[EventReason.READ_REQUEST_INVALID],
         then=invalid_recorded(LONG, LONG_RECORD),
+    ),
+    Row(
+        "a value with control characters is recorded, and named, only as its sha256:<hex>",
+        lambda: requested(in_sync(), CONTROL),
+        ("RRQ-19", "RRQ-16", "PRIV-08"),
+        events=[EventReason.READ_REQUEST_INVALID],
+        then=nothing_unprintable,
     ),
 ]
 
