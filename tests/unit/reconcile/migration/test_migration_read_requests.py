@@ -90,6 +90,23 @@ def invalid_recorded(value: str, recorded: str) -> Callable[[MigrationWorld, Dec
     return then
 
 
+def failed_proof() -> MigrationWorld:
+    """The read that proves an Apply failed once: between attempts, inside its retry delay."""
+    proving = step(step(run_reported(applying(), run_block(RunOutcome.APPLIED, applied=["0002"]))))
+    return step(read_failed(proving))
+
+
+def proof_goes_on(value: str) -> Callable[[MigrationWorld, Decision], None]:
+    def then(world: MigrationWorld, decision: Decision) -> None:
+        invalid_recorded(value, value)(world, decision)
+        before = status(world).active_operation
+        assert before is not None
+        assert before.serves_proof
+        assert status_of(world, decision).active_operation == before, "the proof goes on"
+
+    return then
+
+
 def blocked_modified() -> MigrationWorld:
     return read(reading(), history("Modified", current="0002", modified=["0001"]))
 
@@ -271,6 +288,15 @@ INVALID = [
         phase=MigrationPhase.READING,
         events=[EventReason.READ_REQUEST_INVALID],
         then=invalid_recorded("soon", "soon"),
+    ),
+    Row(
+        "a failed proof read answers an invalid value at once too, and goes on retrying",
+        lambda: requested(later(failed_proof(), dt.timedelta(seconds=10)), "soon"),
+        ("RRQ-17", "RRQ-15"),
+        phase=MigrationPhase.READING,
+        job=None,
+        events=[EventReason.READ_REQUEST_INVALID],
+        then=proof_goes_on("soon"),
     ),
     Row(
         "a value longer than 64 bytes is recorded as its sha256:<hex>",

@@ -86,6 +86,18 @@ def recorded_invalid(value: str) -> Callable[[SchemaWorld, Decision], None]:
     return then
 
 
+def proof_goes_on_and_recorded_invalid(value: str) -> Callable[[SchemaWorld, Decision], None]:
+    def then(world: SchemaWorld, decision: Decision) -> None:
+        after = status_of(world, decision)
+        assert after.last_read_request == value
+        before_claim = status(world).active_operation
+        assert before_claim is not None
+        assert before_claim.serves_proof
+        assert after.active_operation == before_claim, "the proof keeps its claim and retry time"
+
+    return then
+
+
 def recorded_as_digest(value: str) -> Callable[[SchemaWorld, Decision], None]:
     def then(world: SchemaWorld, decision: Decision) -> None:
         recorded = "sha256:" + hashlib.sha256(value.encode()).hexdigest()
@@ -219,6 +231,15 @@ ROWS = [
         phase=SchemaPhase.FAILED,
         events=[EventReason.READ_REQUEST_INVALID],
         then=recorded_invalid("soon"),
+    ),
+    Row(
+        "A failed proof read answers an invalid value at once too, and goes on retrying",
+        lambda: requested(step(read_failed(proving(), OperationType.OBSERVE)), "soon"),
+        ("RRQ-17", "RRQ-15"),
+        phase=SchemaPhase.FAILED,
+        job=None,
+        events=[EventReason.READ_REQUEST_INVALID],
+        then=proof_goes_on_and_recorded_invalid("soon"),
     ),
     Row(
         "A value over 64 bytes is recorded as its sha256:<hex>",
