@@ -90,10 +90,14 @@ def invalid_recorded(value: str, recorded: str) -> Callable[[MigrationWorld, Dec
     return then
 
 
+def proof_running() -> MigrationWorld:
+    """The run ended Applied and the read that proves it runs."""
+    return step(step(run_reported(applying(), run_block(RunOutcome.APPLIED, applied=["0002"]))))
+
+
 def failed_proof() -> MigrationWorld:
     """The read that proves an Apply failed once: between attempts, inside its retry delay."""
-    proving = step(step(run_reported(applying(), run_block(RunOutcome.APPLIED, applied=["0002"]))))
-    return step(read_failed(proving))
+    return step(read_failed(proof_running()))
 
 
 def proof_goes_on(value: str) -> Callable[[MigrationWorld, Decision], None]:
@@ -297,6 +301,14 @@ INVALID = [
         job=None,
         events=[EventReason.READ_REQUEST_INVALID],
         then=proof_goes_on("soon"),
+    ),
+    Row(
+        "a proof read that fails answers an invalid value made while it ran, in that pass",
+        lambda: read_failed(requested(proof_running(), "soon")),
+        ("RRQ-17", "RRQ-15"),
+        phase=MigrationPhase.READING,
+        events=[EventReason.OPERATION_FAILED, EventReason.READ_REQUEST_INVALID],
+        then=invalid_recorded("soon", "soon"),
     ),
     Row(
         "a value longer than 64 bytes is recorded as its sha256:<hex>",
