@@ -18,7 +18,9 @@ from ptah_operator.api.constants import (
     DEFAULT_INTERVAL,
     MAX_CONDITIONS,
     MAX_GROUPS,
+    MAX_INTERVAL,
     MAX_MESSAGE_LENGTH,
+    MIN_INTERVAL,
     Authorization,
     ConditionStatus,
     Engine,
@@ -45,6 +47,7 @@ from ptah_operator.api.fields import (
     Uid,
     bounded_list,
     defaulted_object,
+    duration_bounds,
 )
 
 # --- references --------------------------------------------------------------------------------
@@ -194,8 +197,11 @@ class ResourceRequirements(ApiModel):
 class Execution(ApiModel):
     """How operations run."""
 
-    failure_retry_interval: Duration = DEFAULT_FAILURE_RETRY_INTERVAL
-    """How long a failed read waits before it runs again."""
+    failure_retry_interval: Duration = Field(
+        DEFAULT_FAILURE_RETRY_INTERVAL,
+        json_schema_extra=duration_bounds(MIN_INTERVAL, MAX_INTERVAL),
+    )
+    """How long a failed read waits before it runs again, from 10s to 24h."""
     image: str | None = Field(default=None, max_length=512, pattern=NO_SPACE_PATTERN)
     """The runner image, in place of the operator's default."""
     service_account_name: Name | None = None
@@ -220,8 +226,10 @@ class CommonSpec(ApiModel):
     set."""
     git: GitSource | None = None
     """A Git repository. Exactly one of artifact, configMap and git is set."""
-    interval: Duration = DEFAULT_INTERVAL
-    """How often the source and the database are read again."""
+    interval: Duration = Field(
+        DEFAULT_INTERVAL, json_schema_extra=duration_bounds(MIN_INTERVAL, MAX_INTERVAL)
+    )
+    """How often the source and the database are read again, from 10s to 24h."""
     execution: Execution = defaulted_object(Execution)
     """How operations run."""
     suspend: bool = False

@@ -80,6 +80,10 @@ DEFAULT_INTERVAL: Final = "10m"
 DEFAULT_LOCK_TIMEOUT: Final = "30s"
 """How long one schema statement may wait for a lock on what it changes."""
 DEFAULT_FAILURE_RETRY_INTERVAL: Final = "1m"
+MIN_INTERVAL: Final = "10s"
+MAX_INTERVAL: Final = "24h"
+"""The bounds of spec.interval and spec.execution.failureRetryInterval, the Go peer's: shorter
+reads the database in a loop, longer leaves a moved tag or a failed read unnoticed for days."""
 DEFAULT_REVISION_TABLE: Final = "schema_migrations"
 
 # Plan contract versions (Decision 21): what a plan binds in place of an artifact digest.

@@ -67,6 +67,19 @@ Digest = Annotated[str, StringConstraints(max_length=71, pattern=DIGEST_PATTERN)
 Duration = Annotated[str, StringConstraints(min_length=2, max_length=32, pattern=DURATION_PATTERN)]
 """A Go-style duration such as 30s, 10m or 1h30m."""
 
+
+def duration_bounds(minimum: str, maximum: str) -> Any:
+    """The json_schema_extra under which the API server holds a Duration within the bounds.
+
+    A CEL rule rather than a pattern, because only CEL compares durations; the model itself
+    keeps to the pattern, so an object stored before the bound was set still reads (the
+    operator clamps such a value where it uses it). The message names the bounds.
+    """
+    rule = f"duration(self) >= duration('{minimum}') && duration(self) <= duration('{maximum}')"
+    message = f"must be a duration between {minimum} and {maximum}"
+    return {"x-kubernetes-validations": [{"rule": rule, "message": message}]}
+
+
 ConditionReason = Annotated[
     str, StringConstraints(min_length=1, max_length=1024, pattern=REASON_PATTERN)
 ]

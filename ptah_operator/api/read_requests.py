@@ -2,7 +2,9 @@
 
 A value is an RFC 3339 instant or it is invalid (RRQ-16); either way it is recorded as answered
 in status.lastReadRequest, and a value longer than 64 bytes is recorded as its SHA-256 digest,
-written sha256:<hex> (RRQ-19), so status stays bounded whatever a person writes.
+written sha256:<hex> (RRQ-19), so status stays bounded whatever a person writes. A value that
+is not all printable text (a control character, a line break, a bidirectional override) is
+recorded as its digest too, so status and the Events that name it never carry it raw.
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ def parse_read_request(value: str) -> datetime | None:
 
 
 def recorded_read_request(value: str) -> str:
-    """What status.lastReadRequest records for a value: itself, or sha256:<hex> past 64 bytes."""
-    if len(value.encode("utf-8")) > READ_REQUEST_MAX_BYTES:
+    """What status.lastReadRequest records for a value: itself, or sha256:<hex> past 64 bytes
+    or when it holds anything but printable text."""
+    if len(value.encode("utf-8")) > READ_REQUEST_MAX_BYTES or not value.isprintable():
         return text_digest(value)
     return value
 

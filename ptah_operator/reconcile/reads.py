@@ -141,7 +141,9 @@ def next_attempt_due(
     assert retry_at is not None
     proof = bool(claim.serves_proof)
     request = unanswered(draft.resource)
-    if request is not None and not request.valid and not proof:
+    if request is not None and not request.valid:
+        # RRQ-17, a proof's read too: an invalid value starts and ends nothing, so answering
+        # it is not giving way (RRQ-15 keeps a proof from giving way to an instant only).
         answer_invalid(draft, request)
         request = None
     if draft.now < retry_at:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from ptah_operator.api.constants import MAX_INTERVAL, MIN_INTERVAL
 from ptah_operator.api.fields import parse_duration
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.schema import PtahSchema
@@ -47,11 +48,19 @@ JOB_RECREATE_CHECK = dt.timedelta(seconds=10)
 """How soon a claim whose Job is not in the cache yet asks for it again."""
 
 
+def _within_bounds(value: str) -> dt.timedelta:
+    """A spec duration held within the bounds the CRD enforces, for an object stored before
+    the CRD enforced them: `0s` must not read the database in a loop."""
+    return min(
+        max(parse_duration(value), parse_duration(MIN_INTERVAL)), parse_duration(MAX_INTERVAL)
+    )
+
+
 def interval(migration: PtahMigration | PtahSchema) -> dt.timedelta:
     """spec.interval: how often a resting resource reads its database again."""
-    return parse_duration(migration.spec.interval)
+    return _within_bounds(migration.spec.interval)
 
 
 def failure_retry_interval(migration: PtahMigration | PtahSchema) -> dt.timedelta:
     """spec.execution.failureRetryInterval: how long a failure waits before it is retried."""
-    return parse_duration(migration.spec.execution.failure_retry_interval)
+    return _within_bounds(migration.spec.execution.failure_retry_interval)

@@ -52,7 +52,7 @@ def test_a_read_that_fails_is_retried_under_the_same_claim(e2e_stack: LocalStack
     s = Scenario(e2e_stack)
     s.migrations(CUSTOMERS)
     missing = s.url.rsplit("/", 1)[0] + "/no_such_database"
-    s.migration(url=missing, execution={"failureRetryInterval": "5s"})
+    s.migration(url=missing, execution={"failureRetryInterval": "10s"})
 
     first = s.wait(_between_attempts, "a failed read waiting for its retry")
     claim = first["activeOperation"]

@@ -17,6 +17,10 @@
 - `ReadTracker`: `refresh --wait` waits until the value is answered and the read it started has
   finished (RRQ-21). A read that was running when the request arrived does not answer it
   (RRQ-12), so the read that counts is an operation that was not there before the request.
+  Under a Git or OCI source the request starts a Resolve, and the read it asked for is the
+  chain that follows (Verify, then the history read, or Observe and Plan): each ends its claim
+  and the next pass claims the next one, so a status between two claims, still in a phase of
+  that chain, is not the end of the read (RRQ-05).
 """
 
 from __future__ import annotations
@@ -50,6 +54,25 @@ RESTING_PHASES = frozenset(
     }
 )
 SUCCESSFUL_OUTCOMES = frozenset({RunOutcome.APPLIED, RunOutcome.UP_TO_DATE})
+# The phases of a read's chain (Resolve, Verify, then the history read or Observe and Plan): a
+# resource in one of them with no claim is between two of its operations, not at rest.
+MIGRATION_READ_PHASES = frozenset(
+    {
+        MigrationPhase.PENDING,
+        MigrationPhase.RESOLVING,
+        MigrationPhase.VERIFYING,
+        MigrationPhase.READING,
+    }
+)
+SCHEMA_READ_PHASES = frozenset(
+    {
+        SchemaPhase.PENDING,
+        SchemaPhase.RESOLVING,
+        SchemaPhase.VERIFYING,
+        SchemaPhase.OBSERVING,
+        SchemaPhase.PLANNING,
+    }
+)
 
 
 class RunProgress(Enum):
@@ -203,14 +226,25 @@ class ReadTracker:
         active = status.active_operation
         if active is not None and active.type != OperationType.APPLY:
             # A claim that says it answers this request is the read, whatever its id (a retry
-            # may keep its claim); otherwise the first claim the resource did not have before.
-            says_so = active.read_request == self.recorded
-            if says_so or (self.read_operation is None and active.operation_id not in self.before):
+            # may keep its claim); so is a claim the resource did not have before: the next
+            # operation of the chain the request started. `read_operation` is the latest.
+            if active.read_request == self.recorded or active.operation_id not in self.before:
                 self.read_operation = active.operation_id
-            if active.operation_id == self.read_operation:
-                return False
-        if self.read_operation is not None and (
-            active is None or active.operation_id != self.read_operation
-        ):
+            return False
+        if active is None and _between_reads(status):
+            return False
+        if self.read_operation is not None:
             return True
         return reading_operation is not None and reading_operation not in self.before
+
+
+def _between_reads(status: StatusCommon) -> bool:
+    """Whether a status with no claim is between two operations of a read's chain."""
+    if isinstance(status, PtahMigrationStatus):
+        if status.phase == MigrationPhase.PLANNING:
+            # The reading planned, and the plan is not published yet (its UID comes next).
+            return status.plan is not None and status.plan.uid is None
+        return status.phase in MIGRATION_READ_PHASES
+    if isinstance(status, PtahSchemaStatus):
+        return status.phase in SCHEMA_READ_PHASES
+    return False

@@ -295,7 +295,8 @@ def _failed_attempt(
     draft.stand(standings.read_retrying(reason, claim.attempt, retry_at, claim.type))
     draft.wake_at(retry_at)
     request = unanswered(draft.migration)
-    if request is not None and not request.valid and not claim.serves_proof:
+    if request is not None and not request.valid:
+        # RRQ-17, a proof's read too: answering an invalid value is not giving way.
         answer_invalid(draft, request)
 
 

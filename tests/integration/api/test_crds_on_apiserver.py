@@ -195,6 +195,38 @@ def test_a_bad_oci_reference_and_interval_are_refused(examples: ControlPlane) ->
     assert "spec.interval" in result.stderr
 
 
+@pytest.mark.req("RETRY-12", "RETRY-01")
+@pytest.mark.parametrize(
+    ("kind", "path"),
+    [
+        ("PtahMigration", ("interval",)),
+        ("PtahMigration", ("execution", "failureRetryInterval")),
+        ("PtahSchema", ("interval",)),
+        ("PtahSchema", ("execution", "failureRetryInterval")),
+    ],
+)
+def test_the_two_clocks_are_refused_outside_10s_to_24h(
+    examples: ControlPlane, kind: str, path: tuple[str, ...]
+) -> None:
+    field = "spec." + ".".join(path)
+    for value, accepted in (("0s", False), ("9s", False), ("25h", False), ("10s", True)):
+        manifest = _seed_migration(f"clock-{kind.lower()}-{len(path)}")
+        manifest["kind"] = kind
+        node = manifest["spec"]
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = value
+        result = examples.kubectl(
+            "create", "--dry-run=server", "-f", "-", input=json.dumps(manifest), check=False
+        )
+        if accepted:
+            assert result.returncode == 0, (field, value, result.stderr)
+        else:
+            assert result.returncode != 0, (field, value)
+            assert field in result.stderr, (field, value, result.stderr)
+            assert "must be a duration between 10s and 24h" in result.stderr, (field, value)
+
+
 def test_a_realms_engine_is_immutable(examples: ControlPlane) -> None:
     result = examples.kubectl(
         "patch",

@@ -473,6 +473,69 @@ async def test_refresh_wait_waits_for_the_read_the_request_starts(
     ]
 
 
+async def _play_a_git_read(api: client.ApiClient, namespace: str, p: PtahMigrationPlan) -> None:
+    """What the operator does under a Git source: the answer claims a Resolve; its result ends
+    the claim, and the next pass claims the history read, whose reading says InSync."""
+    value = None
+    for _ in range(300):
+        annotations = (await _get(api, namespace))["metadata"].get("annotations") or {}
+        value = annotations.get(ANNOTATION_READ_REQUESTED_AT)
+        if value is not None:
+            break
+        await asyncio.sleep(0.1)
+    waiting = awaiting_approval(p)
+    resolve = ActiveOperation(
+        operation_id="op-000000001r",
+        type=OperationType.RESOLVE,
+        started_at=T0,
+        read_request=value,
+    )
+    history_read = ActiveOperation(
+        operation_id="op-000000001h", type=OperationType.HISTORY, started_at=T0
+    )
+    assert waiting.history is not None
+    read = waiting.history.model_copy(
+        update={"operation_id": "op-000000001h", "pending_count": 0, "pending_versions": []}
+    )
+    for update in (
+        {
+            "last_read_request": value,
+            "phase": MigrationPhase.RESOLVING,
+            "active_operation": resolve,
+        },
+        {"phase": MigrationPhase.READING, "active_operation": None},
+        {"phase": MigrationPhase.READING, "active_operation": history_read},
+        {"phase": MigrationPhase.IN_SYNC, "active_operation": None, "plan": None, "history": read},
+    ):
+        waiting = waiting.model_copy(update=update)
+        await write_status(api, namespace, "orders", waiting)
+        await asyncio.sleep(0.3)
+
+
+@pytest.mark.req("RRQ-21", "RRQ-05", "PLUGIN-07")
+async def test_refresh_wait_under_git_waits_past_the_resolve_for_the_history_read(
+    api_client: client.ApiClient, namespace: str, kube: ControlPlane
+) -> None:
+    _, p = await _waiting(api_client, namespace)
+    operator = asyncio.create_task(_play_a_git_read(api_client, namespace, p))
+    code, out, err = await plugin(
+        "refresh",
+        "migration/orders",
+        "-n",
+        namespace,
+        "--kubeconfig",
+        str(kube.kubeconfig),
+        "--wait",
+        "--timeout=60s",
+    )
+    await operator
+    assert (code, err) == (0, "")
+    assert out.splitlines()[1:] == [
+        "request answered; waiting for the read it starts",
+        "read finished: operation op-000000001h; phase InSync",
+    ]
+
+
 @pytest.mark.req("RRQ-21")
 async def test_refresh_wait_says_when_the_request_was_never_answered(
     api_client: client.ApiClient, namespace: str, kube: ControlPlane

@@ -194,6 +194,18 @@ def test_defaults_are_in_the_schema() -> None:
     assert "transactionMode" not in _at(schema, "spec.policy")["properties"]
 
 
+@pytest.mark.req("RETRY-12", "RETRY-01")
+def test_the_two_clocks_are_bounded_10s_to_24h_and_the_refusal_says_so() -> None:
+    for kind in (Kind.PTAH_SCHEMA, Kind.PTAH_MIGRATION):
+        schema = _schema(kind)
+        for path in ("spec.interval", "spec.execution.failureRetryInterval"):
+            [rule] = _at(schema, path)["x-kubernetes-validations"]
+            assert rule == {
+                "rule": "duration(self) >= duration('10s') && duration(self) <= duration('24h')",
+                "message": "must be a duration between 10s and 24h",
+            }, (kind, path)
+
+
 @pytest.mark.req("SRC-OCI-05")
 def test_sources_and_their_cel_rule() -> None:
     for kind in (Kind.PTAH_SCHEMA, Kind.PTAH_MIGRATION):

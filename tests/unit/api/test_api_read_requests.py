@@ -60,6 +60,21 @@ def test_values_over_64_bytes_are_recorded_as_their_digest() -> None:
     assert StatusCommon(last_read_request=recorded_read_request("y" * 10_000)).last_read_request
 
 
+@pytest.mark.req("RRQ-19", "PRIV-08")
+@pytest.mark.parametrize(
+    "value", ["now\x1b[2J", "a\nb", "tab\there", "\x00", "rtl\u202eoverride", "del\x7f"]
+)
+def test_values_with_control_characters_are_recorded_as_their_digest(value: str) -> None:
+    recorded = recorded_read_request(value)
+    assert recorded == "sha256:" + hashlib.sha256(value.encode()).hexdigest()
+    assert is_answered(value, recorded)
+
+
+def test_printable_text_is_recorded_as_written() -> None:
+    for value in ("now please", "2026-08-30T12:00:00Z", "demain à midi"):
+        assert recorded_read_request(value) == value
+
+
 @pytest.mark.req("RRQ-03")
 def test_is_answered() -> None:
     value = "2026-08-30T12:00:00Z"

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+from typing import Any
+
 import pytest
 
 from ptah_operator.api.content import (
@@ -12,6 +16,7 @@ from ptah_operator.api.content import (
     parse_manifest,
 )
 from ptah_operator.api.names import snapshot_name
+from ptah_operator.controller.world import source_files
 
 FILES = {
     "0000000001_create_orders.up.sql": b"CREATE TABLE orders (id int);\n",
@@ -28,15 +33,37 @@ def test_manifest_lists_path_size_and_sha256_of_every_file() -> None:
     assert all(len(e.sha256) == 64 for e in entries)
 
 
+def _config_map(name: str, data: dict[str, str], binary: dict[str, bytes]) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "uid": f"uid-{name}"},
+        "data": data,
+        "binaryData": {k: base64.b64encode(v).decode() for k, v in binary.items()},
+    }
+
+
 @pytest.mark.req("SRC-CM-04")
 def test_digest_is_the_sha256_of_the_manifest_and_ignores_where_files_came_from() -> None:
     digest, manifest = digest_of_files(FILES)
-    import hashlib
-
     assert digest == "sha256:" + hashlib.sha256(manifest).hexdigest()
-    # The same files in another order (from other keys) give the same digest.
-    assert digest_of_files(dict(reversed(list(FILES.items()))))[0] == digest
-    changed = {**FILES, "0000000002_add_total.up.sql": b"ALTER TABLE orders ADD total bigint;\n"}
+    first, second = sorted(FILES)
+    # The same files taken from other source keys: text keys of one ConfigMap, binary keys of
+    # another beside keys it does not select, selected in another order.
+    as_text = _config_map("a", {k: v.decode() for k, v in FILES.items()}, {})
+    mixed = _config_map(
+        "b",
+        {second: FILES[second].decode(), "README.md": "not a migration"},
+        {first: FILES[first], "notes.bin": b"\x00\x01"},
+    )
+    taken = [source_files(as_text, None), source_files(mixed, [second, first])]
+    assert [t.refusal for t in taken] == [None, None]
+    assert [dict(t.files) for t in taken] == [FILES, FILES]
+    assert [t.content_digest for t in taken] == [digest, digest]
+    assert [t.manifest for t in taken] == [manifest, manifest]
+    # Every key a source selects counts, and where a file is, is part of what it is.
+    assert source_files(mixed, None).content_digest != digest
+    renamed = {"0000000003_add_total.up.sql" if k == second else k: v for k, v in FILES.items()}
+    assert digest_of_files(renamed)[0] != digest
+    changed = {**FILES, second: b"ALTER TABLE orders ADD total bigint;\n"}
     assert digest_of_files(changed)[0] != digest
 
 

@@ -12,9 +12,11 @@ from ptah_operator.api.constants import (
     MigrationPhase,
     OperationType,
     RunOutcome,
+    SchemaPhase,
     VerifiedOutcome,
 )
 from ptah_operator.api.migration import LastRun, PtahMigrationStatus, RunVerification
+from ptah_operator.api.schema import PtahSchemaStatus
 from ptah_operator.cli.kubectl.errors import UsageError
 from ptah_operator.cli.kubectl.main import Command, parse_command, parse_target
 from ptah_operator.cli.kubectl.waits import (
@@ -168,6 +170,78 @@ def test_refresh_wait_follows_a_claim_that_names_the_request_even_if_it_is_old()
     assert not tracker.finished(StatusCommon(last_read_request=value, active_operation=retry))
     assert tracker.read_operation == "op-retrying"
     assert tracker.finished(StatusCommon(last_read_request=value), "op-retrying")
+
+
+def _migration(
+    phase: MigrationPhase, claim: ActiveOperation | None = None, plan: PlanReference | None = None
+) -> PtahMigrationStatus:
+    return PtahMigrationStatus(
+        phase=phase, active_operation=claim, last_read_request=REQUESTED, plan=plan
+    )
+
+
+def _schema(phase: SchemaPhase, claim: ActiveOperation | None = None) -> PtahSchemaStatus:
+    return PtahSchemaStatus(phase=phase, active_operation=claim, last_read_request=REQUESTED)
+
+
+REQUESTED = "2026-08-30T12:00:00Z"
+M = MigrationPhase
+S = SchemaPhase
+# What a watch of each source's read shows, one status after another: (status, the operation
+# of the latest history reading). Between two claims of the chain no claim is held for a pass.
+_GIT_MIGRATION = [
+    (_migration(M.RESOLVING, _claim("op-r", OperationType.RESOLVE, REQUESTED)), "op-old"),
+    (_migration(M.READING), "op-old"),
+    (_migration(M.READING, _claim("op-h")), "op-old"),
+]
+_OCI_MIGRATION = [
+    (_migration(M.RESOLVING, _claim("op-r", OperationType.RESOLVE, REQUESTED)), "op-old"),
+    (_migration(M.VERIFYING), "op-old"),
+    (_migration(M.VERIFYING, _claim("op-v", OperationType.VERIFY)), "op-old"),
+    (_migration(M.READING), "op-old"),
+    (_migration(M.READING, _claim("op-h")), "op-old"),
+    # The reading planned: the plan is created, its UID not known yet.
+    (_migration(M.PLANNING, plan=PlanReference(name="orders-bbbbbbbbbb")), "op-h"),
+]
+_OCI_SCHEMA = [
+    (_schema(S.RESOLVING, _claim("op-r", OperationType.RESOLVE, REQUESTED)), None),
+    (_schema(S.VERIFYING), None),
+    (_schema(S.VERIFYING, _claim("op-v", OperationType.VERIFY)), None),
+    (_schema(S.OBSERVING), None),
+    (_schema(S.OBSERVING, _claim("op-o", OperationType.OBSERVE)), None),
+    (_schema(S.PLANNING, _claim("op-p", OperationType.PLAN)), None),
+    (_schema(S.PLANNING), None),
+]
+
+
+@pytest.mark.req("RRQ-21", "RRQ-05", "SRC-GIT-15", "SRC-OCI-07")
+@pytest.mark.parametrize(
+    ("chain", "end", "last"),
+    [
+        (_GIT_MIGRATION, (_migration(M.IN_SYNC), "op-h"), "op-h"),
+        (_OCI_MIGRATION, (_migration(M.AWAITING_APPROVAL, plan=PLAN), "op-h"), "op-h"),
+        (_OCI_SCHEMA, (_schema(S.AWAITING_APPROVAL), None), "op-p"),
+    ],
+    ids=["git migration", "oci migration", "oci schema"],
+)
+def test_refresh_wait_waits_past_the_resolve_for_the_read_it_leads_to(
+    chain: list[tuple[StatusCommon, str | None]],
+    end: tuple[StatusCommon, str | None],
+    last: str,
+) -> None:
+    tracker = ReadTracker(value=REQUESTED, before=frozenset({"op-old"}))
+    for status, reading in chain:
+        assert not tracker.finished(status, reading), status
+    assert tracker.finished(*end)
+    assert tracker.read_operation == last
+
+
+@pytest.mark.req("RRQ-21")
+def test_refresh_wait_ends_when_an_apply_follows_the_read() -> None:
+    tracker = ReadTracker(value=REQUESTED, before=frozenset({"op-old"}))
+    assert not tracker.finished(_migration(M.READING, _claim("op-h", request=REQUESTED)), "op-old")
+    applying = _migration(M.APPLYING, _claim("op-a", OperationType.APPLY))
+    assert tracker.finished(applying, "op-h")
 
 
 @pytest.mark.req("RRQ-19", "RRQ-21")

@@ -90,6 +90,27 @@ def invalid_recorded(value: str, recorded: str) -> Callable[[MigrationWorld, Dec
     return then
 
 
+def proof_running() -> MigrationWorld:
+    """The run ended Applied and the read that proves it runs."""
+    return step(step(run_reported(applying(), run_block(RunOutcome.APPLIED, applied=["0002"]))))
+
+
+def failed_proof() -> MigrationWorld:
+    """The read that proves an Apply failed once: between attempts, inside its retry delay."""
+    return step(read_failed(proof_running()))
+
+
+def proof_goes_on(value: str) -> Callable[[MigrationWorld, Decision], None]:
+    def then(world: MigrationWorld, decision: Decision) -> None:
+        invalid_recorded(value, value)(world, decision)
+        before = status(world).active_operation
+        assert before is not None
+        assert before.serves_proof
+        assert status_of(world, decision).active_operation == before, "the proof goes on"
+
+    return then
+
+
 def blocked_modified() -> MigrationWorld:
     return read(reading(), history("Modified", current="0002", modified=["0001"]))
 
@@ -100,6 +121,14 @@ def failed_with_retry_pending() -> MigrationWorld:
 
 LONG = "x" * 65
 LONG_RECORD = "sha256:" + hashlib.sha256(LONG.encode()).hexdigest()
+CONTROL = "now\x1b[2J\r\nplease\u202e"
+CONTROL_RECORD = "sha256:" + hashlib.sha256(CONTROL.encode()).hexdigest()
+
+
+def nothing_unprintable(world: MigrationWorld, decision: Decision) -> None:
+    invalid_recorded(CONTROL, CONTROL_RECORD)(world, decision)
+    assert all(event.message.isprintable() for event in decision.events)
+
 
 ANSWERED = [
     Row(
@@ -265,11 +294,35 @@ INVALID = [
         then=invalid_recorded("soon", "soon"),
     ),
     Row(
+        "a failed proof read answers an invalid value at once too, and goes on retrying",
+        lambda: requested(later(failed_proof(), dt.timedelta(seconds=10)), "soon"),
+        ("RRQ-17", "RRQ-15"),
+        phase=MigrationPhase.READING,
+        job=None,
+        events=[EventReason.READ_REQUEST_INVALID],
+        then=proof_goes_on("soon"),
+    ),
+    Row(
+        "a proof read that fails answers an invalid value made while it ran, in that pass",
+        lambda: read_failed(requested(proof_running(), "soon")),
+        ("RRQ-17", "RRQ-15"),
+        phase=MigrationPhase.READING,
+        events=[EventReason.OPERATION_FAILED, EventReason.READ_REQUEST_INVALID],
+        then=invalid_recorded("soon", "soon"),
+    ),
+    Row(
         "a value longer than 64 bytes is recorded as its sha256:<hex>",
         lambda: requested(in_sync(), LONG),
         ("RRQ-19", "PRIV-08"),
         events=[EventReason.READ_REQUEST_INVALID],
         then=invalid_recorded(LONG, LONG_RECORD),
+    ),
+    Row(
+        "a value with control characters is recorded, and named, only as its sha256:<hex>",
+        lambda: requested(in_sync(), CONTROL),
+        ("RRQ-19", "RRQ-16", "PRIV-08"),
+        events=[EventReason.READ_REQUEST_INVALID],
+        then=nothing_unprintable,
     ),
 ]
 

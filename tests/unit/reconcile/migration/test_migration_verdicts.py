@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 import json
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 
 from ptah_operator.api.constants import (
     ApplyPolicy,
+    JournalEntryType,
     MigrationPhase,
     Reason,
     RunOutcome,
@@ -26,6 +28,7 @@ from ptah_operator.reconcile.migration import reconcile_migration
 from ptah_operator.reconcile.migration.world import MigrationWorld
 from tests.unit.reconcile.migration.table import Row, check, params
 from tests.unit.reconcile.migration.worlds import (
+    FILES,
     applying,
     awaiting_approval,
     edited,
@@ -39,13 +42,16 @@ from tests.unit.reconcile.migration.worlds import (
     ready_to_plan,
     run_block,
     run_reported,
+    source_files,
     status,
     status_of,
     step,
     with_approval,
+    with_source,
 )
 
 TEN_MINUTES = dt.timedelta(minutes=10)
+Entry = JournalEntryType
 
 
 def created_plan(decision: Decision) -> dict[str, Any] | None:
@@ -113,11 +119,80 @@ def plan_of_pending_list(*versions: str, from_version: str | None) -> Any:
     return then
 
 
+def baseline_ran_nothing(world: MigrationWorld, decision: Decision) -> None:
+    """The reading before the baseline said 0001 with 0002 pending; the one after says 0002,
+    the last version the files carry, and nothing records a run."""
+    before = status(world).history
+    assert before is not None
+    assert (before.current_version, before.pending_count) == ("0001", 1)
+    after = status_of(world, decision)
+    assert after.history is not None
+    last_file_version = sorted(FILES)[-1].split("_", 1)[0]
+    assert (after.history.current_version, after.history.pending_count) == (last_file_version, 0)
+    assert after.last_run is None
+    assert after.unresolved_run is None
+    ran = {Entry.RUN_FINISHED, Entry.APPROVAL_ACCEPTED, Entry.VERIFIED, Entry.RUN_ACKNOWLEDGED}
+    assert not ran & {e.type for e in (after.journal.entries if after.journal else [])}
+    assert not [o for o in decision.create if isinstance(o, dict) and o["kind"] == "Job"]
+
+
 CHECKPOINTED = {
     **history("ReadyToPlan", current="0003", pending_versions=["0004"]),
     "checkpointVersion": "0003",
-    "appliedCount": 3,
+    # A checkpoint bootstrap writes one row for the versions it covers: applied and artifact
+    # counts (1 and 4) no longer give the pending set by subtraction (MIG-34).
+    "appliedCount": 1,
 }
+CHECKPOINT_FILES = {
+    f"000{n}_step_{n}.sql": f"CREATE TABLE t{n} (id BIGINT);\n".encode() for n in range(1, 5)
+}
+
+
+CHECKPOINTED_DONE = {
+    **history("NothingPending", current="0004"),
+    "checkpointVersion": "0003",
+    "appliedCount": 2,
+}
+
+
+def bootstrap_ran() -> MigrationWorld:
+    """The checkpoint's plan approved and run: 0004 applied, the proof's read claimed."""
+    waiting = step(read(reading(new_with_files(CHECKPOINT_FILES)), CHECKPOINTED))
+    assert status(waiting).phase == MigrationPhase.AWAITING_APPROVAL
+    ran = run_reported(
+        applying(with_approval(waiting)), run_block(RunOutcome.APPLIED, applied=["0004"])
+    )
+    proving = step(step(ran))
+    claim = status(proving).active_operation
+    assert claim is not None
+    assert claim.serves_proof
+    return proving
+
+
+def new_with_files(files: dict[str, bytes]) -> MigrationWorld:
+    return with_source(new(), source_files(files))
+
+
+def checkpointed_plan(world: MigrationWorld, decision: Decision) -> None:
+    """Only Ptah's pending list is planned; the checkpoint and the counts are kept as read."""
+    plan_of_pending_list("0004", from_version="0003")(world, decision)
+    after = status_of(world, decision).history
+    assert after is not None
+    assert (after.checkpoint_version, after.current_version) == ("0003", "0003")
+    assert (after.applied_count, after.pending_count, after.pending_versions) == (1, 1, ["0004"])
+
+
+def checkpoint_kept(world: MigrationWorld, decision: Decision) -> None:
+    """After the bootstrap ran, the checkpoint stays and nothing it covers is planned again."""
+    no_plan_published(world, decision)
+    after = status_of(world, decision).history
+    assert after is not None
+    assert (after.checkpoint_version, after.current_version, after.pending_count) == (
+        "0003",
+        "0004",
+        0,
+    )
+
 
 SIX_VERDICTS = [
     Row(
@@ -188,10 +263,18 @@ SIX_VERDICTS = [
 HISTORIES = [
     Row(
         "the pending set is Ptah's own list: a checkpoint's covered versions are never planned",
-        lambda: history_reported(reading(), CHECKPOINTED),
-        ("MIG-34", "MIG-59", "MIG-60", "MIG-61"),
+        lambda: history_reported(reading(new_with_files(CHECKPOINT_FILES)), CHECKPOINTED),
+        ("MIG-34", "MIG-59", "MIG-61"),
         phase=MigrationPhase.PLANNING,
-        then=plan_of_pending_list("0004", from_version="0003"),
+        then=checkpointed_plan,
+    ),
+    Row(
+        "the checkpoint stays after the bootstrap ran: its versions never go back to pending",
+        lambda: history_reported(bootstrap_ran(), CHECKPOINTED_DONE),
+        ("MIG-60", "MIG-59"),
+        phase=MigrationPhase.IN_SYNC,
+        job=None,
+        then=checkpoint_kept,
     ),
     Row(
         "an empty revision table reads as everything pending: the whole sequence is published",
@@ -205,11 +288,13 @@ HISTORIES = [
     ),
     Row(
         "after an external baseline the next read is InSync, having run nothing",
-        lambda: history_reported(reading(), history("NothingPending", current="0002")),
+        lambda: history_reported(
+            step(later(awaiting_approval(), TEN_MINUTES)), history("NothingPending", current="0002")
+        ),
         ("MIG-64", "RUN-22"),
         phase=MigrationPhase.IN_SYNC,
         job=None,
-        then=lambda w, d: None if status_of(w, d).last_run is None else pytest.fail("lastRun"),
+        then=baseline_ran_nothing,
     ),
     Row(
         "after adoption, a newly published migration is the single pending version",
@@ -318,12 +403,25 @@ def test_the_transaction_mode_is_bound_into_the_plan_and_carried_by_the_job(
 
 @pytest.mark.req("MIG-58")
 def test_leaving_the_mode_out_keeps_the_plan_it_had() -> None:
-    """A resource without the field plans exactly as before: the same fingerprint."""
-    first = status(planning_world()).plan
-    second = status(planning_world()).plan
-    assert first is not None
-    assert second is not None
-    assert first.fingerprint == second.fingerprint
+    """A resource without the field plans exactly as before the field existed: the plan holds
+    no transactionMode, and its fingerprint is the digest of a spec that never had the key (a
+    null written into the fingerprinted form would change every plan across the upgrade)."""
+    world = planning_world()
+    ref = status(world).plan
+    assert ref is not None
+    plan = world.plans[ref.name]
+    assert plan.spec.transaction_mode is None
+    wire = plan.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+    assert "transactionMode" not in wire
+    del wire["fingerprint"]
+    before_the_field = json.dumps(wire, sort_keys=True, separators=(",", ":")).encode()
+    assert ref.fingerprint == "sha256:" + hashlib.sha256(before_the_field).hexdigest()
+    # The field, once written, is bound: the same reading plans under another fingerprint.
+    with_mode = new()
+    with_mode = edited(with_mode, policy=MigrationPolicy(transaction_mode=TransactionMode.FILE))
+    moded = status(read(reading(with_mode), ready_to_plan())).plan
+    assert moded is not None
+    assert moded.fingerprint != ref.fingerprint
 
 
 def planning_world() -> MigrationWorld:

@@ -3,6 +3,7 @@ at status.nextReconciliationTime ..."): when a request is answered, how, and whe
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 import pytest
@@ -45,6 +46,7 @@ from tests.unit.reconcile.schema.worlds import (
 
 REQUEST = "2026-09-01T12:00:30Z"
 LONG = "x" * 65
+CONTROL = "now\x1b[2J\r\nplease\u202e"
 
 
 def requested(world: SchemaWorld, value: str = REQUEST) -> SchemaWorld:
@@ -80,6 +82,27 @@ def answered_and_plan_kept(world: SchemaWorld, decision: Decision) -> None:
 def recorded_invalid(value: str) -> Callable[[SchemaWorld, Decision], None]:
     def then(world: SchemaWorld, decision: Decision) -> None:
         assert status_of(world, decision).last_read_request == recorded_read_request(value)
+
+    return then
+
+
+def proof_goes_on_and_recorded_invalid(value: str) -> Callable[[SchemaWorld, Decision], None]:
+    def then(world: SchemaWorld, decision: Decision) -> None:
+        after = status_of(world, decision)
+        assert after.last_read_request == value
+        before_claim = status(world).active_operation
+        assert before_claim is not None
+        assert before_claim.serves_proof
+        assert after.active_operation == before_claim, "the proof keeps its claim and retry time"
+
+    return then
+
+
+def recorded_as_digest(value: str) -> Callable[[SchemaWorld, Decision], None]:
+    def then(world: SchemaWorld, decision: Decision) -> None:
+        recorded = "sha256:" + hashlib.sha256(value.encode()).hexdigest()
+        assert status_of(world, decision).last_read_request == recorded
+        assert all(event.message.isprintable() for event in decision.events)
 
     return then
 
@@ -210,11 +233,27 @@ ROWS = [
         then=recorded_invalid("soon"),
     ),
     Row(
+        "A failed proof read answers an invalid value at once too, and goes on retrying",
+        lambda: requested(step(read_failed(proving(), OperationType.OBSERVE)), "soon"),
+        ("RRQ-17", "RRQ-15"),
+        phase=SchemaPhase.FAILED,
+        job=None,
+        events=[EventReason.READ_REQUEST_INVALID],
+        then=proof_goes_on_and_recorded_invalid("soon"),
+    ),
+    Row(
         "A value over 64 bytes is recorded as its sha256:<hex>",
         lambda: requested(in_sync(), LONG),
         ("RRQ-19", "PRIV-08"),
         events=[EventReason.READ_REQUEST_INVALID],
         then=recorded_invalid(LONG),
+    ),
+    Row(
+        "A value with control characters is recorded, and named, only as its sha256:<hex>",
+        lambda: requested(in_sync(), CONTROL),
+        ("RRQ-19", "RRQ-16", "PRIV-08"),
+        events=[EventReason.READ_REQUEST_INVALID],
+        then=recorded_as_digest(CONTROL),
     ),
 ]
 
