@@ -169,6 +169,13 @@ def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | No
 
     if claim.job_uid is None and result is None:
         why = _withdrawal(draft, claim, refusal)
+        if why is None and status.unresolved_run is not None:
+            # The gate again (MIG-46): a claim whose Job never showed, beside a held run (as
+            # a restored or edited status can hold them), asks for no Job.
+            status.active_operation = None
+            _release(draft, claim)
+            held(draft)
+            return
         if why is not None:
             _withdraw(draft, claim, why, refusal)
         elif name in world.job_refusals:
@@ -324,10 +331,11 @@ def _recreate(draft: MigrationDraft, claim: ActiveOperation) -> None:
 def _job_refused(draft: MigrationDraft, claim: ActiveOperation, name: str, why: str) -> None:
     """The API server refused the Apply Job (admission, a quota): none exists and none will
     as built, so nothing ran and nothing is consumed. Failed, the Lease given back; the plan
-    comes back from the next reading, after failureRetryInterval (MIG-21, JOB-06)."""
+    comes back from the next reading, after failureRetryInterval (MIG-21, JOB-06). The plan
+    stays in status.plan, not retired: a reading that computes it again keeps its
+    publication, so the approval the Apply never used still names it (APR-13)."""
     status = draft.status
     status.active_operation = None
-    status.plan = None
     _release(draft, claim)
     message = f"the API server refused Apply Job {name}: {why}"
     draft.operation_failed(OperationType.APPLY, Reason.JOB_REFUSED)

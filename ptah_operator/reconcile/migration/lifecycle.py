@@ -54,6 +54,7 @@ from ptah_operator.api.common import ActiveOperation
 from ptah_operator.api.constants import (
     ANNOTATION_UNRESOLVED_RUN,
     ApplyPolicy,
+    ConditionType,
     EventReason,
     MigrationPhase,
     OperationType,
@@ -227,7 +228,7 @@ def _idle(draft: MigrationDraft, refusal: Refusal | None) -> None:
     if due == core.Due.STRUCTURAL or (due != core.Due.NO and not _apply_ready(draft)):
         reads.start(draft, proof=False, request=request if request else None)
         return
-    if status.plan is not None:
+    if status.plan is not None and not _apply_refused(draft):
         _plan_step(draft)
     if status.active_operation is None and status.next_reconciliation_time is not None:
         draft.wake_at(status.next_reconciliation_time)
@@ -274,6 +275,19 @@ def _apply_ready(draft: MigrationDraft) -> bool:
         return True
     used = approvals.consumed(status)
     return approvals.exact_approval(draft.world.approvals, draft.migration, ref, used) is not None
+
+
+def _apply_refused(draft: MigrationDraft) -> bool:
+    """The last Apply's Job was refused (`apply._job_refused`): its plan stays published, so
+    that the approval it never used still names it (APR-13), but no Apply starts again before
+    the reading after failureRetryInterval (MIG-31)."""
+    failed = draft.status.condition(ConditionType.RECONCILIATION_FAILED)
+    return (
+        draft.status.phase == MigrationPhase.FAILED
+        and failed is not None
+        and failed.status == "True"
+        and failed.reason == Reason.JOB_REFUSED
+    )
 
 
 def _plan_step(draft: MigrationDraft) -> None:

@@ -627,6 +627,15 @@ NO_UNRESOLVED_RUN = [
         then=_no_apply,
     ),
     Row(
+        "an Apply claim whose Job never showed, beside a held run, asks for no Job",
+        lambda: _with_hold(applying(dispatched=False)),
+        ("MIG-46", "RUN-05"),
+        phase=MigrationPhase.BLOCKED,
+        ready=Reason.APPLY_OUTCOME_UNKNOWN,
+        job=None,
+        then=_no_apply,
+    ),
+    Row(
         "... and a read that comes due beside it runs, so the hold can be settled",
         lambda: later(_with_hold(awaiting_with()), TEN_MINUTES),
         ("MIG-46", "MIG-47", "MIG-15"),

@@ -31,7 +31,9 @@ from tests.unit.reconcile.migration.worlds import (
     MIGRATION,
     applying,
     later,
+    read,
     reading,
+    ready_to_plan,
     status,
     step,
 )
@@ -137,3 +139,19 @@ def test_a_refused_apply_spends_no_approval() -> None:
     journal = status(failed).journal
     assert journal is not None
     assert JournalEntryType.APPROVAL_ACCEPTED not in [e.type for e in journal.entries]
+
+
+@pytest.mark.req("MIG-21", "APR-13", "APR-12")
+def test_an_approval_a_refused_apply_did_not_use_authorizes_the_same_plan_again() -> None:
+    """APR-13: an Apply that never started does not use up its approval; it stays available
+    to the next claim. The refusal keeps the plan's publication, so the reading after
+    failureRetryInterval that computes the same plan finds the approval still exact."""
+    failed = step(apply_refused())
+    again = step(later(failed, A_MINUTE))
+    assert status(again).phase == MigrationPhase.READING
+    # The reading computes the same plan; the approval given before the refusal still names
+    # its publication and starts the Apply (in the pass of the reading or the one after).
+    started = read(again, ready_to_plan())
+    if status(started).phase != MigrationPhase.APPLYING:
+        started = step(started)
+    assert status(started).phase == MigrationPhase.APPLYING, status(started).phase
