@@ -274,20 +274,35 @@ class DecisionExecutor:
             else:
                 raise ValueError(f"the {self.family} controller does not create {kind}")
         except ApiException as error:
-            if kind == "Job" and error.status in REFUSED_JOB_STATUSES:
+            refused = kind == "Job" and error.status in REFUSED_JOB_STATUSES
+            if refused and not await self._job_exists(namespace, name):
                 reason = refusal_reason(error)
                 uid = str(metadata(owner).get("uid"))
                 self.refusals.refused(key, uid, name, reason)
                 log.warning("job refused", job=name, status=error.status)
                 return False
-            if error.status != 409:
-                raise
+            if error.status != 409 and not refused:
+                raise  # (a refused create of a Job that exists is taken as the 409 it hides)
             if kind == "Job":
                 self.refusals.created(key, name)
             return True
         if kind == "Job":
             self.refusals.created(key, name)
             self.expectations.created_job(key, f"{namespace}/{name}")
+        return True
+
+    async def _job_exists(self, namespace: str, name: str) -> bool:
+        """Whether a Job of this name exists. A create of a Job already there (asked again
+        because the cache had not shown it yet) can be refused by admission before the store
+        answers 409: a quota the Job itself fills refuses one more. Such a refusal is no
+        refusal: the Job exists and may be running; only a Job absent is refused. An error
+        reading it is raised, and the pass tried again."""
+        try:
+            await self.batch.read_namespaced_job(name, namespace)
+        except ApiException as error:
+            if error.status == 404:
+                return False
+            raise
         return True
 
     async def delete(self, ref: ObjectRef) -> None:
