@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from ptah_operator.engine.schema.model import (
     Check,
@@ -175,6 +175,7 @@ class Statement:
 
 
 T = TypeVar("T", UniqueConstraint, Index, ForeignKey, Check)
+_Kind = Literal["uniques", "checks", "indexes", "foreign_keys"]
 
 
 def _match(desired: list[T], observed: list[T]) -> tuple[list[T], list[T]]:
@@ -182,29 +183,34 @@ def _match(desired: list[T], observed: list[T]) -> tuple[list[T], list[T]]:
 
     Items are twins when their content (`key()`) is equal and, where the desired side names
     the item, their names are equal too. Named items are matched first: an unnamed one takes
-    any twin, so it must not take the one a named item of the same content needs.
+    any twin, so it must not take the one a named item of the same content needs. Of several
+    twins, an item takes the first the observed side lists.
     """
     if desired == observed:
         return [], []
-    remaining = list(observed)
+    # Each item's key is built once: `key()` makes a tuple per call, and the sides differ on
+    # most tables of a plan (MySQL's observed indexes include the ones backing its keys).
+    twins: dict[Any, list[int]] = {}
+    for position, item in enumerate(observed):
+        twins.setdefault(item.key(), []).append(position)
+    taken: set[int] = set()
     unmatched: set[int] = set()
     named = [i for i, item in enumerate(desired) if item.name is not None]
     unnamed = [i for i, item in enumerate(desired) if item.name is None]
     for position in named + unnamed:
         item = desired[position]
+        candidates = twins.get(item.key(), [])
         twin = next(
-            (
-                o
-                for o in remaining
-                if o.key() == item.key() and (item.name is None or item.name == o.name)
-            ),
+            (o for o in candidates if item.name is None or item.name == observed[o].name),
             None,
         )
         if twin is None:
             unmatched.add(position)
         else:
-            remaining.remove(twin)
-    return [desired[i] for i in sorted(unmatched)], remaining
+            candidates.remove(twin)
+            taken.add(twin)
+    gone = [item for position, item in enumerate(observed) if position not in taken]
+    return [desired[i] for i in sorted(unmatched)], gone
 
 
 class _Planner:
@@ -228,6 +234,18 @@ class _Planner:
         # of a plan. Compared once (`plan_changes`); several passes skip such a table's
         # columns on it, and none needs to find one of its columns by name.
         self.same_columns: set[tuple[str, str]] = set()
+        # `_match` of one kind of a kept table's items, by (observed table, desired table,
+        # kind): the drop and the add passes, and the checks around retyped columns, pair
+        # the same lists. Both tables live as long as the plan does.
+        self._pairs: dict[tuple[int, int, str], tuple[list[Any], list[Any]]] = {}
+
+    def pairs(self, old: Table, new: Table, kind: _Kind) -> tuple[list[Any], list[Any]]:
+        """`_match(new.<kind>, old.<kind>)`: (desired items missing, observed items gone)."""
+        key = (id(old), id(new), kind)
+        found = self._pairs.get(key)
+        if found is None:
+            found = self._pairs[key] = _match(list(getattr(new, kind)), list(getattr(old, kind)))
+        return found
 
     def emit(
         self,
@@ -321,7 +339,7 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
         fk_drops += [(table, fk, False) for fk in table.foreign_keys]
     for key in kept:
         old, new = observed_tables[key], desired_tables[key]
-        _, gone = _match(list(new.foreign_keys), list(old.foreign_keys))
+        _, gone = p.pairs(old, new, "foreign_keys")
         fk_drops += [(old, fk, True) for fk in gone]
     dropped = {(table.qualified, fk.name) for table, fk, _ in fk_drops}
     relinked = [
@@ -433,7 +451,7 @@ def plan_changes(observed: Schema, desired: Schema) -> list[Statement]:
         )
     for key in kept:
         old, new = observed_tables[key], desired_tables[key]
-        missing, _ = _match(list(new.foreign_keys), list(old.foreign_keys))
+        missing, _ = p.pairs(old, new, "foreign_keys")
         for fk in missing:
             referenced = (fk.ref_schema, fk.ref_table)
             known = referenced in observed_tables and all(
@@ -809,8 +827,8 @@ def _rebuilt_over_enums(p: _Planner, old: Table, new: Table) -> None:
     ]
     if not leaving:
         return
-    _, gone_checks = _match(list(new.checks), list(old.checks))
-    _, gone_indexes = _match(list(new.indexes), list(old.indexes))
+    _, gone_checks = p.pairs(old, new, "checks")
+    _, gone_indexes = p.pairs(old, new, "indexes")
     checks = [
         c for c in old.checks if c not in gone_checks and any(_mentions(c.expr, n) for n in leaving)
     ]
@@ -1807,8 +1825,8 @@ def _remake_enum(
         # PostgreSQL rebuilds what reads a retyped column from its text, in which a literal
         # still names the former type (`m = 'x'::mood__ptah_old`) and finds no operator:
         # checks and expression or partial indexes that stay are dropped and made again.
-        _, gone_checks = _match(list(after.checks), list(before.checks))
-        _, gone_indexes = _match(list(after.indexes), list(before.indexes))
+        _, gone_checks = p.pairs(before, after, "checks")
+        _, gone_indexes = p.pairs(before, after, "indexes")
         checks = [c for c in before.checks if c not in gone_checks]
         indexes = [
             i
@@ -1919,7 +1937,7 @@ def _drop_constraints(p: _Planner, old: Table, new: Table) -> None:
             f"drop primary key of {old.qualified}",
             where,
         )
-    _, gone_uniques = _match(list(new.uniques), list(old.uniques))
+    _, gone_uniques = p.pairs(old, new, "uniques")
     for unique in gone_uniques:
         p.emit(
             r.drop_unique(old, unique),
@@ -1928,7 +1946,7 @@ def _drop_constraints(p: _Planner, old: Table, new: Table) -> None:
             f"drop unique constraint {unique.name} on {old.qualified}",
             where,
         )
-    _, gone_checks = _match(list(new.checks), list(old.checks))
+    _, gone_checks = p.pairs(old, new, "checks")
     for check in gone_checks:
         if not p.pg and check.column is not None:
             continue  # a column's own check goes with a MODIFY or DROP COLUMN of it
@@ -1958,7 +1976,7 @@ def _drop_constraints(p: _Planner, old: Table, new: Table) -> None:
             "enum type; it is made again after",
             where,
         )
-    _, gone_indexes = _match(list(new.indexes), list(old.indexes))
+    _, gone_indexes = p.pairs(old, new, "indexes")
     for index in gone_indexes:
         if index.implicit:
             continue
@@ -2033,7 +2051,7 @@ def _add_constraints(p: _Planner, old: Table, new: Table) -> None:
             else (),
         )
     _rename_primary_key(p, old, new)
-    missing_uniques, _ = _match(list(new.uniques), list(old.uniques))
+    missing_uniques, _ = p.pairs(old, new, "uniques")
     for unique in missing_uniques:
         p.emit(
             r.add_constraint(new, r.unique_clause(unique)),
@@ -2045,7 +2063,7 @@ def _add_constraints(p: _Planner, old: Table, new: Table) -> None:
             if _existing(old, unique.columns)
             else (),
         )
-    missing_checks, _ = _match(list(new.checks), list(old.checks))
+    missing_checks, _ = p.pairs(old, new, "checks")
     restated = _own_check_changes(p, old, new)
     gained = {c.column: c for change in restated.values() for c in change.gained}
     for check in missing_checks:
@@ -2099,7 +2117,7 @@ def _add_constraints(p: _Planner, old: Table, new: Table) -> None:
                 Requirement("check", new.qualified, expression=c.expr) for c in change.gained
             ),
         )
-    missing_indexes, _ = _match(list(new.indexes), list(old.indexes))
+    missing_indexes, _ = p.pairs(old, new, "indexes")
     for index in missing_indexes:
         severity = Severity.WARNING if index.unique else Severity.SAFE
         checkable = index.unique and index.where is None and _existing(old, index.columns)
@@ -2124,7 +2142,7 @@ def _columns(p: _Planner, old: Table, new: Table) -> None:
     where = (new.qualified,)
     old_columns = {c.name: c for c in old.columns}
     new_names = {c.name for c in new.columns}
-    own_checks = _own_checks(old, new)
+    own_checks = _own_checks(p, old, new)
     rechecked, retyped = _rechecked(p, old, new)
     for check in rechecked:
         p.emit(
@@ -2227,7 +2245,7 @@ def _rechecked(p: _Planner, old: Table, new: Table) -> tuple[list[Check], str]:
     )
     if not changed or not old.checks:
         return [], ""
-    _, gone = _match(list(new.checks), list(old.checks))
+    _, gone = p.pairs(old, new, "checks")
     # A check over a column leaving an enum type is made again already (`_Planner.rebuilt`).
     over_enums, _ = p.rebuilt.get(old.qualified, ([], []))
     rechecked = [
@@ -2240,12 +2258,12 @@ def _rechecked(p: _Planner, old: Table, new: Table) -> tuple[list[Check], str]:
     return rechecked, ", ".join(f"{old.qualified}.{c}" for c in changed)
 
 
-def _own_checks(old: Table, new: Table) -> dict[str, tuple[Check, ...]]:
+def _own_checks(p: _Planner, old: Table, new: Table) -> dict[str, tuple[Check, ...]]:
     """MariaDB: per column, the column-level checks it keeps (`Check.column`), which a
     MODIFY COLUMN restates: the server drops those it is not given again."""
     if not any(c.column is not None for c in old.checks):
         return {}
-    _, gone = _match(list(new.checks), list(old.checks))
+    _, gone = p.pairs(old, new, "checks")
     own: dict[str, tuple[Check, ...]] = {}
     for check in old.checks:
         if check.column is not None and check not in gone:
@@ -2269,7 +2287,7 @@ def _own_check_changes(p: _Planner, old: Table, new: Table) -> dict[str, _OwnChe
     takes its own checks along; a new one comes with them (`_columns`)."""
     if p.pg:
         return {}
-    missing, gone = _match(list(new.checks), list(old.checks))
+    missing, gone = p.pairs(old, new, "checks")
     names = {c.column for c in [*missing, *gone] if c.column is not None}
     changes: dict[str, _OwnChecks] = {}
     for name in sorted(names):
