@@ -312,3 +312,16 @@ def test_a_schema_under_the_policy_refuses_its_writers_too() -> None:
     ]
     by_bob = spec.model_copy(update={"approved_by": BOB})
     assert check_schema_approval(by_bob, NS, schema, p, SEAL) == []
+
+
+def test_every_replica_derives_the_same_seal_from_the_result_key_and_no_other() -> None:
+    """The manager's replicas share the result key's Secret, so one opens what another
+    sealed; the derived key is not the result key itself (a result token opens no record)."""
+    result_key = b"r" * 32
+    one, other = WriterSeal.derived_from(result_key), WriterSeal.derived_from(result_key)
+    assert one.key != result_key
+    assert len(one.key) == 32
+    created = write(None, ALICE, seal=one)
+    assert opened(created, other) is not None
+    assert opened(created, WriterSeal.derived_from(b"s" * 32)) is None
+    assert opened(created, WriterSeal(result_key)) is None
