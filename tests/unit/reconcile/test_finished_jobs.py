@@ -211,7 +211,7 @@ def test_a_successful_schema_apply_job_stays_while_its_proof_is_owed() -> None:
         assert name not in deleted_jobs(reconcile_schema(schema.later(world, AFTER)))
 
 
-@pytest.mark.req("JOB-07", "SCH-47")
+@pytest.mark.req("JOB-07", "SCH-26")
 def test_a_proved_schema_apply_job_goes_about_five_minutes_after_it_finished() -> None:
     proved, name = schema_proved(changes=False)
     assert name not in deleted_jobs(reconcile_schema(schema.later(proved, SOON)))
