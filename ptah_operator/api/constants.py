@@ -394,9 +394,10 @@ ANNOTATION_UNRESOLVED_RUN: Final = f"{GROUP}/unresolved-run"
 # On a database-realm Lease: the UID of the resource whose operation took it, so that resource
 # can recognize a Lease it took but never recorded (the manager stopped between the two).
 ANNOTATION_LEASE_HOLDER_UID: Final = f"{GROUP}/holder-uid"
-# On a PtahMigration or PtahSchema: who last wrote its spec, and the generation that write gave
-# it, as admission authenticated them (JSON {"username", "uid", "generation"}). Admission sets it
-# on every write that changes the spec and keeps it on every other write, so no client sets it.
+# On a PtahMigration or PtahSchema: who wrote its spec since its last Apply, each with the
+# generation their write gave it, as admission authenticated them, sealed with the manager's key
+# (webhook/writers.py). Admission sets it on every write that changes the spec and keeps it on
+# every other write; a value a client wrote past admission does not open.
 ANNOTATION_SPEC_WRITTEN_BY: Final = f"{GROUP}/spec-written-by"
 
 LABEL_MANAGED_BY: Final = "app.kubernetes.io/managed-by"

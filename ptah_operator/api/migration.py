@@ -77,8 +77,9 @@ class MigrationPolicy(ApiModel):
     names no mode and Ptah picks one."""
     revision_table: RevisionTable = defaulted_object(RevisionTable)
     require_distinct_approver: bool = False
-    """Four eyes: admission refuses an approval by the person who last wrote this resource's
-    spec (admission records that writer in the spec-written-by annotation). Off by default."""
+    """Four eyes: admission refuses an approval by anyone who wrote this resource's spec since
+    its last Apply (admission records them, sealed, in the spec-written-by annotation). Off by
+    default."""
 
 
 class PtahMigrationSpec(CommonSpec):
@@ -194,6 +195,9 @@ class LastRun(ApiModel):
     verification: RunVerification | None = None
     message: str | None = Field(default=None, max_length=MAX_MESSAGE_LENGTH)
     """The migration version and the database's error class; never SQL or server prose."""
+    generation: int | None = Field(default=None, ge=0)
+    """metadata.generation the run's Apply was claimed for (four eyes: who wrote the spec
+    since)."""
 
 
 class UnresolvedRun(ApiModel):

@@ -69,8 +69,9 @@ class SchemaPolicy(ApiModel):
     """How long one statement of an Apply or a dry run may run (PostgreSQL statement_timeout,
     MariaDB max_statement_time; MySQL has no limit for DDL). Unset or 0s: no limit."""
     require_distinct_approver: bool = False
-    """Four eyes: admission refuses an approval by the person who last wrote this resource's
-    spec (admission records that writer in the spec-written-by annotation). Off by default."""
+    """Four eyes: admission refuses an approval by anyone who wrote this resource's spec since
+    its last Apply (admission records them, sealed, in the spec-written-by annotation). Off by
+    default."""
 
 
 class SchemaScope(ApiModel):

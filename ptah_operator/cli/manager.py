@@ -66,6 +66,7 @@ from ptah_operator.webhook.registration import (
     validating_webhook_configuration,
 )
 from ptah_operator.webhook.tls import HttpsServer, start_https_server
+from ptah_operator.webhook.writers import WriterSeal
 
 log = structlog.get_logger(__name__)
 
@@ -329,7 +330,11 @@ def build_https_app(
     for reconciler in reconcilers:
         cached[reconciler.family.kind] = reconciler.primaries.store.get
         cached[reconciler.family.plan] = reconciler.plans.store.get
-    add_webhook_routes(app, CachedLookup(cached, ApiObjectLookup(api_client)))
+    add_webhook_routes(
+        app,
+        CachedLookup(cached, ApiObjectLookup(api_client)),
+        seal=WriterSeal.derived_from(result_key),
+    )
     add_result_routes(app, KubernetesResultStore(api_client), result_key)
     return app
 

@@ -28,7 +28,7 @@ BY_LEASE = "realm-lease"
 BY_OWNER_UID = "owner-uid"
 BY_MIGRATION_NAME = "migration-name"
 BY_SCHEMA_NAME = "schema-name"
-BY_JOB = "job-name"
+BY_JOB_UID = "job-uid"
 
 
 def spec_of(obj: KubeObject) -> Mapping[str, Any]:
@@ -85,10 +85,30 @@ def index_owner_uid(obj: KubeObject) -> list[str]:
     return [str(ref["uid"]) for ref in metadata(obj).get("ownerReferences") or [] if "uid" in ref]
 
 
-def index_job_name(obj: KubeObject) -> list[str]:
-    """A Pod under its Job's key."""
-    job = (metadata(obj).get("labels") or {}).get("job-name")
-    return [f"{metadata(obj).get('namespace')}/{job}"] if job else []
+JOB_CONTROLLER_UID_LABELS = ("batch.kubernetes.io/controller-uid", "controller-uid")
+"""The labels the Job controller puts on its Pods naming the Job's UID (the second is the
+pre-1.27 one, still set)."""
+
+
+def job_uid_of_pod(obj: KubeObject) -> str | None:
+    """The UID of the Job that made a Pod: its controlling owner reference to a Job, else the
+    Job controller's label (which a Pod orphaned by its Job's deletion keeps). Never the
+    `job-name` label: a Job deleted and made again under the same name leaves Pods by it."""
+    meta = metadata(obj)
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("kind") == "Job" and ref.get("controller") and ref.get("uid"):
+            return str(ref["uid"])
+    labels = meta.get("labels") or {}
+    for label in JOB_CONTROLLER_UID_LABELS:
+        if labels.get(label):
+            return str(labels[label])
+    return None
+
+
+def index_job_uid(obj: KubeObject) -> list[str]:
+    """A Pod under the UID of the Job that made it (not a "namespace/name" key)."""
+    uid = job_uid_of_pod(obj)
+    return [uid] if uid else []
 
 
 def _ref_index(field: str) -> Any:

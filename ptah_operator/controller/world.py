@@ -21,7 +21,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, ClassVar
 
 import structlog
 
@@ -44,11 +44,12 @@ from ptah_operator.api.realm import PtahRealm
 from ptah_operator.api.source_policy import SourcePolicyError, parse_source_policy
 from ptah_operator.controller.indexes import (
     BY_COORDINATION_KEY,
-    BY_JOB,
+    BY_JOB_UID,
     BY_OWNER_UID,
     PRIMARY_INDEXES,
-    index_job_name,
+    index_job_uid,
     index_owner_uid,
+    job_uid_of_pod,
     spec_of,
 )
 from ptah_operator.reconcile.schema.world import PlanText
@@ -159,10 +160,60 @@ def source_policy_file(configmap: KubeObject | None, name: str, key: str) -> Pol
         return PolicyFile(name, key, digest, error=str(error))
 
 
-def job_state(job: KubeObject, pods: Iterable[KubeObject] = ()) -> JobState:
+class ProblemOnsets:
+    """When the manager first saw each Job's Pod unable to start, in memory.
+
+    The Pod API puts no time on a container's `state.waiting`, and the Job controller's
+    FailedCreate is an Event, not a Job condition; a Pod's creation or a Job's start is not when
+    its problem began (an image pulled for minutes before a Secret was found missing; a Pod
+    evicted and its replacement refused). So the manager times a problem from the first pass
+    that saw it, per Job and per Pod (or per Job for no Pod created), and forgets it once the
+    Job shows none. A manager that restarts, or a new leader, times it again: the attempt ends
+    up to one grace later, never sooner. Entries not seen for `MEMORY` are dropped."""
+
+    MEMORY: ClassVar[dt.timedelta] = dt.timedelta(hours=1)
+
+    def __init__(self) -> None:
+        self._seen: dict[str, dict[str, tuple[dt.datetime, dt.datetime]]] = {}
+
+    def __len__(self) -> int:
+        return sum(len(keys) for keys in self._seen.values())
+
+    def since(self, job_uid: str, key: str, now: dt.datetime) -> dt.datetime:
+        """When `key` of the Job was first seen (now, the first time); marks it seen now."""
+        self._prune(now)
+        keys = self._seen.setdefault(job_uid, {})
+        first = keys[key][0] if key in keys else now
+        keys[key] = (first, now)
+        return first
+
+    def clear(self, job_uid: str, now: dt.datetime) -> None:
+        """The Job shows no problem: a problem that comes back is timed anew."""
+        self._seen.pop(job_uid, None)
+        self._prune(now)
+
+    def _prune(self, now: dt.datetime) -> None:
+        for job_uid in list(self._seen):
+            keys = self._seen[job_uid]
+            for key in [k for k, (_, last) in keys.items() if now - last > self.MEMORY]:
+                del keys[key]
+            if not keys:
+                del self._seen[job_uid]
+
+
+def job_state(
+    job: KubeObject,
+    pods: Iterable[KubeObject] = (),
+    onsets: ProblemOnsets | None = None,
+    now: dt.datetime | None = None,
+) -> JobState:
     """A Job reduced to what a decision uses; `pods` are the Job's Pods (for the init
-    container's verdict on the snapshot, and the failing container's last line)."""
+    container's verdict on the snapshot, and the failing container's last line). A Pod made
+    by another Job (one of the same name, deleted) is left out. A Pod that cannot start is
+    timed by `onsets` at `now`; without them, from the Pod's creation or the Job's start."""
     meta = metadata(job)
+    uid = str(meta.get("uid"))
+    pods = [p for p in pods if job_uid_of_pod(p) in (None, uid)]
     conditions = (job.get("status") or {}).get("conditions") or []
     phase, reason, message, finished = JobPhase.ACTIVE, None, None, None
     for condition in conditions:
@@ -193,17 +244,23 @@ def job_state(job: KubeObject, pods: Iterable[KubeObject] = ()) -> JobState:
             terminated = (container.get("state") or {}).get("terminated") or {}
             if terminated.get("exitCode") not in (None, 0) and terminated.get("message"):
                 message = terminated["message"]
-    pods = list(pods)
+    problem = None if snapshot_refused else pod_problem(job, pods, phase)
+    if onsets is not None and now is not None:
+        if problem is None:
+            onsets.clear(uid, now)
+        else:
+            key, found = problem
+            problem = key, replace(found, since=onsets.since(uid, key, now))
     return JobState(
         name=str(meta.get("name")),
-        uid=str(meta.get("uid")),
+        uid=uid,
         operation_id=str((meta.get("labels") or {}).get(LABEL_OPERATION_ID, "")),
         phase=phase,
         reason=reason,
         message=message,
         finished_at=finished,
         snapshot_refused=snapshot_refused,
-        pod_problem=None if snapshot_refused else pod_problem(job, pods, phase),
+        pod_problem=problem[1] if problem is not None else None,
     )
 
 
@@ -236,13 +293,18 @@ def missing_object(message: str | None) -> str | None:
     return None
 
 
-def pod_problem(job: KubeObject, pods: list[KubeObject], phase: JobPhase) -> PodProblem | None:
+def pod_problem(
+    job: KubeObject, pods: list[KubeObject], phase: JobPhase
+) -> tuple[str, PodProblem] | None:
     """Why the Job's Pod cannot start, if it cannot: a container waiting for a reason that
     does not pass by itself (POD_START_REASONS), a Pod failed for one (the local executor
     fails it at once), or, for a Job the Job controller started that has no Pod at all, no
-    Pod created (FAILED_CREATE)."""
+    Pod created (FAILED_CREATE). With it, the key its onset is timed under (the Pod, or
+    FAILED_CREATE), whatever reason it shows meanwhile (an image flips between ErrImagePull
+    and ImagePullBackOff)."""
     for pod in pods:
         status = pod.get("status") or {}
+        key = str(metadata(pod).get("uid") or metadata(pod).get("name"))
         since = parse_time(metadata(pod).get("creationTimestamp"))
         containers = [
             *(status.get("initContainerStatuses") or []),
@@ -251,11 +313,12 @@ def pod_problem(job: KubeObject, pods: list[KubeObject], phase: JobPhase) -> Pod
         for container in containers:
             waiting = (container.get("state") or {}).get("waiting") or {}
             if waiting.get("reason") in POD_START_REASONS:
-                return PodProblem(
+                return key, PodProblem(
                     str(waiting["reason"]), missing_object(waiting.get("message")), since
                 )
         if status.get("phase") == "Failed" and status.get("reason") in POD_START_REASONS:
-            return PodProblem(str(status["reason"]), missing_object(status.get("message")), since)
+            reason, message = str(status["reason"]), status.get("message")
+            return key, PodProblem(reason, missing_object(message), since)
     job_status = job.get("status") or {}
     started = parse_time(job_status.get("startTime"))
     if (
@@ -266,7 +329,7 @@ def pod_problem(job: KubeObject, pods: list[KubeObject], phase: JobPhase) -> Pod
         and not job_status.get("succeeded")
         and not job_status.get("failed")
     ):
-        return PodProblem(FAILED_CREATE, None, started)
+        return FAILED_CREATE, PodProblem(FAILED_CREATE, None, started)
     return None
 
 
@@ -378,7 +441,9 @@ class SharedCaches:
         self.schemas = manager.informer(SCHEMAS, indexers=PRIMARY_INDEXES)
         self.configmaps = manager.informer(CONFIG_MAPS, indexers={BY_OWNER_UID: index_owner_uid})
         self.jobs = manager.informer(JOBS, indexers={BY_OWNER_UID: index_owner_uid})
-        self.pods = manager.informer(PODS, indexers={BY_JOB: index_job_name})
+        self.pods = manager.informer(PODS, indexers={BY_JOB_UID: index_job_uid})
+        self.onsets = ProblemOnsets()
+        """When each Job's Pod was first seen unable to start (the Pod API has no such time)."""
         self.realms = manager.informer(REALMS)
         self.leases = manager.informer(LEASES, lease_namespace)
         self.by_kind = {Kind.PTAH_MIGRATION: self.migrations, Kind.PTAH_SCHEMA: self.schemas}
@@ -403,7 +468,7 @@ class SharedCaches:
         source, verification_policy, source_policy = self.sources(spec, namespace)
         owned = owned_configmaps if owned_configmaps is not None else self.owned_configmaps(uid)
         snapshots, results = owned_records(owned)
-        jobs = self.job_states(namespace, uid)
+        jobs = self.job_states(namespace, uid, now)
         claimants = self.claimants(spec.target.coordination_key)
         realm, realm_missing = self.realm(spec.target.realm)
         return CommonWorld(
@@ -445,14 +510,16 @@ class SharedCaches:
             verification_policy = PolicyFile(ref.name, ref.key, policy_digest(holder, ref.key))
         return source, verification_policy, source_policy
 
-    def job_states(self, namespace: str, uid: str) -> dict[str, JobState]:
-        """The resource's Jobs, with their Pods, by name."""
+    def job_states(self, namespace: str, uid: str, now: dt.datetime) -> dict[str, JobState]:
+        """The resource's Jobs, each with the Pods it made (by its UID, not its name), by name."""
         return {
             state.name: state
             for state in (
                 job_state(
                     j,
-                    self.pods.store.by_index(BY_JOB, f"{namespace}/{metadata(j).get('name')}"),
+                    self.pods.store.by_index(BY_JOB_UID, str(metadata(j).get("uid"))),
+                    self.onsets,
+                    now,
                 )
                 for j in self.jobs.store.by_index(BY_OWNER_UID, uid)
             )

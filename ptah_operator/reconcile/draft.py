@@ -15,7 +15,8 @@ A pass reads the World, changes a deep copy of the status and collects its effec
   status or a claim (SRC-CM-14: after the resolution that replaced them is stored), result
   records of reads that ended or were dropped and of an Apply already recorded as ended, the
   operation Secret of a claim that ended, what else the family keeps (a schema's plan texts),
-  the Job of an Apply on record as having succeeded, about five minutes after it finished
+  the Job of an Apply on record as having succeeded and confirmed by the reading after it
+  (the schema's proof, the migration's verifying read), about five minutes after it finished
   (JOB-07: an Apply Job is created to be kept a day, since its outcome is not known then),
   and plans and spent approvals beyond the few kept (retention.py, PATH-23);
 - leaves `status` None when the status did not change, so a pass that found nothing new
@@ -307,7 +308,8 @@ class Draft(Effects, Generic[WorldT, StatusT, PhaseT]):
         raise NotImplementedError
 
     def _succeeded_apply(self) -> str | None:
-        """The operation id of the Apply status records as having succeeded, or None."""
+        """The operation id of the Apply status records as having succeeded, confirmed by the
+        reading after it, or None."""
         return None
 
     def _clean_up_more(self, claimed: str | None) -> None:
@@ -454,9 +456,10 @@ class Draft(Effects, Generic[WorldT, StatusT, PhaseT]):
         self._retain()
 
     def _finished_apply_job(self, claimed: str | None) -> None:
-        """The Job of an Apply on record as having succeeded goes FINISHED_JOB_KEPT after it
-        finished, as a read's does by its TTL; a failed Apply's keeps its day (JOB-07). Never
-        the Job of the claim in flight: its end is not on record yet."""
+        """The Job of an Apply on record as having succeeded, and confirmed by the reading after
+        it, goes FINISHED_JOB_KEPT after it finished (at once if the reading came later), as a
+        read's does by its TTL; a failed Apply's, or one the reading contradicts, keeps its day
+        (JOB-07). Never the Job of the claim in flight: its end is not on record yet."""
         succeeded = self._succeeded_apply()
         if succeeded is None or succeeded == claimed:
             return

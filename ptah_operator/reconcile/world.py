@@ -59,8 +59,9 @@ class PodProblem:
     """What is missing, by name only: `Secret orders-database not found`, `Secret
     orders-database has no key url`."""
     since: dt.datetime | None = None
-    """Since when the Pod has been unable to start (its creation, or the Job's start when no
-    Pod exists); the lifecycle waits a short grace from it."""
+    """Since when the Pod has been unable to start: when the manager first saw it so (the Pod
+    API has no time for a waiting reason; controller/world.py `ProblemOnsets`); the lifecycle
+    waits a short grace from it."""
 
 
 @dataclass(frozen=True)

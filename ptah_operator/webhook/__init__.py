@@ -1,6 +1,7 @@
 """webhook layer: the admission webhooks that stamp and check approvals.
 
-The manager mounts the routes on its HTTPS server with `add_routes(app, lookup)` and registers
+The manager mounts the routes on its HTTPS server with `add_routes(app, lookup, seal=...)` (the
+seal of spec writers' records, `writers.WriterSeal.derived_from(result_key)`) and registers
 them with the configurations of `registration`; `tls.start_https_server` serves an application
 on a certificate and key from disk.
 """

@@ -15,10 +15,10 @@ Contract:
   read is checked again on a fresh one before refusing. An object that cannot be read is a
   refusal with code 500: the configuration's failurePolicy is Fail either way.
 - `POST /mutate/resources`: on CREATE and UPDATE of PtahMigration and PtahSchema, a JSONPatch
-  that records who last wrote the spec in the spec-written-by annotation (writers.py: the
-  authenticated user on a write that changes the spec, the stored record on any other); a
-  request without a user is refused. The approvals' validating webhook reads it under
-  `spec.policy.requireDistinctApprover`.
+  that records who wrote the spec since its last Apply in the spec-written-by annotation,
+  sealed with the manager's key (writers.py: the authenticated user added on a write that
+  changes the spec, the stored record on any other); a request without a user is refused. The
+  approvals' validating webhook opens it under `spec.policy.requireDistinctApprover`.
 - Anything else (another operation or kind) is allowed unchanged. A body that is not an
   AdmissionReview v1 answers 400. Both routes share that generic handling (`_handle`).
 
@@ -54,8 +54,8 @@ from ptah_operator.webhook.stamps import (
     stamp,
     user_from_request,
 )
-from ptah_operator.webhook.validators import VALIDATORS, Finding, refusal_message
-from ptah_operator.webhook.writers import RECORDED_KINDS, writer_patch
+from ptah_operator.webhook.validators import VALIDATORS, Finding, refusal_message, validators
+from ptah_operator.webhook.writers import RECORDED_KINDS, WriterSeal, writer_patch
 
 log = structlog.get_logger(__name__)
 
@@ -163,10 +163,13 @@ class ApprovalWebhooks:
         *,
         now: Callable[[], datetime] | None = None,
         observer: ReviewObserver | None = None,
+        seal: WriterSeal | None = None,
     ) -> None:
         self._lookup = lookup
         self._now = now or (lambda: datetime.now(UTC))
         self._observer = observer
+        self._seal = seal or WriterSeal()
+        self._validators = validators(self._seal)
 
     def _observe(self, review: Review) -> None:
         log.info(
@@ -234,7 +237,9 @@ class ApprovalWebhooks:
             self._observe(Review("mutate", req.kind, req.namespace, False, ("Unauthenticated",)))
             message = f"{req.kind} refused: the request carries no authenticated user to record"
             return review_response(req.uid, False, message=message)
-        patch = writer_patch(req.operation, req.object, req.old_object, user)
+        patch = writer_patch(
+            req.operation, req.kind, req.namespace, req.object, req.old_object, user, self._seal
+        )
         self._observe(Review("mutate", req.kind, req.namespace, True))
         return review_response(req.uid, True, patch=patch)
 
@@ -299,7 +304,7 @@ class ApprovalWebhooks:
         async def read(kind: Kind, model: type[R], name: str) -> R | None:
             return await self._read(kind, model, namespace, name, fresh)
 
-        return await VALIDATORS[kind].validate_create(obj, namespace, read)
+        return await self._validators[kind].validate_create(obj, namespace, read)
 
 
 def add_routes(
@@ -308,10 +313,13 @@ def add_routes(
     *,
     now: Callable[[], datetime] | None = None,
     observer: ReviewObserver | None = None,
+    seal: WriterSeal | None = None,
 ) -> ApprovalWebhooks:
     """Serve `MUTATE_PATH`, `MUTATE_RESOURCES_PATH` and `VALIDATE_PATH` on `app` (before it
-    starts)."""
-    hooks = ApprovalWebhooks(lookup, now=now, observer=observer)
+    starts). `seal` seals and opens the records of spec writers; the manager derives it from
+    its result key, so every replica opens what another sealed. Without one, a key of this
+    process's own."""
+    hooks = ApprovalWebhooks(lookup, now=now, observer=observer, seal=seal)
     app.router.add_post(MUTATE_PATH, hooks.mutate)
     app.router.add_post(MUTATE_RESOURCES_PATH, hooks.mutate_resources)
     app.router.add_post(VALIDATE_PATH, hooks.validate)
@@ -323,8 +331,9 @@ def build_app(
     *,
     now: Callable[[], datetime] | None = None,
     observer: ReviewObserver | None = None,
+    seal: WriterSeal | None = None,
 ) -> web.Application:
     """An application serving only the webhooks."""
     app = web.Application()
-    add_routes(app, lookup, now=now, observer=observer)
+    add_routes(app, lookup, now=now, observer=observer, seal=seal)
     return app

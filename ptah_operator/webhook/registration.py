@@ -2,7 +2,7 @@
 
 Both act on CREATE of PtahMigrationApproval, PtahSchemaApproval and
 PtahMigrationRunAcknowledgment (group operator.ptah.run); the mutating configuration also holds
-the webhook that records who last wrote the spec of a PtahMigration or PtahSchema (CREATE and
+the webhook that records who wrote the spec of a PtahMigration or PtahSchema (CREATE and
 UPDATE, for `spec.policy.requireDistinctApprover`; it alone fails open, see
 `mutating_webhook_configuration`). All declare `sideEffects: None` (dry runs
 call them too), fail closed (`failurePolicy: Fail`: an approval nobody could check is never
@@ -148,11 +148,11 @@ def mutating_webhook_configuration(
     namespace_selector: Mapping[str, Any] | None = None,
     writer_webhook_name: str = WRITER_WEBHOOK_NAME,
 ) -> dict[str, Any]:
-    """The MutatingWebhookConfiguration that stamps the approver (APR-04) and records who last
-    wrote a resource's spec. The record's webhook fails open (`failurePolicy: Ignore`), so a
-    manager that is down never blocks editing a resource; a spec written past it leaves a record
-    of another generation, and under requireDistinctApprover no approval is admitted until a
-    recorded write."""
+    """The MutatingWebhookConfiguration that stamps the approver (APR-04) and records who wrote
+    a resource's spec since its last Apply. The record's webhook fails open (`failurePolicy:
+    Ignore`), so a manager that is down never blocks editing a resource; a spec written past it
+    leaves no sealed record of its writer, and under requireDistinctApprover no approval is
+    admitted until an Apply after that write."""
     webhook = _webhook(
         webhook_name, endpoint, MUTATE_PATH, ca_bundle, timeout_seconds, namespace_selector
     )

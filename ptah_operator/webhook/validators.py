@@ -41,7 +41,6 @@ from ptah_operator.api.common import (
     UserInfo,
 )
 from ptah_operator.api.constants import (
-    ANNOTATION_SPEC_WRITTEN_BY,
     Kind,
     MigrationPhase,
     SchemaPhase,
@@ -58,7 +57,7 @@ from ptah_operator.api.plans import (
 )
 from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus, SchemaPlanStatus
 from ptah_operator.reconcile.bindings import Rule, binding_changes
-from ptah_operator.webhook.writers import decode
+from ptah_operator.webhook.writers import WriterSeal, writers_since_apply
 
 
 @dataclass(frozen=True)
@@ -121,31 +120,38 @@ def _resource_findings(
 
 
 def _distinct_approver_findings(
-    resource_name: str, resource: PtahMigration | PtahSchema, approver: UserInfo | None
+    resource_name: str,
+    resource: PtahMigration | PtahSchema,
+    approver: UserInfo | None,
+    seal: WriterSeal | None,
 ) -> list[Finding]:
-    """Four eyes: under spec.policy.requireDistinctApprover, the approver is not the person who
-    last wrote the resource's spec, as admission recorded them for its current generation."""
+    """Four eyes: under spec.policy.requireDistinctApprover, the approver wrote none of the
+    resource's spec since its last Apply, as admission's sealed record names the writers (a
+    record that does not open names nobody; writers.py)."""
     if not resource.spec.policy.require_distinct_approver:
         return []
-    annotations = resource.metadata.annotations or {}
-    writer = decode(annotations.get(ANNOTATION_SPEC_WRITTEN_BY))
     generation = resource.metadata.generation
-    if writer is None or generation is None or writer.generation != generation:
+    since = writers_since_apply(resource, seal) if seal is not None else None
+    if since is None or since.unrecorded_through:
         return [
             Finding(
                 SPEC_WRITER_UNKNOWN,
-                f"spec.policy.requireDistinctApprover is set and admission recorded no writer of "
-                f"generation {generation or 'unknown'} of the spec of {resource_name}, so it "
-                "cannot tell the approver apart from them",
+                f"spec.policy.requireDistinctApprover is set and admission holds no record of "
+                f"who wrote the spec of {resource_name} since its last Apply (generation "
+                f"{generation or 'unknown'}: a write made past admission, or a record it did "
+                "not seal), so it cannot tell the approver apart from them",
             )
         ]
-    if approver is None or approver.username == writer.username:
-        who = approver.username if approver is not None else "an unknown person"
+    who = approver.username if approver is not None else None
+    mine = [w for w in since.writers if w.username == who]
+    if approver is None or mine:
+        at = mine[0].generation if mine else generation
         return [
             Finding(
                 APPROVER_NOT_DISTINCT,
-                f"spec.policy.requireDistinctApprover is set and {who} wrote the spec of "
-                f"{resource_name} last (generation {generation}): another person must approve",
+                f"spec.policy.requireDistinctApprover is set and {who or 'an unknown person'} "
+                f"wrote the spec of {resource_name} since its last Apply (generation {at}): "
+                "another person must approve",
             )
         ]
     return []
@@ -488,6 +494,7 @@ def _approval_findings(
     resource: PtahMigration | PtahSchema | None,
     status: StatusT,
     plan: PlanT | None,
+    seal: WriterSeal | None = None,
 ) -> list[Finding]:
     """Why an approval of `what` may not be admitted; empty when it may (APR-02..APR-10).
 
@@ -498,7 +505,7 @@ def _approval_findings(
     if found or resource is None:
         return found
     resource_name = f"{what.word} {named.name}"
-    findings = _distinct_approver_findings(resource_name, resource, spec.approved_by)
+    findings = _distinct_approver_findings(resource_name, resource, spec.approved_by, seal)
     if status.phase != what.awaiting:
         findings.append(
             Finding(
@@ -560,11 +567,13 @@ def check_migration_approval(
     namespace: str,
     migration: PtahMigration | None,
     plan: PtahMigrationPlan | None,
+    seal: WriterSeal | None = None,
 ) -> list[Finding]:
-    """Why a PtahMigrationApproval may not be admitted; empty when it may (APR-02..APR-10)."""
+    """Why a PtahMigrationApproval may not be admitted; empty when it may (APR-02..APR-10).
+    `seal` opens the record of the migration's spec writers (four eyes)."""
     status = (migration.status if migration is not None else None) or PtahMigrationStatus()
     return _approval_findings(
-        _MIGRATION, spec, spec.migration_ref, namespace, migration, status, plan
+        _MIGRATION, spec, spec.migration_ref, namespace, migration, status, plan, seal
     )
 
 
@@ -573,6 +582,7 @@ def check_schema_approval(
     namespace: str,
     schema: PtahSchema | None,
     plan: PtahSchemaPlan | None,
+    seal: WriterSeal | None = None,
 ) -> list[Finding]:
     """Why a PtahSchemaApproval may not be admitted; empty when it may (APR-02..APR-10).
 
@@ -582,7 +592,7 @@ def check_schema_approval(
     the schema's status records.
     """
     status = (schema.status if schema is not None else None) or PtahSchemaStatus()
-    return _approval_findings(_SCHEMA, spec, spec.schema_ref, namespace, schema, status, plan)
+    return _approval_findings(_SCHEMA, spec, spec.schema_ref, namespace, schema, status, plan, seal)
 
 
 def check_run_acknowledgment(
@@ -665,17 +675,23 @@ class Validator(Protocol):
 class MigrationApprovalValidator:
     """PtahMigrationApproval: the migration and the plan it names (APR-02..APR-10)."""
 
+    def __init__(self, seal: WriterSeal | None = None) -> None:
+        self.seal = seal
+
     async def validate_create(
         self, obj: Mapping[str, Any], namespace: str, read: Reader
     ) -> list[Finding]:
         spec = from_manifest(PtahMigrationApproval, obj).spec
         migration = await read(Kind.PTAH_MIGRATION, PtahMigration, spec.migration_ref.name)
         plan = await read(Kind.PTAH_MIGRATION_PLAN, PtahMigrationPlan, spec.plan_ref.name)
-        return check_migration_approval(spec, namespace, migration, plan)
+        return check_migration_approval(spec, namespace, migration, plan, self.seal)
 
 
 class SchemaApprovalValidator:
     """PtahSchemaApproval: the schema and the plan it names (APR-02..APR-10)."""
+
+    def __init__(self, seal: WriterSeal | None = None) -> None:
+        self.seal = seal
 
     async def validate_create(
         self, obj: Mapping[str, Any], namespace: str, read: Reader
@@ -683,7 +699,7 @@ class SchemaApprovalValidator:
         spec = from_manifest(PtahSchemaApproval, obj).spec
         schema = await read(Kind.PTAH_SCHEMA, PtahSchema, spec.schema_ref.name)
         plan = await read(Kind.PTAH_SCHEMA_PLAN, PtahSchemaPlan, spec.plan_ref.name)
-        return check_schema_approval(spec, namespace, schema, plan)
+        return check_schema_approval(spec, namespace, schema, plan, self.seal)
 
 
 class RunAcknowledgmentValidator:
@@ -702,7 +718,17 @@ VALIDATORS: Final[Mapping[str, Validator]] = {
     Kind.PTAH_SCHEMA_APPROVAL.value: SchemaApprovalValidator(),
     Kind.PTAH_MIGRATION_RUN_ACKNOWLEDGMENT.value: RunAcknowledgmentValidator(),
 }
-"""The validator of each kind the validating webhook checks, by Kind."""
+"""The validator of each kind the validating webhook checks, by Kind (without a seal, no
+record of spec writers opens: the webhook uses `validators(seal)`)."""
+
+
+def validators(seal: WriterSeal) -> Mapping[str, Validator]:
+    """VALIDATORS, the approvals' opening spec writers' records with `seal`."""
+    return {
+        Kind.PTAH_MIGRATION_APPROVAL.value: MigrationApprovalValidator(seal),
+        Kind.PTAH_SCHEMA_APPROVAL.value: SchemaApprovalValidator(seal),
+        Kind.PTAH_MIGRATION_RUN_ACKNOWLEDGMENT.value: RunAcknowledgmentValidator(),
+    }
 
 
 def refusal_message(kind: str, findings: list[Finding]) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ptah_operator.api.common import ActiveOperation, SourceRecord
-from ptah_operator.api.constants import MigrationPhase, RunOutcome
+from ptah_operator.api.constants import MigrationPhase, RunOutcome, VerifiedOutcome
 from ptah_operator.api.migration import PtahMigration, PtahMigrationSpec, PtahMigrationStatus
 from ptah_operator.reconcile import draft
 from ptah_operator.reconcile.migration import approvals, standings
@@ -74,8 +74,21 @@ class MigrationDraft(draft.Draft[MigrationWorld, PtahMigrationStatus, MigrationP
         return last_run.operation_id if last_run is not None else None
 
     def _succeeded_apply(self) -> str | None:
+        """A run confirmed by its read-back (JOB-07): a run that applied or found nothing to
+        apply, whose verifying reading found the history in sync, or pending only versions the
+        run did not apply. Until then, or when the reading disagrees, its Job keeps its day."""
         last_run = self.status.last_run
         if last_run is None or last_run.outcome not in (RunOutcome.APPLIED, RunOutcome.UP_TO_DATE):
+            return None
+        verification = last_run.verification
+        if verification is None:
+            return None
+        if verification.outcome == VerifiedOutcome.PENDING:
+            history = self.status.history
+            still = set(history.pending_versions) if history is not None else None
+            if still is None or still & set(last_run.applied_versions):
+                return None
+        elif verification.outcome != VerifiedOutcome.IN_SYNC:
             return None
         return last_run.operation_id
 

@@ -76,6 +76,7 @@ def last_run(
         source=claim.source,
         execution_binding=claim.execution_binding,
         message=message[:1024] if message else None,
+        generation=claim.generation,
     )
 
 

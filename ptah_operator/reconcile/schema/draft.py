@@ -14,7 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ptah_operator.api.common import SourceRecord
-from ptah_operator.api.constants import ApplyOutcome, ConditionStatus, ConditionType, SchemaPhase
+from ptah_operator.api.constants import (
+    ApplyOutcome,
+    ConditionStatus,
+    ConditionType,
+    SchemaPhase,
+    VerifiedOutcome,
+)
 from ptah_operator.api.names import plan_text_record_name
 from ptah_operator.api.schema import PtahSchema, PtahSchemaSpec, PtahSchemaStatus
 from ptah_operator.reconcile import conditions, draft, journal
@@ -81,8 +87,13 @@ class SchemaDraft(draft.Draft[SchemaWorld, PtahSchemaStatus, SchemaPhase]):
         return last_apply.operation_id if last_apply is not None else None
 
     def _succeeded_apply(self) -> str | None:
+        """An Apply that reported success and whose proof found the database in sync (JOB-07);
+        until then, or when the proof finds changes left, its Job keeps its day."""
         last_apply = self.status.last_apply
         if last_apply is None or last_apply.outcome != ApplyOutcome.SUCCEEDED:
+            return None
+        verification = last_apply.verification
+        if verification is None or verification.outcome != VerifiedOutcome.IN_SYNC:
             return None
         return last_apply.operation_id
 

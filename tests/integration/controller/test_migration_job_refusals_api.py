@@ -11,6 +11,8 @@ test writes the quota's status as that controller would.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import datetime as dt
 import json
 from typing import Any
 
@@ -124,7 +126,7 @@ async def test_a_job_whose_pods_a_quota_refuses_is_read_as_failed_create(
 ) -> None:
     """A quota on pods refuses the Pod, not the Job: the Job controller starts the Job and can
     create no Pod, which the controller reads as FailedCreate (issue #11)."""
-    from ptah_operator.controller.world import job_state
+    from ptah_operator.controller.world import ProblemOnsets, job_state
 
     core: Any = client.CoreV1Api(api_client)
     batch: Any = client.BatchV1Api(api_client)
@@ -168,3 +170,8 @@ async def test_a_job_whose_pods_a_quota_refuses_is_read_as_failed_create(
     assert problem is not None
     assert problem.reason == "FailedCreate"
     assert problem.since is not None
+    # The manager times it from the first pass that saw no Pod, not from the Job's start (a
+    # Job whose evicted Pod's replacement is refused would otherwise be judged at once).
+    first_seen = problem.since + dt.timedelta(minutes=5)
+    timed = job_state(job, [], ProblemOnsets(), first_seen).pod_problem
+    assert timed == dataclasses.replace(problem, since=first_seen)

@@ -19,7 +19,6 @@ from localstack.controlplane import ControlPlane
 from ptah_operator.api.constants import ANNOTATION_SPEC_WRITTEN_BY, GROUP, VERSION
 from ptah_operator.webhook.registration import VALIDATING_WEBHOOK_NAME
 from ptah_operator.webhook.tls import HttpsServer
-from ptah_operator.webhook.writers import SpecWriter, decode
 from tests.support.migration_objects import awaiting_approval, plan_spec
 from tests.support.webhook_stack import (
     approval_manifest,
@@ -96,8 +95,18 @@ async def _migration(api: client.ApiClient, namespace: str) -> dict[str, Any]:
     return found
 
 
-def _writer(obj: dict[str, Any]) -> SpecWriter | None:
-    return decode((obj["metadata"].get("annotations") or {}).get(ANNOTATION_SPEC_WRITTEN_BY))
+def _record(obj: dict[str, Any]) -> str | None:
+    value = (obj["metadata"].get("annotations") or {}).get(ANNOTATION_SPEC_WRITTEN_BY)
+    return value if isinstance(value, str) else None
+
+
+def _writers(obj: dict[str, Any]) -> list[tuple[str, int]]:
+    """Who the record names (sealed by the webhook's key, which this test does not hold)."""
+    value = _record(obj)
+    assert value is not None
+    data = json.loads(value)
+    assert data["generation"] == obj["metadata"]["generation"]
+    return [(w["username"], w["generation"]) for w in data["writers"]]
 
 
 async def _approve(
@@ -132,7 +141,7 @@ async def test_the_last_writer_of_the_spec_may_not_approve_when_four_eyes_are_re
     )
     assert result.returncode == 0, result.stderr
     stored = await _migration(api_client, namespace)
-    assert _writer(stored) == SpecWriter(ALICE, None, stored["metadata"]["generation"])
+    assert (ALICE, stored["metadata"]["generation"]) in _writers(stored)
 
     # Nobody rewrites the record by hand: a write that leaves the spec keeps it.
     forged = json.dumps({"username": BOB, "generation": stored["metadata"]["generation"]})
@@ -147,7 +156,7 @@ async def test_the_last_writer_of_the_spec_may_not_approve_when_four_eyes_are_re
         f"{ANNOTATION_SPEC_WRITTEN_BY}={forged}",
     )
     assert result.returncode == 0, result.stderr
-    assert _writer(await _migration(api_client, namespace)) == _writer(stored)
+    assert _record(await _migration(api_client, namespace)) == _record(stored)
 
     # Alice may not approve the plan of the spec she wrote last; Bob may.
     result = await _approve(kube, alice, approval_manifest(namespace, m, p))
@@ -155,7 +164,7 @@ async def test_the_last_writer_of_the_spec_may_not_approve_when_four_eyes_are_re
     assert DENIED in result.stderr
     assert (
         f"spec.policy.requireDistinctApprover is set and {ALICE} wrote the spec of migration "
-        "orders last" in result.stderr
+        "orders since its last Apply" in result.stderr
     )
     result = await _approve(kube, bob, approval_manifest(namespace, m, p))
     assert result.returncode == 0, result.stderr
@@ -187,6 +196,6 @@ async def test_without_the_policy_the_writer_approves_as_before(
         patch,
     )
     assert result.returncode == 0, result.stderr
-    assert _writer(await _migration(api_client, namespace)) is not None
+    assert _record(await _migration(api_client, namespace)) is not None
     result = await _approve(kube, alice, approval_manifest(namespace, m, p))
     assert result.returncode == 0, result.stderr

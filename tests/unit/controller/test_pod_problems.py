@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from ptah_operator.controller.world import job_state, missing_object
+from ptah_operator.controller.indexes import index_job_uid
+from ptah_operator.controller.world import ProblemOnsets, job_state, missing_object
 from ptah_operator.reconcile.world import JobPhase, PodProblem
 
 CREATED = "2026-08-30T12:00:00Z"
@@ -148,3 +149,106 @@ def test_nothing_but_names_is_taken_from_the_message() -> None:
         missing_object("configMap ptah-src-1 for volume snapshot: HTTP 404")
         == "ConfigMap ptah-src-1 not found"
     )
+
+
+# --- whose Pods, and since when (issue #11, the review of session 5) -----------------------------
+
+JOB_UID = "j-1"
+
+
+def owned(the_pod: dict[str, Any], uid: str) -> dict[str, Any]:
+    """The Pod as the Job controller makes it for the Job of UID `uid`."""
+    meta = dict(the_pod["metadata"])
+    meta["uid"] = f"pod-of-{uid}"
+    meta["labels"] = {
+        "job-name": "ptah-history-00a0000001",
+        "batch.kubernetes.io/job-name": "ptah-history-00a0000001",
+        "controller-uid": uid,
+        "batch.kubernetes.io/controller-uid": uid,
+    }
+    meta["ownerReferences"] = [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "x", "uid": uid, "controller": True}
+    ]
+    return {**the_pod, "metadata": meta}
+
+
+STUCK = pod(run=waiting("CreateContainerConfigError", 'secret "orders-database" not found'))
+
+
+@pytest.mark.req("MIG-27")
+def test_a_pod_of_an_earlier_job_of_the_same_name_is_not_blamed_on_this_one() -> None:
+    lingering = owned(STUCK, "an-earlier-job")
+    orphaned = {**lingering, "metadata": {**lingering["metadata"], "ownerReferences": []}}
+    for the_pod in (lingering, orphaned):
+        assert job_state(job(startTime=CREATED, active=1), [the_pod]).pod_problem is None
+    assert job_state(job(startTime=CREATED, active=1), [owned(STUCK, JOB_UID)]).pod_problem
+    assert index_job_uid(lingering) == index_job_uid(orphaned) == ["an-earlier-job"]
+    assert index_job_uid(owned(STUCK, JOB_UID)) == [JOB_UID]
+    assert index_job_uid(STUCK) == []
+
+
+LATER = SINCE + dt.timedelta(minutes=3)
+
+
+@pytest.mark.req("MIG-27")
+def test_a_waiting_reason_is_timed_from_when_the_manager_first_saw_it() -> None:
+    """The Pod API has no time on state.waiting: a Pod that pulled its image for three minutes
+    and then could not be configured has its two minutes from then, not from its creation."""
+    onsets = ProblemOnsets()
+    pulling = owned(pod(run=waiting("ContainerCreating")), JOB_UID)
+    the_job = job(startTime=CREATED, active=1)
+    assert (
+        job_state(the_job, [pulling], onsets, SINCE + dt.timedelta(minutes=1)).pod_problem is None
+    )
+    problem = job_state(the_job, [owned(STUCK, JOB_UID)], onsets, LATER).pod_problem
+    assert problem == PodProblem(
+        "CreateContainerConfigError", "Secret orders-database not found", LATER
+    )
+    again = job_state(the_job, [owned(STUCK, JOB_UID)], onsets, LATER + dt.timedelta(seconds=50))
+    assert again.pod_problem == problem
+
+
+@pytest.mark.req("MIG-27")
+def test_an_image_that_flips_between_pull_reasons_keeps_its_first_time() -> None:
+    onsets = ProblemOnsets()
+    the_job = job(startTime=CREATED, active=1)
+    times = [LATER + dt.timedelta(seconds=s) for s in (0, 20, 40, 90)]
+    reasons = ["ErrImagePull", "ImagePullBackOff", "ErrImagePull", "ImagePullBackOff"]
+    for at, reason in zip(times, reasons, strict=True):
+        state = job_state(the_job, [owned(pod(run=waiting(reason)), JOB_UID)], onsets, at)
+        assert state.pod_problem == PodProblem(reason, None, LATER)
+
+
+@pytest.mark.req("MIG-27")
+def test_a_pod_that_got_past_its_problem_starts_a_new_time_if_it_comes_back() -> None:
+    onsets = ProblemOnsets()
+    the_job = job(startTime=CREATED, active=1)
+    job_state(the_job, [owned(STUCK, JOB_UID)], onsets, SINCE)
+    job_state(the_job, [owned(pod(run=waiting("ContainerCreating")), JOB_UID)], onsets, LATER)
+    back = LATER + dt.timedelta(seconds=30)
+    state = job_state(the_job, [owned(STUCK, JOB_UID)], onsets, back)
+    assert state.pod_problem is not None
+    assert state.pod_problem.since == back
+
+
+@pytest.mark.req("MIG-27")
+def test_no_pod_created_is_timed_from_when_it_was_first_seen_not_from_the_job_start() -> None:
+    """A Job that started long ago (its Pod evicted, a replacement refused) is not judged at
+    once: FailedCreate is timed from when the manager first saw the Job with no Pod."""
+    onsets = ProblemOnsets()
+    the_job = job(startTime=CREATED)
+    problem = job_state(the_job, [], onsets, LATER).pod_problem
+    assert problem == PodProblem("FailedCreate", None, LATER)
+    assert job_state(the_job, [], onsets, LATER + dt.timedelta(minutes=1)).pod_problem == problem
+
+
+def test_the_memory_of_first_times_is_bounded() -> None:
+    onsets = ProblemOnsets()
+    for n in range(5):
+        job_state(job(startTime=CREATED), [], onsets, SINCE)
+        onsets.since(f"job-{n}", "FailedCreate", SINCE)
+    assert len(onsets) == 6
+    job_state(job(startTime=CREATED), [], onsets, SINCE + ProblemOnsets.MEMORY * 2)
+    assert len(onsets) == 1
+    job_state(job(startTime=CREATED, active=1), [pod()], onsets, SINCE + ProblemOnsets.MEMORY * 2)
+    assert len(onsets) == 0

@@ -6,12 +6,18 @@ knows how the run ends, so every Apply Job is created with the 24-hour one; once
 record as having succeeded, the operator removes its Job about five minutes after it finished.
 Every other Job (a read) is created with five minutes. A failed, partial or unknown Apply's
 Job stays for its 24 hours, log and all.
+
+"Succeeded" means confirmed: an Apply's own report is not the proof (PATH-10), so its Job stays
+while the read-back (a migration's verifying History read, a schema's proof) is owed, and for
+its day when that reading disagrees (a migration's history Blocked or still pending the applied
+versions; a schema's DriftRemains), so the log is there for whoever looks into it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from typing import Any
 
 import pytest
 
@@ -75,15 +81,73 @@ def test_a_migration_apply_job_is_created_to_keep_a_day_and_a_read_job_five_minu
     assert created_ttls(reconcile_migration(migration.new())) == {"History": FIVE_MINUTES}
 
 
-@pytest.mark.req("JOB-07")
-def test_a_successful_migration_apply_job_goes_about_five_minutes_after_it_finished() -> None:
+def migration_read_back(block: dict[str, Any], delay: dt.timedelta) -> tuple[Decision, str]:
+    """A run that applied 0002, and the pass that takes the reading after it, `delay` after the
+    run's Job finished."""
     ended, name = migration_run_ended(RunOutcome.APPLIED)
-    early = reconcile_migration(migration.later(ended, SOON))
+    reading = migration.step(migration.later(ended, delay))
+    assert migration.MIGRATION.claim_of(reading).type == OperationType.HISTORY
+    return reconcile_migration(migration.history_reported(reading, block)), name
+
+
+def migration_verified(block: dict[str, Any]) -> tuple[MigrationWorld, str]:
+    """The run's read-back on record, taken as soon as the run ended."""
+    ended, name = migration_run_ended(RunOutcome.APPLIED)
+    verified = migration.step(migration.history_reported(migration.step(ended), block))
+    run = migration.status(verified).last_run
+    assert run is not None
+    assert run.verification is not None
+    return verified, name
+
+
+@pytest.mark.req("JOB-07")
+def test_a_successful_migration_apply_job_stays_while_its_read_back_is_owed() -> None:
+    ended, name = migration_run_ended(RunOutcome.APPLIED)
+    assert name not in deleted_jobs(reconcile_migration(migration.later(ended, AFTER)))
+    reading = migration.step(ended)
+    assert migration.MIGRATION.claim_of(reading).type == OperationType.HISTORY
+    assert name not in deleted_jobs(reconcile_migration(migration.later(reading, AFTER)))
+
+
+AGREEING_READINGS = {
+    "nothing pending": migration.nothing_pending("0002"),
+    "a later version pending": migration.ready_to_plan("0002", "0003"),
+}
+
+
+@pytest.mark.req("JOB-07", "RUN-09")
+@pytest.mark.parametrize("block", AGREEING_READINGS.values(), ids=AGREEING_READINGS.keys())
+def test_a_confirmed_migration_apply_job_goes_about_five_minutes_after_it_finished(
+    block: dict[str, Any],
+) -> None:
+    verified, name = migration_verified(block)
+    early = reconcile_migration(migration.later(verified, SOON))
     assert name not in deleted_jobs(early)
     assert early.requeue != Requeue.NONE
     assert early.requeue_after is None or early.requeue_after <= dt.timedelta(minutes=4)
-    late = reconcile_migration(migration.later(ended, AFTER))
+    late = reconcile_migration(migration.later(verified, AFTER))
     assert name in deleted_jobs(late)
+    # A read-back that ends later than that removes the Job in the pass that records it.
+    decision, name = migration_read_back(block, dt.timedelta(minutes=10))
+    assert name in deleted_jobs(decision)
+
+
+DISAGREEING_READINGS = {
+    "history dirty": migration.history("Dirty", current="0001", dirty="0002"),
+    "the applied version still pending": migration.ready_to_plan("0001", "0002"),
+}
+
+
+@pytest.mark.req("JOB-07", "RUN-09")
+@pytest.mark.parametrize("block", DISAGREEING_READINGS.values(), ids=DISAGREEING_READINGS.keys())
+def test_a_migration_apply_job_whose_read_back_disagrees_keeps_its_log(
+    block: dict[str, Any],
+) -> None:
+    verified, name = migration_verified(block)
+    for delay in (AFTER, dt.timedelta(hours=2)):
+        assert name not in deleted_jobs(reconcile_migration(migration.later(verified, delay)))
+    decision, name = migration_read_back(block, dt.timedelta(minutes=10))
+    assert name not in deleted_jobs(decision)
 
 
 @pytest.mark.req("JOB-07")
@@ -127,11 +191,42 @@ def test_a_schema_apply_job_is_created_to_keep_a_day() -> None:
     assert created_ttls(reconcile_schema(schema.new())) == {"Observe": FIVE_MINUTES}
 
 
-@pytest.mark.req("JOB-07")
-def test_a_successful_schema_apply_job_goes_about_five_minutes_after_it_finished() -> None:
+def schema_proved(changes: bool) -> tuple[SchemaWorld, str]:
+    """A successful Apply and its proof's Plan, finding `changes` or none, on record."""
     ended, name = schema_apply_ended("Applied")
-    assert name not in deleted_jobs(reconcile_schema(schema.later(ended, SOON)))
-    assert name in deleted_jobs(reconcile_schema(schema.later(ended, AFTER)))
+    proved = schema.step(
+        schema.planned(schema.proof_planning(schema.proving(ended)), changes=changes)
+    )
+    record = schema.status(proved).last_apply
+    assert record is not None
+    assert record.verification is not None
+    return proved, name
+
+
+@pytest.mark.req("JOB-07")
+def test_a_successful_schema_apply_job_stays_while_its_proof_is_owed() -> None:
+    ended, name = schema_apply_ended("Applied")
+    assert schema.status(ended).last_apply.verification is None  # type: ignore[union-attr]
+    for world in (ended, schema.proving(ended), schema.proof_planning(schema.proving(ended))):
+        assert name not in deleted_jobs(reconcile_schema(schema.later(world, AFTER)))
+
+
+@pytest.mark.req("JOB-07", "SCH-26")
+def test_a_proved_schema_apply_job_goes_about_five_minutes_after_it_finished() -> None:
+    proved, name = schema_proved(changes=False)
+    assert name not in deleted_jobs(reconcile_schema(schema.later(proved, SOON)))
+    assert name in deleted_jobs(reconcile_schema(schema.later(proved, AFTER)))
+    # A proof that ends later than that removes the Job in the pass that records it.
+    ended, name = schema_apply_ended("Applied")
+    planning = schema.proof_planning(schema.proving(schema.later(ended, dt.timedelta(minutes=10))))
+    assert name in deleted_jobs(reconcile_schema(schema.planned(planning, changes=False)))
+
+
+@pytest.mark.req("JOB-07", "JNL-07")
+def test_a_schema_apply_job_whose_proof_finds_changes_keeps_its_log() -> None:
+    proved, name = schema_proved(changes=True)
+    for delay in (AFTER, dt.timedelta(hours=2)):
+        assert name not in deleted_jobs(reconcile_schema(schema.later(proved, delay)))
 
 
 @pytest.mark.req("JOB-07", "SCH-59")
