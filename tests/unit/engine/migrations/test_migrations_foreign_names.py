@@ -18,6 +18,7 @@ from ptah_operator.engine.migrations.directory import (
     read_directory,
     render_sum,
 )
+from ptah_operator.engine.migrations.revision_table import foreign_tool
 
 
 def _write(path: Path, files: dict[str, str]) -> Path:
@@ -166,3 +167,24 @@ def test_other_tools_markers_ptah_would_run_through_are_refused(
     assert refusal.reason == reason
     assert says in str(refusal)
     assert "SELECT" not in str(refusal)
+
+
+@pytest.mark.parametrize(
+    ("columns", "tool"),
+    [
+        ({"version", "dirty"}, "golang-migrate"),
+        ({"version", "name"}, "morph"),
+        ({"version"}, "dbmate (or Rails)"),
+        ({"id", "version_id", "is_applied", "tstamp"}, "goose"),
+        (
+            {"installed_rank", "version", "description", "type", "script", "checksum"}
+            | {"installed_by", "installed_on", "execution_time", "success"},
+            "Flyway",
+        ),
+        ({"version", "applied"}, None),
+    ],
+)
+def test_other_tools_revision_tables_are_named_by_their_columns(
+    columns: set[str], tool: str | None
+) -> None:
+    assert foreign_tool(frozenset(columns)) == tool
