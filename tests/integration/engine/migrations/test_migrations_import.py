@@ -1,0 +1,55 @@
+"""A golang-migrate directory imported with `ptah migrations import`, then applied with
+`ptah migrations up` against real PostgreSQL: dotted names, morph's no-transaction marker on a
+`CREATE INDEX CONCURRENTLY` (SQLSTATE 25001 inside a transaction), down files left out."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.integration.engine.migrations.mig_support import ptah, sql, write_dir
+
+GOLANG_MIGRATE = {
+    "000001_create_users.up.sql": "CREATE TABLE users (id BIGINT PRIMARY KEY, v TEXT);\n",
+    "000001_create_users.down.sql": "DROP TABLE users;\n",
+    "000002_add_v6.0_column.up.sql": "ALTER TABLE users ADD COLUMN email TEXT;\n"
+    "UPDATE users SET email = '';\n",
+    "000002_add_v6.0_column.down.sql": "ALTER TABLE users DROP COLUMN email;\n",
+    "000003_index_v6.1-users.up.sql": "-- morph:nontransactional\n"
+    "CREATE INDEX CONCURRENTLY users_email ON users (email);\n",
+    "000003_index_v6.1-users.down.sql": "DROP INDEX CONCURRENTLY users_email;\n",
+}
+
+
+def _env() -> dict[str, str]:
+    return {"PYTHONPATH": str(Path(__file__).resolve().parents[4]) + os.pathsep}
+
+
+@pytest.mark.req("MIG-56")
+async def test_imported_golang_migrate_directory_applies_on_postgresql(
+    pg_url: str, tmp_path: Path
+) -> None:
+    src = write_dir(tmp_path / "golang-migrate", GOLANG_MIGRATE)
+    out = tmp_path / "ptah"
+    code, doc = ptah("import", "--from", "golang-migrate", str(src), "--out", str(out), env=_env())
+    assert code == 0, doc
+    assert [f["target"] for f in doc["files"]] == [
+        "000001_create_users.up.sql",
+        "000002_add_v6.0_column.up.sql",
+        "000003_index_v6.1-users.up.sql",
+    ]
+    assert len(doc["skipped"]) == 3
+
+    code, doc = ptah("up", "--db-url", pg_url, "--migrations-dir", str(out), env=_env())
+    assert code == 0, doc
+    assert doc["outcome"] == "Applied"
+    assert doc["appliedVersions"] == [1, 2, 3]
+    rows = await sql(pg_url, "SELECT indexname FROM pg_indexes WHERE tablename = 'users'")
+    assert ("users_email",) in rows
+
+    code, doc = ptah("status", "--db-url", pg_url, "--migrations-dir", str(out), env=_env())
+    assert (code, doc["verdict"], doc["directory"]["sumVerified"]) == (0, "NothingPending", True)
+    code, doc = ptah("up", "--db-url", pg_url, "--migrations-dir", str(out), env=_env())
+    assert (code, doc["outcome"]) == (0, "UpToDate")
