@@ -467,7 +467,7 @@ async def _import(args: argparse.Namespace) -> Result:
     lines = [f"imported {len(plan.files)} file(s) from {plan.tool.value} into {args.out}"]
     for f in plan.files:
         source = "" if f.source == f.target else f"  <- {f.source}"
-        lines.append(f"  {f.target:<{width}}{source}")
+        lines.append(f"  {f.target:<{width}}{source}".rstrip())
         lines += [f"      {change}" for change in f.changes]
     lines += [f"skipped {s.source}: {s.why}" for s in plan.skipped]
     lines.append(f"wrote {SUM_FILE}: sha256:{directory.directory_hash}")
