@@ -109,7 +109,10 @@ def _source_files(src: Path, *, recursive: bool, limits: Limits) -> dict[str, by
             total += size
             if total > limits.max_total_bytes or len(found) >= limits.max_files:
                 raise ImportRefusedError("DirectoryTooLarge", "the source is too large to import")
-            found[relative] = path.read_bytes()
+            try:
+                found[relative] = path.read_bytes()
+            except OSError:
+                raise ImportRefusedError("Unreadable", f"{relative} cannot be read") from None
     return found
 
 
@@ -637,19 +640,28 @@ def write_import(plan: ImportPlan, out: str | Path) -> MigrationDirectory:
             "OutNotEmpty", f"{target} is not empty; import writes only into a new directory"
         )
     staging = target.parent / f".{target.name}.import-{secrets.token_hex(4)}"
-    staging.mkdir(parents=True)
     try:
-        for file in plan.files:
-            (staging / file.target).write_bytes(file.data)
+        staging.mkdir(parents=True)
+    except OSError:
+        raise ImportRefusedError("Unwritable", f"{target.parent} is not writable") from None
+    try:
+        try:
+            for file in plan.files:
+                (staging / file.target).write_bytes(file.data)
+        except OSError:
+            raise ImportRefusedError("Unwritable", f"{target} could not be written") from None
         try:
             unchecked = read_directory(staging, verify_sum=False)
             (staging / SUM_FILE).write_text(render_sum(list(unchecked.sum_entries)))
             read_directory(staging)
         except DirectoryError as exc:
             raise ImportRefusedError(exc.reason, str(exc)) from None
-        if target.is_dir():
-            target.rmdir()
-        staging.rename(target)
+        try:
+            if target.is_dir():
+                target.rmdir()
+            staging.rename(target)
+        except OSError:
+            raise ImportRefusedError("Unwritable", f"{target} could not be written") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

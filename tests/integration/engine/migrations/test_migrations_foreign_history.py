@@ -8,7 +8,10 @@ as an empty or dirty history, never add its columns, never write a row.
 from __future__ import annotations
 
 import os
+import secrets
+from collections.abc import AsyncIterator
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -66,3 +69,56 @@ async def test_another_tools_schema_migrations_is_refused_and_left_untouched(
         assert "selected" not in doc or doc["selected"] is False
     assert await snapshot(db_url) == before
     assert len(await sql(db_url, "SELECT * FROM schema_migrations")) == 1
+
+
+@pytest.fixture
+async def shadow_url(db_url: str) -> AsyncIterator[str]:
+    """A second fresh database on the same server, for baseline's shadow."""
+    name = "s_" + secrets.token_hex(6)
+    pg = db_url.startswith("postgres")
+    admin = urlunsplit(urlsplit(db_url)._replace(path="/postgres" if pg else "/mysql"))
+    await sql(admin, f'CREATE DATABASE "{name}"' if pg else f"CREATE DATABASE `{name}`")
+    yield urlunsplit(urlsplit(db_url)._replace(path=f"/{name}"))
+    await sql(
+        admin,
+        f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'
+        if pg
+        else f"DROP DATABASE IF EXISTS `{name}`",
+    )
+
+
+@pytest.mark.req("MIG-67", "MIG-64")
+async def test_a_golang_migrate_database_is_adopted_through_import_and_baseline(
+    db_url: str, shadow_url: str, tmp_path: Path
+) -> None:
+    """The path the guide documents: import, drop the old table (after a copy), baseline."""
+    src = write_dir(
+        tmp_path / "golang-migrate",
+        {
+            "000001_users.up.sql": FILES["0000000001_users.up.sql"],
+            "000001_users.down.sql": "DROP TABLE users;\n",
+            "000002_orders_v2.0.up.sql": FILES["0000000002_orders.up.sql"],
+        },
+    )
+    # The database as golang-migrate left it at version 2.
+    await sql(db_url, FILES["0000000001_users.up.sql"], FILES["0000000002_orders.up.sql"])
+    await sql(db_url, GOLANG_MIGRATE[0], "INSERT INTO schema_migrations VALUES (2, false)")
+    out = tmp_path / "ptah"
+    code, doc = ptah("import", "--from", "golang-migrate", str(src), "--out", str(out), env=_env())
+    assert code == 0, doc
+
+    await sql(db_url, "DROP TABLE schema_migrations")
+    code, doc = ptah(
+        "baseline",
+        "--db-url",
+        db_url,
+        "--migrations-dir",
+        str(out),
+        "--shadow-db",
+        shadow_url,
+        env=_env(),
+    )
+    assert code == 0, doc
+    assert doc["recordedVersions"] == [1, 2]
+    code, doc = ptah("status", "--db-url", db_url, "--migrations-dir", str(out), env=_env())
+    assert (code, doc["verdict"], doc["currentVersion"]) == (0, "NothingPending", 2)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -392,3 +393,12 @@ def test_cli_refusals_exit_codes_and_no_traceback(
         assert f"ptah migrations import: {reason}:" in err
     assert not (tmp_path / "out").exists()
     assert _names(full) == ["keep.txt"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every file")
+def test_an_unreadable_source_file_is_a_refusal_not_a_crash(tmp_path: Path) -> None:
+    src = _write(tmp_path / "src", {"1_a.up.sql": "SELECT 1;\n"})
+    (src / "1_a.up.sql").chmod(0)
+    with pytest.raises(ImportRefusedError) as info:
+        plan_import(Tool.GOLANG_MIGRATE, src)
+    assert info.value.reason == "Unreadable"
