@@ -96,7 +96,7 @@ class _CommandError(Exception):
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ptah migrations",
-        description="Versioned SQL migrations: status, up, set, repair, baseline.",
+        description="Versioned SQL migrations: status, up, set, repair, baseline, hash, import.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
