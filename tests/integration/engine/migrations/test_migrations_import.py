@@ -53,3 +53,47 @@ async def test_imported_golang_migrate_directory_applies_on_postgresql(
     assert (code, doc["verdict"], doc["directory"]["sumVerified"]) == (0, "NothingPending", True)
     code, doc = ptah("up", "--db-url", pg_url, "--migrations-dir", str(out), env=_env())
     assert (code, doc["outcome"]) == (0, "UpToDate")
+
+
+GOOSE_MARIADB = {
+    "00001_create_users.sql": "-- +goose Up\nCREATE TABLE users (id INT PRIMARY KEY);\n\n"
+    "-- +goose Down\nDROP TABLE users;\n",
+    "00002_add_user.sql": """-- +goose Up
+-- +goose StatementBegin
+CREATE PROCEDURE add_user(IN n INT)
+BEGIN
+  IF n > 0 THEN
+    INSERT INTO users (id) VALUES (n);
+  END IF;
+END;
+-- +goose StatementEnd
+
+-- +goose Down
+DROP PROCEDURE add_user;
+""",
+}
+
+
+async def test_imported_goose_procedure_block_applies_whole_on_mariadb(
+    maria_url: str, tmp_path: Path
+) -> None:
+    src = write_dir(tmp_path / "goose", GOOSE_MARIADB)
+    out = tmp_path / "ptah"
+    code, doc = ptah(
+        "import", "--from", "goose", str(src), "--out", str(out), "--engine", "mariadb", env=_env()
+    )
+    assert code == 0, doc
+    assert any("DELIMITER" in change for change in doc["files"][1]["changes"])
+    code, doc = ptah(
+        "up",
+        "--db-url",
+        maria_url,
+        "--migrations-dir",
+        str(out),
+        "--transaction-mode",
+        "none",
+        env=_env(),
+    )
+    assert code == 0, doc
+    assert doc["appliedVersions"] == [1, 2]
+    assert await sql(maria_url, "CALL add_user(7)", "SELECT id FROM users") == [(7,)]
