@@ -13,6 +13,7 @@ Reports name files, line numbers and what changed; never SQL text.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import secrets
@@ -428,22 +429,14 @@ def _dbmate(
             ImportedFile(name, target, version, (*translated, *changes), sql.encode("utf-8"))
         )
     # dbmate runs pending files in name order; Ptah in version order. They must agree.
-    by_name = [f.version for f in sorted(imported, key=lambda f: f.source)]
-    if by_name != sorted(by_name):
-        first = next(
-            a.source
-            for a, b in zip(
-                sorted(imported, key=lambda f: f.source),
-                sorted(imported, key=lambda f: f.source)[1:],
-                strict=False,
+    for earlier, later in itertools.pairwise(sorted(imported, key=lambda f: f.source)):
+        if earlier.version > later.version:
+            raise ImportRefusedError(
+                "OrderDiffers",
+                f"{earlier.source}: dbmate runs files in name order and Ptah in version order,"
+                f" and {later.source} comes after it by name but before it by version: pad the"
+                " versions to one width before importing",
             )
-            if a.version > b.version
-        )
-        raise ImportRefusedError(
-            "OrderDiffers",
-            f"{first}: dbmate runs files in name order and Ptah in version order, and the two"
-            " differ here: pad the versions to one width before importing",
-        )
     return imported, skipped
 
 
