@@ -97,3 +97,55 @@ async def test_imported_goose_procedure_block_applies_whole_on_mariadb(
     assert code == 0, doc
     assert doc["appliedVersions"] == [1, 2]
     assert await sql(maria_url, "CALL add_user(7)", "SELECT id FROM users") == [(7,)]
+
+
+_FUNCTION = """CREATE FUNCTION touch() RETURNS trigger AS $$
+BEGIN
+  NEW.v = 'touched';
+  RETURN NEW;
+END;
+$$ LANGUAGE plpgsql;
+"""
+_INDEX = "CREATE INDEX CONCURRENTLY users_v ON users (v);\n"
+_USERS = "CREATE TABLE users (id BIGINT PRIMARY KEY, v TEXT);\n"
+OTHER_TOOLS = {
+    "goose": {
+        "00001_users.sql": f"-- +goose Up\n{_USERS}-- +goose Down\nDROP TABLE users;\n",
+        "00002_touch.sql": "-- +goose Up\n-- +goose StatementBegin\n"
+        f"{_FUNCTION}-- +goose StatementEnd\n-- +goose Down\nDROP FUNCTION touch();\n",
+        "00003_index.sql": f"-- +goose NO TRANSACTION\n-- +goose Up\n{_INDEX}",
+    },
+    "dbmate": {
+        "20240101000001_users.sql": f"-- migrate:up\n{_USERS}\n-- migrate:down\nDROP TABLE users;\n",
+        "20240101000002_touch.sql": f"-- migrate:up\n{_FUNCTION}\n-- migrate:down\n",
+        "20240101000003_index.sql": f"-- migrate:up transaction:false\n{_INDEX}-- migrate:down\n",
+    },
+    "flyway": {
+        "V1__Users.sql": _USERS,
+        "V2__Touch.sql": _FUNCTION,
+        "V3__Index.sql": _INDEX,
+        "U1__Users.sql": "DROP TABLE users;\n",
+    },
+}
+
+
+@pytest.mark.req("MIG-56")
+@pytest.mark.parametrize("tool", sorted(OTHER_TOOLS))
+async def test_imported_goose_dbmate_and_flyway_directories_apply_on_postgresql(
+    pg_url: str, tmp_path: Path, tool: str
+) -> None:
+    src = write_dir(tmp_path / tool, OTHER_TOOLS[tool])
+    out = tmp_path / "ptah"
+    code, doc = ptah(
+        "import", "--from", tool, str(src), "--out", str(out), "--engine", "postgresql", env=_env()
+    )
+    assert code == 0, doc
+    code, doc = ptah("up", "--db-url", pg_url, "--migrations-dir", str(out), env=_env())
+    assert code == 0, doc
+    assert len(doc["appliedVersions"]) == 3
+    rows = await sql(
+        pg_url,
+        "SELECT (SELECT count(*) FROM pg_indexes WHERE indexname = 'users_v'),"
+        " (SELECT count(*) FROM pg_proc WHERE proname = 'touch')",
+    )
+    assert rows == [(1, 1)]
