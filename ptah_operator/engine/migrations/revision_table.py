@@ -200,7 +200,8 @@ async def read_revisions(db: Database, table: RevisionTable) -> RevisionRead:
             )
         raise RevisionTableError(
             "RevisionTableUnreadable",
-            f"{table.display(db.dialect)} lacks the columns {', '.join(missing)}",
+            f"{table.display(db.dialect)} is not a Ptah revision table (it lacks the columns"
+            f" {', '.join(missing)}); Ptah neither reads nor alters it",
         )
     select: list[str] = []
     for column in _READ_ORDER:

@@ -71,6 +71,18 @@ async def test_another_tools_schema_migrations_is_refused_and_left_untouched(
     assert len(await sql(db_url, "SELECT * FROM schema_migrations")) == 1
 
 
+async def test_a_table_of_no_known_shape_under_ptahs_name_is_refused_and_left_untouched(
+    db_url: str, tmp_path: Path
+) -> None:
+    await sql(db_url, "CREATE TABLE schema_migrations (id INT PRIMARY KEY, note TEXT)")
+    path = write_dir(tmp_path / "m", FILES)
+    before = await snapshot(db_url)
+    code, doc = ptah("up", "--db-url", db_url, "--migrations-dir", str(path), env=_env())
+    assert (code, doc["reason"]) == (3, "RevisionTableUnreadable")
+    assert "is not a Ptah revision table" in doc["message"]
+    assert await snapshot(db_url) == before
+
+
 @pytest.fixture
 async def shadow_url(db_url: str) -> AsyncIterator[str]:
     """A second fresh database on the same server, for baseline's shadow."""
