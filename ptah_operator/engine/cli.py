@@ -21,7 +21,7 @@ GROUPS = {
 USAGE = """usage: ptah <group> <command> [options]
 
 groups:
-  migrations   versioned SQL migrations: status, up, set, repair, baseline
+  migrations   versioned SQL migrations: status, up, set, repair, baseline, hash, import
   schema       declarative schema: inspect, diff, plan, apply, drift
   artifact     OCI artifacts of Ptah's layout: push, resolve, inspect, pull
 

@@ -1,14 +1,15 @@
-"""`ptah migrations <command>`: status, up, set, repair, baseline, hash.
+"""`ptah migrations <command>`: status, up, set, repair, baseline, hash, import.
 
 Every command prints one JSON document with `--output json` (see output.py and
 docs/engine-migrations.md) and readable text otherwise. Exit codes:
 
     0  done: a status whose verdict is NothingPending or Ready; up Applied or UpToDate;
-       set, repair or baseline recorded; hash written or verified
+       set, repair or baseline recorded; hash written or verified; import written
     1  an internal error (a bug: the message says where)
     2  the command line is wrong
     3  refused, nothing changed: a blocking verdict, a sequence mismatch, a lock not free,
-       a transaction-mode refusal, a directory or ptah.sum refused, a baseline mismatch
+       a transaction-mode refusal, a directory or ptah.sum refused, a baseline mismatch,
+       an import refused (nothing written)
     4  up ran and a migration failed: outcome Failed or Partial after a statement ran
     5  up ended with outcome Unknown
     6  the database could not be reached, or the session was lost before anything ran
@@ -64,6 +65,13 @@ from ptah_operator.engine.migrations.revision_table import (
     RevisionTableError,
 )
 from ptah_operator.engine.migrations.status import read_status
+from ptah_operator.engine.migrations.tool_import import (
+    ImportRefusedError,
+    Tool,
+    plan_import,
+    write_import,
+)
+from ptah_operator.engine.splitter import Dialect
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -88,7 +96,7 @@ class _CommandError(Exception):
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ptah migrations",
-        description="Versioned SQL migrations: status, up, set, repair, baseline.",
+        description="Versioned SQL migrations: status, up, set, repair, baseline, hash, import.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -138,6 +146,20 @@ def _parser() -> argparse.ArgumentParser:
     digest = commands.add_parser("hash", help="compute (or write) the directory's ptah.sum")
     common(digest, db=False)
     digest.add_argument("--write", action="store_true", help=f"write {SUM_FILE}")
+
+    bring = commands.add_parser(
+        "import", help="write another tool's migration directory in Ptah's layout"
+    )
+    bring.add_argument("--from", dest="tool", required=True, choices=[t.value for t in Tool])
+    bring.add_argument("source", type=Path, metavar="SRC", help="the other tool's directory")
+    bring.add_argument("--out", required=True, type=Path, help="a new (or empty) directory")
+    bring.add_argument(
+        "--engine",
+        choices=("postgresql", "mysql", "mariadb"),
+        default=None,
+        help="the engine the files are for (needed only to keep some goose blocks whole)",
+    )
+    bring.add_argument("--output", choices=("text", "json"), default="text")
     return parser
 
 
@@ -222,6 +244,7 @@ async def _dispatch(args: argparse.Namespace) -> Result:
         "repair": _repair,
         "baseline": _baseline,
         "hash": _hash,
+        "import": _import,
     }
     try:
         return await handlers[args.command](args)
@@ -415,3 +438,37 @@ async def _hash(args: argparse.Namespace) -> Result:
     sum_path.write_text(text)
     directory = _directory(args)
     return EXIT_OK, output.directory_json(directory), text.rstrip("\n")
+
+
+async def _import(args: argparse.Namespace) -> Result:
+    dialect = None
+    if args.engine is not None:
+        dialect = Dialect.POSTGRESQL if args.engine == "postgresql" else Dialect.MYSQL
+    try:
+        plan = plan_import(Tool(args.tool), args.source, dialect)
+        directory = write_import(plan, args.out)
+    except ImportRefusedError as exc:
+        raise _CommandError(EXIT_REFUSED, exc.reason, exc.message) from None
+    body: dict[str, Any] = {
+        "from": plan.tool.value,
+        "files": [
+            {
+                "source": f.source,
+                "target": f.target,
+                "version": f.version,
+                "changes": list(f.changes),
+            }
+            for f in plan.files
+        ],
+        "skipped": [{"source": s.source, "why": s.why} for s in plan.skipped],
+        **output.directory_json(directory),
+    }
+    width = max(len(f.target) for f in plan.files)
+    lines = [f"imported {len(plan.files)} file(s) from {plan.tool.value} into {args.out}"]
+    for f in plan.files:
+        source = "" if f.source == f.target else f"  <- {f.source}"
+        lines.append(f"  {f.target:<{width}}{source}".rstrip())
+        lines += [f"      {change}" for change in f.changes]
+    lines += [f"skipped {s.source}: {s.why}" for s in plan.skipped]
+    lines.append(f"wrote {SUM_FILE}: sha256:{directory.directory_hash}")
+    return EXIT_OK, body, "\n".join(lines)

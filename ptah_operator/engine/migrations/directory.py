@@ -6,17 +6,25 @@ symbolic link, or a ptah.sum entry that names anything but a plain file name, is
 path can lead outside it. Files are opened with O_NOFOLLOW, so a link swapped in after the
 listing is refused too.
 
-Naming:
+Naming (golang-migrate's layout, so its directories are read as they are):
     NNNNNNNNNN_description.up.sql              a migration
     NNNNNNNNNN_description.down.sql            its optional reverse (never run by the engine)
     NNNNNNNNNN_description.checkpoint.up.sql   a checkpoint: the whole schema up to its version
 The version is the leading digits (at most 18, so it fits a signed 64-bit column) and must
-be unique across the directory. Any other `.sql` name is refused rather than ignored, because
-a misspelt migration that silently never runs is worse than a refusal.
+be unique across the directory. The description is everything between the first `_` and the
+suffix, as golang-migrate reads it: letters, digits, `.`, `_` and `-` (what a ConfigMap key can
+carry), at most 200, possibly empty. Any other `.sql` name is refused rather than ignored,
+because a misspelt migration that silently never runs is worse than a refusal; a name another
+tool writes (goose, dbmate, Flyway) is refused with the `ptah migrations import` that converts it.
 
 Directives are comment lines at the top of a file, before its first statement:
-    -- +ptah no_transaction     run this file with transaction mode `none`
-An unknown directive, or a directive line after the first statement, is refused.
+    -- +ptah no_transaction            run this file with transaction mode `none`
+    -- morph:nontransactional          the same, as morph writes it (only as the first line)
+    -- +goose NO TRANSACTION           the same, as goose writes it
+    -- migrate:up transaction:false    the same, as dbmate writes it
+An unknown directive, or a directive line after the first statement, is refused; so is any
+other tool's marker that would make Ptah run a down section or mis-split a statement
+(`-- +goose Down`, `-- +goose StatementBegin`, `-- migrate:down`, ...).
 
 ptah.sum (optional; verified whenever present):
     ptah.sum v1 sha256:<directory hash>
@@ -41,12 +49,24 @@ from pathlib import Path
 SUM_FILE = "ptah.sum"
 SUM_HEADER = "ptah.sum v1"
 
+# The description is lazy so that a name ending in `.checkpoint.up.sql` is a checkpoint, and
+# anchored so that it runs to the last `.up.sql` / `.down.sql`, as golang-migrate's greedy title.
 _NAME = re.compile(
-    r"^(?P<version>[0-9]{1,18})_(?P<description>[A-Za-z0-9][A-Za-z0-9_\-]{0,199})"
+    r"^(?P<version>[0-9]{1,18})_(?P<description>[A-Za-z0-9._\-]{0,200}?)"
     r"\.(?P<suffix>up|down|checkpoint\.up)\.sql$"
 )
+# golang-migrate's own rule, to say why a name it accepts is refused here.
+_GOLANG_MIGRATE_NAME = re.compile(r"^(?P<version>[0-9]+)_(?P<description>.*)\.(up|down)\.sql$")
+_FLYWAY_NAME = re.compile(r"^[VUBR][0-9._]*__.*\.sql$", re.IGNORECASE)
+_ONE_FILE_NAME = re.compile(r"^[0-9]+.*\.sql$")
+_DESCRIPTION_CHAR = re.compile(r"[^A-Za-z0-9._\-]")
 _DIRECTIVE = re.compile(r"^--\s*\+ptah\b(?P<rest>.*)$")
 _KNOWN_DIRECTIVES = frozenset({"no_transaction"})
+NO_TRANSACTION = "no_transaction"
+# Other tools' markers (their own spellings; see docs/guide-migrations.md).
+_GOOSE = re.compile(r"^--\s*\+goose\b(?P<rest>.*)$", re.IGNORECASE)
+_DBMATE = re.compile(r"^--\s*migrate:(?P<section>up|down)(?P<options>(?:\s.*)?)$")
+_MORPH = re.compile(r"^--\s*morph:(?P<values>.*)$")
 _SUM_LINE = re.compile(r"^(?P<name>[^\s/\\]+) sha256:(?P<hash>[0-9a-f]{64})$")
 
 
@@ -85,7 +105,7 @@ class MigrationFile:
 
     @property
     def no_transaction(self) -> bool:
-        return "no_transaction" in self.directives
+        return NO_TRANSACTION in self.directives
 
 
 @dataclass(frozen=True)
@@ -155,27 +175,112 @@ def _read_regular(dir_fd: int, name: str, limit: int) -> bytes:
 
 
 def parse_directives(name: str, sql: str) -> frozenset[str]:
-    """The directives in the leading comment lines of a file; refuses unknown or misplaced ones."""
+    """The directives in the leading comment lines of a file; refuses unknown or misplaced ones.
+
+    Besides Ptah's own, the no-transaction markers of morph, goose and dbmate are honoured; any
+    other marker of those tools is refused, because running the file as it stands would run
+    its down section too or cut a statement where the tool would not.
+    """
     found: set[str] = set()
     in_header = True
     for number, raw in enumerate(sql.splitlines(), start=1):
         line = raw.strip()
+        where = f"{name} line {number}"
         match = _DIRECTIVE.match(line)
         if match is not None:
             if not in_header:
                 raise DirectoryError(
                     "MisplacedDirective",
-                    f"{name} line {number}: a +ptah directive must come before the first statement",
+                    f"{where}: a +ptah directive must come before the first statement",
                 )
             words = match.group("rest").split()
             if len(words) != 1 or words[0] not in _KNOWN_DIRECTIVES:
-                raise DirectoryError(
-                    "UnknownDirective", f"{name} line {number}: unknown +ptah directive"
-                )
+                raise DirectoryError("UnknownDirective", f"{where}: unknown +ptah directive")
             found.add(words[0])
+            continue
+        foreign = _foreign_directive(where, number, raw, line, in_header)
+        if foreign is not None:
+            found |= foreign
         elif line and not line.startswith("--"):
             in_header = False
     return frozenset(found)
+
+
+def _foreign_directive(
+    where: str, number: int, raw: str, line: str, in_header: bool
+) -> set[str] | None:
+    """The directives another tool's marker on this line means, or None if it holds none."""
+    goose = _GOOSE.match(line)
+    if goose is not None:
+        annotation = " ".join(goose.group("rest").split()).upper()
+        if annotation in {"NO TRANSACTION", "UP"} and in_header:
+            return {NO_TRANSACTION} if annotation == "NO TRANSACTION" else set()
+        if annotation in {"NO TRANSACTION", "UP"}:
+            raise DirectoryError(
+                "MisplacedDirective", f"{where}: a goose annotation after the first statement"
+            )
+        raise DirectoryError(
+            "UnknownDirective",
+            f"{where}: goose's annotation is not one Ptah runs (a goose file holds up and down"
+            " sections and StatementBegin/End blocks): convert the directory with"
+            " `ptah migrations import --from goose`",
+        )
+    dbmate = _DBMATE.match(line)
+    if dbmate is not None:
+        if dbmate.group("section") == "down" or not in_header:
+            raise DirectoryError(
+                "UnknownDirective",
+                f"{where}: a dbmate section marker Ptah would run through (a dbmate file holds"
+                " up and down sections): convert the directory with"
+                " `ptah migrations import --from dbmate`",
+            )
+        options = dict(
+            pair.split(":", 1) for pair in dbmate.group("options").split() if pair.count(":") == 1
+        )
+        return {NO_TRANSACTION} if options.get("transaction") == "false" else set()
+    morph = _MORPH.match(line)
+    if morph is not None:
+        values = [v.strip() for v in morph.group("values").split(",")]
+        if any(v != "nontransactional" for v in values):
+            raise DirectoryError("UnknownDirective", f"{where}: unknown morph: directive")
+        if number != 1 or not raw.startswith("-- morph:"):
+            raise DirectoryError(
+                "MisplacedDirective",
+                f"{where}: morph honours `-- morph:nontransactional` only as the file's first line",
+            )
+        return {NO_TRANSACTION}
+    return None
+
+
+def explain_bad_name(name: str) -> str:
+    """Why a `.sql` name is refused and what to do, naming the rule it breaks."""
+    golang = _GOLANG_MIGRATE_NAME.match(name)
+    if golang is not None:
+        if len(golang.group("version")) > 18:
+            return (
+                f"{name}: the version has more than 18 digits; Ptah's versions fit a signed"
+                " 64-bit column: renumber it"
+            )
+        description = golang.group("description")
+        fixed = _DESCRIPTION_CHAR.sub("_", description)[:200]
+        return (
+            f"{name}: the description (between the first '_' and '.up.sql') may hold only"
+            " letters, digits, '.', '_' and '-', at most 200 (what a ConfigMap key can carry):"
+            f" rename it, e.g. {golang.group('version')}_{fixed}"
+            f"{name[golang.end('description') :]}"
+        )
+    if _FLYWAY_NAME.match(name):
+        return (
+            f"{name} is named as Flyway names its migrations (V<version>__<description>.sql):"
+            " convert the directory with `ptah migrations import --from flyway`"
+        )
+    if _ONE_FILE_NAME.match(name):
+        return (
+            f"{name} is one file for up and down, as goose and dbmate name theirs"
+            " (<version>_<description>.sql): convert the directory with"
+            " `ptah migrations import --from goose` (or `--from dbmate`)"
+        )
+    return f"{name} is not NNNN_description.up.sql, .down.sql or .checkpoint.up.sql"
 
 
 def read_directory(
@@ -221,10 +326,7 @@ def _read(root: Path, dir_fd: int, limits: Limits, verify_sum: bool) -> Migratio
     contents: dict[str, bytes] = {}
     for name in sql_names:
         if _NAME.match(name) is None:
-            raise DirectoryError(
-                "BadFileName",
-                f"{name} is not NNNN_description.up.sql, .down.sql or .checkpoint.up.sql",
-            )
+            raise DirectoryError("BadFileName", explain_bad_name(name))
         data = _read_regular(dir_fd, name, limits.max_file_bytes)
         total += len(data)
         if total > limits.max_total_bytes:

@@ -120,6 +120,26 @@ class RevisionRead:
     rows: tuple[Revision, ...]
 
 
+# The columns that mark other tools' revision tables, to name the tool whose table sits where
+# Ptah's would (golang-migrate's and dbmate's default name is `schema_migrations`, Ptah's own).
+# (tool, columns it always has, whether it has only those)
+_FOREIGN_TABLES = (
+    ("golang-migrate", frozenset({"version", "dirty"}), True),
+    ("morph", frozenset({"version", "name"}), True),
+    ("dbmate (or Rails)", frozenset({"version"}), True),
+    ("goose", frozenset({"version_id", "is_applied"}), False),
+    ("Flyway", frozenset({"installed_rank", "version", "script", "success"}), False),
+)
+
+
+def foreign_tool(columns: frozenset[str]) -> str | None:
+    """The migration tool whose revision table has these columns, if one does."""
+    for tool, marks, exact in _FOREIGN_TABLES:
+        if columns == marks if exact else marks <= columns:
+            return tool
+    return None
+
+
 def _aware(value: Any) -> datetime | None:
     if isinstance(value, str):
         try:
@@ -170,9 +190,18 @@ async def read_revisions(db: Database, table: RevisionTable) -> RevisionRead:
     columns = frozenset(n.lower() for n in names)
     missing = [c for c in REQUIRED_COLUMNS if c not in columns]
     if missing:
+        tool = foreign_tool(columns)
+        if tool is not None:
+            raise RevisionTableError(
+                "RevisionTableUnreadable",
+                f"{table.display(db.dialect)} is {tool}'s revision table, not Ptah's:"
+                " Ptah neither reads nor alters it; to adopt the database, see"
+                " docs/guide-migrations.md, 'A database another tool migrated'",
+            )
         raise RevisionTableError(
             "RevisionTableUnreadable",
-            f"{table.display(db.dialect)} lacks the columns {', '.join(missing)}",
+            f"{table.display(db.dialect)} is not a Ptah revision table (it lacks the columns"
+            f" {', '.join(missing)}); Ptah neither reads nor alters it",
         )
     select: list[str] = []
     for column in _READ_ORDER:
