@@ -419,6 +419,12 @@ def _finished(directory: MigrationDirectory, result: RunResult) -> tuple[dict[st
     [
         ("LockTimeout", "the migration lock was not free within 30s", "LockTimeout"),
         ("DatabaseError", "reading the history failed with SQLSTATE 42501", "HistoryUnreadable"),
+        ("DatabaseBusy", "reading the history failed with SQLSTATE 40P01", "DatabaseBusy"),
+        (
+            "RevisionTableUnreadable",
+            "ptah_revisions lacks the columns checksum",
+            "HistoryUnreadable",
+        ),
         (
             "ConnectionLostError",
             "cannot reach db.internal:5432/orders (OSError)",
