@@ -10,11 +10,14 @@
   "could not be published": Failed (MIG-26).
 - Under apply: Never the plan rests in Planning, Ready=False ApplyDisabled (MIG-13); under
   OnApproval it waits in AwaitingApproval (MIG-11); under Always the Apply is next (MIG-12),
-  unless a run already carried that plan out and did not apply it (`replayed`): then it
-  waits in AwaitingApproval for a person's exact approval of it, as under OnApproval, because
-  apply: Always never replays a plan (docs/design/lifecycle-decisions.md). A run that stopped
-  before it selected anything for a reason that passes on its own (PASSING_REASONS) is not
-  such a run: the same plan starts again after failureRetryInterval (MIG-44).
+  unless a run already carried that plan out and did not apply it (`replayed`: any run since,
+  not only the last, as status.carriedOutPlans remembers, `record_end`): then it waits in
+  AwaitingApproval for a person's exact approval of it, as under OnApproval, because apply:
+  Always never replays a plan (docs/design/lifecycle-decisions.md). A run that stopped before
+  it selected anything for a reason that passes on its own (PASSING_REASONS) is not such a
+  run: the same plan starts again after failureRetryInterval (MIG-44), unless an earlier run
+  carried it out. A run that ended Applied or UpToDate forgets its plan, so the same plan
+  after the history moved back is a new need.
   The pass that reads a history never also starts the Apply it allows: one pass ends at most
   one operation or starts one, so the verdict is visible before the run.
 - Retiring a plan a person could approve (OnApproval) or had approved (an unconsumed exact

@@ -28,8 +28,8 @@ DestructiveChangeDisallowed; under apply: Never Blocked ApplyDisabled (the plan 
 nothing runs); under Always a plan with nothing destructive and no privilege change is
 ReadyToApply; anything else waits in AwaitingApproval for an approval of exactly that plan
 (APR-02: schema, plan name and UID, and fingerprint, which binds the digest). A plan an Apply
-already carried out (status.lastApply names its fingerprint, whatever that Apply reported) is
-never replayed (SCH-59): under Always it waits in AwaitingApproval too, and only a person's
+already carried out (status.carriedOutPlans names its fingerprint, whatever that Apply
+reported, until a proof Verified InSync forgets it; `record_end`) is never replayed (SCH-59): under Always it waits in AwaitingApproval too, and only a person's
 exact approval of it, or another plan, runs again (docs/design/lifecycle-decisions.md).
 
 Retiring a plan a person could approve or had approved writes a PlanStale Warning (SCH-66) and
