@@ -259,3 +259,59 @@ def test_the_memory_keeps_the_newest_32_plans_each_once() -> None:
     untouched = PtahMigrationStatus()
     shared.forget(untouched, digest("plan 1"))
     assert untouched.carried_out_plans is None
+
+
+@pytest.mark.req("MIG-12", "RUN-02", "APR-11")
+def test_a_held_plan_a_person_approved_and_the_run_applied_is_forgotten() -> None:
+    world = _first_run(REFUSED)
+    a = status(world).last_run
+    assert a is not None
+    world = step(with_approval(step(_next_plan(world, A))))
+    world = step(run_reported(step(world), run_block(RunOutcome.APPLIED, applied=["0002"])))
+    assert status(world).carried_out_plans == [], "the run applied it: shown done"
+    world = read(step(world), nothing_pending())
+    world = step(later(world, dt.timedelta(minutes=10)))
+    world = read(world, A)
+    assert _fingerprint(world) == a.plan.fingerprint
+    world = step(world)
+    assert status(world).phase == MigrationPhase.APPLYING, "a restored history: a new need"
+
+
+@pytest.mark.req("MIG-12")
+def test_the_wait_says_which_run_carried_the_plan_out() -> None:
+    world = step(_next_plan(_first_run(REFUSED), A))
+    first = status(world).last_run
+    assert first is not None
+    assert status(world).message == (
+        f"plan {_name(world)} waits for a PtahMigrationApproval naming it (run {first.operation_id} "
+        "already carried this plan out and ended Failed; apply: Always never replays a plan, "
+        "so it runs again only on an approval naming it)"
+    )
+    world = step(with_approval(world))
+    world = step(run_reported(step(world), REFUSED, error=LOCK_TIMEOUT, job=JobPhase.FAILED))
+    refused = status(world).last_run
+    assert refused is not None
+    world = step(_next_plan(world, A))
+    assert status(world).message == (
+        f"plan {_name(world)} waits for a PtahMigrationApproval naming it (run "
+        f"{refused.operation_id} of "
+        "this plan was refused before it selected anything (LockTimeout), and an earlier run "
+        "already carried it out; apply: Always never replays a plan, so it runs again only on "
+        "an approval naming it)"
+    )
+    world = step(later(world, dt.timedelta(minutes=10)))
+    assert status(world).phase == MigrationPhase.READING, "the refresh at the interval"
+    world = _run(read(world, B), REFUSED)
+    world = step(_next_plan(world, A))
+    assert status(world).message == (
+        f"plan {_name(world)} waits for a PtahMigrationApproval naming it (an earlier run "
+        "already carried "
+        "this plan out; apply: Always never replays a plan, so it runs again only on an "
+        "approval naming it)"
+    )
+
+
+def _name(world: MigrationWorld) -> str:
+    plan = status(world).plan
+    assert plan is not None
+    return plan.name

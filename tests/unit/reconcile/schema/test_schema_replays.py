@@ -125,3 +125,52 @@ def test_a_status_written_before_the_list_still_holds_the_plan_of_its_last_apply
     world = _apply_and_prove(world, PLAN_FILE, **UNKNOWN)
     world = with_status(world, carried_out_plans=None)
     _held(world)
+
+
+@pytest.mark.req("SCH-59")
+def test_a_status_written_before_the_list_runs_a_plan_its_last_apply_proved_done() -> None:
+    world = _apply_and_prove(ready_to_apply(), None)
+    world = with_status(world, carried_out_plans=None)
+    world = step(later(world, dt.timedelta(minutes=10)))
+    world = publish(step(planned(step(step(observed(world))))))
+    world = step(world)
+    assert phase(world) == SchemaPhase.APPLYING
+
+
+@pytest.mark.req("SCH-59")
+def test_a_status_written_before_the_list_remembers_its_last_apply_when_the_next_one_ends() -> None:
+    world = ready_to_apply()
+    a = _fingerprint(world)
+    world = _apply_and_prove(world, OTHER_PLAN_FILE, **UNKNOWN)
+    b = _fingerprint(world)
+    world = with_status(world, carried_out_plans=None)
+    world = _apply_and_prove(world, PLAN_FILE, **UNKNOWN)
+    assert status(world).carried_out_plans == [a, b]
+    _held(world)
+
+
+@pytest.mark.req("SCH-59")
+def test_the_wait_says_which_apply_carried_the_plan_out() -> None:
+    world = ready_to_apply()
+    world = _apply_and_prove(world, PLAN_FILE, **UNKNOWN)
+    last = status(world).last_apply
+    assert last is not None
+    plan = status(world).plan
+    assert plan is not None
+    said = (
+        "already carried this plan out; apply: Always never replays a plan, so it runs again "
+        "only on a PtahSchemaApproval naming it"
+    )
+    assert status(world).message == (
+        f"plan {plan.name} waits for a PtahSchemaApproval naming it and its fingerprint (Apply "
+        f"{last.operation_id} {said})"
+    )
+    world = ready_to_apply()
+    world = _apply_and_prove(world, OTHER_PLAN_FILE, **UNKNOWN)
+    world = _apply_and_prove(world, PLAN_FILE, **UNKNOWN)
+    plan = status(world).plan
+    assert plan is not None
+    assert status(world).message == (
+        f"plan {plan.name} waits for a PtahSchemaApproval naming it and its fingerprint (an "
+        f"earlier Apply {said})"
+    )
