@@ -315,3 +315,17 @@ def _name(world: MigrationWorld) -> str:
     plan = status(world).plan
     assert plan is not None
     return plan.name
+
+
+@pytest.mark.req("MIG-11", "MIG-45")
+def test_under_on_approval_the_wait_says_nothing_of_replays() -> None:
+    world = step(read(step(new()), A))
+    assert status(world).phase == MigrationPhase.AWAITING_APPROVAL
+    world = step(with_approval(world))
+    world = step(run_reported(step(world), REFUSED))
+    world = step(_next_plan(world, A))
+    assert status(world).phase == MigrationPhase.AWAITING_APPROVAL
+    assert status(world).carried_out_plans is not None, "remembered under OnApproval too"
+    assert (
+        status(world).message == f"plan {_name(world)} waits for a PtahMigrationApproval naming it"
+    )
