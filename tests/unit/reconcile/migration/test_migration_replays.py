@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from ptah_operator.api.constants import (
+    ANNOTATION_UNRESOLVED_RUN,
     MAX_CARRIED_OUT_PLANS,
     ApplyPolicy,
     Authorization,
@@ -27,6 +28,7 @@ from ptah_operator.reconcile.migration import reconcile_migration
 from ptah_operator.reconcile.migration.world import MigrationWorld
 from ptah_operator.reconcile.world import JobPhase
 from tests.unit.reconcile.migration.worlds import (
+    annotated,
     digest,
     job_of,
     later,
@@ -37,6 +39,7 @@ from tests.unit.reconcile.migration.worlds import (
     run_block,
     run_reported,
     status,
+    status_of,
     step,
     with_approval,
     with_status,
@@ -329,3 +332,18 @@ def test_under_on_approval_the_wait_says_nothing_of_replays() -> None:
     assert (
         status(world).message == f"plan {_name(world)} waits for a PtahMigrationApproval naming it"
     )
+
+
+@pytest.mark.req("RUN-21", "MIG-12")
+def test_a_hold_restored_from_metadata_remembers_the_plan_its_run_carried_out() -> None:
+    world = _first_run(REFUSED)
+    failure = {"version": "0002", "statementIndex": 1, "sqlstate": "23505", "mysqlErrno": None}
+    world = step(with_approval(step(_next_plan(world, A))))
+    world = step(run_reported(step(world), run_block(RunOutcome.UNKNOWN, failure=failure)))
+    hold = status(world).unresolved_run
+    assert hold is not None
+    value = (world.migration.metadata.annotations or {})[ANNOTATION_UNRESOLVED_RUN]
+    restored = annotated(new(apply=ApplyPolicy.ALWAYS), ANNOTATION_UNRESOLVED_RUN, value)
+    after = status_of(restored, reconcile_migration(restored))
+    assert after.unresolved_run is not None
+    assert after.carried_out_plans == [hold.plan.fingerprint]
