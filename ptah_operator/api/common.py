@@ -16,6 +16,7 @@ from pydantic.config import JsonDict
 from ptah_operator.api.constants import (
     DEFAULT_FAILURE_RETRY_INTERVAL,
     DEFAULT_INTERVAL,
+    MAX_CARRIED_OUT_PLANS,
     MAX_CONDITIONS,
     MAX_GROUPS,
     MAX_INTERVAL,
@@ -409,6 +410,10 @@ class StatusCommon(ApiModel):
     """When the database is read again."""
     message: str | None = Field(default=None, max_length=MAX_MESSAGE_LENGTH)
     """A short human summary of the phase, never SQL or row data."""
+    carried_out_plans: list[Digest] | None = Field(default=None, max_length=MAX_CARRIED_OUT_PLANS)
+    """The fingerprints of the plans an Apply carried out and nothing showed done, oldest
+    first, at most 32: apply: Always starts none of them again; only a person's exact approval
+    does (docs/design/lifecycle-decisions.md). Absent until an Apply ended."""
 
     def condition(self, condition_type: str) -> Condition | None:
         """The condition of that type, or None."""

@@ -382,6 +382,7 @@ MAX_PROTECTED_TABLES: Final = 256
 MAX_REALM_NAMESPACES: Final = 256
 MAX_GROUPS: Final = 64
 MAX_MESSAGE_LENGTH: Final = 1024
+MAX_CARRIED_OUT_PLANS: Final = 32
 READ_REQUEST_MAX_BYTES: Final = 64
 
 # --- metadata keys -----------------------------------------------------------------------------

@@ -184,8 +184,9 @@ class LastRun(ApiModel):
     failure: RunFailure | None = None
     reason: ConditionReason | None = None
     """Why a run that stopped before it selected a migration stopped, when its result said:
-    LockTimeout, ConnectionFailed, HistoryUnreadable, Interrupted, SnapshotRefused, ... A run
-    stopped for one of the first five may start again on its own; see planning.replayed."""
+    LockTimeout, ConnectionFailed, DatabaseBusy, Interrupted, SnapshotRefused, HistoryUnreadable,
+    ... A run stopped for one of the first five may start again on its own; see
+    planning.PASSING_REASONS."""
     stopped_at: RunStoppedAt | None = None
     """Where a run that did not finish stopped, when its result names it (RUN-12)."""
     target_identity_digest: Digest | None = None

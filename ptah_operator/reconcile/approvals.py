@@ -18,8 +18,14 @@ from collections.abc import Iterable
 from typing import TypeVar
 
 from ptah_operator.api.approvals import PtahMigrationApproval, PtahSchemaApproval
-from ptah_operator.api.common import ActiveOperation, ObjectReference, PublishedPlan
+from ptah_operator.api.common import (
+    ActiveOperation,
+    ObjectReference,
+    PublishedPlan,
+    StatusCommon,
+)
 from ptah_operator.api.constants import (
+    MAX_CARRIED_OUT_PLANS,
     Authorization,
     EventReason,
     JournalEntryType,
@@ -124,3 +130,32 @@ def accepted(draft: Pass, claim: ActiveOperation) -> None:
         EventReason.APPROVAL_ACCEPTED,
         f"approval {claim.approval.name} by {who} is consumed by Apply {claim.operation_id}",
     )
+
+
+# --- plans carried out: what apply: Always never starts again ----------------------------------
+#
+# status.carriedOutPlans holds the fingerprints of the plans an Apply carried out and nothing
+# showed done (the family says which ends count), oldest first and at most
+# MAX_CARRIED_OUT_PLANS, so a plan published again after other plans ran in between is still
+# known (docs/design/lifecycle-decisions.md). Under apply: Always such a plan waits for a
+# person's exact approval, whose one execution ends as any other and is remembered again.
+
+
+def remember(status: StatusCommon, fingerprint: str | None) -> None:
+    """An Apply carried out this plan and nothing showed it done: the newest entry."""
+    if fingerprint is None:
+        return
+    kept = [f for f in status.carried_out_plans or [] if f != fingerprint]
+    status.carried_out_plans = [*kept, fingerprint][-MAX_CARRIED_OUT_PLANS:]
+
+
+def forget(status: StatusCommon, fingerprint: str | None) -> None:
+    """The plan's execution was shown done: the same plan again is a new need, not a replay."""
+    if fingerprint is None or status.carried_out_plans is None:
+        return
+    status.carried_out_plans = [f for f in status.carried_out_plans if f != fingerprint]
+
+
+def remembered(status: StatusCommon, fingerprint: str | None) -> bool:
+    """Whether an Apply carried this plan out and nothing showed it done."""
+    return fingerprint is not None and fingerprint in (status.carried_out_plans or [])

@@ -8,7 +8,8 @@ Both begin the same way, and anything that stops them there is an `error` result
      the kind of network failure, never the host, the URL or a credential).
 
 History then reads the revision table once (read_status) and reports the reading. A table that
-cannot be read is HistoryUnreadable; the operator retries a History that could not read.
+cannot be read is HistoryUnreadable, or DatabaseBusy when the database's answer passes on its
+own (ErrorClass.transient); the operator retries a History that could not read.
 
 Apply. Whether a run may have started decides between Failed and Unknown, and the engine's
 own answer decides that, not a guess here:
@@ -19,8 +20,9 @@ own answer decides that, not a guess here:
     session lost while reading, a blocking verdict, an expected sequence that differs from
     its own selection under the lock, a transaction-mode refusal) with Failed, selected=false
     (MIG-50, RUN-20); of these, the lock, the unreadable history and the lost session are
-    also an `error` (the operation could not do its work, exit 1); the others are the run's
-    verdict (exit 0);
+    also an `error` (the operation could not do its work, exit 1): LockTimeout,
+    HistoryUnreadable, or DatabaseBusy for a database answer that passes on its own, and
+    ConnectionFailed; the others are the run's verdict (exit 0);
   - once the engine selected, its confirmed outcome is reported as it is (Applied, Failed,
     Partial, Unknown, UpToDate);
   - if `engine.apply` raises instead of answering, or the runner is told to stop while it
@@ -106,6 +108,7 @@ log = structlog.get_logger("ptah.runner")
 # Engine refusals before selection that mean the run could not do its work (not a verdict).
 _ENGINE_ERRORS = {
     "ConnectionLostError": ErrorReason.CONNECTION_FAILED,
+    "DatabaseBusy": ErrorReason.DATABASE_BUSY,
     "DatabaseError": ErrorReason.HISTORY_UNREADABLE,
     "RevisionTableUnreadable": ErrorReason.HISTORY_UNREADABLE,
     "LockTimeout": ErrorReason.LOCK_TIMEOUT,
@@ -177,6 +180,14 @@ class _StoppedError(Exception):
     def __init__(self, error: ErrorBlock) -> None:
         super().__init__(error.message)
         self.error = error
+
+
+def unreadable(exc: DatabaseError) -> ErrorReason:
+    """The reason of a history (or identity) read the database refused: DatabaseBusy when
+    its answer passes on its own, HistoryUnreadable otherwise."""
+    if exc.error_class.transient:
+        return ErrorReason.DATABASE_BUSY
+    return ErrorReason.HISTORY_UNREADABLE
 
 
 def connection_message(detail: str) -> str:
@@ -289,7 +300,7 @@ async def run_history(
         except DatabaseError as exc:
             raise _StoppedError(
                 ErrorBlock(
-                    ErrorReason.HISTORY_UNREADABLE,
+                    unreadable(exc),
                     f"reading the revision table failed with {exc.error_class.describe()}",
                 )
             ) from None
@@ -341,7 +352,7 @@ async def run_apply(
                 error = ErrorBlock(ErrorReason.CONNECTION_FAILED, connection_message(exc.detail))
             else:
                 error = ErrorBlock(
-                    ErrorReason.HISTORY_UNREADABLE,
+                    unreadable(exc),
                     f"reading the database's identity failed with {exc.error_class.describe()}",
                 )
             return _finish(

@@ -44,6 +44,12 @@ class ErrorReason(StrEnum):
     # A migration's History and Apply.
     DIRECTORY_REFUSED = "DirectoryRefused"
     HISTORY_UNREADABLE = "HistoryUnreadable"
+    """The revision table cannot be read for a cause that will not change by itself: a table
+    Ptah cannot read (columns missing), a permission or any error class not known to pass."""
+    DATABASE_BUSY = "DatabaseBusy"
+    """Reading the history (or the database's identity) was refused with an error class that
+    passes on its own: a lock or statement timeout, a deadlock or serialization failure, too
+    many sessions, a server shutting down or starting."""
     LOCK_TIMEOUT = "LockTimeout"
     # A schema's Observe, Plan and Apply.
     DESIRED_SCHEMA_REFUSED = "DesiredSchemaRefused"

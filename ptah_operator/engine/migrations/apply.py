@@ -269,7 +269,7 @@ async def apply(
         if not result.selected:
             return _refuse(
                 result,
-                "DatabaseError",
+                "DatabaseBusy" if exc.error_class.transient else "DatabaseError",
                 f"reading the history failed with {exc.error_class.describe()}",
             )
         result.outcome = Outcome.UNKNOWN

@@ -44,6 +44,38 @@ class Engine(StrEnum):
         return Dialect.POSTGRESQL if self is Engine.POSTGRESQL else Dialect.MYSQL
 
 
+_TRANSIENT_SQLSTATES = frozenset(
+    {
+        "40001",  # serialization_failure
+        "40P01",  # deadlock_detected
+        "55P03",  # lock_not_available (lock_timeout)
+        "57014",  # query_canceled (statement_timeout)
+        "57P01",  # admin_shutdown
+        "57P02",  # crash_shutdown
+        "57P03",  # cannot_connect_now (starting up, in recovery)
+        "53200",  # out_of_memory
+        "53300",  # too_many_connections
+    }
+)
+"""PostgreSQL answers that pass on their own, beside class 08 (connection exception)."""
+_TRANSIENT_MYSQL_ERRNOS = frozenset(
+    {
+        1040,  # ER_CON_COUNT_ERROR: too many connections
+        1053,  # ER_SERVER_SHUTDOWN
+        1203,  # ER_TOO_MANY_USER_CONNECTIONS
+        1205,  # ER_LOCK_WAIT_TIMEOUT
+        1213,  # ER_LOCK_DEADLOCK
+        1317,  # ER_QUERY_INTERRUPTED
+        1927,  # ER_CONNECTION_KILLED (MariaDB)
+        1969,  # ER_STATEMENT_TIMEOUT (MariaDB max_statement_time)
+        2006,  # CR_SERVER_GONE_ERROR
+        2013,  # CR_SERVER_LOST
+        3024,  # ER_QUERY_TIMEOUT (MySQL max_execution_time)
+    }
+)
+"""MySQL and MariaDB answers that pass on their own."""
+
+
 @dataclass(frozen=True)
 class ErrorClass:
     """What the database answered, as a class only: SQLSTATE or MySQL error number."""
@@ -58,6 +90,16 @@ class ErrorClass:
         if self.mysql_errno is not None:
             return str(self.mysql_errno)
         return "unknown"
+
+    @property
+    def transient(self) -> bool:
+        """Whether the answer passes on its own: a lock or statement timeout, a deadlock or
+        serialization failure, too many sessions or too little memory, a server shutting down
+        or starting, a lost connection. Anything else (a permission, a missing column, an
+        unknown class) is taken as an answer that will not change by itself."""
+        if self.sqlstate is not None:
+            return self.sqlstate[:2] == "08" or self.sqlstate in _TRANSIENT_SQLSTATES
+        return self.mysql_errno in _TRANSIENT_MYSQL_ERRNOS
 
     def describe(self) -> str:
         if self.sqlstate is not None:

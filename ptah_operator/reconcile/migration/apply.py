@@ -452,6 +452,7 @@ def _end_refused(draft: MigrationDraft, claim: ActiveOperation, job: JobState) -
 
 def _close(draft: MigrationDraft, claim: ActiveOperation, record: LastRun) -> None:
     status = draft.status
+    planning.record_end(status, record)
     status.last_run = record
     status.active_operation = None
     status.plan = None

@@ -319,8 +319,7 @@ def _plan_step(draft: MigrationDraft) -> None:
     used = approvals.consumed(status)
     approval = approvals.exact_approval(draft.world.approvals, draft.migration, ref, used)
     if approval is None:
-        run = planning.replayed(draft, ref)
-        draft.stand(standings.awaiting_approval(ref.name, planning.replay_note(run) if run else ""))
+        draft.stand(standings.awaiting_approval(ref.name, planning.replay_note(draft, ref)))
         return
     apply.start(draft, plan, approval)
 
@@ -348,6 +347,7 @@ def _restore_hold(draft: MigrationDraft) -> bool:
     restored = hold.model_copy(update={"restored": True})
     status.unresolved_run = restored
     run = run_records.restored_run(hold)
+    planning.record_end(status, run)
     status.last_run = run
     draft.journal(run_records.run_finished(run, hold.finished_at or draft.now))
     draft.warning(

@@ -10,11 +10,14 @@
   "could not be published": Failed (MIG-26).
 - Under apply: Never the plan rests in Planning, Ready=False ApplyDisabled (MIG-13); under
   OnApproval it waits in AwaitingApproval (MIG-11); under Always the Apply is next (MIG-12),
-  unless a run already carried that plan out and did not apply it (`replayed`): then it
-  waits in AwaitingApproval for a person's exact approval of it, as under OnApproval, because
-  apply: Always never replays a plan (docs/design/lifecycle-decisions.md). A run that stopped
-  before it selected anything for a reason that passes on its own (PASSING_REASONS) is not
-  such a run: the same plan starts again after failureRetryInterval (MIG-44).
+  unless a run already carried that plan out and did not apply it (`replayed`: any run since,
+  not only the last, as status.carriedOutPlans remembers, `record_end`): then it waits in
+  AwaitingApproval for a person's exact approval of it, as under OnApproval, because apply:
+  Always never replays a plan (docs/design/lifecycle-decisions.md). A run that stopped before
+  it selected anything for a reason that passes on its own (PASSING_REASONS) is not such a
+  run: the same plan starts again after failureRetryInterval (MIG-44), unless an earlier run
+  carried it out. A run that ended Applied or UpToDate forgets its plan, so the same plan
+  after the history moved back is a new need.
   The pass that reads a history never also starts the Apply it allows: one pass ends at most
   one operation or starts one, so the verdict is visible before the run.
 - Retiring a plan a person could approve (OnApproval) or had approved (an unconsumed exact
@@ -37,8 +40,9 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.contracts.codes import ErrorReason
 from ptah_operator.api.contracts.result import HistoryReport
 from ptah_operator.api.journal import JournalEntry
-from ptah_operator.api.migration import LastRun
+from ptah_operator.api.migration import LastRun, PtahMigrationStatus
 from ptah_operator.api.names import migration_plan_name
+from ptah_operator.reconcile import approvals as shared
 from ptah_operator.reconcile import journal
 from ptah_operator.reconcile.draft import current_binding
 from ptah_operator.reconcile.migration import approvals, standings
@@ -50,26 +54,61 @@ PASSING_REASONS = frozenset(
     {
         ErrorReason.LOCK_TIMEOUT,
         ErrorReason.CONNECTION_FAILED,
-        ErrorReason.HISTORY_UNREADABLE,
+        ErrorReason.DATABASE_BUSY,
         ErrorReason.INTERRUPTED,
         ErrorReason.SNAPSHOT_REFUSED,
     }
 )
 """Why a run that stopped before it selected anything may stop, that passes on its own: the
-lock was busy, the database or the runner went away, the snapshot was being put back."""
+lock was busy, the database or the runner went away, the database answered with a transient
+refusal (DatabaseBusy: a lock or statement timeout, a deadlock, too many sessions), the
+snapshot was being put back. HistoryUnreadable is not one: the runner gives it to what will
+not change by itself (a revision table Ptah cannot read, a permission refused)."""
+
+_SHOWN_DONE = frozenset({RunOutcome.APPLIED, RunOutcome.UP_TO_DATE})
 
 
-def replayed(draft: MigrationDraft, ref: PlanReference) -> LastRun | None:
-    """The run that already carried this plan out (status.lastRun names its fingerprint), when
-    running it again under apply: Always would replay it; None otherwise. Only a run refused
-    before it selected anything for a passing reason (PASSING_REASONS) may be followed by the
-    same plan on policy alone (MIG-44)."""
-    last = draft.status.last_run
-    if last is None or ref.fingerprint is None or last.plan.fingerprint != ref.fingerprint:
-        return None
-    if last.outcome == RunOutcome.FAILED and last.reason in PASSING_REASONS:
-        return None
-    return last
+def passed(run: LastRun) -> bool:
+    """The run was refused before it selected anything, for a reason that passes on its own."""
+    return run.outcome == RunOutcome.FAILED and run.reason in PASSING_REASONS
+
+
+def carried_out(run: LastRun) -> bool:
+    """Whether the run carried its plan out without showing it done: any end but a passing
+    refusal (it ran nothing) and Applied or UpToDate (the engine read the revision table back
+    under the lock and found the plan's versions there, RUN-02)."""
+    return not passed(run) and run.outcome not in _SHOWN_DONE
+
+
+def record_end(status: PtahMigrationStatus, record: LastRun) -> None:
+    """Remember (or forget) the plan a run that ended carried out, before status.lastRun
+    becomes `record`. A status written before carriedOutPlans existed remembers its lastRun
+    first."""
+    previous = status.last_run
+    if status.carried_out_plans is None and previous is not None and carried_out(previous):
+        shared.remember(status, previous.plan.fingerprint)
+    if carried_out(record):
+        shared.remember(status, record.plan.fingerprint)
+    elif record.outcome in _SHOWN_DONE:
+        shared.forget(status, record.plan.fingerprint)
+
+
+def replayed(draft: MigrationDraft, ref: PlanReference) -> bool:
+    """Whether running this plan again under apply: Always would replay it: a run carried it
+    out and nothing showed it done (status.carriedOutPlans, or status.lastRun for a status
+    written before that list). A run refused for a passing reason carried nothing out, so a
+    plan only such runs tried starts again on policy alone (MIG-44)."""
+    status = draft.status
+    if shared.remembered(status, ref.fingerprint):
+        return True
+    last = status.last_run
+    return (
+        status.carried_out_plans is None
+        and last is not None
+        and ref.fingerprint is not None
+        and last.plan.fingerprint == ref.fingerprint
+        and carried_out(last)
+    )
 
 
 def needs_approval(draft: MigrationDraft, ref: PlanReference) -> bool:
@@ -77,14 +116,26 @@ def needs_approval(draft: MigrationDraft, ref: PlanReference) -> bool:
     policy = draft.spec.policy.apply
     if policy == ApplyPolicy.ON_APPROVAL:
         return True
-    return policy == ApplyPolicy.ALWAYS and replayed(draft, ref) is not None
+    return policy == ApplyPolicy.ALWAYS and replayed(draft, ref)
 
 
-def replay_note(run: LastRun) -> str:
-    return (
-        f"run {run.operation_id} already carried this plan out and ended {run.outcome.value}; "
-        "apply: Always never replays a plan, so it runs again only on an approval naming it"
-    )
+def replay_note(draft: MigrationDraft, ref: PlanReference) -> str:
+    """Why a plan under apply: Always waits for a person, or "" when it is not a replay."""
+    if draft.spec.policy.apply != ApplyPolicy.ALWAYS or not replayed(draft, ref):
+        return ""
+    last = draft.status.last_run
+    if last is not None and last.plan.fingerprint == ref.fingerprint and not passed(last):
+        said = (
+            f"run {last.operation_id} already carried this plan out and ended {last.outcome.value}"
+        )
+    elif last is not None and last.plan.fingerprint == ref.fingerprint:
+        said = (
+            f"run {last.operation_id} of this plan was refused before it selected anything "
+            f"({last.reason}), and an earlier run already carried it out"
+        )
+    else:
+        said = "an earlier run already carried this plan out"
+    return f"{said}; apply: Always never replays a plan, so it runs again only on an approval naming it"
 
 
 def approvable(draft: MigrationDraft, ref: PublishedPlan) -> bool:
@@ -210,5 +261,4 @@ def stand_after_reading(draft: MigrationDraft) -> None:
             draft.stand(standings.approved(ref.name, "the Apply starts on the next pass"))
             draft.rely_on_own_write()
         else:
-            run = replayed(draft, ref)
-            draft.stand(standings.awaiting_approval(ref.name, replay_note(run) if run else ""))
+            draft.stand(standings.awaiting_approval(ref.name, replay_note(draft, ref)))

@@ -373,6 +373,7 @@ def _end(
         finished_at = report.finished_at or finished_at
     outcome, why = _outcome(claim, report, digest, lost)
     record = _record(claim, plan_ref, digest, outcome, started_at, finished_at)
+    plans.record_end(status, record)
     status.last_apply = record
     status.active_operation = None
     status.plan = None

@@ -28,8 +28,8 @@ DestructiveChangeDisallowed; under apply: Never Blocked ApplyDisabled (the plan 
 nothing runs); under Always a plan with nothing destructive and no privilege change is
 ReadyToApply; anything else waits in AwaitingApproval for an approval of exactly that plan
 (APR-02: schema, plan name and UID, and fingerprint, which binds the digest). A plan an Apply
-already carried out (status.lastApply names its fingerprint, whatever that Apply reported) is
-never replayed (SCH-59): under Always it waits in AwaitingApproval too, and only a person's
+already carried out (status.carriedOutPlans names its fingerprint, whatever that Apply
+reported, until a proof Verified InSync forgets it; `record_end`) is never replayed (SCH-59): under Always it waits in AwaitingApproval too, and only a person's
 exact approval of it, or another plan, runs again (docs/design/lifecycle-decisions.md).
 
 Retiring a plan a person could approve or had approved writes a PlanStale Warning (SCH-66) and
@@ -69,6 +69,7 @@ from ptah_operator.api.constants import (
     SchemaPhase,
     Severity,
     SourceKind,
+    VerifiedOutcome,
 )
 from ptah_operator.api.contracts.result import PlanReport, SchemaOperationReport
 from ptah_operator.api.fingerprints import (
@@ -86,7 +87,7 @@ from ptah_operator.api.plans import (
     PtahSchemaPlanSpec,
     SeveritySummary,
 )
-from ptah_operator.api.schema import SchemaPlanStatus
+from ptah_operator.api.schema import ApplyRecord, PtahSchemaStatus, SchemaPlanStatus
 from ptah_operator.reconcile import approvals, journal, sources
 from ptah_operator.reconcile.bindings import Rule, first_change, plan_identity
 from ptah_operator.reconcile.draft import binding_digest, current_binding
@@ -521,7 +522,7 @@ def verdict(draft: SchemaDraft, plan: PtahSchemaPlan) -> tuple[str, Standing]:
         if last is not None:
             return SchemaPhase.AWAITING_APPROVAL, awaiting_approval(
                 name,
-                f"Apply {last} already carried this plan out; apply: Always never replays a "
+                f"{last} already carried this plan out; apply: Always never replays a "
                 "plan, so it runs again only on a PtahSchemaApproval naming it",
             )
         return phase, ready_to_apply(
@@ -531,15 +532,35 @@ def verdict(draft: SchemaDraft, plan: PtahSchemaPlan) -> tuple[str, Standing]:
 
 
 def carried_out(draft: SchemaDraft, plan: PtahSchemaPlan) -> str | None:
-    """The operation id of the Apply that already carried this plan out, whatever it reported,
-    or None: status.lastApply names the same fingerprint (SCH-59, "never replayed"). apply:
-    Always does not start such a plan again; a person's exact approval of it does."""
-    last = draft.status.last_apply
-    if last is None or last.plan.fingerprint is None:
-        return None
-    if last.plan.fingerprint != plan.spec.fingerprint:
-        return None
-    return last.operation_id
+    """Which Apply already carried this plan out without a proof showing it done, said for
+    the AwaitingApproval message, or None (SCH-59, "never replayed"): status.carriedOutPlans
+    names its fingerprint, or, in a status written before that list, status.lastApply does.
+    apply: Always does not start such a plan again; a person's exact approval of it does."""
+    status = draft.status
+    last = status.last_apply
+    fingerprint = plan.spec.fingerprint
+    named = last is not None and last.plan.fingerprint == fingerprint
+    if approvals.remembered(status, fingerprint):
+        return f"Apply {last.operation_id}" if last is not None and named else "an earlier Apply"
+    if status.carried_out_plans is None and last is not None and named and not shown_done(last):
+        return f"Apply {last.operation_id}"
+    return None
+
+
+def shown_done(record: ApplyRecord) -> bool:
+    """The Apply's proof found the database converged (Verified InSync)."""
+    verification = record.verification
+    return verification is not None and verification.outcome == VerifiedOutcome.IN_SYNC
+
+
+def record_end(status: PtahSchemaStatus, record: ApplyRecord) -> None:
+    """Remember the plan an Apply that ended carried out, whatever it reported, before
+    status.lastApply becomes `record`; its proof forgets it if it shows it done (proof.py). A
+    status written before carriedOutPlans existed remembers its lastApply first."""
+    previous = status.last_apply
+    if status.carried_out_plans is None and previous is not None and not shown_done(previous):
+        approvals.remember(status, previous.plan.fingerprint)
+    approvals.remember(status, record.plan.fingerprint)
 
 
 def stand_verdict(draft: SchemaDraft) -> None:

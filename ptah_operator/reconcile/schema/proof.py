@@ -43,7 +43,7 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.fingerprints import model_digest
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.schema import AppliedPlan, PtahSchemaStatus, SchemaVerification
-from ptah_operator.reconcile import conditions, resolutions, sources
+from ptah_operator.reconcile import approvals, conditions, resolutions, sources
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.schedule import LEASE_WAIT, failure_retry_interval
 from ptah_operator.reconcile.schema import claims, leases, plans
@@ -293,6 +293,8 @@ def _verified(draft: SchemaDraft, outcome: VerifiedOutcome, why: str) -> None:
     last = status.last_apply
     assert last is not None
     claim = status.active_operation
+    if outcome == VerifiedOutcome.IN_SYNC:
+        approvals.forget(status, last.plan.fingerprint)
     status.last_apply = last.model_copy(
         update={
             "verification": SchemaVerification(

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ptah_operator.api.constants import OperationType
+from ptah_operator.api.contracts.codes import ErrorReason
 from ptah_operator.api.contracts.result import OperationReport
 from ptah_operator.engine.migrations.apply import (
     ExpectedMigration,
@@ -18,6 +19,7 @@ from ptah_operator.engine.migrations.apply import (
     RunResult,
     StoppedAt,
 )
+from ptah_operator.engine.migrations.connection import DatabaseError, ErrorClass
 from ptah_operator.engine.migrations.directory import MigrationDirectory, read_directory
 from ptah_operator.engine.migrations.revision_table import Revision, RevisionRead
 from ptah_operator.engine.migrations.status import Status, evaluate
@@ -37,6 +39,7 @@ from ptah_operator.runner.migration import (
     connection_message,
     interrupted,
     parse_operation,
+    unreadable,
 )
 
 T0 = dt.datetime(2026, 8, 30, 12, 0, tzinfo=dt.UTC)
@@ -419,6 +422,12 @@ def _finished(directory: MigrationDirectory, result: RunResult) -> tuple[dict[st
     [
         ("LockTimeout", "the migration lock was not free within 30s", "LockTimeout"),
         ("DatabaseError", "reading the history failed with SQLSTATE 42501", "HistoryUnreadable"),
+        ("DatabaseBusy", "reading the history failed with SQLSTATE 40P01", "DatabaseBusy"),
+        (
+            "RevisionTableUnreadable",
+            "ptah_revisions lacks the columns checksum",
+            "HistoryUnreadable",
+        ),
         (
             "ConnectionLostError",
             "cannot reach db.internal:5432/orders (OSError)",
@@ -547,3 +556,21 @@ def test_the_operator_reads_back_what_the_runner_reports(directory: MigrationDir
     assert report.run is not None
     assert report.run.failure is not None
     assert report.run.failure.sqlstate == "23505"
+
+
+@pytest.mark.req("MIG-44")
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (ErrorClass(sqlstate="40P01"), ErrorReason.DATABASE_BUSY),
+        (ErrorClass(sqlstate="08006"), ErrorReason.DATABASE_BUSY),
+        (ErrorClass(mysql_errno=1205), ErrorReason.DATABASE_BUSY),
+        (ErrorClass(sqlstate="42501"), ErrorReason.HISTORY_UNREADABLE),
+        (ErrorClass(mysql_errno=1142), ErrorReason.HISTORY_UNREADABLE),
+        (ErrorClass(), ErrorReason.HISTORY_UNREADABLE),
+    ],
+)
+def test_a_refused_history_read_is_database_busy_only_for_an_answer_that_passes(
+    error: ErrorClass, reason: ErrorReason
+) -> None:
+    assert unreadable(DatabaseError(error)) == reason

@@ -23,6 +23,7 @@ from ptah_operator.engine.migrations.apply import (
 from ptah_operator.engine.migrations.connection import connect
 from ptah_operator.engine.migrations.output import run_json
 from ptah_operator.engine.migrations.status import Status, Verdict, read_status
+from ptah_operator.engine.splitter import Dialect
 from tests.integration.engine.migrations.mig_support import (
     TABLE,
     load,
@@ -35,6 +36,7 @@ from tests.integration.engine.migrations.mig_support import (
 )
 
 NONE = TransactionMode.NONE
+TABLE_DIALECT = {True: Dialect.POSTGRESQL, False: Dialect.MYSQL}
 SECRET = "SECRET-ROW-VALUE-7731"
 
 
@@ -280,6 +282,43 @@ async def test_lock_held_elsewhere_refuses_and_changes_nothing(db_url: str, tmp_
         )
         assert await snapshot(db_url) == before
     finally:
+        await holder.close()
+
+
+@pytest.mark.req("MIG-44", "MIG-50")
+async def test_a_history_read_the_database_times_out_is_refused_as_database_busy(
+    db_url: str, tmp_path: Path
+) -> None:
+    """A lock wait the database gives up on passes on its own: DatabaseBusy, not DatabaseError
+    (issue #11: under apply: Always only the first runs the same plan again)."""
+    path = write_dir(tmp_path / "m", BASE)
+    assert (await _up(db_url, path, mode=NONE)).outcome is Outcome.APPLIED
+    path = write_dir(
+        tmp_path / "m", {**BASE, "0000000003_more.up.sql": "ALTER TABLE users ADD COLUMN n INT;\n"}
+    )
+    name = TABLE.quoted(TABLE_DIALECT[_is_pg(db_url)])
+    holder = await open_db(db_url)
+    runner = await open_db(db_url)
+    try:
+        if _is_pg(db_url):
+            await holder.begin()
+            await holder.execute(f"LOCK TABLE {name} IN ACCESS EXCLUSIVE MODE")
+            await runner.execute("SET lock_timeout = '200ms'")
+        else:
+            await holder.execute(f"LOCK TABLES {name} WRITE")
+            await runner.execute("SET SESSION lock_wait_timeout = 1")
+        result = await apply(runner, load(path), table=TABLE, mode=NONE, lock_timeout=1)
+        assert (result.outcome, result.selected, result.reason) == (
+            Outcome.FAILED,
+            False,
+            "DatabaseBusy",
+        )
+        assert result.message in (
+            "reading the history failed with SQLSTATE 55P03",
+            "reading the history failed with MySQL error 1205",
+        )
+    finally:
+        await runner.close()
         await holder.close()
 
 
