@@ -103,6 +103,16 @@ class Failure:
 
 
 @dataclass(frozen=True)
+class StatementWarning:
+    """A warning the server raised for one statement: its code and position, never its text."""
+
+    version: int
+    statement_index: int
+    line: int
+    code: str
+
+
+@dataclass(frozen=True)
 class StoppedAt:
     """The file a run stopped in and how far it got (statements known committed)."""
 
@@ -126,6 +136,7 @@ class RunResult:
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     finished_at: datetime | None = None
     status_before: Status | None = None
+    warnings: list[StatementWarning] = field(default_factory=list)
 
 
 # Statements that end a transaction on every engine, so a file holding one is not one unit.
@@ -412,7 +423,7 @@ async def _run_in_transaction(
     await db.begin()
     for index, statement in enumerate(plan.statements, start=1):
         try:
-            await db.execute(statement.text)
+            await _execute(result, db, plan, index, statement)
         except DatabaseError as exc:
             await db.rollback()
             await _record_failure(db, table, plan, 0, _millis(started), exc.error_class)
@@ -469,6 +480,8 @@ async def _run_batched(
     ]
     try:
         await db.execute_batch(items)
+        # One request for the whole file: a warning there has no statement to point at.
+        db.take_warnings()
     except BatchError as exc:
         # The server stops at the first error, so the COMMIT at the end never ran.
         await db.rollback()
@@ -497,6 +510,20 @@ async def _run_batched(
     return True
 
 
+async def _execute(
+    result: RunResult, db: Database, plan: _Planned, index: int, statement: Statement
+) -> None:
+    """Run one statement of a file; its warnings are kept by code and position."""
+    db.take_warnings()  # what the revision table's own statements raised is not the file's
+    try:
+        await db.execute(statement.text)
+    finally:
+        result.warnings += [
+            StatementWarning(plan.file.version, index, statement.line, code)
+            for code in db.take_warnings()
+        ]
+
+
 async def _record_failure(
     db: Database,
     table: RevisionTable,
@@ -517,7 +544,7 @@ async def _run_statements(
     await insert_revision(db, table, _up_row(plan, STATE_FAILED, 0, None))
     for index, statement in enumerate(plan.statements, start=1):
         try:
-            await db.execute(statement.text)
+            await _execute(result, db, plan, index, statement)
         except DatabaseError as exc:
             committed = index - 1
             await finish_revision(
