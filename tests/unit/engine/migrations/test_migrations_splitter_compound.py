@@ -291,16 +291,24 @@ CASES: list[tuple[str, str, list[str]]] = [
         ["BEGIN NOT ATOMIC DECLARE x INT; SET x = 1; SELECT x; END", "SELECT 2"],
     ),
     (
-        "MariaDB IF, CASE, WHILE and labelled LOOP outside routines",
+        "MariaDB IF, CASE, WHILE, REPEAT and FOR outside routines",
         "IF @a THEN SELECT 1; ELSE SELECT 2; END IF; CASE @a WHEN 1 THEN SELECT 1; END CASE;"
-        " WHILE @a < 3 DO SET @a = @a + 1; END WHILE; l: LOOP LEAVE l; END LOOP; SELECT 3",
+        " WHILE @a < 3 DO SET @a = @a + 1; END WHILE; REPEAT SET @a = 1; UNTIL 1 END REPEAT;"
+        " FOR i IN 1..2 DO SET @b = i; END FOR; SELECT 3",
         [
             "IF @a THEN SELECT 1; ELSE SELECT 2; END IF",
             "CASE @a WHEN 1 THEN SELECT 1; END CASE",
             "WHILE @a < 3 DO SET @a = @a + 1; END WHILE",
-            "l: LOOP LEAVE l; END LOOP",
+            "REPEAT SET @a = 1; UNTIL 1 END REPEAT",
+            "FOR i IN 1..2 DO SET @b = i; END FOR",
             "SELECT 3",
         ],
+    ),
+    (
+        # MariaDB 10.11 refuses labels outside stored programs; cut as DELIMITER would cut.
+        "a labelled block outside routines is one statement",
+        "l: LOOP LEAVE l; END LOOP; SELECT 3",
+        ["l: LOOP LEAVE l; END LOOP", "SELECT 3"],
     ),
     (
         "plain statements with keywords split as before",
