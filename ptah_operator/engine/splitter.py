@@ -171,6 +171,16 @@ class _Splitter:
         self.text = text
         self.out: list[Statement] = []
         self.start = 0
+        # Statements come in order: count newlines from the last one, not from the top.
+        self._counted_to = 0
+        self._newlines = 0
+
+    def line_at(self, index: int) -> int:
+        if index < self._counted_to:
+            return _line_of(self.text, index)
+        self._newlines += self.text.count("\n", self._counted_to, index)
+        self._counted_to = index
+        return self._newlines + 1
 
     def emit(self, end: int, resume: int) -> None:
         chunk = self.text[self.start : end]
@@ -180,7 +190,7 @@ class _Splitter:
             self.out.append(
                 Statement(
                     text=stripped,
-                    line=_line_of(self.text, self.start + code),
+                    line=self.line_at(self.start + code),
                     keywords=leading_keywords(stripped, self.dialect),
                 )
             )
