@@ -14,8 +14,8 @@ Every refusal in 1-4 writes nothing: the database and the revision table stay as
 
 Transaction modes:
   file  each file and its revision row commit together (the default). MySQL and MariaDB
-        commit DDL implicitly, so a file holding such a statement is refused in this mode:
-        it could not be witnessed as one unit. A transaction-control statement (BEGIN,
+        commit DDL implicitly, so a file holding such a statement (or a compound statement,
+        which may hold one) is refused in this mode: it could not be witnessed as one unit. A transaction-control statement (BEGIN,
         COMMIT, ...) is refused in this mode on every engine for the same reason.
   none  each statement stands alone. A `failed` row with zero statements applied is written
         first, and `statements_applied` moves after every statement, so a file that stops
@@ -177,10 +177,21 @@ _MYSQL_DDL_FAILED_CLEANLY = frozenset(
 )  # fmt: skip
 
 
+# MariaDB compound statements outside routines: whatever they hold (DDL, COMMIT) runs inside
+# them, so a transaction cannot witness one either.
+_MYSQL_COMPOUND = frozenset({"IF", "CASE", "LOOP", "REPEAT", "WHILE", "FOR"})
+
+
+def _is_compound_block(words: tuple[str, ...]) -> bool:
+    return bool(words) and (words[0] in _MYSQL_COMPOUND or words[:3] == ("BEGIN", "NOT", "ATOMIC"))
+
+
 def is_transaction_control(statement: Statement) -> bool:
     words = statement.keywords
     if not words or words[0] not in _TRANSACTION_CONTROL:
         return False
+    if words[:3] == ("BEGIN", "NOT", "ATOMIC"):
+        return False  # a MariaDB compound block, not a transaction
     if words[0] == "ROLLBACK" and len(words) > 1 and words[1] == "TO":
         return False  # ROLLBACK TO SAVEPOINT stays inside the transaction
     if words[0] == "START":
@@ -200,6 +211,8 @@ def commits_implicitly(statement: Statement) -> bool:
         return len(words) > 1 and words[1] == "INDEX"
     if first == "SET":
         return len(words) > 1 and words[1] in {"AUTOCOMMIT", "PASSWORD"}
+    if _is_compound_block(words):
+        return True  # it may hold a statement that commits
     return first in _IMPLICIT_COMMIT or is_transaction_control(statement)
 
 
