@@ -14,14 +14,24 @@ backslash escapes), double-quoted identifiers, dollar quoting with optional tags
 MySQL / MariaDB (as the mysql client): single- and double-quoted strings with backslash
 escapes, backtick identifiers, `#` comments, `-- ` comments (the dashes must be followed by
 whitespace: `1--1` is arithmetic), `/* */` comments (not nested), and `DELIMITER` lines that
-change the terminator for procedure and trigger bodies.
+change the terminator for procedure and trigger bodies (a quoted argument loses its quotes, as
+the client strips them).
+
+Without a `DELIMITER` line, a compound statement is still one statement, cut where the same
+text between `DELIMITER //` lines would be cut: a stored program (`CREATE [DEFINER = ...]
+PROCEDURE | FUNCTION | TRIGGER | EVENT`, `ALTER EVENT`) and MariaDB's compound statements
+outside one (`BEGIN NOT ATOMIC`, `IF`, `CASE`, `LOOP`, `REPEAT`, `WHILE`, `FOR`, labelled).
+Inside one, `;` ends the statement only when every `BEGIN`, `CASE`, `IF`, loop opened has met its
+`END`; `IF(a, b, c)`, `REPEAT('x', 2)` and `IF [NOT] EXISTS` after an object word are not
+openers. A body that never closes refuses the file rather than being cut where it happens to.
 """
 
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass, field
-from enum import StrEnum
+from enum import Enum, StrEnum
 
 
 class Dialect(StrEnum):
@@ -30,10 +40,11 @@ class Dialect(StrEnum):
 
 
 class SplitError(ValueError):
-    """The text cannot be split: an unterminated string, identifier, comment or body."""
+    """The text cannot be split: an unterminated string, identifier, comment or body, or a
+    `DELIMITER` line the mysql client would not take. `message` never quotes the text."""
 
-    def __init__(self, what: str, line: int) -> None:
-        super().__init__(f"unterminated {what} starting on line {line}")
+    def __init__(self, what: str, line: int, message: str | None = None) -> None:
+        super().__init__(message or f"unterminated {what} starting on line {line}")
         self.what = what
         self.line = line
 
@@ -54,7 +65,7 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 _PG_SIGNIFICANT = re.compile(r"['\"\-/$;()]")
 _PG_SIGNIFICANT_WORDS = re.compile(r"['\"\-/$;()A-Za-z_\x80-\U0010ffff]")
 _MYSQL_SIGNIFICANT = "[\\n'\"`#/\\-]"
-_DELIMITER_LINE = re.compile(r"[ \t]*delimiter[ \t]+(\S+)[ \t]*\r?$", re.IGNORECASE)
+_DELIMITER_LINE = re.compile(r"[ \t]*delimiter(?:[ \t]+([^\r\n]*?))?[ \t]*\r?$", re.IGNORECASE)
 
 
 def split(text: str, dialect: Dialect) -> list[Statement]:
@@ -160,6 +171,16 @@ class _Splitter:
         self.text = text
         self.out: list[Statement] = []
         self.start = 0
+        # Statements come in order: count newlines from the last one, not from the top.
+        self._counted_to = 0
+        self._newlines = 0
+
+    def line_at(self, index: int) -> int:
+        if index < self._counted_to:
+            return _line_of(self.text, index)
+        self._newlines += self.text.count("\n", self._counted_to, index)
+        self._counted_to = index
+        return self._newlines + 1
 
     def emit(self, end: int, resume: int) -> None:
         chunk = self.text[self.start : end]
@@ -169,7 +190,7 @@ class _Splitter:
             self.out.append(
                 Statement(
                     text=stripped,
-                    line=_line_of(self.text, self.start + code),
+                    line=self.line_at(self.start + code),
                     keywords=leading_keywords(stripped, self.dialect),
                 )
             )
@@ -293,17 +314,21 @@ class _MySQLSplitter(_Splitter):
                 line_end = text.find("\n", i)
                 line_end = n if line_end < 0 else line_end
                 match = _DELIMITER_LINE.match(text, i, line_end)
-                if match is not None and _is_blank(text[self.start : i], self.dialect):
+                blank = match is not None and _is_blank(text[self.start : i], self.dialect)
+                changed = match is not None and _delimiter_argument(
+                    match.group(1), _line_of(text, i), statement_start=blank
+                )
+                if changed and blank:
                     # The mysql client reads DELIMITER itself; it never reaches the server.
-                    delimiter = match.group(1)
+                    delimiter = changed
                     significant = re.compile(_MYSQL_SIGNIFICANT + "|" + re.escape(delimiter))
                     self.start = min(line_end + 1, n)
                     i = self.start
                     continue
-                if match is not None:
+                if changed:
                     # A DELIMITER line ends whatever statement was open, as the client does.
                     self.emit(i, min(line_end + 1, n))
-                    delimiter = match.group(1)
+                    delimiter = changed
                     significant = re.compile(_MYSQL_SIGNIFICANT + "|" + re.escape(delimiter))
                     i = self.start
                     continue
@@ -314,6 +339,14 @@ class _MySQLSplitter(_Splitter):
             i = found.start()
             ch = text[i]
             if text.startswith(delimiter, i):
+                if delimiter == ";" and self._opens_compound():
+                    end, at_delimiter_line = self._compound_end()
+                    if at_delimiter_line:
+                        i, at_line_start = end, True
+                        continue
+                    self.emit(end, min(end + 1, n))
+                    i = end + 1
+                    continue
                 self.emit(i, i + len(delimiter))
                 i += len(delimiter)
                 continue
@@ -336,3 +369,375 @@ class _MySQLSplitter(_Splitter):
                 i += 1
         self.emit(n, n)
         return self.out
+
+    def _opens_compound(self) -> bool:
+        """Whether the statement open since `self.start` is a stored program or a compound
+        statement, whose inner `;` do not end it."""
+        head = _MYSQL_HEAD.match(self.text, self.start)
+        assert head is not None  # every part of the pattern is optional
+        word, second, label = head.group(1), head.group(2), head.group(3)
+        if word is not None and label is None:
+            upper = word.upper()
+            if upper not in _COMPOUND_FIRST:
+                return False
+            if upper in ("CREATE", "ALTER") and second and second.upper() not in _PROGRAM_HEAD:
+                return False  # CREATE TABLE, ALTER TABLE, ...: no closer look needed
+        if word is None and self.text.startswith(";", head.end()):
+            return False
+        tokens = _MySQLTokens(self, self.start, executable=True)
+        first = tokens.next()
+        if first is None:
+            return False
+        second = tokens.peek()
+        if second is not None and second.kind is _Tok.PUNCT and second.value == ":":
+            return first.kind in (_Tok.WORD, _Tok.NAME)  # a label: `name: LOOP ...`
+        if first.kind is not _Tok.WORD:
+            return False
+        if first.value in _COMPOUND_OPENERS:
+            return True
+        if first.value == "BEGIN":
+            return _is_word(second, "NOT") and _is_word(tokens.peek(1), "ATOMIC")
+        if first.value in ("CREATE", "ALTER"):
+            return _creates_program(tokens, first.value)
+        return False
+
+    def _compound_end(self) -> tuple[int, bool]:
+        """Where the compound statement open since `self.start` ends: the index of its `;`, or
+        of a DELIMITER line (True), or the end of the text. Raises SplitError when a block is
+        still open there."""
+        text, n = self.text, len(self.text)
+        tokens = _MySQLTokens(self, self.start, executable=False)
+        blocks: list[tuple[str, int]] = []  # (opener, paren depth it opened at)
+        paren = 0
+        prev: _Token | None = None
+        while True:
+            tok = tokens.next()
+            if tok is None or tok.kind is _Tok.DELIMITER_LINE:
+                if blocks:
+                    first = _first_code(text[self.start :], self.dialect)
+                    line = _line_of(text, self.start + max(first, 0))
+                    raise SplitError(
+                        "compound statement",
+                        line,
+                        f"unterminated compound statement starting on line {line}: a BEGIN,"
+                        " CASE, IF or loop has no END (or write DELIMITER lines around it)",
+                    )
+                return (n, False) if tok is None else (tok.start, True)
+            if tok.kind is _Tok.PUNCT:
+                if tok.value == ";":
+                    if not blocks:
+                        return tok.start, False
+                    paren = 0
+                elif tok.value == "(":
+                    paren += 1
+                elif tok.value == ")":
+                    paren = max(0, paren - 1)
+            elif tok.kind is _Tok.WORD and not _qualified(prev, tokens.peek()):
+                _block_word(tok.value, prev, tokens, blocks, paren)
+                if tok.value == "END" and _is_word(tokens.peek(), *_END_KINDS):
+                    tok = tokens.next()
+            prev = tok
+
+
+_MYSQL_HEAD = re.compile(
+    r"(?:[ \t\r\n\f\v]+|#[^\n]*|--(?=[ \t\r\n\f\v]|$)[^\n]*|/\*(?![!M])(?:[^*]|\*(?!/))*\*/)*"
+    r"(?:([A-Za-z_][A-Za-z0-9_$]*)(?:[ \t\r\n\f\v]+([A-Za-z_][A-Za-z0-9_$]*)\b)?"
+    r"[ \t\r\n\f\v]*(:(?!=))?)?"
+)
+# Words that can start a stored program or a compound statement, and so ask for a closer look.
+_COMPOUND_FIRST = frozenset(
+    {"CREATE", "ALTER", "BEGIN", "IF", "CASE", "LOOP", "REPEAT", "WHILE", "FOR"}
+)
+_COMPOUND_OPENERS = frozenset({"IF", "CASE", "LOOP", "REPEAT", "WHILE", "FOR"})
+_END_KINDS = ("IF", "CASE", "LOOP", "REPEAT", "WHILE", "FOR")
+# Second words of a CREATE or ALTER that may still lead to a stored program.
+_PROGRAM_HEAD = frozenset(
+    {"PROCEDURE", "FUNCTION", "TRIGGER", "EVENT", "DEFINER", "OR", "AGGREGATE", "SQL"}
+    | {"EDITIONABLE", "NONEDITIONABLE"}
+)
+_PROGRAM_MODIFIERS = frozenset(
+    {"OR", "REPLACE", "AGGREGATE", "SQL", "EDITIONABLE", "NONEDITIONABLE"}
+)
+# Words after which `IF [NOT] EXISTS` belongs to a DDL statement, not to an IF statement.
+_DDL_BEFORE_IF = frozenset(
+    {
+        "TABLE", "TABLES", "VIEW", "PROCEDURE", "FUNCTION", "TRIGGER", "EVENT", "DATABASE",
+        "SCHEMA", "INDEX", "KEY", "COLUMN", "CONSTRAINT", "PARTITION", "USER", "ROLE",
+        "SEQUENCE", "SERVER", "TABLESPACE", "PACKAGE", "BODY", "ADD", "DROP", "CHANGE",
+        "MODIFY", "RENAME", "CHECK", "PERIOD", "SYNONYM", "STATISTICS",
+    }
+)  # fmt: skip
+_IDENT_RUN = re.compile(r"[A-Za-z0-9_$\x80-\U0010ffff]+")
+
+
+class _Tok(Enum):
+    WORD = "word"  # an unquoted word that may be a keyword (upper-cased)
+    NAME = "name"  # a quoted identifier, or a run that starts with a digit
+    STRING = "string"
+    VARIABLE = "variable"  # @name, @@name, @'host'
+    PUNCT = "punct"
+    DELIMITER_LINE = "delimiter line"
+
+
+@dataclass(frozen=True)
+class _Token:
+    kind: _Tok
+    value: str
+    start: int
+
+
+class _MySQLTokens:
+    """The tokens of MySQL text from `start`, with a lookahead. Comments are skipped; with
+    `executable`, the code inside `/*! ... */` is read as code (to name a statement),
+    otherwise the whole comment is skipped as the splitter's main loop does. A line that is a
+    DELIMITER command ends the tokens with a DELIMITER_LINE token."""
+
+    def __init__(self, splitter: _Splitter, start: int, *, executable: bool) -> None:
+        self.splitter = splitter
+        self.text = splitter.text
+        self.i = start
+        self.executable = executable
+        self.ahead: deque[_Token] = deque()
+        self.done = False
+
+    def next(self) -> _Token | None:
+        if self.ahead:
+            return self.ahead.popleft()
+        return self._lex()
+
+    def peek(self, k: int = 0) -> _Token | None:
+        while len(self.ahead) <= k:
+            tok = self._lex()
+            if tok is None:
+                return None
+            self.ahead.append(tok)
+        return self.ahead[k]
+
+    def _lex(self) -> _Token | None:
+        if self.done:
+            return None
+        text, n = self.text, len(self.text)
+        i = self.i
+        while i < n:
+            ch = text[i]
+            if ch == "\n":
+                i += 1
+                if not self.executable and _delimiter_line_at(text, i):
+                    self.i, self.done = i, True
+                    return _Token(_Tok.DELIMITER_LINE, "", i)
+                continue
+            if ch in _SPACE:
+                i += 1
+                continue
+            if ch in "'\"`":
+                what = "quoted identifier" if ch == "`" else "string"
+                end = self.splitter.skip_quoted(i, ch, backslash=ch != "`", what=what)
+                self.i = end
+                return _Token(_Tok.NAME if ch == "`" else _Tok.STRING, "", i)
+            if _line_comment_at(text, i, Dialect.MYSQL):
+                end = text.find("\n", i)
+                i = n if end < 0 else end
+                continue
+            if text.startswith("/*", i):
+                opened = re.match(r"/\*M?!\d*", text[i : i + 12])
+                if self.executable and opened is not None:
+                    i += opened.end()
+                    continue
+                end = text.find("*/", i + 2)
+                if end < 0:
+                    raise SplitError("block comment", _line_of(text, i))
+                i = end + 2
+                continue
+            if self.executable and text.startswith("*/", i):
+                i += 2
+                continue
+            run = _IDENT_RUN.match(text, i)
+            if run is not None:
+                self.i = run.end()
+                word = run.group(0)
+                if word[0].isdigit():
+                    return _Token(_Tok.NAME, word, i)
+                return _Token(_Tok.WORD, word.upper(), i)
+            if ch == "@":
+                j = i + 2 if text.startswith("@@", i) else i + 1
+                if j < n and text[j] in "'\"`":
+                    j = self.splitter.skip_quoted(
+                        j, text[j], backslash=text[j] != "`", what="string"
+                    )
+                else:
+                    after = _IDENT_RUN.match(text, j)
+                    j = after.end() if after is not None else j
+                self.i = j
+                return _Token(_Tok.VARIABLE, "", i)
+            width = 2 if text.startswith(":=", i) else 1
+            self.i = i + width
+            return _Token(_Tok.PUNCT, text[i : i + width], i)
+        self.i, self.done = n, True
+        return None
+
+
+def _is_word(tok: _Token | None, *words: str) -> bool:
+    return tok is not None and tok.kind is _Tok.WORD and tok.value in words
+
+
+def _is_punct(tok: _Token | None, value: str) -> bool:
+    return tok is not None and tok.kind is _Tok.PUNCT and tok.value == value
+
+
+def _qualified(prev: _Token | None, following: _Token | None) -> bool:
+    """A word beside a `.` names a table or column (`t.end`, `begin.x`), never a keyword."""
+    return _is_punct(prev, ".") or _is_punct(following, ".")
+
+
+def _creates_program(tokens: _MySQLTokens, verb: str) -> bool:
+    """After CREATE (or ALTER): whether the statement defines a stored program."""
+    tok = tokens.next()
+    while tok is not None and tok.kind is _Tok.WORD:
+        if tok.value in ("PROCEDURE", "FUNCTION", "TRIGGER"):
+            return verb == "CREATE"
+        if tok.value == "EVENT":
+            return True
+        if tok.value == "DEFINER":
+            # DEFINER [=] user[@host] | CURRENT_USER[()] | CURRENT_ROLE[()]
+            if _is_punct(tokens.peek(), "="):
+                tokens.next()
+            tokens.next()
+            host = tokens.peek()
+            if host is not None and host.kind is _Tok.VARIABLE:
+                tokens.next()
+            if _is_punct(tokens.peek(), "(") and _is_punct(tokens.peek(1), ")"):
+                tokens.next()
+                tokens.next()
+        elif tok.value == "SECURITY":
+            tokens.next()  # DEFINER or INVOKER
+        elif tok.value not in _PROGRAM_MODIFIERS:
+            return False
+        tok = tokens.next()
+    return False
+
+
+def _block_word(
+    word: str,
+    prev: _Token | None,
+    tokens: _MySQLTokens,
+    blocks: list[tuple[str, int]],
+    paren: int,
+) -> None:
+    """Open or close a block for one word of a compound statement."""
+    following = tokens.peek()
+    if word == "END":
+        if following is not None and _is_word(following, *_END_KINDS):
+            _close(blocks, (following.value,))
+        elif paren > 0:
+            # Inside parentheses only a CASE expression can end (`MAX(end)` is a column).
+            if blocks and blocks[-1] == ("CASE", paren):
+                blocks.pop()
+        else:
+            _close(blocks, ("BEGIN", "CASE"))
+    elif word == "CASE":
+        blocks.append(("CASE", paren))
+    elif paren > 0:
+        return  # blocks and statements never start inside parentheses
+    elif word == "BEGIN":
+        if not _is_word(prev, "XA"):
+            blocks.append(("BEGIN", paren))
+    elif word == "IF":
+        if _is_word(prev, *_DDL_BEFORE_IF):
+            return  # DROP TABLE IF EXISTS, ADD COLUMN IF NOT EXISTS, ...
+        if _is_punct(following, "(") and _comma_in_parentheses(tokens):
+            return  # the IF(condition, then, else) function
+        blocks.append(("IF", paren))
+    elif word in ("LOOP", "WHILE"):
+        blocks.append((word, paren))
+    elif word == "REPEAT":
+        if not _is_punct(following, "("):  # REPEAT('x', 2) is a function
+            blocks.append(("REPEAT", paren))
+    elif word == "FOR":
+        # MariaDB's FOR loop is `FOR name IN ...`; FOR EACH ROW, FOR UPDATE, CURSOR FOR,
+        # HANDLER FOR are not.
+        loop_var = following is not None and following.kind in (_Tok.WORD, _Tok.NAME)
+        if loop_var and _is_word(tokens.peek(1), "IN"):
+            blocks.append(("FOR", paren))
+
+
+def _close(blocks: list[tuple[str, int]], kinds: tuple[str, ...]) -> None:
+    """Close the innermost open block of one of `kinds`, and any left open inside it."""
+    for index in range(len(blocks) - 1, -1, -1):
+        if blocks[index][0] in kinds:
+            del blocks[index:]
+            return
+
+
+def _comma_in_parentheses(tokens: _MySQLTokens) -> bool:
+    """Whether the parenthesised group the next token opens holds a comma at its own level."""
+    depth = 0
+    k = 0
+    while (tok := tokens.peek(k)) is not None:
+        if tok.kind is _Tok.PUNCT:
+            if tok.value == "(":
+                depth += 1
+            elif tok.value == ")":
+                depth -= 1
+                if depth == 0:
+                    return False
+            elif tok.value == "," and depth == 1:
+                return True
+            elif tok.value == ";":
+                return False
+        k += 1
+    return False
+
+
+def _delimiter_line_at(text: str, i: int) -> bool:
+    """Whether the line starting at `i` is a DELIMITER command inside a statement."""
+    if not text.startswith(("d", "D", " ", "\t"), i):
+        return False
+    line_end = text.find("\n", i)
+    match = _DELIMITER_LINE.match(text, i, len(text) if line_end < 0 else line_end)
+    return match is not None and bool((match.group(1) or "").strip())
+
+
+def _delimiter_argument(argument: str | None, line: int, *, statement_start: bool) -> str | None:
+    """The delimiter a DELIMITER line sets, read as the mariadb client reads it: a quoted
+    argument (' " `) loses its quotes, a doubled quote is one, a backslash escapes (not in
+    backticks); an unquoted one ends at whitespace; anything after it is ignored. None when the
+    line is not a DELIMITER command (a bare `delimiter` inside a statement is a word)."""
+    argument = (argument or "").strip()
+    if not argument:
+        if not statement_start:
+            return None
+        raise SplitError("empty delimiter", line, f"DELIMITER on line {line} names no delimiter")
+    quote = argument[0]
+    if quote not in "'\"`":
+        value = argument.split(None, 1)[0]
+    else:
+        chars: list[str] = []
+        j, closed = 1, False
+        while j < len(argument):
+            ch = argument[j]
+            if ch == "\\" and quote != "`" and j + 1 < len(argument):
+                chars.append(argument[j + 1])
+                j += 2
+            elif ch == quote and argument.startswith(quote * 2, j):
+                chars.append(quote)
+                j += 2
+            elif ch == quote:
+                closed = True
+                break
+            else:
+                chars.append(ch)
+                j += 1
+        if not closed:
+            raise SplitError("quoted delimiter", line)
+        value = "".join(chars)
+        if not value:
+            raise SplitError(
+                "empty delimiter", line, f"DELIMITER on line {line} names no delimiter"
+            )
+    if "\\" in value:
+        raise SplitError(
+            "delimiter with a backslash",
+            line,
+            f"DELIMITER on line {line} holds a backslash, which the mysql client refuses",
+        )
+    return value

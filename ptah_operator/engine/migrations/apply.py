@@ -14,8 +14,8 @@ Every refusal in 1-4 writes nothing: the database and the revision table stay as
 
 Transaction modes:
   file  each file and its revision row commit together (the default). MySQL and MariaDB
-        commit DDL implicitly, so a file holding such a statement is refused in this mode:
-        it could not be witnessed as one unit. A transaction-control statement (BEGIN,
+        commit DDL implicitly, so a file holding such a statement (or a compound statement,
+        which may hold one) is refused in this mode: it could not be witnessed as one unit. A transaction-control statement (BEGIN,
         COMMIT, ...) is refused in this mode on every engine for the same reason.
   none  each statement stands alone. A `failed` row with zero statements applied is written
         first, and `statements_applied` moves after every statement, so a file that stops
@@ -103,6 +103,16 @@ class Failure:
 
 
 @dataclass(frozen=True)
+class StatementWarning:
+    """A warning the server raised for one statement: its code and position, never its text."""
+
+    version: int
+    statement_index: int
+    line: int
+    code: str
+
+
+@dataclass(frozen=True)
 class StoppedAt:
     """The file a run stopped in and how far it got (statements known committed)."""
 
@@ -126,6 +136,7 @@ class RunResult:
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     finished_at: datetime | None = None
     status_before: Status | None = None
+    warnings: list[StatementWarning] = field(default_factory=list)
 
 
 # Statements that end a transaction on every engine, so a file holding one is not one unit.
@@ -166,10 +177,21 @@ _MYSQL_DDL_FAILED_CLEANLY = frozenset(
 )  # fmt: skip
 
 
+# MariaDB compound statements outside routines: whatever they hold (DDL, COMMIT) runs inside
+# them, so a transaction cannot witness one either.
+_MYSQL_COMPOUND = frozenset({"IF", "CASE", "LOOP", "REPEAT", "WHILE", "FOR"})
+
+
+def _is_compound_block(words: tuple[str, ...]) -> bool:
+    return bool(words) and (words[0] in _MYSQL_COMPOUND or words[:3] == ("BEGIN", "NOT", "ATOMIC"))
+
+
 def is_transaction_control(statement: Statement) -> bool:
     words = statement.keywords
     if not words or words[0] not in _TRANSACTION_CONTROL:
         return False
+    if words[:3] == ("BEGIN", "NOT", "ATOMIC"):
+        return False  # a MariaDB compound block, not a transaction
     if words[0] == "ROLLBACK" and len(words) > 1 and words[1] == "TO":
         return False  # ROLLBACK TO SAVEPOINT stays inside the transaction
     if words[0] == "START":
@@ -189,6 +211,8 @@ def commits_implicitly(statement: Statement) -> bool:
         return len(words) > 1 and words[1] == "INDEX"
     if first == "SET":
         return len(words) > 1 and words[1] in {"AUTOCOMMIT", "PASSWORD"}
+    if _is_compound_block(words):
+        return True  # it may hold a statement that commits
     return first in _IMPLICIT_COMMIT or is_transaction_control(statement)
 
 
@@ -412,7 +436,7 @@ async def _run_in_transaction(
     await db.begin()
     for index, statement in enumerate(plan.statements, start=1):
         try:
-            await db.execute(statement.text)
+            await _execute(result, db, plan, index, statement)
         except DatabaseError as exc:
             await db.rollback()
             await _record_failure(db, table, plan, 0, _millis(started), exc.error_class)
@@ -469,6 +493,8 @@ async def _run_batched(
     ]
     try:
         await db.execute_batch(items)
+        # One request for the whole file: a warning there has no statement to point at.
+        db.take_warnings()
     except BatchError as exc:
         # The server stops at the first error, so the COMMIT at the end never ran.
         await db.rollback()
@@ -497,6 +523,20 @@ async def _run_batched(
     return True
 
 
+async def _execute(
+    result: RunResult, db: Database, plan: _Planned, index: int, statement: Statement
+) -> None:
+    """Run one statement of a file; its warnings are kept by code and position."""
+    db.take_warnings()  # what the revision table's own statements raised is not the file's
+    try:
+        await db.execute(statement.text)
+    finally:
+        result.warnings += [
+            StatementWarning(plan.file.version, index, statement.line, code)
+            for code in db.take_warnings()
+        ]
+
+
 async def _record_failure(
     db: Database,
     table: RevisionTable,
@@ -517,7 +557,7 @@ async def _run_statements(
     await insert_revision(db, table, _up_row(plan, STATE_FAILED, 0, None))
     for index, statement in enumerate(plan.statements, start=1):
         try:
-            await db.execute(statement.text)
+            await _execute(result, db, plan, index, statement)
         except DatabaseError as exc:
             committed = index - 1
             await finish_revision(

@@ -3,7 +3,8 @@
 
 Error reporting keeps only the database's error class: the SQLSTATE for PostgreSQL, the error
 number for MySQL and MariaDB. The server's message is never kept, because it can quote the
-statement or the row that failed.
+statement or the row that failed. Warnings are kept the same way, as codes only (`take_warnings`);
+neither driver is left to print one (aiomysql would show each warning's text on stderr).
 """
 
 from __future__ import annotations
@@ -199,6 +200,7 @@ class Database(ABC):
 
     engine: Engine
     target: Target
+    _warning_codes: list[str]
 
     @property
     def dialect(self) -> Dialect:
@@ -239,6 +241,16 @@ class Database(ABC):
     async def rollback(self) -> None:
         await self.execute("ROLLBACK")
 
+    def take_warnings(self) -> list[str]:
+        """The codes (SQLSTATE or MySQL error number) of the warnings the server raised since
+        the last call, oldest first; never their text."""
+        taken: list[str] = getattr(self, "_warning_codes", [])
+        self._warning_codes = []
+        return taken
+
+    def _note_warning(self, code: str) -> None:
+        self._warning_codes = [*getattr(self, "_warning_codes", []), code]
+
     @abstractmethod
     async def try_lock(self, wait_seconds: float) -> bool:
         """Take the database's advisory lock for this session, waiting up to `wait_seconds`."""
@@ -272,6 +284,15 @@ class PostgresDatabase(Database):
     def __init__(self, target: Target, conn: asyncpg.Connection) -> None:
         self.target = target
         self._conn = conn
+        self._warning_codes: list[str] = []
+        conn.add_log_listener(self._on_log_message)
+
+    def _on_log_message(self, _conn: object, message: Any) -> None:
+        # NOTICE and below are chatter (`... does not exist, skipping`); WARNING is kept.
+        if getattr(message, "severity_en", None) == "WARNING" or (
+            getattr(message, "severity", None) == "WARNING"
+        ):
+            self._note_warning(str(getattr(message, "sqlstate", None) or "01000"))
 
     def param(self, index: int) -> str:
         return f"${index}"
@@ -370,6 +391,11 @@ class MySQLDatabase(Database):
         self._conn = conn
         self.engine = engine
         self._lock_name = named_lock(target.database)
+        self._warning_codes: list[str] = []
+
+    def _collect(self, cur: Any) -> None:
+        for code in getattr(cur, "ptah_warning_codes", ()):
+            self._note_warning(code)
 
     def param(self, index: int) -> str:
         return "%s"
@@ -377,12 +403,15 @@ class MySQLDatabase(Database):
     async def execute(self, sql: str, params: Sequence[object] | None = None) -> None:
         try:
             async with self._conn.cursor() as cur:
-                await cur.execute(sql, tuple(params) if params else None)
-                # A statement that returns rows must be read to the end before the next one.
-                while True:
-                    await cur.fetchall()
-                    if not await cur.nextset():
-                        break
+                try:
+                    await cur.execute(sql, tuple(params) if params else None)
+                    # A statement that returns rows must be read to the end before the next.
+                    while True:
+                        await cur.fetchall()
+                        if not await cur.nextset():
+                            break
+                finally:
+                    self._collect(cur)
         except Exception as exc:
             raise _translate_mysql(exc) from None
 
@@ -391,9 +420,12 @@ class MySQLDatabase(Database):
     ) -> tuple[list[str], list[tuple[Any, ...]]]:
         try:
             async with self._conn.cursor() as cur:
-                await cur.execute(sql, tuple(params) if params else None)
-                rows = await cur.fetchall()
-                names = [d[0] for d in cur.description or ()]
+                try:
+                    await cur.execute(sql, tuple(params) if params else None)
+                    rows = await cur.fetchall()
+                    names = [d[0] for d in cur.description or ()]
+                finally:
+                    self._collect(cur)
         except Exception as exc:
             raise _translate_mysql(exc) from None
         return names, [tuple(r) for r in rows]
@@ -412,10 +444,13 @@ class MySQLDatabase(Database):
                     cur.mogrify(sql, tuple(params)) if params else sql for sql, params in items
                 ]
                 # A newline before each `;` so a trailing line comment cannot swallow it.
-                await cur.execute("\n;\n".join(texts))
-                answered = 1
-                while await cur.nextset():
-                    answered += 1
+                try:
+                    await cur.execute("\n;\n".join(texts))
+                    answered = 1
+                    while await cur.nextset():
+                        answered += 1
+                finally:
+                    self._collect(cur)
         except Exception as exc:
             translated = _translate_mysql(exc)
             if isinstance(translated, DatabaseError):
@@ -471,6 +506,31 @@ def _translate_mysql(exc: Exception) -> Exception:
     return exc
 
 
+_QUIET_CURSOR: type | None = None
+
+
+def _quiet_cursor_class() -> type:
+    """aiomysql's cursor, except that a statement's warnings are kept as their codes
+    (`ptah_warning_codes`) instead of being handed to Python's `warnings`, which prints the
+    server's text (`Warning: Unknown table 'db.t'`) on stderr."""
+    global _QUIET_CURSOR
+    if _QUIET_CURSOR is None:
+        import aiomysql
+
+        class QuietCursor(aiomysql.Cursor):  # type: ignore[misc]
+            ptah_warning_codes: tuple[str, ...] = ()
+
+            async def _show_warnings(self, conn: Any) -> None:
+                if self._result and self._result.has_next:
+                    return  # as aiomysql: only the last result of a multi-statement request
+                rows = await conn.show_warnings()
+                codes = tuple(str(r[1]) for r in rows or () if str(r[0]) in ("Warning", "Error"))
+                self.ptah_warning_codes = self.ptah_warning_codes + codes
+
+        _QUIET_CURSOR = QuietCursor
+    return _QUIET_CURSOR
+
+
 async def connect(url: str, *, connect_seconds: float = 30.0) -> Database:
     """Open a session on the database `url` names. Raises BadURLError or ConnectionLostError."""
     target = parse_url(url)
@@ -501,6 +561,7 @@ async def connect(url: str, *, connect_seconds: float = 30.0) -> Database:
         "autocommit": True,
         "connect_timeout": connect_seconds,
         "charset": target.params.get("charset", "utf8mb4"),
+        "cursorclass": _quiet_cursor_class(),
     }
     if "unix_socket" in target.params:
         kwargs["unix_socket"] = target.params["unix_socket"]

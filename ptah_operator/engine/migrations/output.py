@@ -126,6 +126,16 @@ def run_json(result: RunResult) -> dict[str, Any]:
             )
             if failure
             else None,
+            "warnings": [
+                {
+                    "version": w.version,
+                    "statementIndex": w.statement_index,
+                    "line": w.line,
+                    "code": w.code,
+                }
+                for w in result.warnings
+            ]
+            or None,
             "stoppedAt": {
                 "version": stopped.version,
                 "statementsApplied": stopped.statements_applied,
@@ -226,4 +236,8 @@ def run_text(result: RunResult) -> str:
             f"stopped at version {s.version}: {s.statements_applied}/{s.statements_total}"
             " statements known committed"
         )
+    lines += [
+        f"warning {w.code}: version {w.version}, statement {w.statement_index} (line {w.line})"
+        for w in result.warnings
+    ]
     return "\n".join(lines)

@@ -48,6 +48,12 @@ def _one(text: str, dialect: Dialect = MY) -> Statement:
         ("LOAD INDEX INTO CACHE t", True),
         ("START TRANSACTION", True),
         ("/*!50003 CREATE TRIGGER x BEFORE INSERT ON t FOR EACH ROW SET @a = 1 */", True),
+        # A MariaDB compound statement outside a routine may hold DDL: taken as committing.
+        ("IF @x THEN CREATE TABLE t (a INT); END IF", True),
+        ("BEGIN NOT ATOMIC ALTER TABLE t ADD c INT; END", True),
+        ("WHILE @x < 1 DO SET @x = 1; END WHILE", True),
+        ("CASE @x WHEN 1 THEN DROP TABLE t; END CASE", True),
+        ("FOR i IN 1..2 DO SET @b = i; END FOR", True),
     ],
 )
 def test_commits_implicitly(text: str, implicit: bool) -> None:
@@ -71,6 +77,13 @@ def test_commits_implicitly(text: str, implicit: bool) -> None:
 )
 def test_transaction_control(text: str, control: bool) -> None:
     assert is_transaction_control(_one(text, Dialect.POSTGRESQL)) is control
+
+
+def test_mariadb_compound_block_is_not_a_transaction_statement() -> None:
+    block = _one("BEGIN NOT ATOMIC SELECT 1; END")
+    assert not is_transaction_control(block)
+    assert commits_implicitly(block)
+    assert is_transaction_control(_one("BEGIN WORK"))
 
 
 @pytest.mark.req("RUN-19")
