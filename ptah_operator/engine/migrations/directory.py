@@ -10,6 +10,9 @@ Naming (golang-migrate's layout, so its directories are read as they are):
     NNNNNNNNNN_description.up.sql              a migration
     NNNNNNNNNN_description.down.sql            its optional reverse (never run by the engine)
     NNNNNNNNNN_description.checkpoint.up.sql   a checkpoint: the whole schema up to its version
+                                               (beside a .checkpoint.down.sql of its name, which
+                                               golang-migrate reads as a migration and its down
+                                               file, it is refused, not guessed)
 The version is the leading digits (at most 18, so it fits a signed 64-bit column) and must
 be unique across the directory. The description is everything between the first `_` and the
 suffix, as golang-migrate reads it: letters, digits, `.`, `_` and `-` (what a ConfigMap key can
@@ -22,7 +25,8 @@ Directives are comment lines at the top of a file, before its first statement:
     -- morph:nontransactional          the same, as morph writes it (only as the first line)
     -- +goose NO TRANSACTION           the same, as goose writes it
     -- migrate:up transaction:false    the same, as dbmate writes it
-An unknown directive, or a directive line after the first statement, is refused; so is any
+Each counts only where its tool honours it (goose's only in a file with `-- +goose Up`); markers
+of two tools in one file are refused. An unknown directive, or a directive line after the first statement, is refused; so is any
 other tool's marker that would make Ptah run a down section or mis-split a statement
 (`-- +goose Down`, `-- +goose StatementBegin`, `-- migrate:down`, ...).
 
