@@ -69,6 +69,7 @@ from ptah_operator.engine.migrations.tool_import import (
     ImportRefusedError,
     Tool,
     plan_import,
+    printable,
     write_import,
 )
 from ptah_operator.engine.splitter import Dialect
@@ -453,22 +454,23 @@ async def _import(args: argparse.Namespace) -> Result:
         "from": plan.tool.value,
         "files": [
             {
-                "source": f.source,
+                "source": printable(f.source),
                 "target": f.target,
                 "version": f.version,
                 "changes": list(f.changes),
             }
             for f in plan.files
         ],
-        "skipped": [{"source": s.source, "why": s.why} for s in plan.skipped],
+        "skipped": [{"source": printable(s.source), "why": s.why} for s in plan.skipped],
         **output.directory_json(directory),
     }
     width = max(len(f.target) for f in plan.files)
-    lines = [f"imported {len(plan.files)} file(s) from {plan.tool.value} into {args.out}"]
+    into = printable(str(args.out))
+    lines = [f"imported {len(plan.files)} file(s) from {plan.tool.value} into {into}"]
     for f in plan.files:
-        source = "" if f.source == f.target else f"  <- {f.source}"
+        source = "" if f.source == f.target else f"  <- {printable(f.source)}"
         lines.append(f"  {f.target:<{width}}{source}".rstrip())
         lines += [f"      {change}" for change in f.changes]
-    lines += [f"skipped {s.source}: {s.why}" for s in plan.skipped]
+    lines += [f"skipped {printable(s.source)}: {s.why}" for s in plan.skipped]
     lines.append(f"wrote {SUM_FILE}: sha256:{directory.directory_hash}")
     return EXIT_OK, body, "\n".join(lines)

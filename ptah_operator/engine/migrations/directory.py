@@ -10,6 +10,9 @@ Naming (golang-migrate's layout, so its directories are read as they are):
     NNNNNNNNNN_description.up.sql              a migration
     NNNNNNNNNN_description.down.sql            its optional reverse (never run by the engine)
     NNNNNNNNNN_description.checkpoint.up.sql   a checkpoint: the whole schema up to its version
+                                               (beside a .checkpoint.down.sql of its name, which
+                                               golang-migrate reads as a migration and its down
+                                               file, it is refused, not guessed)
 The version is the leading digits (at most 18, so it fits a signed 64-bit column) and must
 be unique across the directory. The description is everything between the first `_` and the
 suffix, as golang-migrate reads it: letters, digits, `.`, `_` and `-` (what a ConfigMap key can
@@ -22,7 +25,8 @@ Directives are comment lines at the top of a file, before its first statement:
     -- morph:nontransactional          the same, as morph writes it (only as the first line)
     -- +goose NO TRANSACTION           the same, as goose writes it
     -- migrate:up transaction:false    the same, as dbmate writes it
-An unknown directive, or a directive line after the first statement, is refused; so is any
+Each counts only where its tool honours it (goose's only in a file with `-- +goose Up`); markers
+of two tools in one file are refused. An unknown directive, or a directive line after the first statement, is refused; so is any
 other tool's marker that would make Ptah run a down section or mis-split a statement
 (`-- +goose Down`, `-- +goose StatementBegin`, `-- migrate:down`, ...).
 
@@ -174,15 +178,32 @@ def _read_regular(dir_fd: int, name: str, limit: int) -> bytes:
     return data
 
 
+def marker_tool(line: str) -> str | None:
+    """Which other tool's marker a stripped line is (`goose`, `dbmate`, `morph`), or None."""
+    if _GOOSE.match(line):
+        return "goose"
+    if _DBMATE.match(line):
+        return "dbmate"
+    if _MORPH.match(line):
+        return "morph"
+    return None
+
+
 def parse_directives(name: str, sql: str) -> frozenset[str]:
     """The directives in the leading comment lines of a file; refuses unknown or misplaced ones.
 
-    Besides Ptah's own, the no-transaction markers of morph, goose and dbmate are honoured; any
-    other marker of those tools is refused, because running the file as it stands would run
-    its down section too or cut a statement where the tool would not.
+    Besides Ptah's own, the no-transaction markers of morph, goose and dbmate are honoured, each
+    only where its own tool would honour it: goose's only in a file holding `-- +goose Up` (goose
+    refuses a file without one). Markers of two of those tools in one file are refused: which
+    tool's rules the file follows would be a guess. Any other marker of those tools is refused,
+    because running the file as it stands would run its down section too or cut a statement
+    where the tool would not.
     """
     found: set[str] = set()
     in_header = True
+    first_line: dict[str, int] = {}
+    goose_up = False
+    goose_no_transaction: int | None = None
     for number, raw in enumerate(sql.splitlines(), start=1):
         line = raw.strip()
         where = f"{name} line {number}"
@@ -199,10 +220,38 @@ def parse_directives(name: str, sql: str) -> frozenset[str]:
             found.add(words[0])
             continue
         foreign = _foreign_directive(where, number, raw, line, in_header)
-        if foreign is not None:
-            found |= foreign
-        elif line and not line.startswith("--"):
-            in_header = False
+        if foreign is None:
+            if line and not line.startswith("--"):
+                in_header = False
+            continue
+        tool = marker_tool(line)
+        assert tool is not None
+        other = next((t for t in first_line if t != tool), None)
+        if other is not None:
+            raise DirectoryError(
+                "MixedDirectives",
+                f"{where}: a {tool} marker in a file holding {other}'s (line"
+                f" {first_line[other]}): which tool's rules apply would be a guess: keep one"
+                " tool's markers, or write -- +ptah no_transaction",
+            )
+        first_line.setdefault(tool, number)
+        if tool == "goose":
+            if not foreign:
+                goose_up = True
+            elif goose_no_transaction is None:
+                goose_no_transaction = number
+            continue
+        found |= foreign
+    if goose_no_transaction is not None:
+        if not goose_up:
+            raise DirectoryError(
+                "UnknownDirective",
+                f"{name} line {goose_no_transaction}: -- +goose NO TRANSACTION in a file without"
+                " -- +goose Up, which goose would not run, so the marker is not goose's: write"
+                " -- +ptah no_transaction if the file must run outside a transaction, or delete"
+                " the line",
+            )
+        found.add(NO_TRANSACTION)
     return frozenset(found)
 
 
@@ -281,6 +330,18 @@ def explain_bad_name(name: str) -> str:
             " `ptah migrations import --from goose` (or `--from dbmate`)"
         )
     return f"{name} is not NNNN_description.up.sql, .down.sql or .checkpoint.up.sql"
+
+
+def _ambiguous_checkpoint(up: str, down: str) -> str:
+    """Why `N_x.checkpoint.up.sql` beside `N_x.checkpoint.down.sql` is refused, not guessed."""
+    renamed = up.removesuffix(".checkpoint.up.sql") + "_checkpoint.up.sql"
+    return (
+        f"{up} and {down}: golang-migrate reads them as a migration whose description ends in"
+        " '.checkpoint' and its down file, Ptah reads a name ending '.checkpoint.up.sql' as a"
+        " checkpoint (the whole schema up to its version), which has no down file: rename them"
+        f" (e.g. {renamed}) if they are a migration, drop the down file if it is a checkpoint,"
+        " or convert the directory with `ptah migrations import --from golang-migrate`"
+    )
 
 
 def read_directory(
@@ -377,6 +438,12 @@ def _read(root: Path, dir_fd: int, limits: Limits, verify_sum: bool) -> Migratio
         )
     for version, down in downs.items():
         up = ups.get(version)
+        if (
+            up is not None
+            and up.kind is FileKind.CHECKPOINT
+            and down_descriptions[version] == f"{up.description}.checkpoint"
+        ):
+            raise DirectoryError("BadFileName", _ambiguous_checkpoint(up.name, down))
         if up is None or up.description != down_descriptions[version]:
             raise DirectoryError("OrphanDownFile", f"{down} has no up file of the same name")
         if up.kind is FileKind.CHECKPOINT:

@@ -28,6 +28,7 @@ from ptah_operator.engine.migrations.directory import (
     DirectoryError,
     Limits,
     MigrationDirectory,
+    marker_tool,
     read_directory,
     render_sum,
 )
@@ -45,9 +46,32 @@ class ImportRefusedError(Exception):
     """The source cannot be imported as it stands; `reason` is a stable code."""
 
     def __init__(self, reason: str, message: str) -> None:
+        message = printable(message)
         super().__init__(message)
         self.reason = reason
         self.message = message
+
+
+def printable(text: str) -> str:
+    """`text` with what a terminal or a JSON reader must not get escaped: control and other
+    non-printable characters as `\\xNN` / `\\uNNNN`, the bytes of a name that is not UTF-8
+    (read as lone surrogates) as `\\xNN`, and a backslash as two."""
+    out: list[str] = []
+    for char in text:
+        code = ord(char)
+        if 0xDC80 <= code <= 0xDCFF:
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif char == "\\":
+            out.append("\\\\")
+        elif char.isprintable() and not 0xD800 <= code <= 0xDFFF:
+            out.append(char)
+        elif code <= 0xFF:
+            out.append(f"\\x{code:02x}")
+        elif code <= 0xFFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -76,6 +100,14 @@ PTAH_NO_TRANSACTION = "-- +ptah no_transaction\n"
 _MAX_VERSION_DIGITS = 18
 _MAX_DESCRIPTION = 200
 _NOT_DESCRIPTION = re.compile(r"[^A-Za-z0-9._\-]")
+_CHECKPOINT = ".checkpoint"
+# The markers (directory.marker_tool) each source tool reads itself; Ptah's own are always read.
+_OWN_MARKERS: dict[Tool, frozenset[str]] = {
+    Tool.GOLANG_MIGRATE: frozenset({"morph"}),
+    Tool.GOOSE: frozenset({"goose"}),
+    Tool.DBMATE: frozenset({"dbmate"}),
+    Tool.FLYWAY: frozenset(),
+}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -144,7 +176,28 @@ def _description(raw: str, changes: list[str]) -> str:
     if len(fixed) > _MAX_DESCRIPTION:
         fixed = fixed[:_MAX_DESCRIPTION]
         changes.append(f"renamed: description cut to {_MAX_DESCRIPTION} characters")
+    if fixed.endswith(_CHECKPOINT):
+        fixed = fixed.removesuffix(_CHECKPOINT) + "_checkpoint"
+        changes.append(
+            "renamed: a description ending '.checkpoint' became '_checkpoint' (Ptah reads a"
+            " name ending '.checkpoint.up.sql' as a checkpoint)"
+        )
     return fixed
+
+
+def _no_foreign_markers(tool: Tool, name: str, text: str) -> None:
+    """Refuses a line holding a marker of a tool other than `tool`'s own: `tool` ignores it,
+    and Ptah's reader would honour it (or refuse the file) once imported."""
+    own = _OWN_MARKERS[tool]
+    for number, line in enumerate(text.splitlines(), start=1):
+        other = marker_tool(line.strip())
+        if other is not None and other not in own:
+            raise ImportRefusedError(
+                "ForeignDirective",
+                f"{name} line {number}: a {other} marker, which {tool.value} ignores and Ptah"
+                " would read: delete the line before importing (write -- +ptah no_transaction"
+                " instead if the file must run outside a transaction)",
+            )
 
 
 def _target(digits: str, description: str) -> str:
@@ -183,7 +236,7 @@ def _golang_migrate(
         target = _target(match.group("version"), _description(match.group("title"), changes))
         if not changes:
             changes.append("copied unchanged")
-        _text(name, data)
+        _no_foreign_markers(Tool.GOLANG_MIGRATE, name, _text(name, data))
         imported.append(ImportedFile(name, target, version, tuple(changes), data))
     return imported, skipped
 
@@ -229,7 +282,9 @@ def _mysql_block(name: str, begin: int, block: list[str]) -> tuple[list[str], st
             return block, f"line {begin}: StatementBegin/End markers dropped (one statement)"
     except SplitError:
         pass
-    delimiter = next(d for d in ("$$", "//", "$$$$", "@@@@") if d not in text)
+    stock = ("$$", "//", "$$$$", "@@@@")
+    numbered = (f"$${n}$$" for n in itertools.count(1))
+    delimiter = next(d for d in itertools.chain(stock, numbered) if d not in text)
     lines = list(block)
     last = max((i for i, line in enumerate(lines) if line.strip()), default=None)
     if last is not None and lines[last].rstrip().endswith(";"):
@@ -357,7 +412,9 @@ def _goose(
             raise ImportRefusedError("BadVersion", f"{name}: goose versions start at 1")
         changes: list[str] = []
         target = _target(digits, _description(rest, changes))
-        sql, translated = _goose_file(name, _text(name, data), dialect)
+        text = _text(name, data)
+        _no_foreign_markers(Tool.GOOSE, name, text)
+        sql, translated = _goose_file(name, text, dialect)
         imported.append(
             ImportedFile(name, target, version, (*translated, *changes), sql.encode("utf-8"))
         )
@@ -424,7 +481,9 @@ def _dbmate(
         digits = match.group("version")
         version = _version(name, digits)
         target = _target(digits, _description(match.group("rest").removeprefix("_"), changes))
-        sql, translated = _dbmate_file(name, _text(name, data))
+        text = _text(name, data)
+        _no_foreign_markers(Tool.DBMATE, name, text)
+        sql, translated = _dbmate_file(name, text)
         imported.append(
             ImportedFile(name, target, version, (*translated, *changes), sql.encode("utf-8"))
         )
@@ -499,16 +558,25 @@ def _flyway_config(name: str, data: bytes | None) -> dict[str, str]:
     return config
 
 
-def _flyway_non_transactional(text: str) -> bool:
+def _flyway_non_transactional(name: str, text: str, mixed: bool) -> bool:
+    """Whether Flyway runs this PostgreSQL script outside a transaction: when a statement cannot
+    run in one. Flyway refuses a script mixing such statements with others unless `mixed`."""
     try:
         statements = split(text, Dialect.POSTGRESQL)
     except SplitError:
         return False
-    for statement in statements:
-        words = " ".join(statement.keywords)
-        if any(pattern.match(words) for pattern in _FLYWAY_NON_TRANSACTIONAL):
-            return True
-    return False
+    outside = [
+        any(pattern.match(" ".join(s.keywords)) for pattern in _FLYWAY_NON_TRANSACTIONAL)
+        for s in statements
+    ]
+    if any(outside) and not all(outside) and not mixed:
+        raise ImportRefusedError(
+            "FlywayMixed",
+            f"{name} mixes statements that cannot run in a transaction with others, which"
+            " Flyway refuses unless its script configuration says mixed=true: split the file,"
+            " or add mixed=true to its .conf if Flyway ran it so",
+        )
+    return any(outside)
 
 
 def _flyway(
@@ -557,6 +625,7 @@ def _flyway(
         changes: list[str] = []
         target = _target(digits, _description(description, changes))
         text = _text(name, data)
+        _no_foreign_markers(Tool.FLYWAY, name, text)
         config = _flyway_config(name + ".conf", files.get(name + ".conf"))
         replaces = config.get("placeholderReplacement", "true").lower() != "false"
         if replaces and _FLYWAY_PLACEHOLDER.search(text):
@@ -570,7 +639,11 @@ def _flyway(
         if transaction == "false":
             header = PTAH_NO_TRANSACTION
             changes.append("executeInTransaction=false became -- +ptah no_transaction")
-        elif not transaction and dialect is not Dialect.MYSQL and _flyway_non_transactional(text):
+        elif (
+            not transaction
+            and dialect is not Dialect.MYSQL
+            and _flyway_non_transactional(name, text, config.get("mixed", "").lower() == "true")
+        ):
             header = PTAH_NO_TRANSACTION
             changes.append(
                 "-- +ptah no_transaction added: Flyway runs this file outside a transaction"

@@ -114,9 +114,9 @@ def test_names_ptah_cannot_hold_are_refused_with_the_rule(
     "header",
     [
         "-- morph:nontransactional\n",
-        "-- +goose NO TRANSACTION\n",
-        "-- +goose no transaction\n",
-        "--+goose NO   TRANSACTION\n",
+        "-- +goose NO TRANSACTION\n-- +goose Up\n",
+        "-- +goose Up\n-- +goose no transaction\n",
+        "--+goose NO   TRANSACTION\n--+goose Up\n",
         "-- +goose Up\n-- +goose NO TRANSACTION\n",
         "-- migrate:up transaction:false\n",
         "--migrate:up  foo:bar transaction:false\n",
@@ -128,12 +128,13 @@ def test_other_tools_no_transaction_markers_count_as_ptahs(tmp_path: Path, heade
         tmp_path,
         {
             "1_index.up.sql": header + "CREATE INDEX CONCURRENTLY i ON t (c);\n",
-            "2_plain.up.sql": "-- +goose Up\n-- migrate:up\nSELECT 1;\n",
+            "2_plain.up.sql": "-- +goose Up\nSELECT 1;\n",
+            "3_plain.up.sql": "-- migrate:up\nSELECT 1;\n",
         },
     )
-    first, second = read_directory(path).files
+    first, *others = read_directory(path).files
     assert first.no_transaction
-    assert not second.no_transaction
+    assert not any(other.no_transaction for other in others)
 
 
 def test_a_morph_marker_counts_only_as_the_first_line(tmp_path: Path) -> None:

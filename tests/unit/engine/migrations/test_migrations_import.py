@@ -99,7 +99,7 @@ def test_golang_migrate_plan_reports_each_file_and_what_was_left_out(tmp_path: P
         ({"1_a.up.sql": "x", "01_b.up.sql": "y"}, "DuplicateVersion"),
         (
             {"1_a.up.sql": "-- +goose Up\nSELECT 1;\n-- +goose Down\nSELECT 2;\n"},
-            "UnknownDirective",
+            "ForeignDirective",
         ),
         ({"1_a.down.sql": "x"}, "NothingToImport"),
     ],
