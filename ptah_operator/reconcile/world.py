@@ -73,10 +73,12 @@ class JobState:
     operation_id: str
     phase: JobPhase
     reason: str | None = None
-    """Why a Failed Job failed, from its condition (BackoffLimitExceeded, DeadlineExceeded)."""
+    """Why a Failed Job failed, its condition's reason word (BackoffLimitExceeded,
+    DeadlineExceeded); the condition's message is not taken."""
     message: str | None = None
-    """The last line the failing container wrote (its termination message), already free of
-    SQL and row data: the runner writes only error classes there."""
+    """How the failing container ended, by its name, exit code and Kubernetes' reason word
+    (`container run exited 1 (Error)`); never its termination message, which is text the
+    container wrote and stays in the Pod (issue #18)."""
     finished_at: dt.datetime | None = None
     """When the Job ended (its Complete or Failed condition), for a Job that ended. A result
     the runner reported may reach the informer cache a moment after the Job's end does, so a
