@@ -20,6 +20,7 @@ from enum import StrEnum
 from typing import Any
 
 from ptah_operator.api.common import ExecutionBinding
+from ptah_operator.api.images import image_digest
 from ptah_operator.api.source_policy import SourcePolicy
 
 
@@ -175,3 +176,11 @@ class RunnerConfig:
     failed_apply_ttl_seconds: int = 86400
     insecure_registries: tuple[str, ...] = ()
     """Registries (host:port) the runner may reach over plain HTTP (a local registry)."""
+    allowed_images: frozenset[str] = frozenset()
+    """The digests (`sha256:<hex>`) a resource's `spec.execution.image` may be pinned to
+    besides `image`'s own; any other image is refused (issue #18, api/images.py)."""
+
+    def allows(self) -> frozenset[str]:
+        """Every digest an operation Job may run: the allowlist and the manager's own image's."""
+        own = image_digest(self.image)
+        return self.allowed_images | {own} if own else self.allowed_images
