@@ -375,6 +375,7 @@ def build_https_app(
     api_client: client.ApiClient,
     reconcilers: Sequence[FamilyReconciler[Any, Any]],
     result_key: bytes,
+    allowed_images: frozenset[str] = frozenset(),
 ) -> web.Application:
     """The admission webhooks (reading the reconcilers' caches first) and the result endpoint."""
     app = web.Application(client_max_size=2 * 1024 * 1024)
@@ -386,6 +387,7 @@ def build_https_app(
         app,
         CachedLookup(cached, ApiObjectLookup(api_client)),
         seal=WriterSeal.derived_from(result_key),
+        allowed_images=allowed_images,
     )
     add_result_routes(app, KubernetesResultStore(api_client), result_key)
     return app
@@ -416,7 +418,7 @@ async def start_serving(
     )
     registry.register("ptahmigration", lambda _m: migrations.controller)
     registry.register("ptahschema", lambda _m: schemas.controller)
-    app = build_https_app(api_client, (migrations, schemas), result_key)
+    app = build_https_app(api_client, (migrations, schemas), result_key, runner.allows())
     server = await start_https_server(
         app, args.tls_cert_file, args.tls_key_file, host=host or ALL_ADDRESSES, port=port
     )
