@@ -89,3 +89,25 @@ def test_a_migration_whose_image_is_not_allowed_fails_and_no_job_exists() -> Non
     assert "RunnerImageNotAllowed" in ready["message"]
     assert "attacker" not in str(decision.status)
     assert "OperationFailed" in event_reasons(decision)
+
+
+@pytest.mark.req("JOB-06")
+def test_a_schema_whose_image_is_not_allowed_fails_and_no_job_exists() -> None:
+    from ptah_operator.api.constants import SchemaPhase
+    from ptah_operator.reconcile.schema import reconcile_schema
+    from tests.unit.reconcile.schema.worlds import new as new_schema
+
+    world = new_schema()
+    spec = world.schema.spec
+    execution = spec.execution.model_copy(update={"image": "attacker.example/reader:latest"})
+    resource = world.schema.model_copy(
+        update={"spec": spec.model_copy(update={"execution": execution})}
+    )
+    decision = reconcile_schema(dataclasses.replace(world, schema=resource))
+    assert job_of(decision) is None
+    assert decision.status is not None
+    assert decision.status["phase"] == SchemaPhase.FAILED
+    ready = next(c for c in decision.status["conditions"] if c["type"] == "Ready")
+    assert "JobNotBuilt" in ready["message"]
+    assert any("RunnerImageNotPinned" in e.message for e in decision.events)
+    assert "attacker" not in str(decision.status) + repr(decision.events)
