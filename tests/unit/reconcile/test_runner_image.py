@@ -109,5 +109,6 @@ def test_a_schema_whose_image_is_not_allowed_fails_and_no_job_exists() -> None:
     assert decision.status["phase"] == SchemaPhase.FAILED
     ready = next(c for c in decision.status["conditions"] if c["type"] == "Ready")
     assert "JobNotBuilt" in ready["message"]
-    assert any("RunnerImageNotPinned" in e.message for e in decision.events)
+    said = [c["message"] for c in decision.status["conditions"]]
+    assert any("RunnerImageNotPinned" in m for m in said)
     assert "attacker" not in str(decision.status) + repr(decision.events)
