@@ -44,6 +44,20 @@ def build_image() -> str:
     return result.stdout.strip().splitlines()[-1]
 
 
+def pinned(image: str) -> str | None:
+    """`image` by the digest podman recorded for it (`localhost/ptah-operator@sha256:...`), which
+    podman runs from its own storage; None when podman cannot say."""
+    result = subprocess.run(
+        ["podman", "image", "inspect", "--format", "{{index .RepoDigests 0}}", image],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "CONTAINERS_CONF": str(REPO / "hack" / "containers.conf")},
+    )
+    reference = result.stdout.strip()
+    return reference if result.returncode == 0 and "@sha256:" in reference else None
+
+
 class LocalStack:
     def __init__(
         self,
@@ -105,6 +119,7 @@ class LocalStack:
             self.git = self._exit.enter_context(GitServer(self.workdir))
         if self.executor_mode == "podman":
             self.image = build_image()
+            self.image = pinned(self.image) or self.image
         self.executor = self._start_executor()
         if self.want_operator:
             self.operator = self.start_operator()
@@ -160,6 +175,8 @@ class LocalStack:
             f"--result-url=https://127.0.0.1:{self.webhook_port}/v1/results",
             f"--register-webhooks-url=https://127.0.0.1:{self.webhook_port}",
             f"--runner-image={self.image}",
+            # Process mode runs no image at all; a podman build podman gave no digest is a tag.
+            *([] if "@sha256:" in self.image else ["--allow-unpinned-runner-image"]),
             f"--operator-namespace={OPERATOR_NAMESPACE}",
             # The local registry speaks plain HTTP on loopback.
             *([f"--insecure-registry={self.registry.host}"] if self.registry else []),

@@ -204,7 +204,9 @@ class Execution(ApiModel):
     )
     """How long a failed read waits before it runs again, from 10s to 24h."""
     image: str | None = Field(default=None, max_length=512, pattern=NO_SPACE_PATTERN)
-    """The runner image, in place of the operator's default."""
+    """The runner image, in place of the operator's: pinned by digest (name@sha256:...), and
+    taken only when that digest is on the manager's allowlist (--allowed-runner-images);
+    admission refuses any other, and no Job is built with it."""
     service_account_name: Name | None = None
     """The ServiceAccount the operation Pods run as."""
     resources: ResourceRequirements | None = None

@@ -28,6 +28,7 @@ from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from ptah_operator import __version__
+from ptah_operator.api import images
 from ptah_operator.api.common import ExecutionBinding
 from ptah_operator.api.constants import Kind
 from ptah_operator.controller import observe
@@ -86,6 +87,42 @@ def _seconds(value: str) -> float:
         if text.endswith(suffix):
             return float(text[: -len(suffix)]) * factor
     return float(text)
+
+
+def _listed(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def _allowed_digest(item: str) -> str:
+    if images.is_digest(item):
+        return item
+    digest = images.image_digest(item)
+    if digest is None:
+        raise ValueError(
+            "--allowed-runner-images takes digests (sha256:<64 hex> or name@sha256:<64 hex>)"
+        )
+    return digest
+
+
+def check_runner_image_flags(args: argparse.Namespace) -> None:
+    """The runner image is pinned by digest, or taken unpinned only when asked for (warned);
+    every allowed runner image is a digest (issue #18). Without a webhook server nothing runs
+    (observers only), so the image is not asked for."""
+    if parse_bind_address(args.webhook_bind_address) is None:
+        return
+    for item in args.allowed_runner_images:
+        _allowed_digest(item)
+    if images.pinned_image(args.runner_image) is None:
+        return
+    if not args.allow_unpinned_runner_image:
+        raise ValueError(
+            "--runner-image must be pinned by digest (name@sha256:<64 hex>); "
+            "--allow-unpinned-runner-image takes a tag (local stacks only)"
+        )
+    log.warning(
+        "the runner image is not pinned by digest: a moved tag changes what every Job runs",
+        code=images.ImageRefusal.NOT_PINNED.value,
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -155,6 +192,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--runner-image",
         default=os.environ.get("PTAH_RUNNER_IMAGE", DEFAULT_RUNNER_IMAGE),
         help="the image operation Jobs run (default: this release's image)",
+    )
+    parser.add_argument(
+        "--allowed-runner-images",
+        type=_listed,
+        default=[],
+        metavar="DIGEST,...",
+        help="digests (sha256:<hex>, or name@sha256:<hex>) a resource's spec.execution.image "
+        "may be pinned to; any other image is refused (default: none, only --runner-image)",
+    )
+    parser.add_argument(
+        "--allow-unpinned-runner-image",
+        action="store_true",
+        help="take a --runner-image that is not pinned by digest, with a warning (local stacks "
+        "only: a tag can be moved under the Jobs)",
     )
     parser.add_argument(
         "--insecure-registry",
@@ -284,6 +335,7 @@ def build_runner_config(args: argparse.Namespace, namespace: str) -> RunnerConfi
             protocol_version=RUNNER_PROTOCOL_VERSION,
         ),
         insecure_registries=tuple(args.insecure_registry),
+        allowed_images=frozenset(_allowed_digest(item) for item in args.allowed_runner_images),
     )
 
 
@@ -323,6 +375,7 @@ def build_https_app(
     api_client: client.ApiClient,
     reconcilers: Sequence[FamilyReconciler[Any, Any]],
     result_key: bytes,
+    allowed_images: frozenset[str] = frozenset(),
 ) -> web.Application:
     """The admission webhooks (reading the reconcilers' caches first) and the result endpoint."""
     app = web.Application(client_max_size=2 * 1024 * 1024)
@@ -334,6 +387,7 @@ def build_https_app(
         app,
         CachedLookup(cached, ApiObjectLookup(api_client)),
         seal=WriterSeal.derived_from(result_key),
+        allowed_images=allowed_images,
     )
     add_result_routes(app, KubernetesResultStore(api_client), result_key)
     return app
@@ -364,7 +418,7 @@ async def start_serving(
     )
     registry.register("ptahmigration", lambda _m: migrations.controller)
     registry.register("ptahschema", lambda _m: schemas.controller)
-    app = build_https_app(api_client, (migrations, schemas), result_key)
+    app = build_https_app(api_client, (migrations, schemas), result_key, runner.allows())
     server = await start_https_server(
         app, args.tls_cert_file, args.tls_key_file, host=host or ALL_ADDRESSES, port=port
     )
@@ -407,6 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         options = options_from(args)
         check_serving_flags(args)
+        check_runner_image_flags(args)
     except ValueError as error:
         log.error("bad configuration", error=str(error))
         return EXIT_USAGE

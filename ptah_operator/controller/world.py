@@ -201,6 +201,35 @@ class ProblemOnsets:
                 del self._seen[job_uid]
 
 
+_REASON_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{0,63}")
+
+
+def _reason_word(value: Any) -> str | None:
+    """Kubernetes' one-word reason (`Error`, `OOMKilled`, `BackoffLimitExceeded`), or None for
+    anything else: a reason is a word, never a sentence someone wrote."""
+    text = value if isinstance(value, str) else ""
+    return text if _REASON_WORD.fullmatch(text) else None
+
+
+def container_ending(container: KubeObject) -> str:
+    """How a container ended, by its name, exit code and Kubernetes' reason word only. Its
+    termination message is text the container wrote (a hostile image writes there whatever it
+    was given, a Secret's value), so it never leaves the Pod: status, Events and logs get this
+    instead (issue #18; PRIV-04, PRIV-05). The Pod's log keeps the detail."""
+    terminated = (container.get("state") or {}).get("terminated") or {}
+    name = str(container.get("name") or "")
+    name = name if _K8S_CONTAINER.fullmatch(name) else "(unnamed)"
+    code = terminated.get("exitCode")
+    ending = (
+        f"container {name} exited {code}" if isinstance(code, int) else f"container {name} ended"
+    )
+    word = _reason_word(terminated.get("reason"))
+    return f"{ending} ({word})" if word else ending
+
+
+_K8S_CONTAINER = re.compile(r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?")
+
+
 def job_state(
     job: KubeObject,
     pods: Iterable[KubeObject] = (),
@@ -223,11 +252,7 @@ def job_state(
             phase = JobPhase.SUCCEEDED
             finished = parse_time(condition.get("lastTransitionTime"))
         elif condition.get("type") == "Failed":
-            phase, reason, message = (
-                JobPhase.FAILED,
-                condition.get("reason"),
-                condition.get("message"),
-            )
+            phase, reason = JobPhase.FAILED, _reason_word(condition.get("reason"))
             finished = parse_time(condition.get("lastTransitionTime"))
     snapshot_refused = False
     for pod in pods:
@@ -239,11 +264,11 @@ def job_state(
                 and terminated.get("exitCode") == SNAPSHOT_REFUSED_EXIT
             ):
                 snapshot_refused = True
-                message = terminated.get("message") or message
+                message = container_ending(container)
         for container in status.get("containerStatuses") or []:
             terminated = (container.get("state") or {}).get("terminated") or {}
-            if terminated.get("exitCode") not in (None, 0) and terminated.get("message"):
-                message = terminated["message"]
+            if terminated.get("exitCode") not in (None, 0):
+                message = container_ending(container)
     problem = None if snapshot_refused else pod_problem(job, pods, phase)
     if onsets is not None and now is not None:
         if problem is None:

@@ -18,6 +18,7 @@ import base64
 import json
 from typing import Any
 
+from ptah_operator.api import images
 from ptah_operator.api.common import SourceRecord
 from ptah_operator.api.constants import (
     API_VERSION,
@@ -193,10 +194,23 @@ def _resources(resource: Owner) -> Manifest:
     return {"resources": resources.model_dump(by_alias=True, exclude_none=True)}
 
 
+def runner_image(resource: Owner, runner: RunnerConfig) -> str:
+    """The image of every container of the resource's Jobs: the manager's, or the resource's
+    own when its digest is allowed; anything else raises ValueError, and no Job is built
+    (issue #18, JOB-06)."""
+    own = resource.spec.execution.image
+    if own is None:
+        return runner.image
+    refused = images.refusal(own, runner.allows())
+    if refused is not None:
+        raise ValueError(images.refusal_words(refused))
+    return own
+
+
 def _container(resource: Owner, runner: RunnerConfig, name: str, **fields: Any) -> Manifest:
     return {
         "name": name,
-        "image": resource.spec.execution.image or runner.image,
+        "image": runner_image(resource, runner),
         **fields,
         "terminationMessagePolicy": "File",
         "securityContext": _CONTAINER_SECURITY,

@@ -111,6 +111,12 @@ def pod_message(job: JobState) -> str:
     return f"the Pod of Job {job.name} cannot start: {problem.reason}{detail}"
 
 
+def job_ending(words: str, job: JobState) -> str:
+    """`words`, and how the Job's failing container ended (its name, exit code and reason word:
+    `JobState.message`, never text the container wrote)."""
+    return f"{words} ({job.message})" if job.message else words
+
+
 def clear_leftovers(draft: Pass, claim: ActiveOperation) -> bool:
     """Delete the failed attempt's Job and result record, which the next attempt's reuse the
     names of; True while either still exists."""

@@ -20,6 +20,7 @@ from enum import StrEnum
 from typing import Any
 
 from ptah_operator.api.common import ExecutionBinding
+from ptah_operator.api.images import image_digest
 from ptah_operator.api.source_policy import SourcePolicy
 
 
@@ -73,10 +74,12 @@ class JobState:
     operation_id: str
     phase: JobPhase
     reason: str | None = None
-    """Why a Failed Job failed, from its condition (BackoffLimitExceeded, DeadlineExceeded)."""
+    """Why a Failed Job failed, its condition's reason word (BackoffLimitExceeded,
+    DeadlineExceeded); the condition's message is not taken."""
     message: str | None = None
-    """The last line the failing container wrote (its termination message), already free of
-    SQL and row data: the runner writes only error classes there."""
+    """How the failing container ended, by its name, exit code and Kubernetes' reason word
+    (`container run exited 1 (Error)`); never its termination message, which is text the
+    container wrote and stays in the Pod (issue #18)."""
     finished_at: dt.datetime | None = None
     """When the Job ended (its Complete or Failed condition), for a Job that ended. A result
     the runner reported may reach the informer cache a moment after the Job's end does, so a
@@ -173,3 +176,11 @@ class RunnerConfig:
     failed_apply_ttl_seconds: int = 86400
     insecure_registries: tuple[str, ...] = ()
     """Registries (host:port) the runner may reach over plain HTTP (a local registry)."""
+    allowed_images: frozenset[str] = frozenset()
+    """The digests (`sha256:<hex>`) a resource's `spec.execution.image` may be pinned to
+    besides `image`'s own; any other image is refused (issue #18, api/images.py)."""
+
+    def allows(self) -> frozenset[str]:
+        """Every digest an operation Job may run: the allowlist and the manager's own image's."""
+        own = image_digest(self.image)
+        return self.allowed_images | {own} if own else self.allowed_images

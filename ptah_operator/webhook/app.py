@@ -19,6 +19,10 @@ Contract:
   sealed with the manager's key (writers.py: the authenticated user added on a write that
   changes the spec, the stored record on any other); a request without a user is refused. The
   approvals' validating webhook opens it under `spec.policy.requireDistinctApprover`.
+- `POST /validate/resources`: on CREATE and UPDATE of PtahMigration and PtahSchema, refused
+  (code 403) when the write sets a `spec.execution.image` (new, or changed) that is not pinned
+  to a digest the manager allows (its runner's and `--allowed-runner-images`; issue #18). The
+  message names the field and the rule, never the reference.
 - Anything else (another operation or kind) is allowed unchanged. A body that is not an
   AdmissionReview v1 answers 400. Both routes share that generic handling (`_handle`).
 
@@ -39,6 +43,7 @@ import structlog
 from aiohttp import web
 from pydantic import ValidationError
 
+from ptah_operator.api import images
 from ptah_operator.api.common import PublishedPlan
 from ptah_operator.api.constants import Kind
 from ptah_operator.api.kinds import from_manifest
@@ -62,6 +67,7 @@ log = structlog.get_logger(__name__)
 MUTATE_PATH: Final = "/mutate/approvals"
 MUTATE_RESOURCES_PATH: Final = "/mutate/resources"
 VALIDATE_PATH: Final = "/validate/approvals"
+VALIDATE_RESOURCES_PATH: Final = "/validate/resources"
 ADMISSION_API_VERSION: Final = "admission.k8s.io/v1"
 
 R = TypeVar("R", bound=Resource)
@@ -154,6 +160,19 @@ def _validation_summary(error: ValidationError) -> str:
     return f"fields that do not fit the API: {shown}{more}"
 
 
+def _execution_image(obj: Mapping[str, Any]) -> str | None:
+    """spec.execution.image of a raw resource, or None (read raw: the check must not depend on
+    the rest of the object fitting its model)."""
+    spec = obj.get("spec")
+    execution = spec.get("execution") if isinstance(spec, Mapping) else None
+    image = execution.get("image") if isinstance(execution, Mapping) else None
+    return image if isinstance(image, str) else None
+
+
+def _codes(refused: images.ImageRefusal | None) -> tuple[str, ...]:
+    return () if refused is None else (refused.value,)
+
+
 class ApprovalWebhooks:
     """The two handlers, sharing one lookup, one clock and one observer."""
 
@@ -164,8 +183,10 @@ class ApprovalWebhooks:
         now: Callable[[], datetime] | None = None,
         observer: ReviewObserver | None = None,
         seal: WriterSeal | None = None,
+        allowed_images: frozenset[str] = frozenset(),
     ) -> None:
         self._lookup = lookup
+        self._allowed_images = allowed_images
         self._now = now or (lambda: datetime.now(UTC))
         self._observer = observer
         self._seal = seal or WriterSeal()
@@ -217,6 +238,22 @@ class ApprovalWebhooks:
 
     async def validate(self, request: web.Request) -> web.Response:
         return await self._handle(request, VALIDATORS, self._validate)
+
+    async def validate_resources(self, request: web.Request) -> web.Response:
+        return await self._handle(
+            request, RECORDED_KINDS, self._check_image, operations=("CREATE", "UPDATE")
+        )
+
+    async def _check_image(self, req: AdmissionRequest) -> dict[str, Any]:
+        image = _execution_image(req.object)
+        if image is None or image == _execution_image(req.old_object or {}):
+            return review_response(req.uid, True)
+        refused = images.refusal(image, self._allowed_images)
+        self._observe(Review("validate", req.kind, req.namespace, refused is None, _codes(refused)))
+        if refused is None:
+            return review_response(req.uid, True)
+        message = f"{req.kind} refused: {images.refusal_words(refused)}"
+        return review_response(req.uid, False, message=message)
 
     async def _mutate(self, req: AdmissionRequest) -> dict[str, Any]:
         try:
@@ -314,15 +351,20 @@ def add_routes(
     now: Callable[[], datetime] | None = None,
     observer: ReviewObserver | None = None,
     seal: WriterSeal | None = None,
+    allowed_images: frozenset[str] = frozenset(),
 ) -> ApprovalWebhooks:
     """Serve `MUTATE_PATH`, `MUTATE_RESOURCES_PATH` and `VALIDATE_PATH` on `app` (before it
     starts). `seal` seals and opens the records of spec writers; the manager derives it from
     its result key, so every replica opens what another sealed. Without one, a key of this
-    process's own."""
-    hooks = ApprovalWebhooks(lookup, now=now, observer=observer, seal=seal)
+    process's own. `allowed_images` are the digests a resource's spec.execution.image may be
+    pinned to (the manager's runner's among them)."""
+    hooks = ApprovalWebhooks(
+        lookup, now=now, observer=observer, seal=seal, allowed_images=allowed_images
+    )
     app.router.add_post(MUTATE_PATH, hooks.mutate)
     app.router.add_post(MUTATE_RESOURCES_PATH, hooks.mutate_resources)
     app.router.add_post(VALIDATE_PATH, hooks.validate)
+    app.router.add_post(VALIDATE_RESOURCES_PATH, hooks.validate_resources)
     return hooks
 
 
@@ -332,8 +374,9 @@ def build_app(
     now: Callable[[], datetime] | None = None,
     observer: ReviewObserver | None = None,
     seal: WriterSeal | None = None,
+    allowed_images: frozenset[str] = frozenset(),
 ) -> web.Application:
     """An application serving only the webhooks."""
     app = web.Application()
-    add_routes(app, lookup, now=now, observer=observer, seal=seal)
+    add_routes(app, lookup, now=now, observer=observer, seal=seal, allowed_images=allowed_images)
     return app

@@ -26,12 +26,18 @@ import yaml
 
 from ptah_operator.api.constants import GROUP, VERSION, Kind
 from ptah_operator.api.kinds import kind_info
-from ptah_operator.webhook.app import MUTATE_PATH, MUTATE_RESOURCES_PATH, VALIDATE_PATH
+from ptah_operator.webhook.app import (
+    MUTATE_PATH,
+    MUTATE_RESOURCES_PATH,
+    VALIDATE_PATH,
+    VALIDATE_RESOURCES_PATH,
+)
 
 CONFIGURATION_NAME: Final = "ptah-operator-approvals"
 MUTATING_WEBHOOK_NAME: Final = "stamp.approvals.operator.ptah.run"
 VALIDATING_WEBHOOK_NAME: Final = "check.approvals.operator.ptah.run"
 WRITER_WEBHOOK_NAME: Final = "record.writers.operator.ptah.run"
+IMAGE_WEBHOOK_NAME: Final = "check.resources.operator.ptah.run"
 DEFAULT_TIMEOUT_SECONDS: Final = 10
 
 DEPLOY_NAMESPACE: Final = "ptah-system"
@@ -185,8 +191,22 @@ def validating_webhook_configuration(
     webhook_name: str = VALIDATING_WEBHOOK_NAME,
     timeout_seconds: int = DEFAULT_TIMEOUT_SECONDS,
     namespace_selector: Mapping[str, Any] | None = None,
+    image_webhook_name: str = IMAGE_WEBHOOK_NAME,
 ) -> dict[str, Any]:
-    """The ValidatingWebhookConfiguration that refuses what the evidence no longer supports."""
+    """The ValidatingWebhookConfiguration that refuses what the evidence no longer supports,
+    and a resource's runner image the manager does not allow (issue #18). The image check
+    fails open (`failurePolicy: Ignore`), so a manager that is down never blocks editing a
+    resource: the manager builds no Job with an image it does not allow either way."""
+    images = _webhook(
+        image_webhook_name,
+        endpoint,
+        VALIDATE_RESOURCES_PATH,
+        ca_bundle,
+        timeout_seconds,
+        namespace_selector,
+        writer_rules(),
+    )
+    images["failurePolicy"] = "Ignore"
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "ValidatingWebhookConfiguration",
@@ -199,7 +219,8 @@ def validating_webhook_configuration(
                 ca_bundle,
                 timeout_seconds,
                 namespace_selector,
-            )
+            ),
+            images,
         ],
     }
 

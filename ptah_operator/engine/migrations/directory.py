@@ -19,6 +19,9 @@ suffix, as golang-migrate reads it: letters, digits, `.`, `_` and `-` (what a Co
 carry), at most 200, possibly empty. Any other `.sql` name is refused rather than ignored,
 because a misspelt migration that silently never runs is worse than a refusal; a name another
 tool writes (goose, dbmate, Flyway) is refused with the `ptah migrations import` that converts it.
+So is a near miss that does not end in `.sql`: `.sql` in another case or followed by more
+(`.up.SQL`, `.up.sql.bak`, `.sql~`), or a versioned `.up` / `.down` with another extension
+(`.up.sq`, `.down.txt`). Any other file (a README, a LICENSE) is ignored.
 
 Directives are comment lines at the top of a file, before its first statement:
     -- +ptah no_transaction            run this file with transaction mode `none`
@@ -63,6 +66,9 @@ _NAME = re.compile(
 _GOLANG_MIGRATE_NAME = re.compile(r"^(?P<version>[0-9]+)_(?P<description>.*)\.(up|down)\.sql$")
 _FLYWAY_NAME = re.compile(r"^[VUBR][0-9._]*__.*\.sql$", re.IGNORECASE)
 _ONE_FILE_NAME = re.compile(r"^[0-9]+.*\.sql$")
+# Nearly a migration's name (issue #18): `.sql` in any case anywhere, or a versioned name with
+# `.up` / `.down` and another extension. A name ending in `.sql` is judged by _NAME instead.
+_NEAR_MISS = re.compile(r"\.sql|^\.?[0-9]+_.*\.(up|down)(\.|$)", re.IGNORECASE)
 _DESCRIPTION_CHAR = re.compile(r"[^A-Za-z0-9._\-]")
 _DIRECTIVE = re.compile(r"^--\s*\+ptah\b(?P<rest>.*)$")
 _KNOWN_DIRECTIVES = frozenset({"no_transaction"})
@@ -344,6 +350,20 @@ def _ambiguous_checkpoint(up: str, down: str) -> str:
     )
 
 
+def is_near_miss(name: str) -> bool:
+    """A name that is nearly a migration file's but does not end in `.sql`: `.sql` in another
+    case or followed by more (`.up.SQL`, `.up.sql.bak`, `.sql~`, an editor's swap file), or a
+    versioned `.up` / `.down` with another extension (`.up.sq`, `.down.txt`, `.up`)."""
+    return not name.endswith(".sql") and _NEAR_MISS.search(name) is not None
+
+
+def explain_near_miss(name: str) -> str:
+    return (
+        f"{name} is nearly a migration file's name but would never run: rename it to end in"
+        " .up.sql, .down.sql or .checkpoint.up.sql (lower case), or remove it"
+    )
+
+
 def read_directory(
     path: str | Path, limits: Limits | None = None, *, verify_sum: bool = True
 ) -> MigrationDirectory:
@@ -365,11 +385,14 @@ def read_directory(
 
 def _read(root: Path, dir_fd: int, limits: Limits, verify_sum: bool) -> MigrationDirectory:
     names: list[str] = []
+    near_misses: list[str] = []
     with os.scandir(dir_fd) as listing:
         for entry in listing:
             if entry.is_symlink():
                 raise DirectoryError("SymlinkRefused", f"{entry.name} is a symbolic link")
-            if entry.name.endswith(".sql") or entry.name == SUM_FILE:
+            if is_near_miss(entry.name):
+                near_misses.append(entry.name)
+            elif entry.name.endswith(".sql") or entry.name == SUM_FILE:
                 if not entry.is_file(follow_symlinks=False):
                     raise DirectoryError("NotAFile", f"{entry.name} is not a regular file")
                 names.append(entry.name)
@@ -377,6 +400,8 @@ def _read(root: Path, dir_fd: int, limits: Limits, verify_sum: bool) -> Migratio
                     raise DirectoryError(
                         "TooManyFiles", f"the directory holds more than {limits.max_files} files"
                     )
+    if near_misses:
+        raise DirectoryError("BadFileName", explain_near_miss(min(near_misses)))
     sql_names = sorted(n for n in names if n.endswith(".sql"))
     if len(sql_names) > limits.max_files:
         raise DirectoryError(

@@ -180,7 +180,7 @@ def observe(draft: MigrationDraft, claim: ActiveOperation) -> None:
         draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))
         return
     if job.snapshot_refused:
-        _refused(draft, claim, job.message or f"the files were refused by Job {name}")
+        _refused(draft, claim, core.job_ending(f"the files were refused by Job {name}", job))
         return
     if job.finished_at is not None and draft.now < job.finished_at + RESULT_GRACE:
         draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))
@@ -191,7 +191,7 @@ def observe(draft: MigrationDraft, claim: ActiveOperation) -> None:
         message = core.pod_message(job)
     else:
         reason = conditions.reason_or(job.reason, Reason.OPERATION_FAILED)
-        message = job.message or f"Job {name} ended without a readable result"
+        message = core.job_ending(f"Job {name} ended without a readable result", job)
     _failed_attempt(draft, claim, reason, message, job.finished_at or draft.now)
 
 

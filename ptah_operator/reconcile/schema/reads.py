@@ -132,7 +132,7 @@ def _follow_job(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
         _running(draft, claim)
         return
     if job.snapshot_refused:
-        _refused(draft, claim, job.message or f"the files were refused by Job {name}")
+        _refused(draft, claim, core.job_ending(f"the files were refused by Job {name}", job))
         return
     if job.finished_at is not None and draft.now < job.finished_at + RESULT_GRACE:
         _running(draft, claim)
@@ -143,7 +143,7 @@ def _follow_job(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
         message = core.pod_message(job)
     else:
         reason = conditions.reason_or(job.reason, Reason.OPERATION_FAILED)
-        message = job.message or f"Job {name} ended without a readable result"
+        message = core.job_ending(f"Job {name} ended without a readable result", job)
     claims.failed_attempt(draft, claim, reason, message, job.finished_at or draft.now)
 
 

@@ -57,3 +57,54 @@ def test_bad_timings_are_refused() -> None:
     )
     with pytest.raises(ValueError):
         options_from(args)
+
+
+# --- the runner image (issue #18) --------------------------------------------------------------
+
+PINNED = "registry.example/ptah@sha256:" + "a" * 64
+MIRRORED = "sha256:" + "b" * 64
+
+
+def test_the_runner_image_and_its_allowlist_reach_the_job_builder() -> None:
+    from ptah_operator.cli.manager import build_runner_config, check_runner_image_flags
+
+    args = build_parser().parse_args(
+        [f"--runner-image={PINNED}", f"--allowed-runner-images={MIRRORED},{PINNED}"]
+    )
+    check_runner_image_flags(args)
+    runner = build_runner_config(args, "ptah-system")
+    assert runner.image == PINNED
+    assert runner.allowed_images == frozenset({MIRRORED, "sha256:" + "a" * 64})
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--runner-image=registry.example/ptah:0.1.0"],
+        [],
+        [f"--runner-image={PINNED}", "--allowed-runner-images=registry.example/ptah:latest"],
+        [f"--runner-image={PINNED}", "--allowed-runner-images=sha256:abc"],
+    ],
+    ids=["a tag", "the default tag", "a tag allowed", "a short digest allowed"],
+)
+def test_an_unpinned_runner_image_is_refused_at_start(flags: list[str]) -> None:
+    from ptah_operator.cli.manager import check_runner_image_flags
+
+    args = build_parser().parse_args(flags)
+    with pytest.raises(ValueError, match="digest"):
+        check_runner_image_flags(args)
+
+
+def test_an_observing_manager_runs_no_job_and_asks_for_no_image() -> None:
+    from ptah_operator.cli.manager import check_runner_image_flags
+
+    check_runner_image_flags(build_parser().parse_args(["--webhook-bind-address=0"]))
+
+
+def test_a_tag_is_taken_only_when_asked_for() -> None:
+    from ptah_operator.cli.manager import check_runner_image_flags
+
+    args = build_parser().parse_args(
+        ["--runner-image=localhost/ptah-operator:dev", "--allow-unpinned-runner-image"]
+    )
+    check_runner_image_flags(args)

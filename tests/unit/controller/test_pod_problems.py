@@ -252,3 +252,52 @@ def test_the_memory_of_first_times_is_bounded() -> None:
     assert len(onsets) == 1
     job_state(job(startTime=CREATED, active=1), [pod()], onsets, SINCE + ProblemOnsets.MEMORY * 2)
     assert len(onsets) == 0
+
+
+# --- what a container writes stays in the Pod (issue #18) --------------------------------------
+
+MARKER = "s3cr3t-MARKER-postgres://app:hunter2@db/orders"
+
+
+def terminated(name: str, code: int, reason: str = "Error") -> dict[str, Any]:
+    state = {"exitCode": code, "reason": reason, "message": MARKER}
+    return {"name": name, "state": {"terminated": state}}
+
+
+@pytest.mark.req("PRIV-04", "PRIV-05")
+@pytest.mark.parametrize(
+    ("the_pod", "snapshot_refused", "words"),
+    [
+        (pod(phase="Failed", init=[SOURCE_DONE], run=terminated("run", 1)), False, "exited 1"),
+        (pod(phase="Failed", init=[terminated("source", 3)]), True, "exited 3"),
+        (pod(phase="Failed", init=[terminated("fetch", 3)]), True, "exited 3"),
+        (pod(phase="Failed", run=terminated("run", 137, "OOMKilled")), False, "OOMKilled"),
+        (pod(phase="Failed", run=terminated("run", 1, MARKER)), False, "exited 1"),
+    ],
+    ids=["run fails", "source refuses", "fetch refuses", "killed", "hostile reason"],
+)
+def test_a_termination_message_never_leaves_the_pod(
+    the_pod: Any, snapshot_refused: bool, words: str
+) -> None:
+    """A container's termination message is its own text (a hostile image writes anything
+    there: a Secret it was given): the state keeps the container, its exit code and Kubernetes'
+    reason word, never the text."""
+    failed = job(
+        startTime=CREATED,
+        failed=1,
+        conditions=[
+            {
+                "type": "Failed",
+                "status": "True",
+                "reason": "BackoffLimitExceeded",
+                "message": MARKER,
+            }
+        ],
+    )
+    state = job_state(failed, [the_pod])
+    assert state.phase == JobPhase.FAILED
+    assert state.snapshot_refused is snapshot_refused
+    assert MARKER not in repr(state)
+    assert "hunter2" not in repr(state)
+    assert state.message is not None
+    assert words in state.message

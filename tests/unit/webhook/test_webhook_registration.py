@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+import pytest
 import yaml
 
 from ptah_operator.webhook.registration import (
@@ -99,3 +100,17 @@ def test_the_writer_record_acts_on_every_write_of_the_two_resources_and_fails_op
     assert writers["failurePolicy"] == "Ignore"
     assert writers["sideEffects"] == "None"
     assert writers["clientConfig"]["service"]["path"] == "/mutate/resources"
+
+
+@pytest.mark.req("JOB-06")
+def test_the_runner_image_check_acts_on_every_write_of_the_two_resources() -> None:
+    """Issue #18: a resource's spec.execution.image is checked when written; it fails open, as
+    the writer record does, since the manager builds no Job with an image it does not allow."""
+    validating = deploy_manifests()[2]
+    (check,) = [
+        w for w in validating["webhooks"] if w["name"] == "check.resources.operator.ptah.run"
+    ]
+    assert check["rules"][0]["operations"] == ["CREATE", "UPDATE"]
+    assert check["rules"][0]["resources"] == ["ptahmigrations", "ptahschemas"]
+    assert check["clientConfig"]["service"]["path"] == "/validate/resources"
+    assert check["failurePolicy"] == "Ignore"

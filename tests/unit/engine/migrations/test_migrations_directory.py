@@ -161,3 +161,40 @@ def test_directory_hash_changes_with_any_file(tmp_path: Path) -> None:
     first = read_directory(path).directory_hash
     (path / "1_a.up.sql").write_text("SELECT 2;")
     assert read_directory(path).directory_hash != first
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "0000000002_b.up.SQL",
+        "0000000002_b.UP.sql",
+        "0000000002_b.up.Sql",
+        "0000000002_b.up.sql.bak",
+        "0000000002_b.up.sql~",
+        "0000000002_b.up.sql.orig",
+        "0000000002_b.up.sq",
+        "0000000002_b.up.psql",
+        "0000000002_b.up",
+        "0000000002_b.down.txt",
+        "0000000002_b.sql.old",
+        "0000000002_b.SQL",
+        ".0000000002_b.up.sql.swp",
+        "0000000002_b.checkpoint.up.sql.bak",
+    ],
+)
+def test_a_misspelt_migration_file_is_refused_by_name_never_skipped(
+    tmp_path: Path, name: str
+) -> None:
+    """Issue #18: `.up.SQL`, `.up.sql.bak` or `.up.sq` was silently skipped and the resource
+    reported InSync; a name that is nearly a migration's is refused, naming the file."""
+    path = _write(tmp_path, {"0000000001_a.up.sql": "SELECT 1;", name: "SELECT 2;"})
+    message = _refused(path, "BadFileName")
+    assert name in message
+
+
+@pytest.mark.parametrize(
+    "name", ["README.md", "LICENSE", ".gitkeep", "notes.txt", "Makefile", "schema.hcl"]
+)
+def test_a_file_that_is_no_near_miss_is_still_ignored(tmp_path: Path, name: str) -> None:
+    path = _write(tmp_path, {"0000000001_a.up.sql": "SELECT 1;", name: "text"})
+    assert [f.version for f in read_directory(path).files] == [1]
