@@ -325,3 +325,27 @@ def test_every_replica_derives_the_same_seal_from_the_result_key_and_no_other() 
     assert opened(created, other) is not None
     assert opened(created, WriterSeal.derived_from(b"s" * 32)) is None
     assert opened(created, WriterSeal(result_key)) is None
+
+
+@pytest.mark.req("APR-04")
+def test_a_spec_another_webhook_changed_after_the_seal_is_sealed_again_when_reinvoked() -> None:
+    """Review finding 2: another mutating webhook that changes the spec after the record is
+    sealed. Reinvoked (reinvocationPolicy IfNeeded), the record's webhook seals the final spec
+    under the same writers; without that every approval was refused."""
+    stored = write(None, CAROL)
+    first = write(stored, ALICE, {"interval": "5m"})
+    defaulted = copy.deepcopy(first)  # A later webhook rewrites a field of the spec.
+    defaulted["spec"]["interval"] = "7m"
+    assert opened(defaulted) is None
+    patch = writer_patch("UPDATE", KIND, NS, defaulted, stored, ALICE, SEAL)
+    (op,) = patch
+    assert op["path"] == PATH
+    defaulted["metadata"]["annotations"][ANNOTATION_SPEC_WRITTEN_BY] = op["value"]
+    record = opened(defaulted)
+    assert record is not None
+    assert [(w.username, w.generation) for w in record.writers] == [
+        (CAROL.username, 1),
+        (ALICE.username, 2),
+    ]
+    assert verdict(defaulted, BOB) == []
+    assert verdict(defaulted, ALICE) == [checks.APPROVER_NOT_DISTINCT]
