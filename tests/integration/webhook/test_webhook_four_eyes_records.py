@@ -1,6 +1,7 @@
 """Four eyes on a real API server, against a writer who works around the record (issue #11's
-review): a record forged while the fail-open writer webhook is down, and a change laundered by
-another person's trivial edit after it. Each person is a client certificate user: alice and
+review): a record forged while the fail-open writer webhook is down, a change laundered by
+another person's trivial edit after it, and one laundered through an Apply claimed and
+withdrawn with nothing run. Each person is a client certificate user: alice and
 bob may edit the migration and approve, carol may only approve.
 
 The scenarios use kubectl and the admission answers only, so they read the same whatever the
@@ -20,7 +21,8 @@ import pytest
 from kubernetes_asyncio import client
 from localstack.controlplane import ControlPlane
 
-from ptah_operator.api.constants import ANNOTATION_SPEC_WRITTEN_BY, GROUP, VERSION
+from ptah_operator.api.common import ActiveOperation
+from ptah_operator.api.constants import ANNOTATION_SPEC_WRITTEN_BY, GROUP, VERSION, OperationType
 from ptah_operator.webhook.registration import VALIDATING_WEBHOOK_NAME, WRITER_WEBHOOK_NAME
 from ptah_operator.webhook.tls import HttpsServer
 from tests.integration.webhook.test_webhook_four_eyes import (
@@ -204,5 +206,46 @@ async def test_a_trivial_edit_by_another_person_does_not_launder_a_change(
         assert result.returncode != 0, "a writer of the spec since the last Apply approved"
         assert DENIED in result.stderr
         assert "another person must approve" in result.stderr
+    result = await _approve(kube, carol, approval_manifest(namespace, m, p))
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.req("APR-04")
+async def test_an_apply_claimed_and_withdrawn_does_not_launder_a_change(
+    kube: ControlPlane, api_client: client.ApiClient, namespace: str, webhooks: HttpsServer
+) -> None:
+    """Review finding 3: Alice's write (generation 2) is claimed by an Apply; Bob edits while
+    the claim is in status; the claim is withdrawn with nothing run. Alice's change is still to
+    apply, so she may not approve; Carol may."""
+    alice = await person(kube, api_client, namespace, ALICE, approver_rules() + EDITOR_RULES)
+    bob = await person(kube, api_client, namespace, BOB, approver_rules() + EDITOR_RULES)
+    carol = await person(kube, api_client, namespace, CAROL, approver_rules())
+    m = await create_migration(api_client, namespace, "orders")
+    p = await create_plan(api_client, namespace, plan_spec(ref(m)))
+    waiting = awaiting_approval(p)
+    await write_status(api_client, namespace, "orders", waiting)
+    await _patch_spec(
+        kube,
+        alice,
+        namespace,
+        {"spec": {"policy": {"requireDistinctApprover": True}, "interval": "30m"}},
+    )
+    claim = ActiveOperation(
+        type=OperationType.APPLY,
+        operation_id="op-0000000043",
+        started_at="2026-12-01T12:00:00Z",
+        generation=2,
+    )
+    claimed = await write_status(
+        api_client, namespace, "orders", waiting.model_copy(update={"active_operation": claim})
+    )
+    assert claimed.metadata.generation == 2
+    await _patch_spec(kube, bob, namespace, {"spec": {"interval": "31m"}})
+    await write_status(api_client, namespace, "orders", waiting)
+
+    result = await _approve(kube, alice, approval_manifest(namespace, m, p))
+    assert result.returncode != 0, "the writer of a change no Apply ran approved it"
+    assert DENIED in result.stderr
+    assert "another person must approve" in result.stderr
     result = await _approve(kube, carol, approval_manifest(namespace, m, p))
     assert result.returncode == 0, result.stderr
