@@ -39,7 +39,7 @@ from ptah_operator.controller.migration import MigrationControllerConfig, Migrat
 from ptah_operator.controller.registry import ControllerRegistry
 from ptah_operator.controller.schema import SchemaControllerConfig, SchemaReconciler
 from ptah_operator.reconcile.world import RunnerConfig
-from ptah_operator.results.credentials import operation_secret_factory
+from ptah_operator.results.credentials import operation_secret_factory, read_result_key_file
 from ptah_operator.results.endpoint import add_routes as add_result_routes
 from ptah_operator.results.store import KubernetesResultStore, load_result_key
 from ptah_operator.runtime.api_metrics import instrument as instrument_api_client
@@ -178,6 +178,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--result-key-file",
         type=Path,
         help="the key result tokens are derived from (default: Secret ptah-operator-result-key)",
+    )
+    parser.add_argument(
+        "--previous-result-key-file",
+        type=Path,
+        action="append",
+        default=[],
+        help="a result key used before the current one (repeatable): records of spec writers "
+        "sealed under it still open (four eyes); see docs/design/lifecycle-decisions.md",
     )
     parser.add_argument(
         "--result-url",
@@ -376,8 +384,10 @@ def build_https_app(
     reconcilers: Sequence[FamilyReconciler[Any, Any]],
     result_key: bytes,
     allowed_images: frozenset[str] = frozenset(),
+    previous_result_keys: Sequence[bytes] = (),
 ) -> web.Application:
-    """The admission webhooks (reading the reconcilers' caches first) and the result endpoint."""
+    """The admission webhooks (reading the reconcilers' caches first) and the result endpoint;
+    records of spec writers sealed under a previous result key still open."""
     app = web.Application(client_max_size=2 * 1024 * 1024)
     cached: dict[Kind, StoreGet] = {}
     for reconciler in reconcilers:
@@ -386,7 +396,7 @@ def build_https_app(
     add_webhook_routes(
         app,
         CachedLookup(cached, ApiObjectLookup(api_client)),
-        seal=WriterSeal.derived_from(result_key),
+        seal=WriterSeal.derived_from(result_key, previous_result_keys),
         allowed_images=allowed_images,
     )
     add_result_routes(app, KubernetesResultStore(api_client), result_key)
@@ -418,7 +428,10 @@ async def start_serving(
     )
     registry.register("ptahmigration", lambda _m: migrations.controller)
     registry.register("ptahschema", lambda _m: schemas.controller)
-    app = build_https_app(api_client, (migrations, schemas), result_key, runner.allows())
+    previous_keys = [read_result_key_file(path) for path in args.previous_result_key_file]
+    app = build_https_app(
+        api_client, (migrations, schemas), result_key, runner.allows(), previous_keys
+    )
     server = await start_https_server(
         app, args.tls_cert_file, args.tls_key_file, host=host or ALL_ADDRESSES, port=port
     )

@@ -105,10 +105,33 @@ def job_uid_of_pod(obj: KubeObject) -> str | None:
     return None
 
 
+JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
+"""The labels the Job controller puts on its Pods naming the Job."""
+
+
+def _job_name_key(namespace: Any, name: Any) -> str:
+    return f"job-name:{namespace}/{name}"
+
+
 def index_job_uid(obj: KubeObject) -> list[str]:
-    """A Pod under the UID of the Job that made it (not a "namespace/name" key)."""
+    """A Pod under the UID of the Job that made it (not a "namespace/name" key); a Pod that
+    names no Job UID at all (the Job controller names it on every Pod it makes) under its
+    `job-name` label instead, marked as such."""
     uid = job_uid_of_pod(obj)
-    return [uid] if uid else []
+    if uid:
+        return [uid]
+    meta = metadata(obj)
+    labels = meta.get("labels") or {}
+    for label in JOB_NAME_LABELS:
+        if labels.get(label):
+            return [_job_name_key(meta.get("namespace"), labels[label])]
+    return []
+
+
+def job_pod_keys(job: KubeObject) -> list[str]:
+    """The BY_JOB_UID keys of a Job's Pods: its UID, and its name for a Pod naming no UID."""
+    meta = metadata(job)
+    return [str(meta.get("uid")), _job_name_key(meta.get("namespace"), meta.get("name"))]
 
 
 def _ref_index(field: str) -> Any:

@@ -49,6 +49,7 @@ from ptah_operator.controller.indexes import (
     PRIMARY_INDEXES,
     index_job_uid,
     index_owner_uid,
+    job_pod_keys,
     job_uid_of_pod,
     spec_of,
 )
@@ -542,7 +543,11 @@ class SharedCaches:
             for state in (
                 job_state(
                     j,
-                    self.pods.store.by_index(BY_JOB_UID, str(metadata(j).get("uid"))),
+                    [
+                        p
+                        for key in job_pod_keys(j)
+                        for p in self.pods.store.by_index(BY_JOB_UID, key)
+                    ],
                     self.onsets,
                     now,
                 )

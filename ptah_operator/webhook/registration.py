@@ -171,9 +171,12 @@ def mutating_webhook_configuration(
         namespace_selector,
         writer_rules(),
     )
-    # The stamp and the record depend on nothing another webhook could change.
+    # The stamp depends on nothing another webhook could change. The record is sealed over the
+    # spec: when a later webhook changes the spec, the API server calls this one again, which
+    # seals the spec as it will be stored (else the record would not open, and under the
+    # policy every approval would be refused).
     webhook["reinvocationPolicy"] = "Never"
-    writers["reinvocationPolicy"] = "Never"
+    writers["reinvocationPolicy"] = "IfNeeded"
     writers["failurePolicy"] = "Ignore"
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",

@@ -5,13 +5,14 @@ The mutating webhook sees every CREATE and UPDATE of a PtahMigration or PtahSche
 changes the spec (a CREATE, or an UPDATE whose spec differs from the stored one) gives the
 resource generation 1, or the stored generation + 1 (a custom resource's generation moves
 exactly when its spec does), and rewrites the `spec-written-by` annotation as a `SpecWriters`
-record: every person who wrote the spec at a generation after the last Apply's (the newest
-Apply claimed, status.activeOperation or lastRun / lastApply), each with the generation of
+record: every person who wrote the spec at a generation after the last Apply's (the one
+status.lastRun / lastApply records as ended, not a claim in flight), each with the generation of
 their newest write, at most `MAX_WRITERS`. Any other write keeps the stored record, whatever
 the client sent.
 
 The record is sealed: an HMAC-SHA256, under a key only the manager holds (`WriterSeal`, derived
-from its result key), over the record, the resource's namespace and name and the digest of the
+from its result key; records sealed under a previous result key the manager is given still
+open), over the record, the resource's namespace and name and the digest of the
 spec it was written with. The record's webhook fails open, so while the manager is down a
 writer could put anything in the annotation; an unsealed, tampered or replayed record (another
 resource, another spec, another generation) does not open, and counts as a write by nobody
@@ -30,14 +31,14 @@ import hashlib
 import hmac
 import json
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from pydantic import ValidationError
 
 from ptah_operator.api.common import UserInfo
-from ptah_operator.api.constants import ANNOTATION_SPEC_WRITTEN_BY, Kind, OperationType
+from ptah_operator.api.constants import ANNOTATION_SPEC_WRITTEN_BY, Kind
 from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.migration import LastRun, PtahMigration, PtahMigrationStatus
 from ptah_operator.api.schema import ApplyRecord, PtahSchema
@@ -140,22 +141,32 @@ def spec_digest(resource: PtahMigration | PtahSchema) -> str:
     return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def _derived(result_key: bytes) -> bytes:
+    return hmac.new(result_key, _KEY_PURPOSE, hashlib.sha256).digest()
+
+
 @dataclass(frozen=True)
 class WriterSeal:
-    """Seals and opens records under the manager's key; every replica derives the same."""
+    """Seals and opens records under the manager's key; every replica derives the same.
+    Records sealed under a `previous` key still open (a result key replaced), and every record
+    a write makes is sealed under `key`."""
 
     key: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
+    previous: tuple[bytes, ...] = field(default=(), repr=False)
 
     @classmethod
-    def derived_from(cls, result_key: bytes) -> WriterSeal:
+    def derived_from(cls, result_key: bytes, previous: Iterable[bytes] = ()) -> WriterSeal:
         """The seal whose key is derived from the manager's result key (its own Secret), for
-        this purpose only: a result token never opens a record, nor a record a token."""
-        return cls(hmac.new(result_key, _KEY_PURPOSE, hashlib.sha256).digest())
+        this purpose only: a result token never opens a record, nor a record a token.
+        `previous` are result keys used before it (`--previous-result-key-file`)."""
+        return cls(_derived(result_key), tuple(_derived(k) for k in previous))
 
-    def _mac(self, record: SpecWriters, namespace: str, name: str, digest: str) -> str:
+    def _mac(
+        self, record: SpecWriters, namespace: str, name: str, digest: str, key: bytes | None = None
+    ) -> str:
         bound = {"namespace": namespace, "name": name, "spec": digest, **record.as_json()}
         message = json.dumps(bound, sort_keys=True, separators=(",", ":")).encode()
-        return hmac.new(self.key, message, hashlib.sha256).hexdigest()
+        return hmac.new(self.key if key is None else key, message, hashlib.sha256).hexdigest()
 
     def seal(self, record: SpecWriters, resource: PtahMigration | PtahSchema) -> str:
         """The annotation value: the record and its seal over where and what it was written."""
@@ -177,8 +188,11 @@ class WriterSeal:
         record = _parse(data)
         if record is None:
             return None
-        expected = self._mac(record, *_place(resource), spec_digest(resource))
-        return record if hmac.compare_digest(expected, data["seal"]) else None
+        place, digest = _place(resource), spec_digest(resource)
+        for key in (self.key, *self.previous):
+            if hmac.compare_digest(self._mac(record, *place, digest, key), data["seal"]):
+                return record
+        return None
 
 
 def _place(resource: PtahMigration | PtahSchema) -> tuple[str, str]:
@@ -186,14 +200,12 @@ def _place(resource: PtahMigration | PtahSchema) -> tuple[str, str]:
 
 
 def applied_generation(resource: PtahMigration | PtahSchema) -> int:
-    """The generation of the newest Apply claimed for the resource: the Apply in flight, else
-    the last one status records (lastRun, lastApply); 0 when none names one."""
+    """The generation of the last Apply status records as ended (lastRun, lastApply); 0 when
+    none names one. Never the Apply in flight (status.activeOperation): a claim may be
+    withdrawn with nothing run, and the writes it was claimed for are then still to apply."""
     status = resource.status
     if status is None:
         return 0
-    claim = status.active_operation
-    if claim is not None and claim.type == OperationType.APPLY and claim.generation:
-        return claim.generation
     last: LastRun | ApplyRecord | None = (
         status.last_run if isinstance(status, PtahMigrationStatus) else status.last_apply
     )

@@ -76,7 +76,10 @@ class MigrationDraft(draft.Draft[MigrationWorld, PtahMigrationStatus, MigrationP
     def _succeeded_apply(self) -> str | None:
         """A run confirmed by its read-back (JOB-07): a run that applied or found nothing to
         apply, whose verifying reading found the history in sync, or pending only versions the
-        run did not apply. Until then, or when the reading disagrees, its Job keeps its day."""
+        run did not apply. Until then, or when the reading disagrees, its Job keeps its day.
+        A pending list cut short (status lists the first MAX_LISTED_VERSIONS) proves nothing
+        about the versions past it, so it keeps the Job too; the run's applied list is whole
+        (a plan holds at most as many versions as it may name)."""
         last_run = self.status.last_run
         if last_run is None or last_run.outcome not in (RunOutcome.APPLIED, RunOutcome.UP_TO_DATE):
             return None
@@ -85,8 +88,9 @@ class MigrationDraft(draft.Draft[MigrationWorld, PtahMigrationStatus, MigrationP
             return None
         if verification.outcome == VerifiedOutcome.PENDING:
             history = self.status.history
-            still = set(history.pending_versions) if history is not None else None
-            if still is None or still & set(last_run.applied_versions):
+            if history is None or history.pending_count > len(history.pending_versions):
+                return None
+            if set(history.pending_versions) & set(last_run.applied_versions):
                 return None
         elif verification.outcome != VerifiedOutcome.IN_SYNC:
             return None

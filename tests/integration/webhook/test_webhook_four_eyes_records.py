@@ -1,6 +1,8 @@
 """Four eyes on a real API server, against a writer who works around the record (issue #11's
-review): a record forged while the fail-open writer webhook is down, and a change laundered by
-another person's trivial edit after it. Each person is a client certificate user: alice and
+review): a record forged while the fail-open writer webhook is down, a change laundered by
+another person's trivial edit after it, and one laundered through an Apply claimed and
+withdrawn with nothing run; and a record kept right when another mutating webhook changes the
+spec after Ptah's sealed it. Each person is a client certificate user: alice and
 bob may edit the migration and approve, carol may only approve.
 
 The scenarios use kubectl and the admission answers only, so they read the same whatever the
@@ -9,6 +11,7 @@ record looks like inside."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import copy
 import json
 from collections.abc import AsyncIterator, Iterator
@@ -17,12 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 from kubernetes_asyncio import client
+from localstack.certs import CertificateAuthority
 from localstack.controlplane import ControlPlane
 
-from ptah_operator.api.constants import ANNOTATION_SPEC_WRITTEN_BY, GROUP, VERSION
+from ptah_operator.api.common import ActiveOperation
+from ptah_operator.api.constants import ANNOTATION_SPEC_WRITTEN_BY, GROUP, VERSION, OperationType
 from ptah_operator.webhook.registration import VALIDATING_WEBHOOK_NAME, WRITER_WEBHOOK_NAME
-from ptah_operator.webhook.tls import HttpsServer
+from ptah_operator.webhook.tls import HttpsServer, start_https_server
 from tests.integration.webhook.test_webhook_four_eyes import (
     ALICE,
     BOB,
@@ -204,5 +210,149 @@ async def test_a_trivial_edit_by_another_person_does_not_launder_a_change(
         assert result.returncode != 0, "a writer of the spec since the last Apply approved"
         assert DENIED in result.stderr
         assert "another person must approve" in result.stderr
+    result = await _approve(kube, carol, approval_manifest(namespace, m, p))
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.req("APR-04")
+async def test_an_apply_claimed_and_withdrawn_does_not_launder_a_change(
+    kube: ControlPlane, api_client: client.ApiClient, namespace: str, webhooks: HttpsServer
+) -> None:
+    """Review finding 3: Alice's write (generation 2) is claimed by an Apply; Bob edits while
+        the claim is in status; the claim is withdrawn with nothing run; and a record kept right when another mutating webhook changes the
+    spec after Ptah's sealed it. Alice's change is still to
+        apply, so she may not approve; Carol may."""
+    alice = await person(kube, api_client, namespace, ALICE, approver_rules() + EDITOR_RULES)
+    bob = await person(kube, api_client, namespace, BOB, approver_rules() + EDITOR_RULES)
+    carol = await person(kube, api_client, namespace, CAROL, approver_rules())
+    m = await create_migration(api_client, namespace, "orders")
+    p = await create_plan(api_client, namespace, plan_spec(ref(m)))
+    waiting = awaiting_approval(p)
+    await write_status(api_client, namespace, "orders", waiting)
+    await _patch_spec(
+        kube,
+        alice,
+        namespace,
+        {"spec": {"policy": {"requireDistinctApprover": True}, "interval": "30m"}},
+    )
+    claim = ActiveOperation(
+        type=OperationType.APPLY,
+        operation_id="op-0000000043",
+        started_at="2026-12-01T12:00:00Z",
+        generation=2,
+    )
+    claimed = await write_status(
+        api_client, namespace, "orders", waiting.model_copy(update={"active_operation": claim})
+    )
+    assert claimed.metadata.generation == 2
+    await _patch_spec(kube, bob, namespace, {"spec": {"interval": "31m"}})
+    await write_status(api_client, namespace, "orders", waiting)
+
+    result = await _approve(kube, alice, approval_manifest(namespace, m, p))
+    assert result.returncode != 0, "the writer of a change no Apply ran approved it"
+    assert DENIED in result.stderr
+    assert "another person must approve" in result.stderr
+    result = await _approve(kube, carol, approval_manifest(namespace, m, p))
+    assert result.returncode == 0, result.stderr
+
+
+LATER_INTERVAL = "45m"
+
+
+async def _set_interval(request: web.Request) -> web.Response:
+    """A mutating webhook of somebody else's that sets spec.interval on every write."""
+    review = await request.json()
+    spec = (review["request"].get("object") or {}).get("spec") or {}
+    response: dict[str, Any] = {"uid": review["request"]["uid"], "allowed": True}
+    if spec.get("interval") != LATER_INTERVAL:
+        patch = [{"op": "add", "path": "/spec/interval", "value": LATER_INTERVAL}]
+        response["patchType"] = "JSONPatch"
+        response["patch"] = base64.b64encode(json.dumps(patch).encode()).decode()
+    return web.json_response(
+        {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "response": response}
+    )
+
+
+@asynccontextmanager
+async def a_later_webhook_sets_the_interval(
+    api: client.ApiClient, namespace: str, workdir: Path
+) -> AsyncIterator[None]:
+    """Another MutatingWebhookConfiguration, called after Ptah's (its name sorts later)."""
+    ca = CertificateAuthority(workdir / "later-ca", name=f"later-ca-{namespace}")
+    pair = ca.issue("later", "later-webhook", server=True, ips=["127.0.0.1"])
+    app = web.Application()
+    app.router.add_post("/mutate", _set_interval)
+    server = await start_https_server(app, pair.cert_path, pair.key_path, reload_interval=None)
+    admission: Any = client.AdmissionregistrationV1Api(api)
+    name = f"zz-later-{namespace}"
+    await admission.create_mutating_webhook_configuration(
+        {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": name},
+            "webhooks": [
+                {
+                    "name": "interval.later.example.com",
+                    "admissionReviewVersions": ["v1"],
+                    "clientConfig": {
+                        "url": server.url.rstrip("/") + "/mutate",
+                        "caBundle": base64.b64encode(ca.cert_pem).decode(),
+                    },
+                    "rules": [
+                        {
+                            "apiGroups": [GROUP],
+                            "apiVersions": [VERSION],
+                            "operations": ["CREATE", "UPDATE"],
+                            "resources": ["ptahmigrations"],
+                            "scope": "Namespaced",
+                        }
+                    ],
+                    "sideEffects": "None",
+                    "failurePolicy": "Fail",
+                    "namespaceSelector": {
+                        "matchLabels": {"kubernetes.io/metadata.name": namespace}
+                    },
+                }
+            ],
+        }
+    )
+    try:
+        yield
+    finally:
+        await admission.delete_mutating_webhook_configuration(name)
+        await server.close()
+
+
+@pytest.mark.req("APR-04")
+async def test_a_spec_another_webhook_changes_after_the_seal_keeps_its_writers(
+    kube: ControlPlane,
+    api_client: client.ApiClient,
+    namespace: str,
+    webhooks: HttpsServer,
+    tmp_path: Path,
+) -> None:
+    """Review finding 2: the API server calls the record's webhook again after a later webhook
+    changed the spec, so the record opens over the spec stored, and names its writer."""
+    alice = await person(kube, api_client, namespace, ALICE, approver_rules() + EDITOR_RULES)
+    carol = await person(kube, api_client, namespace, CAROL, approver_rules())
+    m = await create_migration(api_client, namespace, "orders")
+    p = await create_plan(api_client, namespace, plan_spec(ref(m)))
+    await write_status(api_client, namespace, "orders", awaiting_approval(p))
+    async with a_later_webhook_sets_the_interval(api_client, namespace, tmp_path):
+        for _ in range(50):  # until the API server calls it
+            await _patch_spec(kube, alice, namespace, {"spec": {"interval": "30m"}})
+            if (await _migration(api_client, namespace))["spec"]["interval"] == LATER_INTERVAL:
+                break
+            await asyncio.sleep(0.2)
+        else:
+            raise AssertionError("the later webhook was never called")
+        await _patch_spec(
+            kube, alice, namespace, {"spec": {"policy": {"requireDistinctApprover": True}}}
+        )
+    assert (await _migration(api_client, namespace))["spec"]["interval"] == LATER_INTERVAL
+
+    result = await _approve(kube, alice, approval_manifest(namespace, m, p))
+    assert result.returncode != 0, "the writer of the spec approved"
+    assert "another person must approve" in result.stderr
     result = await _approve(kube, carol, approval_manifest(namespace, m, p))
     assert result.returncode == 0, result.stderr

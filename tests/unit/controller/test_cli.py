@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ptah_operator.cli.manager import _seconds, build_parser, options_from
@@ -108,3 +110,12 @@ def test_a_tag_is_taken_only_when_asked_for() -> None:
         ["--runner-image=localhost/ptah-operator:dev", "--allow-unpinned-runner-image"]
     )
     check_runner_image_flags(args)
+
+
+def test_previous_result_keys_are_a_repeatable_flag() -> None:
+    """Four eyes: records sealed under a result key replaced since still open (review 4)."""
+    assert build_parser().parse_args([]).previous_result_key_file == []
+    args = build_parser().parse_args(
+        ["--previous-result-key-file", "/keys/a", "--previous-result-key-file", "/keys/b"]
+    )
+    assert args.previous_result_key_file == [Path("/keys/a"), Path("/keys/b")]

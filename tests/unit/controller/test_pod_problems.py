@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ptah_operator.controller.indexes import index_job_uid
+from ptah_operator.controller.indexes import index_job_uid, job_pod_keys
 from ptah_operator.controller.world import ProblemOnsets, job_state, missing_object
 from ptah_operator.reconcile.world import JobPhase, PodProblem
 
@@ -185,6 +185,29 @@ def test_a_pod_of_an_earlier_job_of_the_same_name_is_not_blamed_on_this_one() ->
     assert index_job_uid(lingering) == index_job_uid(orphaned) == ["an-earlier-job"]
     assert index_job_uid(owned(STUCK, JOB_UID)) == [JOB_UID]
     assert index_job_uid(STUCK) == []
+
+
+@pytest.mark.req("MIG-27")
+def test_a_pod_that_names_no_job_uid_is_taken_as_the_job_of_its_name() -> None:
+    """Review finding 8: a Pod with neither a Job owner reference nor a controller-uid label
+    (not made by the Job controller) was dropped. It is found by its job-name label, and taken
+    as that Job's."""
+    this = {**job(startTime=CREATED, active=1)}
+    this["metadata"] = {**this["metadata"], "namespace": "application"}
+    named = {
+        **STUCK,
+        "metadata": {
+            **STUCK["metadata"],
+            "namespace": "application",
+            "labels": {"job-name": "ptah-history-00a0000001"},
+        },
+    }
+    keys = set(job_pod_keys(this))
+    assert keys & set(index_job_uid(named))
+    assert keys & set(index_job_uid(owned(named, JOB_UID)))
+    assert not keys & set(index_job_uid(owned(named, "an-earlier-job")))
+    assert not keys & set(index_job_uid(STUCK))
+    assert job_state(this, [named]).pod_problem is not None
 
 
 LATER = SINCE + dt.timedelta(minutes=3)

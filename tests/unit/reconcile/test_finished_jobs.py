@@ -135,6 +135,10 @@ def test_a_confirmed_migration_apply_job_goes_about_five_minutes_after_it_finish
 DISAGREEING_READINGS = {
     "history dirty": migration.history("Dirty", current="0001", dirty="0002"),
     "the applied version still pending": migration.ready_to_plan("0001", "0002"),
+    # Status lists only the first pending versions: past them, the run's own may be pending.
+    "a pending list cut short": migration.history(
+        "ReadyToPlan", current="0002", pending_versions=("0003",), pending_count=150
+    ),
 }
 
 

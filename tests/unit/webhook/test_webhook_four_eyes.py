@@ -236,8 +236,11 @@ def test_who_wrote_before_the_last_apply_may_approve_again() -> None:
         started_at="2026-12-01T12:00:00Z",
         generation=3,
     )
+    # An Apply in flight is not the last Apply until status records it ended (it may be
+    # withdrawn with nothing run).
     applying = with_status(then_bob, last_run=last_run(2), active_operation=claim)
-    assert verdict(applying, BOB) == []
+    assert verdict(applying, BOB) == [checks.APPROVER_NOT_DISTINCT]
+    assert verdict(with_status(then_bob, last_run=last_run(3)), BOB) == []
     # The next write starts from the writers after the Apply's generation.
     record = opened(write(applied_alice, CAROL, {"interval": "9m"}))
     assert record is not None
@@ -325,3 +328,98 @@ def test_every_replica_derives_the_same_seal_from_the_result_key_and_no_other() 
     assert opened(created, other) is not None
     assert opened(created, WriterSeal.derived_from(b"s" * 32)) is None
     assert opened(created, WriterSeal(result_key)) is None
+
+
+@pytest.mark.req("APR-04")
+def test_a_spec_another_webhook_changed_after_the_seal_is_sealed_again_when_reinvoked() -> None:
+    """Review finding 2: another mutating webhook that changes the spec after the record is
+    sealed. Reinvoked (reinvocationPolicy IfNeeded), the record's webhook seals the final spec
+    under the same writers; without that every approval was refused."""
+    stored = write(None, CAROL)
+    first = write(stored, ALICE, {"interval": "5m"})
+    defaulted = copy.deepcopy(first)  # A later webhook rewrites a field of the spec.
+    defaulted["spec"]["interval"] = "7m"
+    assert opened(defaulted) is None
+    patch = writer_patch("UPDATE", KIND, NS, defaulted, stored, ALICE, SEAL)
+    (op,) = patch
+    assert op["path"] == PATH
+    defaulted["metadata"]["annotations"][ANNOTATION_SPEC_WRITTEN_BY] = op["value"]
+    record = opened(defaulted)
+    assert record is not None
+    assert [(w.username, w.generation) for w in record.writers] == [
+        (CAROL.username, 1),
+        (ALICE.username, 2),
+    ]
+    assert verdict(defaulted, BOB) == []
+    assert verdict(defaulted, ALICE) == [checks.APPROVER_NOT_DISTINCT]
+
+
+def _claimed(generation: int) -> ActiveOperation:
+    return ActiveOperation(
+        type=OperationType.APPLY,
+        operation_id="op-0000000043",
+        started_at="2026-12-01T12:00:00Z",
+        generation=generation,
+    )
+
+
+@pytest.mark.req("APR-04")
+def test_a_claim_withdrawn_before_it_ran_does_not_launder_a_change() -> None:
+    """Review finding 3: the names were dropped at the generation of the Apply *claimed*. Carol
+    applies generation 1; Alice writes generation 2; an Apply is claimed for it; Dave writes
+    generation 3, and the claim is withdrawn with nothing run. Alice's change is in the next
+    plan, so she may not approve it."""
+    dave = UserInfo(username="dave@example.com")
+    applied = with_status(write(None, CAROL), last_run=last_run(1))
+    by_alice = write(applied, ALICE, {"interval": "5m"})
+    claimed = with_status(by_alice, active_operation=_claimed(2))
+    assert verdict(claimed, ALICE) == [checks.APPROVER_NOT_DISTINCT]
+    by_dave = write(claimed, dave, {"interval": "6m"})
+    withdrawn = with_status(by_dave, active_operation=None)
+    record = opened(withdrawn)
+    assert record is not None
+    assert [w.username for w in record.writers] == [ALICE.username, dave.username]
+    assert verdict(withdrawn, ALICE) == [checks.APPROVER_NOT_DISTINCT]
+    assert verdict(withdrawn, BOB) == []
+    # Once the Apply is on record its generation's writers go, at the next write too.
+    ran = with_status(by_dave, active_operation=None, last_run=last_run(2))
+    assert verdict(ran, ALICE) == []
+    record = opened(write(ran, BOB, {"interval": "9m"}))
+    assert record is not None
+    assert [w.username for w in record.writers] == [dave.username, BOB.username]
+
+
+@pytest.mark.req("APR-04")
+def test_records_sealed_under_a_previous_result_key_still_open_and_writes_reseal_them() -> None:
+    """Review finding 4: a result key replaced (its Secret re-created, another key file) made
+    every record not open, for ever. The manager given the previous key as well opens what it
+    sealed, and seals every new record under the current key only."""
+    old_key, new_key = b"o" * 32, b"n" * 32
+    before = WriterSeal.derived_from(old_key)
+    rotated = WriterSeal.derived_from(new_key, previous=[old_key])
+    stored = write(None, ALICE, seal=before)
+    assert opened(stored, WriterSeal.derived_from(new_key)) is None
+    assert verdict(stored, BOB, rotated) == []
+    assert verdict(stored, ALICE, rotated) == [checks.APPROVER_NOT_DISTINCT]
+    after = write(stored, BOB, {"interval": "5m"}, seal=rotated)
+    record = opened(after, WriterSeal.derived_from(new_key))
+    assert record is not None
+    assert record.unrecorded_through == 0
+    assert [w.username for w in record.writers] == [ALICE.username, BOB.username]
+    assert opened(after, before) is None
+
+
+@pytest.mark.req("APR-04")
+def test_a_lost_key_leaves_a_resource_with_no_write_since_its_last_apply_unaffected() -> None:
+    """The record of a resource applied since its last write names nobody whatever its seal:
+    a key lost for good refuses only the resources written since their last Apply."""
+    stored = with_status(
+        write(None, ALICE, seal=WriterSeal.derived_from(b"o" * 32)), last_run=last_run(1)
+    )
+    lost = WriterSeal.derived_from(b"n" * 32)
+    assert verdict(stored, ALICE, lost) == []
+    after = write(stored, CAROL, {"interval": "5m"}, seal=lost)
+    assert verdict(after, BOB, lost) == []
+    assert verdict(after, CAROL, lost) == [checks.APPROVER_NOT_DISTINCT]
+    unapplied = write(None, ALICE, seal=WriterSeal.derived_from(b"o" * 32))
+    assert verdict(unapplied, BOB, lost) == [checks.SPEC_WRITER_UNKNOWN]
