@@ -39,6 +39,7 @@ import structlog
 from aiohttp import web
 
 from ptah_operator.api.constants import (
+    ANNOTATION_RESULT_SEAL,
     API_VERSION,
     LABEL_MANAGED_BY,
     LABEL_OPERATION_ID,
@@ -50,6 +51,7 @@ from ptah_operator.api.constants import (
 )
 from ptah_operator.api.contracts.codes import RESULT_CONTRACT
 from ptah_operator.api.names import RESULT_KEY, result_record_name
+from ptah_operator.api.result_seal import ResultSeal
 from ptah_operator.results.answers import (
     NAME,
     Answer,
@@ -99,9 +101,14 @@ class BodyTooLargeError(Exception):
     """The body is over the route's limit."""
 
 
-def record_manifest(document: dict[str, Any], operation_id: str) -> dict[str, Any]:
-    """The record ConfigMap of an accepted result, owned by the resource the result names."""
+def record_manifest(
+    document: dict[str, Any], operation_id: str, seal: ResultSeal
+) -> dict[str, Any]:
+    """The record ConfigMap of an accepted result, owned by the resource the result names and
+    sealed for it (api/result_seal.py)."""
     resource = document["resource"]
+    text = canonical_json(document)
+    sealed = seal.seal(resource["namespace"], operation_id, resource["uid"], text)
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -116,6 +123,7 @@ def record_manifest(document: dict[str, Any], operation_id: str) -> dict[str, An
                 LABEL_OPERATION_ID: operation_id,
                 LABEL_OPERATION_TYPE: document["type"],
             },
+            "annotations": {ANNOTATION_RESULT_SEAL: sealed},
             "ownerReferences": [
                 {
                     "apiVersion": API_VERSION,
@@ -128,7 +136,7 @@ def record_manifest(document: dict[str, Any], operation_id: str) -> dict[str, An
             ],
         },
         "immutable": True,
-        "data": {RESULT_KEY: canonical_json(document)},
+        "data": {RESULT_KEY: text},
     }
 
 
@@ -184,7 +192,7 @@ async def receive(
         return checked
     document = checked
     resource = document["resource"]
-    record = record_manifest(document, operation_id)
+    record = record_manifest(document, operation_id, ResultSeal.derived_from(key))
     name = record["metadata"]["name"]
     try:
         uid = await store.resource_uid(resource["kind"], namespace, resource["name"])

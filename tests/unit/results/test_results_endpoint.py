@@ -14,6 +14,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
+from ptah_operator.api.result_seal import ResultSeal
 from ptah_operator.results.credentials import operation_token, token_matches
 from ptah_operator.results.endpoint import (
     MAX_BODY_BYTES,
@@ -119,7 +120,7 @@ async def test_a_result_is_recorded_once_then_answered_idempotently() -> None:
 
 
 def test_the_record_is_owned_by_the_resource_and_labelled_as_an_operation_object() -> None:
-    record = record_manifest(_document(), OP)
+    record = record_manifest(_document(), OP, ResultSeal.derived_from(KEY))
     assert record["metadata"]["name"] == "ptah-result-3f9a2c7d1e"
     assert record["metadata"]["namespace"] == NS
     assert record["immutable"] is True
