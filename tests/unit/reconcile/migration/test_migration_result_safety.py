@@ -5,6 +5,8 @@ word or may never arrive (docs/security.md, "Result records").
   its end first, so a report posted early by whoever holds the operation's token ends nothing,
   releases no Lease and lets no second Apply start while the first still changes the database
   (MIG-19, SUS-02: a running Apply is observed to a terminal result).
+- A record the endpoint made of two different reports of one run (`conflict`) is no result:
+  neither is believed, the run is held Unknown and read back at once.
 - A run that ended with no result the manager received (the manager was away longer than the
   runner's report budget) is held Unknown, and its database is read back at once, not at the
   next interval: a clean reading settles the hold (MIG-19, MIG-47, RUN-15).
@@ -12,6 +14,7 @@ word or may never arrive (docs/security.md, "Result records").
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
 from ptah_operator.api.constants import MigrationPhase, OperationType, Reason, RunOutcome
@@ -24,12 +27,14 @@ from tests.unit.reconcile.migration.worlds import (
     job_of,
     later,
     nothing_pending,
+    report,
     run_block,
     run_reported,
     status,
     status_of,
     step,
     with_job,
+    with_result,
 )
 from tests.unit.reconcile.worlds import condition_reason
 
@@ -72,3 +77,19 @@ def test_a_run_whose_result_never_arrived_is_read_back_at_once() -> None:
     settled = status(step(history_reported(step(held), nothing_pending())))
     assert settled.phase == MigrationPhase.IN_SYNC
     assert settled.unresolved_run is None
+
+
+def test_two_different_results_of_one_run_are_neither_believed() -> None:
+    world = applying()
+    real = report(world, OperationType.APPLY, run=run_block(RunOutcome.APPLIED, applied=["0002"]))
+    digests = {"recorded": "sha256:" + "a" * 64, "received": "sha256:" + "b" * 64}
+    envelope = {k: real.payload[k] for k in ("contract", "operationID", "type", "resource")}
+    conflict = dataclasses.replace(real, payload={**envelope, "conflict": digests})
+    held = step(with_result(world, conflict))
+    after = status(held)
+    assert after.phase == MigrationPhase.BLOCKED
+    assert after.unresolved_run is not None
+    assert after.last_run is not None
+    assert after.last_run.outcome == RunOutcome.UNKNOWN
+    assert after.next_reconciliation_time == held.now
+    assert job_of(reconcile_migration(held)) == OperationType.HISTORY.value
