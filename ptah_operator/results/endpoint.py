@@ -20,6 +20,8 @@ webhooks (`add_routes` on its aiohttp application), with a PtahSchema's plan tex
   413  the API server refused the record itself (too large, invalid): final;
   201  the record ConfigMap `ptah-result-<hex>` was created (only once the create succeeded);
   200  an identical record already exists (a runner's retry after a lost answer);
+  201  an existing record under that name that the endpoint did not seal (a ConfigMap
+       writer's) was replaced by this one;
   409  a different record exists for the operation: the record is replaced by one that holds
        only the envelope and the digests of both (`conflict`), which the controller takes for
        no result, and a ResultConflict Event names both digests;
@@ -233,6 +235,13 @@ async def receive(
             return error(503, "the record could not be stored; try again")
         if existing == text:
             return Answer(200, {"record": name, "result": "exists"})
+        presented = await store.read_seal(namespace, name)
+        if not seal.opens(presented, namespace, operation_id, resource["uid"], existing):
+            # Not a record this endpoint stored (a ConfigMap writer's, under the operation's
+            # name): no report at all, so the runner's takes its place.
+            await store.replace_record(record)
+            log.warning("unsealed record replaced", namespace=namespace, operation_id=operation_id)
+            return Answer(201, {"record": name, "result": "created"})
         await _conflict(store, resource, operation_id, existing, text)
         if not _is_conflict_record(existing):
             # Two different reports of one operation in flight: neither is believed. The record

@@ -29,7 +29,7 @@ import structlog
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from ptah_operator.api.constants import API_VERSION, GROUP, VERSION
+from ptah_operator.api.constants import ANNOTATION_RESULT_SEAL, API_VERSION, GROUP, VERSION
 from ptah_operator.api.kinds import kind_info
 from ptah_operator.api.names import PIECE_KEY, RESULT_KEY
 from ptah_operator.results.credentials import (
@@ -81,6 +81,9 @@ class ResultStore(Protocol):
 
     async def read_piece(self, namespace: str, name: str) -> str | None:
         """The text of an uploaded piece record, or None when there is none."""
+
+    async def read_seal(self, namespace: str, name: str) -> str | None:
+        """The seal annotation of an existing record, or None (none, or no such record)."""
 
     async def schema_with_claim(
         self, namespace: str, operation_id: str
@@ -206,6 +209,17 @@ class KubernetesResultStore:
 
     async def read_record(self, namespace: str, name: str) -> str | None:
         return await self._read_key(namespace, name, RESULT_KEY)
+
+    @_reachable
+    async def read_seal(self, namespace: str, name: str) -> str | None:
+        try:
+            record = await self._core.read_namespaced_config_map(name, namespace)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise StoreUnavailableError(f"reading the record: HTTP {exc.status}") from None
+        value = (record.metadata.annotations or {}).get(ANNOTATION_RESULT_SEAL)
+        return value if isinstance(value, str) else None
 
     async def read_piece(self, namespace: str, name: str) -> str | None:
         return await self._read_key(namespace, name, PIECE_KEY)

@@ -92,6 +92,12 @@ class MemoryStore:
         record = self.records.get((namespace, name))
         return None if record is None else str(record["data"]["result.json"])
 
+    async def read_seal(self, namespace: str, name: str) -> str | None:
+        record = self.records.get((namespace, name))
+        if record is None:
+            return None
+        return (record["metadata"].get("annotations") or {}).get("operator.ptah.run/result-seal")
+
     async def read_piece(self, namespace: str, name: str) -> str | None:
         record = self.records.get((namespace, name))
         return None if record is None else str(record["data"]["piece"])
@@ -325,3 +331,16 @@ async def test_an_api_server_that_cannot_be_reached_is_503_not_a_traceback() -> 
         answer = await receive(KubernetesResultStore(api), KEY, NS, OP, BEARER, _body())
     assert answer.status == 503
     assert answer.body == {"error": "the record could not be stored; try again"}
+
+
+async def test_a_record_the_endpoint_did_not_seal_gives_way_to_the_runners() -> None:
+    """A ConfigMap writer's record under the operation's name is no report: the runner's
+    takes its place (201), and no conflict is raised over it."""
+    store = MemoryStore()
+    forged = record_manifest(_document(history={"verdict": "Dirty"}), OP, ResultSeal())
+    store.records[(NS, forged["metadata"]["name"])] = forged
+    answer = await receive(store, KEY, NS, OP, BEARER, _body())
+    assert (answer.status, answer.body["result"]) == (201, "created")
+    record = store.records[(NS, "ptah-result-3f9a2c7d1e")]
+    assert record["data"]["result.json"] == canonical_json(_document())
+    assert store.events == []
