@@ -311,6 +311,8 @@ class Reason(StrEnum):
     LEASE_CONTINUITY_LOST = "LeaseContinuityLost"
     CONFIGURATION_ERROR = "ConfigurationError"
     SUSPENDED = "Suspended"
+    # More pending migrations than one plan carries (MAX_PLAN_VERSIONS): Blocked, not retried.
+    TOO_MANY_PENDING = "TooManyPending"
 
 
 # --- Events ------------------------------------------------------------------------------------

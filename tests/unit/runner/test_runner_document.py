@@ -547,3 +547,21 @@ def test_the_operator_reads_back_what_the_runner_reports(directory: MigrationDir
     assert report.run is not None
     assert report.run.failure is not None
     assert report.run.failure.sqlstate == "23505"
+
+
+@pytest.mark.req("MIG-34")
+def test_more_than_a_plans_worth_of_pending_lists_the_first_and_counts_them_all(
+    tmp_path: Path,
+) -> None:
+    """The limit a plan carries (MAX_PLAN_VERSIONS, 1000): the history block lists that many
+    pending migrations and `pendingCount` stays the true count, so the manager can say the
+    reading cannot be planned (Blocked TooManyPending) rather than plan part of it."""
+    from ptah_operator.api.constants import MAX_PLAN_VERSIONS
+
+    for version in range(1, MAX_PLAN_VERSIONS + 3):
+        (tmp_path / f"{version:05d}_m.up.sql").write_text("SELECT 1;\n")
+    many = read_directory(tmp_path)
+    block = history_block(_status(many), VersionSpelling(many))
+    assert block["pendingCount"] == MAX_PLAN_VERSIONS + 2
+    assert len(block["pending"]) == MAX_PLAN_VERSIONS
+    assert block["pending"][-1]["version"] == f"{MAX_PLAN_VERSIONS:05d}"

@@ -7,6 +7,10 @@ word or may never arrive (docs/security.md, "Result records").
   (MIG-19, SUS-02: a running Apply is observed to a terminal result).
 - A record the endpoint made of two different reports of one run (`conflict`) is no result:
   neither is believed, the run is held Unknown and read back at once.
+- More pending migrations than a plan carries (MAX_PLAN_VERSIONS, 1000) can never be planned:
+  Blocked TooManyPending until the source or the database changes, not Failed and retried
+  after every failureRetryInterval (MIG-10: Blocked is a verdict that will not change on its
+  own).
 - A run that ended with no result the manager received (the manager was away longer than the
   runner's report budget) is held Unknown, and its database is read back at once, not at the
   next interval: a clean reading settles the hold (MIG-19, MIG-47, RUN-15).
@@ -17,16 +21,26 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 
-from ptah_operator.api.constants import MigrationPhase, OperationType, Reason, RunOutcome
+from ptah_operator.api.constants import (
+    MAX_PLAN_VERSIONS,
+    MigrationPhase,
+    OperationType,
+    Reason,
+    RunOutcome,
+)
 from ptah_operator.reconcile.decision import LeaseVerb
 from ptah_operator.reconcile.migration import reconcile_migration
 from ptah_operator.reconcile.world import JobPhase
 from tests.unit.reconcile.migration.worlds import (
     applying,
+    history,
     history_reported,
     job_of,
     later,
+    new,
     nothing_pending,
+    read,
+    reading,
     report,
     run_block,
     run_reported,
@@ -93,3 +107,32 @@ def test_two_different_results_of_one_run_are_neither_believed() -> None:
     assert after.last_run.outcome == RunOutcome.UNKNOWN
     assert after.next_reconciliation_time == held.now
     assert job_of(reconcile_migration(held)) == OperationType.HISTORY.value
+
+
+# --- more pending migrations than a plan carries ---------------------------------------------
+
+
+def _too_many(count: int) -> dict[str, object]:
+    """A ReadyToPlan reading of `count` pending migrations: the runner lists at most
+    MAX_PLAN_VERSIONS of them (pendingCount stays the true count)."""
+    listed = [f"{v:05d}" for v in range(2, 2 + min(count, MAX_PLAN_VERSIONS))]
+    return history("ReadyToPlan", current="00001", pending_versions=listed, pending_count=count)
+
+
+def test_more_pending_migrations_than_a_plan_carries_is_blocked_not_retried() -> None:
+    world = read(reading(new()), _too_many(MAX_PLAN_VERSIONS + 500))
+    after = status(world)
+    assert after.phase == MigrationPhase.BLOCKED
+    assert condition_reason(after) == Reason.TOO_MANY_PENDING
+    assert after.plan is None
+    assert job_of(reconcile_migration(world)) is None
+    # Not the failureRetryInterval loop: nothing starts until the interval's read.
+    assert job_of(reconcile_migration(later(world, dt.timedelta(minutes=2)))) is None
+    assert job_of(reconcile_migration(later(world, dt.timedelta(hours=2)))) is not None
+
+
+def test_exactly_as_many_as_a_plan_carries_is_planned() -> None:
+    world = read(reading(new()), _too_many(MAX_PLAN_VERSIONS))
+    after = status(world)
+    assert after.phase != MigrationPhase.BLOCKED
+    assert after.plan is not None
