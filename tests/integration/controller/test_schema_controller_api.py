@@ -427,3 +427,38 @@ async def test_a_job_the_api_server_refuses_is_a_failed_attempt_named_job_refuse
     assert await cluster.job(job) is None
     entries = status["journal"]["entries"]
     assert [(e["type"], e["reason"]) for e in entries] == [("OperationFailed", "JobRefused")]
+
+
+async def test_a_result_record_the_endpoint_did_not_seal_is_ignored_and_reported_once(
+    api_client: client.ApiClient, namespace: str, running: Running
+) -> None:
+    """A ConfigMap writer's `ptah-result-*` record for the Observe in flight (a valid report,
+    sealed under another key) moves nothing: the claim stays, and one ResultUnsealed Warning
+    and one count name the record, however many passes see it (docs/security.md)."""
+    cluster = Cluster(api_client, namespace)
+    await _source(cluster)
+    schema = await _new_schema(cluster)
+    observe = await eventually(cluster.claim_of("catalog", "Observe"), "the Observe claim")
+    forged = report_record(observe_document(schema, observe["operationID"]), ResultSeal())
+    await create_config_map(api_client, forged)
+    name = forged["metadata"]["name"]
+
+    async def warned() -> list[Any] | None:
+        events = await cluster.core.list_namespaced_event(namespace)
+        found = [e for e in events.items if e.reason == "ResultUnsealed"]
+        return found or None
+
+    found = await eventually(warned, "the ResultUnsealed Warning")
+    assert name in found[0].message
+    # Another pass (a touch of the source) sees it again and reports nothing more.
+    await cluster.core.patch_namespaced_config_map(
+        "catalog-schema", namespace, {"metadata": {"labels": {"touched": "1"}}}
+    )
+    await asyncio.sleep(2)
+    claim = (await cluster.schema("catalog"))["status"]["activeOperation"]
+    assert (claim["type"], claim["operationID"]) == ("Observe", observe["operationID"])
+    assert len(await warned() or []) == 1
+    unsealed = _sample(
+        running.manager, "ptah_result_records_unsealed_total", {"family": "PtahSchema"}
+    )
+    assert unsealed == 1
