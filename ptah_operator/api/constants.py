@@ -311,6 +311,8 @@ class Reason(StrEnum):
     LEASE_CONTINUITY_LOST = "LeaseContinuityLost"
     CONFIGURATION_ERROR = "ConfigurationError"
     SUSPENDED = "Suspended"
+    # More pending migrations than one plan carries (MAX_PLAN_VERSIONS): Blocked, not retried.
+    TOO_MANY_PENDING = "TooManyPending"
 
 
 # --- Events ------------------------------------------------------------------------------------
@@ -348,6 +350,8 @@ class EventReason(StrEnum):
     LEASE_CONTINUITY_LOST = "LeaseContinuityLost"
     LEASE_RELEASED = "LeaseReleased"
     TARGET_IDENTITY_CHANGED = "TargetIdentityChanged"
+    RESULT_UNSEALED = "ResultUnsealed"
+    RESULT_CONFLICT = "ResultConflict"
 
 
 # --- journal -----------------------------------------------------------------------------------
@@ -400,6 +404,10 @@ ANNOTATION_LEASE_HOLDER_UID: Final = f"{GROUP}/holder-uid"
 # (webhook/writers.py). Admission sets it on every write that changes the spec and keeps it on
 # every other write; a value a client wrote past admission does not open.
 ANNOTATION_SPEC_WRITTEN_BY: Final = f"{GROUP}/spec-written-by"
+# On a result record: the endpoint's seal over the namespace, the operation, the owner's UID and
+# the digest of result.json (api/result_seal.py); a record whose seal does not open is not a
+# result.
+ANNOTATION_RESULT_SEAL: Final = f"{GROUP}/result-seal"
 
 LABEL_MANAGED_BY: Final = "app.kubernetes.io/managed-by"
 MANAGED_BY: Final = "ptah-operator"

@@ -31,6 +31,7 @@ from ptah_operator import __version__
 from ptah_operator.api import images
 from ptah_operator.api.common import ExecutionBinding
 from ptah_operator.api.constants import Kind
+from ptah_operator.api.result_seal import ResultSeal
 from ptah_operator.controller import observe
 from ptah_operator.controller.executor import OperationSecretFactory
 from ptah_operator.controller.family import FamilyReconciler
@@ -353,8 +354,11 @@ def build_family_reconcilers(
     runner: RunnerConfig,
     namespace: str,
     operation_secret: OperationSecretFactory,
+    result_seal: ResultSeal | None = None,
 ) -> tuple[MigrationReconciler, SchemaReconciler]:
-    """The PtahMigration and PtahSchema controllers, sharing one set of lifecycle metrics."""
+    """The PtahMigration and PtahSchema controllers, sharing one set of lifecycle metrics, each
+    taking as results only records `result_seal` opens (none without it)."""
+    result_seal = result_seal or ResultSeal()
     lifecycle_metrics = LifecycleMetrics(manager.metrics.registry)
     migrations = MigrationReconciler(
         manager,
@@ -364,6 +368,7 @@ def build_family_reconcilers(
             operation_secret=operation_secret,
             workers=args.workers,
             lifecycle_metrics=lifecycle_metrics,
+            result_seal=result_seal,
         ),
     )
     schemas = SchemaReconciler(
@@ -374,6 +379,7 @@ def build_family_reconcilers(
             operation_secret=operation_secret,
             workers=args.workers,
             lifecycle_metrics=lifecycle_metrics,
+            result_seal=result_seal,
         ),
     )
     return migrations, schemas
@@ -424,7 +430,7 @@ async def start_serving(
     runner = build_runner_config(args, namespace)
     operation_secret = operation_secret_factory(result_key, ca_pem)
     migrations, schemas = build_family_reconcilers(
-        manager, args, runner, namespace, operation_secret
+        manager, args, runner, namespace, operation_secret, ResultSeal.derived_from(result_key)
     )
     registry.register("ptahmigration", lambda _m: migrations.controller)
     registry.register("ptahschema", lambda _m: schemas.controller)

@@ -31,24 +31,34 @@ import datetime as dt
 import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+import structlog
+
 from ptah_operator.api.common import CommonSpec
-from ptah_operator.api.constants import GROUP, Kind
+from ptah_operator.api.constants import GROUP, EventReason, EventType, Kind
 from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.objectmeta import ObjectMeta, Resource
+from ptah_operator.api.result_seal import ResultSeal
 from ptah_operator.controller.executor import DecisionExecutor, OperationSecretFactory
 from ptah_operator.controller.expectations import EXPECTATION_POLL
 from ptah_operator.controller.indexes import BY_OWNER_UID, FamilyWatches, index_owner_uid
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
-from ptah_operator.controller.world import SharedCaches, now_utc, ptah_resource
-from ptah_operator.reconcile.decision import Decision
+from ptah_operator.controller.world import (
+    SharedCaches,
+    now_utc,
+    ptah_resource,
+    unsealed_records,
+)
+from ptah_operator.reconcile.decision import Decision, Event
 from ptah_operator.reconcile.world import RunnerConfig
 from ptah_operator.runtime.controller import Controller, MapFunc, Result, controller_owner
 from ptah_operator.runtime.informer import Informer
 from ptah_operator.runtime.manager import Manager
 from ptah_operator.runtime.store import IndexFunc, KubeObject, metadata
+
+log = structlog.get_logger(__name__)
 
 Watch = tuple[Informer, MapFunc]
 """An informer and the keys of this family's resources an event on it concerns."""
@@ -71,6 +81,9 @@ class FamilyControllerConfig:
     workers: int = 4
     lifecycle_metrics: LifecycleMetrics | None = None
     """Shared with the other families' controllers; made here when not given."""
+    result_seal: ResultSeal = field(default_factory=ResultSeal)
+    """Opens the result endpoint's records (derived from the manager's result key); by default
+    a key nobody has, so no record opens."""
 
 
 ConfigT = TypeVar("ConfigT", bound=FamilyControllerConfig)
@@ -118,7 +131,9 @@ class FamilyReconciler(ABC, Generic[ConfigT, WorldT]):
         kind = self.family.kind
         self.config = config
         self.metrics = config.lifecycle_metrics or LifecycleMetrics(manager.metrics.registry)
-        self.caches = SharedCaches(manager, config.lease_namespace)
+        self.caches = SharedCaches(manager, config.lease_namespace, config.result_seal)
+        self._unsealed_seen: set[tuple[str, str]] = set()
+        """(resource UID, record name) of every unsealed record already reported."""
         self.primaries = self.caches.by_kind[kind]
         self.jobs = self.caches.jobs
         self.plans = self.owned_informer(manager, self.family.plan)
@@ -227,7 +242,24 @@ class FamilyReconciler(ABC, Generic[ConfigT, WorldT]):
         if self.executor.expectations.unmet(key, obj, self._job_seen):
             return Result.requeue(EXPECTATION_POLL)
         world = self.world(obj, now_utc())
-        return await self.carry_out(obj, world, self.decide(world))
+        result = await self.carry_out(obj, world, self.decide(world))
+        await self._report_unsealed(obj, world.now)
+        return result
+
+    async def _report_unsealed(self, obj: KubeObject, now: dt.datetime) -> None:
+        """A `ptah-result-*` record whose seal does not open is not the endpoint's: it is
+        ignored, and reported once per manager by its name only (log, count, Warning)."""
+        uid = str(metadata(obj).get("uid"))
+        for name in unsealed_records(self.caches.owned_configmaps(uid), self.caches.seal):
+            if (uid, name) in self._unsealed_seen:
+                continue
+            self._unsealed_seen.add((uid, name))
+            log.warning("result record not sealed by the endpoint: ignored", record=name)
+            self.metrics.results_unsealed.labels(family=str(self.family.kind)).inc()
+            message = f"ConfigMap {name} is not a record the result endpoint sealed: ignored"
+            await self.executor.event(
+                obj, Event(EventType.WARNING, EventReason.RESULT_UNSEALED, message), now
+            )
 
     def _job_seen(self, job_key: str) -> bool:
         return self.jobs.store.get(job_key) is not None

@@ -106,6 +106,12 @@ class LifecycleMetrics:
             ["family", "type"],
             registry=registry,
         )
+        self.results_unsealed = Counter(
+            "ptah_result_records_unsealed",
+            "ptah-result-* ConfigMaps whose seal does not open, ignored (each counted once).",
+            ["family"],
+            registry=registry,
+        )
         self.resources = Gauge(
             "ptah_resources", "Resources by phase.", ["family", "phase"], registry=registry
         )

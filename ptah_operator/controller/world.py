@@ -28,6 +28,7 @@ import structlog
 from ptah_operator.api.common import CommonSpec
 from ptah_operator.api.constants import (
     ANNOTATION_LEASE_HOLDER_UID,
+    ANNOTATION_RESULT_SEAL,
     GROUP,
     LABEL_OPERATION_ID,
     LABEL_SNAPSHOT,
@@ -41,6 +42,7 @@ from ptah_operator.api.kinds import from_manifest, kind_info
 from ptah_operator.api.names import PIECE_KEY, RESULT_KEY, RESULT_PREFIX, realm_lease_name
 from ptah_operator.api.names import PIECE_RECORD as _PIECE_RECORD
 from ptah_operator.api.realm import PtahRealm
+from ptah_operator.api.result_seal import ResultSeal
 from ptah_operator.api.source_policy import SourcePolicyError, parse_source_policy
 from ptah_operator.controller.indexes import (
     BY_COORDINATION_KEY,
@@ -364,14 +366,17 @@ def is_piece_record(configmap: KubeObject) -> bool:
     return _PIECE_RECORD.fullmatch(str(metadata(configmap).get("name", ""))) is not None
 
 
-def operation_result(configmap: KubeObject) -> OperationResult | None:
+def operation_result(configmap: KubeObject, seal: ResultSeal) -> OperationResult | None:
+    """The result a record holds, when its seal opens for the resource that owns it (the
+    owner-uid label) and the text it holds; None for anything else (`sealed` tells which)."""
     meta = metadata(configmap)
     try:
-        payload = json.loads((configmap.get("data") or {})[RESULT_KEY])
-    except (KeyError, ValueError):
+        text = (configmap.get("data") or {})[RESULT_KEY]
+        payload = json.loads(text)
+    except (KeyError, ValueError, TypeError):
         log.warning("unreadable result record", name=meta.get("name"))
         return None
-    if not isinstance(payload, dict):
+    if not isinstance(payload, dict) or not sealed(configmap, seal, payload):
         return None
     return OperationResult(
         operation_id=str(payload.get("operationID", "")),
@@ -379,6 +384,41 @@ def operation_result(configmap: KubeObject) -> OperationResult | None:
         received_at=parse_time(meta.get("creationTimestamp")) or now_utc(),
         payload=payload,
     )
+
+
+def sealed(configmap: KubeObject, seal: ResultSeal, payload: Mapping[str, Any]) -> bool:
+    """Whether the record's seal is the endpoint's for its namespace, the operation its body
+    names, the resource that owns it and the text it holds."""
+    meta = metadata(configmap)
+    owners = [
+        str(ref.get("uid"))
+        for ref in meta.get("ownerReferences") or []
+        if isinstance(ref, Mapping) and ref.get("controller")
+    ]
+    if len(owners) != 1:
+        return False
+    text = (configmap.get("data") or {}).get(RESULT_KEY)
+    presented = (meta.get("annotations") or {}).get(ANNOTATION_RESULT_SEAL)
+    return isinstance(text, str) and seal.opens(
+        presented, str(meta.get("namespace")), str(payload.get("operationID")), owners[0], text
+    )
+
+
+def unsealed_records(owned: Iterable[KubeObject], seal: ResultSeal) -> list[str]:
+    """The names of the result records among a resource's ConfigMaps that are readable but
+    whose seal does not open: not the endpoint's, so not results (logged by name only)."""
+    names: list[str] = []
+    for cm in owned:
+        name = str(metadata(cm).get("name", ""))
+        if not name.startswith(RESULT_PREFIX) or is_piece_record(cm):
+            continue
+        try:
+            payload = json.loads((cm.get("data") or {})[RESULT_KEY])
+        except (KeyError, ValueError, TypeError):
+            continue
+        if not isinstance(payload, dict) or not sealed(cm, seal, payload):
+            names.append(name)
+    return names
 
 
 def plan_piece(configmap: KubeObject) -> tuple[str, int, str] | None:
@@ -461,8 +501,10 @@ class CommonWorld:
 class SharedCaches:
     """The informers both families read, taken from the manager (shared by resource)."""
 
-    def __init__(self, manager: Manager, lease_namespace: str) -> None:
+    def __init__(self, manager: Manager, lease_namespace: str, seal: ResultSeal) -> None:
         self.lease_namespace = lease_namespace
+        self.seal = seal
+        """Opens the result endpoint's records; a record it does not open is no result."""
         self.migrations = manager.informer(MIGRATIONS, indexers=PRIMARY_INDEXES)
         self.schemas = manager.informer(SCHEMAS, indexers=PRIMARY_INDEXES)
         self.configmaps = manager.informer(CONFIG_MAPS, indexers={BY_OWNER_UID: index_owner_uid})
@@ -493,7 +535,7 @@ class SharedCaches:
         """What the caches say about one resource's source, operations, census and Lease."""
         source, verification_policy, source_policy = self.sources(spec, namespace)
         owned = owned_configmaps if owned_configmaps is not None else self.owned_configmaps(uid)
-        snapshots, results = owned_records(owned)
+        snapshots, results = owned_records(owned, self.seal)
         jobs = self.job_states(namespace, uid, now)
         claimants = self.claimants(spec.target.coordination_key)
         realm, realm_missing = self.realm(spec.target.realm)
@@ -587,8 +629,11 @@ class SharedCaches:
         return lease_state(lease_obj, now) if lease_obj is not None else None
 
 
-def owned_records(owned: list[KubeObject]) -> tuple[frozenset[str], dict[str, OperationResult]]:
-    """Among a resource's ConfigMaps: the names of its snapshots, and its results by operation."""
+def owned_records(
+    owned: list[KubeObject], seal: ResultSeal
+) -> tuple[frozenset[str], dict[str, OperationResult]]:
+    """Among a resource's ConfigMaps: the names of its snapshots, and its results by operation
+    (only records whose seal opens)."""
     snapshots = frozenset(
         str(metadata(cm).get("name"))
         for cm in owned
@@ -598,7 +643,7 @@ def owned_records(owned: list[KubeObject]) -> tuple[frozenset[str], dict[str, Op
     for cm in owned:
         name = str(metadata(cm).get("name", ""))
         if name.startswith(RESULT_PREFIX) and not is_piece_record(cm):
-            result = operation_result(cm)
+            result = operation_result(cm, seal)
             if result is not None:
                 results[result.operation_id] = result
     return snapshots, results

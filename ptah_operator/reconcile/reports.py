@@ -37,7 +37,10 @@ def read_report(
     resource_uid: str,
 ) -> ReportT | Unreadable:
     """The report of this operation of this resource, read with `model`, or why it cannot be
-    read."""
+    read. A record the endpoint made of two different reports of one operation (`conflict`:
+    the digests of both) is evidence of neither."""
+    if "conflict" in result.payload:
+        return Unreadable("two different results arrived for the operation")
     try:
         report = model.model_validate(dict(result.payload))
     except ValidationError as exc:

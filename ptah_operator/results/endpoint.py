@@ -12,19 +12,27 @@ webhooks (`add_routes` on its aiohttp application), with a PtahSchema's plan tex
        the URL's, another type, or no resource (kind, namespace, name, uid);
   403  a resource in another namespace than the URL's (the token covers that one only);
   404  a resource that does not exist with that uid;
+  409  an operation the resource's claim (status.activeOperation) does not name: its result
+       was taken, or it never ran (200 while an identical record is still kept), with a
+       ResultConflict Event;
   409  a schema Plan with changes whose pieces are not all stored as it says (422: pieces that
        do not give its plan's digest and size), unless the same record already exists;
   413  the API server refused the record itself (too large, invalid): final;
   201  the record ConfigMap `ptah-result-<hex>` was created (only once the create succeeded);
   200  an identical record already exists (a runner's retry after a lost answer);
-  409  a different record exists for the operation;
-  503  the API server could not be asked: the runner retries.
+  201  an existing record under that name that the endpoint did not seal (a ConfigMap
+       writer's) was replaced by this one;
+  409  a different record exists for the operation: the record is replaced by one that holds
+       only the envelope and the digests of both (`conflict`), which the controller takes for
+       no result, and a ResultConflict Event names both digests;
+  503  the API server could not be asked, or not reached at all: the runner retries.
 
 Every answer is a short JSON object (`{"error": "..."}` or `{"record": name, "result": ...}`)
 that never echoes the body. The record: key `result.json` holding the canonical JSON of the
 body (sorted keys, no whitespace), the labels of every operation object (managed-by, owner
 kind/name/uid, operation id and type), an ownerReference to the resource (controller,
-blockOwnerDeletion), and `immutable: true`. Its arrival wakes the reconcile through the
+blockOwnerDeletion), the seal (annotation `operator.ptah.run/result-seal`, api/result_seal.py;
+the controller takes no record as a result without it), and `immutable: true`. Its arrival wakes the reconcile through the
 ConfigMap watch.
 """
 
@@ -39,6 +47,7 @@ import structlog
 from aiohttp import web
 
 from ptah_operator.api.constants import (
+    ANNOTATION_RESULT_SEAL,
     API_VERSION,
     LABEL_MANAGED_BY,
     LABEL_OPERATION_ID,
@@ -47,9 +56,11 @@ from ptah_operator.api.constants import (
     LABEL_OWNER_NAME,
     LABEL_OWNER_UID,
     MANAGED_BY,
+    EventReason,
 )
 from ptah_operator.api.contracts.codes import RESULT_CONTRACT
 from ptah_operator.api.names import RESULT_KEY, result_record_name
+from ptah_operator.api.result_seal import ResultSeal, body_digest
 from ptah_operator.results.answers import (
     NAME,
     Answer,
@@ -99,9 +110,14 @@ class BodyTooLargeError(Exception):
     """The body is over the route's limit."""
 
 
-def record_manifest(document: dict[str, Any], operation_id: str) -> dict[str, Any]:
-    """The record ConfigMap of an accepted result, owned by the resource the result names."""
+def record_manifest(
+    document: dict[str, Any], operation_id: str, seal: ResultSeal
+) -> dict[str, Any]:
+    """The record ConfigMap of an accepted result, owned by the resource the result names and
+    sealed for it (api/result_seal.py)."""
     resource = document["resource"]
+    text = canonical_json(document)
+    sealed = seal.seal(resource["namespace"], operation_id, resource["uid"], text)
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -116,6 +132,7 @@ def record_manifest(document: dict[str, Any], operation_id: str) -> dict[str, An
                 LABEL_OPERATION_ID: operation_id,
                 LABEL_OPERATION_TYPE: document["type"],
             },
+            "annotations": {ANNOTATION_RESULT_SEAL: sealed},
             "ownerReferences": [
                 {
                     "apiVersion": API_VERSION,
@@ -128,7 +145,7 @@ def record_manifest(document: dict[str, Any], operation_id: str) -> dict[str, An
             ],
         },
         "immutable": True,
-        "data": {RESULT_KEY: canonical_json(document)},
+        "data": {RESULT_KEY: text},
     }
 
 
@@ -184,15 +201,25 @@ async def receive(
         return checked
     document = checked
     resource = document["resource"]
-    record = record_manifest(document, operation_id)
+    seal = ResultSeal.derived_from(key)
+    record = record_manifest(document, operation_id, seal)
     name = record["metadata"]["name"]
+    text = record["data"][RESULT_KEY]
     try:
-        uid = await store.resource_uid(resource["kind"], namespace, resource["name"])
-        if uid != resource["uid"]:
+        found = await store.resource_claim(resource["kind"], namespace, resource["name"])
+        if found is None or found[0] != resource["uid"]:
             return error(404, f"the {resource['kind']} does not exist with that uid")
+        if found[1] != operation_id:
+            # Not in flight: its result was taken (the record may be gone), or it never ran.
+            # The resource's claim is the tombstone: nothing is recorded for it any more.
+            existing = await store.read_record(namespace, name)
+            if existing == text:
+                return Answer(200, {"record": name, "result": "exists"})
+            await _conflict(store, resource, operation_id, existing, text)
+            return error(409, "the operation is not in flight; no result is taken for it")
         if needs_pieces(document):
             existing = await store.read_record(namespace, name)
-            if existing == record["data"][RESULT_KEY]:
+            if existing == text:
                 # A retry of a recorded report: its pieces may be gone, made into chunks.
                 return Answer(200, {"record": name, "result": "exists"})
             refused = await check_pieces(store, namespace, operation_id, document)
@@ -203,6 +230,25 @@ async def receive(
             log.info("result recorded", namespace=namespace, operation_id=operation_id)
             return Answer(201, {"record": name, "result": "created"})
         existing = await store.read_record(namespace, name)
+        if existing is None:
+            # Deleted between the refused create and the read: let the runner try again.
+            return error(503, "the record could not be stored; try again")
+        if existing == text:
+            return Answer(200, {"record": name, "result": "exists"})
+        presented = await store.read_seal(namespace, name)
+        if not seal.opens(presented, namespace, operation_id, resource["uid"], existing):
+            # Not a record this endpoint stored (a ConfigMap writer's, under the operation's
+            # name): no report at all, so the runner's takes its place.
+            await store.replace_record(record)
+            log.warning("unsealed record replaced", namespace=namespace, operation_id=operation_id)
+            return Answer(201, {"record": name, "result": "created"})
+        await _conflict(store, resource, operation_id, existing, text)
+        if not _is_conflict_record(existing):
+            # Two different reports of one operation in flight: neither is believed. The record
+            # becomes one that says so, which the controller reads as no result (docs/security.md).
+            await store.replace_record(
+                conflict_manifest(document, operation_id, seal, existing, text)
+            )
     except StoreUnavailableError as exc:
         log.warning("result not recorded", operation_id=operation_id, error=str(exc))
         return error(503, "the record could not be stored; try again")
@@ -211,13 +257,51 @@ async def receive(
             "result refused by the API server", operation_id=operation_id, status=exc.status
         )
         return error(413, f"the record could not be stored: {exc}")
-    if existing is None:
-        # Deleted between the refused create and the read: let the runner try again.
-        return error(503, "the record could not be stored; try again")
-    if existing == record["data"][RESULT_KEY]:
-        return Answer(200, {"record": name, "result": "exists"})
-    log.warning("conflicting result", namespace=namespace, operation_id=operation_id)
     return error(409, "a different result is recorded for this operation")
+
+
+def conflict_manifest(
+    document: dict[str, Any], operation_id: str, seal: ResultSeal, recorded: str, received: str
+) -> dict[str, Any]:
+    """The record that takes the place of an operation's result once a second, different one
+    arrived: the envelope and the digests of both, sealed like any record."""
+    envelope = {k: document[k] for k in ("contract", "operationID", "type", "resource")}
+    envelope["conflict"] = {"recorded": body_digest(recorded), "received": body_digest(received)}
+    return record_manifest(envelope, operation_id, seal)
+
+
+def _is_conflict_record(text: str) -> bool:
+    try:
+        stored = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(stored, dict) and "conflict" in stored
+
+
+async def _conflict(
+    store: ResultStore,
+    resource: dict[str, Any],
+    operation_id: str,
+    recorded: str | None,
+    received: str,
+) -> None:
+    """Log and raise an Event that a second, different result arrived, by digests only."""
+    if recorded is None:
+        message = (
+            f"a result arrived for operation {operation_id}, which is not in flight (its "
+            f"result was taken, or it never ran): received {body_digest(received)}; refused"
+        )
+    else:
+        message = (
+            f"a second, different result arrived for operation {operation_id}: recorded "
+            f"{body_digest(recorded)}, received {body_digest(received)}; refused"
+        )
+    log.warning("conflicting result", namespace=resource["namespace"], operation_id=operation_id)
+    await store.record_event(
+        {k: str(resource[k]) for k in ("kind", "namespace", "name", "uid")},
+        EventReason.RESULT_CONFLICT,
+        message,
+    )
 
 
 async def _read_body(request: web.Request, limit: int = MAX_BODY_BYTES) -> bytes:

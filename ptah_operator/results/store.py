@@ -1,8 +1,9 @@
 """Where result records live: a small protocol, and its implementation on the Kubernetes API.
 
-The endpoint needs of the API server: the uid of the resource a result names, the creation of
-a record ConfigMap (refused if one of that name exists), and the reading of an existing record
-to compare it; for a schema's plan text, the reading of an uploaded piece, the PtahSchema whose
+The endpoint needs of the API server: the uid of the resource a result names and the operation
+its claim names, the creation of a record ConfigMap (refused if one of that name exists), the
+reading of an existing record to compare it, its replacement by a conflict record, and a Warning
+Event on the resource; for a schema's plan text, the reading of an uploaded piece, the PtahSchema whose
 claim (`status.activeOperation`) names an operation, and a PtahSchemaPlan or
 PtahSchemaPlanChunk by name. `KubernetesResultStore` does them with kubernetes_asyncio; tests
 of the endpoint's logic can give it any object with these methods.
@@ -15,14 +16,20 @@ the winner's key).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+import datetime as dt
+import functools
+import secrets
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ParamSpec, Protocol, TypeVar
 
+import aiohttp
+import structlog
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from ptah_operator.api.constants import GROUP, VERSION
+from ptah_operator.api.constants import ANNOTATION_RESULT_SEAL, API_VERSION, GROUP, VERSION
 from ptah_operator.api.kinds import kind_info
 from ptah_operator.api.names import PIECE_KEY, RESULT_KEY
 from ptah_operator.results.credentials import (
@@ -32,6 +39,8 @@ from ptah_operator.results.credentials import (
     read_result_key_file,
     result_key_secret,
 )
+
+log = structlog.get_logger(__name__)
 
 _REFUSED = frozenset({400, 413, 422})
 """The API server's answers that refuse an object for what it is (invalid, too large)."""
@@ -51,18 +60,30 @@ class RecordRefusedError(Exception):
 
 
 class ResultStore(Protocol):
-    async def resource_uid(self, kind: str, namespace: str, name: str) -> str | None:
-        """The uid of the named resource, or None when it does not exist."""
+    async def resource_claim(
+        self, kind: str, namespace: str, name: str
+    ) -> tuple[str, str | None] | None:
+        """The uid of the named resource and the operation id its claim
+        (status.activeOperation) names, or None when it does not exist."""
 
     async def create_record(self, manifest: Mapping[str, Any]) -> bool:
         """Create the record ConfigMap; False when one of that name already exists.
         RecordRefusedError when the API server refuses the object itself."""
+
+    async def replace_record(self, manifest: Mapping[str, Any]) -> None:
+        """Delete the record of that name, if any, and create `manifest` in its place."""
+
+    async def record_event(self, resource: Mapping[str, str], reason: str, message: str) -> None:
+        """A Warning Event on the resource (kind, namespace, name, uid); best effort."""
 
     async def read_record(self, namespace: str, name: str) -> str | None:
         """The `result.json` of an existing record, or None when there is none."""
 
     async def read_piece(self, namespace: str, name: str) -> str | None:
         """The text of an uploaded piece record, or None when there is none."""
+
+    async def read_seal(self, namespace: str, name: str) -> str | None:
+        """The seal annotation of an existing record, or None (none, or no such record)."""
 
     async def schema_with_claim(
         self, namespace: str, operation_id: str
@@ -74,6 +95,31 @@ class ResultStore(Protocol):
         """A custom object of this API by kind and name, or None when it does not exist."""
 
 
+_UNREACHABLE = (aiohttp.ClientError, OSError, asyncio.TimeoutError)
+"""What the client raises when the API server cannot be reached at all (down, restarting)."""
+
+_T = TypeVar("_T")
+_P = ParamSpec("_P")
+
+
+def _reachable(
+    method: Callable[_P, Awaitable[_T]],
+) -> Callable[_P, Coroutine[Any, Any, _T]]:
+    """An API server that cannot be reached is StoreUnavailableError (the endpoint's 503, which
+    the runner retries), never an exception that escapes the handler as a 500."""
+
+    @functools.wraps(method)
+    async def asking(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+        try:
+            return await method(*args, **kwargs)
+        except _UNREACHABLE as exc:
+            raise StoreUnavailableError(
+                f"the API server could not be reached ({type(exc).__name__})"
+            ) from None
+
+    return asking
+
+
 class KubernetesResultStore:
     """ResultStore on the API server the manager talks to."""
 
@@ -83,18 +129,61 @@ class KubernetesResultStore:
         self._custom: Any = client.CustomObjectsApi(api_client)
 
     async def resource_uid(self, kind: str, namespace: str, name: str) -> str | None:
-        plural = kind_info(kind).plural
-        try:
-            obj = await self._custom.get_namespaced_custom_object(
-                GROUP, VERSION, namespace, plural, name
-            )
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise StoreUnavailableError(f"reading the {kind}: HTTP {exc.status}") from None
-        uid = (obj.get("metadata") or {}).get("uid")
-        return str(uid) if uid else None
+        found = await self.resource_claim(kind, namespace, name)
+        return found[0] if found is not None else None
 
+    async def resource_claim(
+        self, kind: str, namespace: str, name: str
+    ) -> tuple[str, str | None] | None:
+        obj = await self.read_object(kind, namespace, name)
+        if obj is None:
+            return None
+        uid = (obj.get("metadata") or {}).get("uid")
+        claim = (obj.get("status") or {}).get("activeOperation") or {}
+        claimed = claim.get("operationID") if isinstance(claim, Mapping) else None
+        return (str(uid) if uid else "", str(claimed) if claimed else None)
+
+    @_reachable
+    async def replace_record(self, manifest: Mapping[str, Any]) -> None:
+        meta = manifest["metadata"]
+        try:
+            await self._core.delete_namespaced_config_map(meta["name"], meta["namespace"])
+        except ApiException as exc:
+            if exc.status != 404:
+                raise StoreUnavailableError(f"deleting the record: HTTP {exc.status}") from None
+        await self.create_record(manifest)
+
+    async def record_event(self, resource: Mapping[str, str], reason: str, message: str) -> None:
+        now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        body = {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                "name": f"{resource['name']}.{secrets.token_hex(8)}",
+                "namespace": resource["namespace"],
+            },
+            "involvedObject": {
+                "apiVersion": API_VERSION,
+                "kind": resource["kind"],
+                "name": resource["name"],
+                "namespace": resource["namespace"],
+                "uid": resource["uid"],
+            },
+            "reason": reason,
+            "message": message,
+            "type": "Warning",
+            "source": {"component": "ptah-operator"},
+            "reportingComponent": "ptah-operator",
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+        }
+        try:
+            await self._core.create_namespaced_event(resource["namespace"], body)
+        except (ApiException, OSError, aiohttp.ClientError):
+            log.warning("event not written", reason=reason)
+
+    @_reachable
     async def create_record(self, manifest: Mapping[str, Any]) -> bool:
         namespace = manifest["metadata"]["namespace"]
         try:
@@ -107,6 +196,7 @@ class KubernetesResultStore:
             raise StoreUnavailableError(f"creating the record: HTTP {exc.status}") from None
         return True
 
+    @_reachable
     async def _read_key(self, namespace: str, name: str, key: str) -> str | None:
         try:
             record = await self._core.read_namespaced_config_map(name, namespace)
@@ -120,9 +210,21 @@ class KubernetesResultStore:
     async def read_record(self, namespace: str, name: str) -> str | None:
         return await self._read_key(namespace, name, RESULT_KEY)
 
+    @_reachable
+    async def read_seal(self, namespace: str, name: str) -> str | None:
+        try:
+            record = await self._core.read_namespaced_config_map(name, namespace)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise StoreUnavailableError(f"reading the record: HTTP {exc.status}") from None
+        value = (record.metadata.annotations or {}).get(ANNOTATION_RESULT_SEAL)
+        return value if isinstance(value, str) else None
+
     async def read_piece(self, namespace: str, name: str) -> str | None:
         return await self._read_key(namespace, name, PIECE_KEY)
 
+    @_reachable
     async def schema_with_claim(
         self, namespace: str, operation_id: str
     ) -> Mapping[str, Any] | None:
@@ -139,6 +241,7 @@ class KubernetesResultStore:
                 return dict(item)
         return None
 
+    @_reachable
     async def read_object(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
         plural = kind_info(kind).plural
         try:

@@ -48,6 +48,7 @@ from ptah_operator.api.plans import (
     PtahSchemaPlanSpec,
     SeveritySummary,
 )
+from ptah_operator.api.result_seal import ResultSeal
 from ptah_operator.api.schema import (
     DriftCategory,
     DriftSummary,
@@ -165,9 +166,9 @@ def plan_document(
     return document
 
 
-def report_record(document: dict[str, Any]) -> dict[str, Any]:
-    """The record the result endpoint stores a report in."""
-    return record_manifest(document, str(document["operationID"]))
+def report_record(document: dict[str, Any], seal: ResultSeal) -> dict[str, Any]:
+    """The record the result endpoint stores a report in, sealed as it seals it."""
+    return record_manifest(document, str(document["operationID"]), seal)
 
 
 def piece_record(

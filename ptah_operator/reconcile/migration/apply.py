@@ -229,6 +229,12 @@ def _follow_dispatched(
             "the database-realm Lease changed hands during the run: its result is discarded",
         )
         return
+    if result is not None and job is not None and job.phase == JobPhase.ACTIVE:
+        # A result before its Job's end is not yet the run's last word: whoever holds the
+        # operation's token could have posted it. The run is followed to its end, so the claim,
+        # the Lease and the gate to the next Apply stay until the Job is done.
+        draft.stand(standings.applying(claim.plan.name if claim.plan else "?"))
+        return
     if result is not None:
         report = read_report(
             result, OperationReport, claim.operation_id, OperationType.APPLY, draft.uid
@@ -424,7 +430,7 @@ def _end_unknown(
         message=why,
     )
     _close(draft, claim, record)
-    _hold(draft, claim, record)
+    _hold(draft, claim, record, read_now=True)
 
 
 def _end_refused(draft: MigrationDraft, claim: ActiveOperation, job: JobState) -> None:
@@ -472,7 +478,12 @@ def _close(draft: MigrationDraft, claim: ActiveOperation, record: LastRun) -> No
         draft.warning(EventReason.RUN_FINISHED, message)
 
 
-def _hold(draft: MigrationDraft, claim: ActiveOperation, record: LastRun) -> None:
+def _hold(
+    draft: MigrationDraft, claim: ActiveOperation, record: LastRun, *, read_now: bool = False
+) -> None:
+    """Hold the run Blocked until a reading or a person settles it. A run nobody can account
+    for (`read_now`: no result received, or none to believe) has its database read back at
+    once rather than at the next interval: the run may well have applied everything."""
     status = draft.status
     hold = run_records.hold_of(record, claim)
     status.unresolved_run = hold
@@ -481,7 +492,9 @@ def _hold(draft: MigrationDraft, claim: ActiveOperation, record: LastRun) -> Non
     conditions.record_failure(
         status, Reason.APPLY_OUTCOME_UNKNOWN, record.message or message, draft.now, draft.generation
     )
-    status.next_reconciliation_time = draft.now + interval(draft.migration)
+    status.next_reconciliation_time = draft.now + (
+        dt.timedelta(0) if read_now else interval(draft.migration)
+    )
     draft.wake_at(status.next_reconciliation_time)
     draft.stand(standings.blocked(Reason.APPLY_OUTCOME_UNKNOWN, message))
 

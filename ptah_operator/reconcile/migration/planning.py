@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from ptah_operator.api.common import ActiveOperation, PlanReference, PublishedPlan
 from ptah_operator.api.constants import (
+    MAX_PLAN_VERSIONS,
     ApplyPolicy,
     EventReason,
     JournalEntryType,
@@ -172,6 +173,19 @@ def adopt(
     if record is None:
         retire(draft, "the reading is bound to no source")
         draft.fail(Reason.CONFIGURATION_ERROR, "the plan could not be published: no source")
+        return
+    if history.pending_count > MAX_PLAN_VERSIONS:
+        # A plan carries the whole sequence, and at most MAX_PLAN_VERSIONS of it: this reading
+        # can never be planned, and another attempt would read the same. Blocked until the
+        # source or the database changes (the interval's read, or a read request).
+        retire(draft, "the history has more pending migrations than a plan carries")
+        draft.stand(
+            standings.blocked(
+                Reason.TOO_MANY_PENDING,
+                f"{history.pending_count} migrations are pending; a plan carries at most "
+                f"{MAX_PLAN_VERSIONS}: apply some outside the operator, or squash them",
+            )
+        )
         return
     spec = plan_spec(draft.migration, history, target, record, current_binding(draft.world))
     if isinstance(spec, str):

@@ -184,6 +184,12 @@ def _follow_dispatched(
             "the database-realm Lease changed hands during the Apply: its result is discarded",
         )
         return
+    if result is not None and job is not None and job.phase == JobPhase.ACTIVE:
+        # A result before its Job's end is not yet the Apply's last word (whoever holds the
+        # operation's token could have posted it), and the proof must not read a database it
+        # may still be changing: the Job is followed to its end first.
+        draft.stand(applying(claim.plan.name if claim.plan else "?"))
+        return
     if result is not None:
         report = read_report(
             result, SchemaOperationReport, claim.operation_id, OperationType.APPLY, draft.uid

@@ -23,6 +23,7 @@ from localstack.controlplane import ControlPlane
 from ptah_operator.api.common import ExecutionBinding
 from ptah_operator.api.constants import API_VERSION, GROUP, VERSION
 from ptah_operator.api.names import realm_lease_name
+from ptah_operator.api.result_seal import ResultSeal
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
 from ptah_operator.controller.migration import MigrationControllerConfig, MigrationReconciler
 from ptah_operator.controller.schema import SchemaControllerConfig, SchemaReconciler
@@ -64,6 +65,11 @@ async def namespace(
     await core.delete_namespace(name)
 
 
+RESULT_KEY = new_result_key()
+SEAL = ResultSeal.derived_from(RESULT_KEY)
+"""The manager's seal: the records these tests write stand for the endpoint's."""
+
+
 @dataclass
 class Running:
     manager: Manager
@@ -75,7 +81,7 @@ async def running(api_client: client.ApiClient, namespace: str) -> AsyncIterator
     """A manager running both family controllers, realm Leases in the test namespace."""
     manager = Manager(api_client, ManagerOptions(metrics_bind_address="0"))
     metrics = LifecycleMetrics(manager.metrics.registry)
-    secret = operation_secret_factory(new_result_key(), FAKE_CA)
+    secret = operation_secret_factory(RESULT_KEY, FAKE_CA)
     migrations = MigrationReconciler(
         manager,
         MigrationControllerConfig(
@@ -83,6 +89,7 @@ async def running(api_client: client.ApiClient, namespace: str) -> AsyncIterator
             lease_namespace=namespace,
             operation_secret=secret,
             lifecycle_metrics=metrics,
+            result_seal=SEAL,
         ),
     )
     schemas = SchemaReconciler(
@@ -92,6 +99,7 @@ async def running(api_client: client.ApiClient, namespace: str) -> AsyncIterator
             lease_namespace=namespace,
             operation_secret=secret,
             lifecycle_metrics=metrics,
+            result_seal=SEAL,
         ),
     )
     manager.add_controller(migrations.controller)
@@ -235,7 +243,7 @@ async def test_a_configmap_schema_is_observed_planned_published_approved_and_app
 
     # The runner reports the drift: Planning, then the Plan under its own Lease (LCK-08).
     await create_config_map(
-        api_client, report_record(observe_document(schema, observe["operationID"]))
+        api_client, report_record(observe_document(schema, observe["operationID"]), SEAL)
     )
     plan_claim = await eventually(cluster.claim_of("catalog", "Plan"), "the Plan claim")
     assert await eventually(lambda: cluster.job(plan_claim["jobName"]), "the Plan Job")
@@ -248,7 +256,7 @@ async def test_a_configmap_schema_is_observed_planned_published_approved_and_app
             api_client, piece_record(schema, plan_claim["operationID"], index, piece)
         )
     await create_config_map(
-        api_client, report_record(plan_document(schema, plan_claim["operationID"], pieces))
+        api_client, report_record(plan_document(schema, plan_claim["operationID"], pieces), SEAL)
     )
 
     # The manager publishes: the plan, its chunks, then AwaitingApproval (SCH-16).
@@ -419,3 +427,38 @@ async def test_a_job_the_api_server_refuses_is_a_failed_attempt_named_job_refuse
     assert await cluster.job(job) is None
     entries = status["journal"]["entries"]
     assert [(e["type"], e["reason"]) for e in entries] == [("OperationFailed", "JobRefused")]
+
+
+async def test_a_result_record_the_endpoint_did_not_seal_is_ignored_and_reported_once(
+    api_client: client.ApiClient, namespace: str, running: Running
+) -> None:
+    """A ConfigMap writer's `ptah-result-*` record for the Observe in flight (a valid report,
+    sealed under another key) moves nothing: the claim stays, and one ResultUnsealed Warning
+    and one count name the record, however many passes see it (docs/security.md)."""
+    cluster = Cluster(api_client, namespace)
+    await _source(cluster)
+    schema = await _new_schema(cluster)
+    observe = await eventually(cluster.claim_of("catalog", "Observe"), "the Observe claim")
+    forged = report_record(observe_document(schema, observe["operationID"]), ResultSeal())
+    await create_config_map(api_client, forged)
+    name = forged["metadata"]["name"]
+
+    async def warned() -> list[Any] | None:
+        events = await cluster.core.list_namespaced_event(namespace)
+        found = [e for e in events.items if e.reason == "ResultUnsealed"]
+        return found or None
+
+    found = await eventually(warned, "the ResultUnsealed Warning")
+    assert name in found[0].message
+    # Another pass (a touch of the source) sees it again and reports nothing more.
+    await cluster.core.patch_namespaced_config_map(
+        "catalog-schema", namespace, {"metadata": {"labels": {"touched": "1"}}}
+    )
+    await asyncio.sleep(2)
+    claim = (await cluster.schema("catalog"))["status"]["activeOperation"]
+    assert (claim["type"], claim["operationID"]) == ("Observe", observe["operationID"])
+    assert len(await warned() or []) == 1
+    unsealed = _sample(
+        running.manager, "ptah_result_records_unsealed_total", {"family": "PtahSchema"}
+    )
+    assert unsealed == 1

@@ -264,6 +264,7 @@ async def test_a_plan_report_is_recorded_only_once_its_pieces_are_stored(
 
     # A Plan that changes nothing has no pieces to wait for.
     quiet = new_operation_id()
+    await claim(api_client, schema, quiet, OperationType.PLAN)
     converged = _plan_report(schema, quiet, [])
     converged["plan"] = {
         "changes": False,

@@ -12,6 +12,7 @@ from kubernetes_asyncio import client as k8s_client
 from localstack.controlplane import ControlPlane
 
 from ptah_operator.api.constants import GROUP, VERSION
+from ptah_operator.api.result_seal import ResultSeal
 from ptah_operator.results.endpoint import record_manifest
 from ptah_operator.results.store import KubernetesResultStore, load_result_key
 
@@ -79,7 +80,7 @@ async def test_the_store_finds_resources_and_records(
         "type": "History",
         "resource": {"kind": "PtahMigration", "namespace": namespace, "name": "orders", "uid": uid},
     }
-    record = record_manifest(document, "op-0000000000")
+    record = record_manifest(document, "op-0000000000", ResultSeal())
     assert await store.create_record(record) is True
     assert await store.create_record(record) is False
     assert (

@@ -123,6 +123,24 @@ def plan_for(
     )
 
 
+class InFlightStore(KubernetesResultStore):
+    """The real store, except for the claim: the manager writes an operation's claim before its
+    Job exists, and these tests run the runner with no manager, so the operation `job_env` last
+    made an environment for is the one in flight for its resource (else the stored claim)."""
+
+    def __init__(self, api: k8s_client.ApiClient) -> None:
+        super().__init__(api)
+        self.in_flight: dict[tuple[str, str], str] = {}
+
+    async def resource_claim(
+        self, kind: str, namespace: str, name: str
+    ) -> tuple[str, str | None] | None:
+        found = await super().resource_claim(kind, namespace, name)
+        if found is None:
+            return None
+        return found[0], self.in_flight.get((namespace, name), found[1])
+
+
 @dataclass
 class Endpoint:
     """The result endpoint served over TLS on 127.0.0.1 in the test's loop."""
@@ -131,6 +149,7 @@ class Endpoint:
     key: bytes
     ca_file: Path
     runner: web.AppRunner
+    store: InFlightStore
 
     def token(self, namespace: str, operation_id: str) -> str:
         return operation_token(self.key, namespace, operation_id)
@@ -141,7 +160,8 @@ async def start_endpoint(api: k8s_client.ApiClient, directory: Path) -> Endpoint
     pair = authority.issue("results", "ptah-results", server=True, ips=["127.0.0.1"])
     key = secrets.token_bytes(32)
     app = web.Application()
-    add_routes(app, KubernetesResultStore(api), key)
+    store = InFlightStore(api)
+    add_routes(app, store, key)
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     site = web.TCPSite(
@@ -149,7 +169,7 @@ async def start_endpoint(api: k8s_client.ApiClient, directory: Path) -> Endpoint
     )
     await site.start()
     port = runner.addresses[0][1]
-    return Endpoint(f"https://127.0.0.1:{port}/v1/results", key, authority.cert_path, runner)
+    return Endpoint(f"https://127.0.0.1:{port}/v1/results", key, authority.cert_path, runner, store)
 
 
 @dataclass
@@ -182,6 +202,7 @@ def job_env(
 ) -> dict[str, str]:
     """The environment the Job's run container gets (plus where its termination log goes)."""
     namespace = document["resource"]["namespace"]
+    endpoint.store.in_flight[(namespace, document["resource"]["name"])] = document["operationID"]
     token_file = workdir / "token"
     token_file.write_text(
         token if token is not None else endpoint.token(namespace, document["operationID"])

@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
+from kubernetes_asyncio import client as k8s_client
 
+from ptah_operator.api.result_seal import ResultSeal, body_digest
 from ptah_operator.results.credentials import operation_token, token_matches
 from ptah_operator.results.endpoint import (
     MAX_BODY_BYTES,
@@ -22,7 +24,7 @@ from ptah_operator.results.endpoint import (
     receive,
     record_manifest,
 )
-from ptah_operator.results.store import StoreUnavailableError
+from ptah_operator.results.store import KubernetesResultStore, StoreUnavailableError
 
 KEY = b"k" * 32
 NS = "application"
@@ -58,11 +60,26 @@ class MemoryStore:
         self.resources: dict[tuple[str, str, str], str] = {("PtahMigration", NS, "orders"): "u-1"}
         self.records: dict[tuple[str, str], Mapping[str, Any]] = {}
         self.unavailable = False
+        self.claims: dict[tuple[str, str, str], str | None] = {("PtahMigration", NS, "orders"): OP}
+        """The operation each resource's status.activeOperation names."""
+        self.events: list[tuple[str, str, str]] = []
 
     async def resource_uid(self, kind: str, namespace: str, name: str) -> str | None:
         if self.unavailable:
             raise StoreUnavailableError("HTTP 500")
         return self.resources.get((kind, namespace, name))
+
+    async def resource_claim(
+        self, kind: str, namespace: str, name: str
+    ) -> tuple[str, str | None] | None:
+        uid = await self.resource_uid(kind, namespace, name)
+        return None if uid is None else (uid, self.claims.get((kind, namespace, name)))
+
+    async def replace_record(self, manifest: Mapping[str, Any]) -> None:
+        self.records[(manifest["metadata"]["namespace"], manifest["metadata"]["name"])] = manifest
+
+    async def record_event(self, resource: Mapping[str, str], reason: str, message: str) -> None:
+        self.events.append((resource["name"], reason, message))
 
     async def create_record(self, manifest: Mapping[str, Any]) -> bool:
         key = (manifest["metadata"]["namespace"], manifest["metadata"]["name"])
@@ -74,6 +91,12 @@ class MemoryStore:
     async def read_record(self, namespace: str, name: str) -> str | None:
         record = self.records.get((namespace, name))
         return None if record is None else str(record["data"]["result.json"])
+
+    async def read_seal(self, namespace: str, name: str) -> str | None:
+        record = self.records.get((namespace, name))
+        if record is None:
+            return None
+        return (record["metadata"].get("annotations") or {}).get("operator.ptah.run/result-seal")
 
     async def read_piece(self, namespace: str, name: str) -> str | None:
         record = self.records.get((namespace, name))
@@ -115,11 +138,15 @@ async def test_a_result_is_recorded_once_then_answered_idempotently() -> None:
     assert different.status == 409
     assert len(store.records) == 1
     record = store.records[(NS, "ptah-result-3f9a2c7d1e")]
-    assert record["data"]["result.json"] == canonical_json(_document())
+    # Two different reports of one operation in flight: the record says so, believing neither.
+    assert json.loads(record["data"]["result.json"])["conflict"] == {
+        "recorded": body_digest(canonical_json(_document())),
+        "received": body_digest(canonical_json(_document(history={"verdict": "Dirty"}))),
+    }
 
 
 def test_the_record_is_owned_by_the_resource_and_labelled_as_an_operation_object() -> None:
-    record = record_manifest(_document(), OP)
+    record = record_manifest(_document(), OP, ResultSeal.derived_from(KEY))
     assert record["metadata"]["name"] == "ptah-result-3f9a2c7d1e"
     assert record["metadata"]["namespace"] == NS
     assert record["immutable"] is True
@@ -251,3 +278,69 @@ async def test_a_body_over_the_limit_is_refused_while_it_streams(
     )
     assert response.status == 413
     assert store.records == {}
+
+
+# --- a consumed operation, a token holder before the runner, an API server away ---------------
+
+
+async def test_a_consumed_operation_takes_no_other_result_and_says_so() -> None:
+    """The resource's claim is the tombstone: once it no longer names the operation, a second,
+    different result is 409 with an Event; the same body while its record is kept is 200."""
+    store = MemoryStore()
+    assert (await receive(store, KEY, NS, OP, BEARER, _body())).status == 201
+    store.claims[("PtahMigration", NS, "orders")] = "op-0000000002"  # the result was taken
+    again = await receive(store, KEY, NS, OP, BEARER, _body())
+    assert (again.status, again.body["result"]) == (200, "exists")
+    del store.records[(NS, "ptah-result-3f9a2c7d1e")]  # ... and its record consumed
+    other = _body(_document(history={"verdict": "Dirty"}))
+    late = await receive(store, KEY, NS, OP, BEARER, other)
+    assert late.status == 409
+    assert "not in flight" in late.body["error"]
+    assert store.records == {}
+    assert [(name, reason) for name, reason, _ in store.events] == [("orders", "ResultConflict")]
+    assert body_digest(canonical_json(json.loads(other))) in store.events[0][2]
+    assert (await receive(store, KEY, NS, OP, BEARER, _body())).status == 409
+
+
+async def test_a_token_holder_before_the_runner_wins_nothing() -> None:
+    """A forged report first, the runner's real one second: the runner is told 409 (it exits
+    NOT_REPORTED), an Event names both digests, and the record becomes one the controller reads
+    as no result, so the run is held Unknown and read back rather than either believed."""
+    store = MemoryStore()
+    forged = _body(_document(history={"verdict": "NothingPending", "pendingCount": 0}))
+    real = _body(_document(history={"verdict": "Dirty"}))
+    assert (await receive(store, KEY, NS, OP, BEARER, forged)).status == 201
+    answer = await receive(store, KEY, NS, OP, BEARER, real)
+    assert answer.status == 409
+    record = store.records[(NS, "ptah-result-3f9a2c7d1e")]
+    stored = json.loads(record["data"]["result.json"])
+    assert set(stored["conflict"]) == {"recorded", "received"}
+    assert "history" not in stored
+    (_, reason, message), *_ = store.events
+    assert reason == "ResultConflict"
+    assert stored["conflict"]["recorded"] in message
+    assert stored["conflict"]["received"] in message
+    # The conflict record is sealed like any, and a third report changes it no more.
+    assert (await receive(store, KEY, NS, OP, BEARER, forged)).status == 409
+    assert store.records[(NS, "ptah-result-3f9a2c7d1e")] == record
+
+
+async def test_an_api_server_that_cannot_be_reached_is_503_not_a_traceback() -> None:
+    configuration = k8s_client.Configuration(host="https://127.0.0.1:9")
+    async with k8s_client.ApiClient(configuration) as api:
+        answer = await receive(KubernetesResultStore(api), KEY, NS, OP, BEARER, _body())
+    assert answer.status == 503
+    assert answer.body == {"error": "the record could not be stored; try again"}
+
+
+async def test_a_record_the_endpoint_did_not_seal_gives_way_to_the_runners() -> None:
+    """A ConfigMap writer's record under the operation's name is no report: the runner's
+    takes its place (201), and no conflict is raised over it."""
+    store = MemoryStore()
+    forged = record_manifest(_document(history={"verdict": "Dirty"}), OP, ResultSeal())
+    store.records[(NS, forged["metadata"]["name"])] = forged
+    answer = await receive(store, KEY, NS, OP, BEARER, _body())
+    assert (answer.status, answer.body["result"]) == (201, "created")
+    record = store.records[(NS, "ptah-result-3f9a2c7d1e")]
+    assert record["data"]["result.json"] == canonical_json(_document())
+    assert store.events == []

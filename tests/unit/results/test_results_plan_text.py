@@ -23,13 +23,24 @@ OP = "op-3f9a2c7d1e"
 class NoStore:
     """A store that must not be asked: these refusals come before any read."""
 
-    async def resource_uid(self, kind: str, namespace: str, name: str) -> str | None:
+    async def resource_claim(
+        self, kind: str, namespace: str, name: str
+    ) -> tuple[str, str | None] | None:
+        raise AssertionError("asked")
+
+    async def replace_record(self, manifest: Mapping[str, Any]) -> None:
+        raise AssertionError("asked")
+
+    async def record_event(self, resource: Mapping[str, str], reason: str, message: str) -> None:
         raise AssertionError("asked")
 
     async def create_record(self, manifest: Mapping[str, Any]) -> bool:
         raise AssertionError("asked")
 
     async def read_record(self, namespace: str, name: str) -> str | None:
+        raise AssertionError("asked")
+
+    async def read_seal(self, namespace: str, name: str) -> str | None:
         raise AssertionError("asked")
 
     async def read_piece(self, namespace: str, name: str) -> str | None:

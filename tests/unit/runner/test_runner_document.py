@@ -574,3 +574,21 @@ def test_a_refused_history_read_is_database_busy_only_for_an_answer_that_passes(
     error: ErrorClass, reason: ErrorReason
 ) -> None:
     assert unreadable(DatabaseError(error)) == reason
+
+
+@pytest.mark.req("MIG-34")
+def test_more_than_a_plans_worth_of_pending_lists_the_first_and_counts_them_all(
+    tmp_path: Path,
+) -> None:
+    """The limit a plan carries (MAX_PLAN_VERSIONS, 1000): the history block lists that many
+    pending migrations and `pendingCount` stays the true count, so the manager can say the
+    reading cannot be planned (Blocked TooManyPending) rather than plan part of it."""
+    from ptah_operator.api.constants import MAX_PLAN_VERSIONS
+
+    for version in range(1, MAX_PLAN_VERSIONS + 3):
+        (tmp_path / f"{version:05d}_m.up.sql").write_text("SELECT 1;\n")
+    many = read_directory(tmp_path)
+    block = history_block(_status(many), VersionSpelling(many))
+    assert block["pendingCount"] == MAX_PLAN_VERSIONS + 2
+    assert len(block["pending"]) == MAX_PLAN_VERSIONS
+    assert block["pending"][-1]["version"] == f"{MAX_PLAN_VERSIONS:05d}"

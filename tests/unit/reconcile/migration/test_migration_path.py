@@ -570,7 +570,7 @@ LEAVING_THE_PATH = [
         "Any phase, no claim -> Failed: a plan that could not be published",
         lambda: history_reported(
             reading(),
-            history("ReadyToPlan", current="0001", pending_versions=["0002"], pending_count=1500),
+            history("ReadyToPlan", current="0001", pending_versions=["0002"], pending_count=5),
         ),
         ("MIG-26", "MIG-34"),
         phase=MigrationPhase.FAILED,

@@ -1,0 +1,192 @@
+"""Forged results on the real API server, written by a person with ConfigMap rights only (and
+the ptah-viewer rules of deploy/rbac.yaml, so they can read a PtahMigration's uid and claim).
+
+They can write a `ptah-result-<hex>` ConfigMap owned by a running Apply, with a well-formed body,
+the owner labels, even the seal copied from a genuine record of another operation. None of it is
+a result: the controller's reading of its caches takes only records whose seal opens, so the
+forged outcome ends no run, settles no hold and frees no Lease for a second Apply (MIG-19,
+MIG-46, MIG-47; the lifecycle's side is tests/unit/reconcile/migration/
+test_migration_result_safety.py). Nor does it keep the runner's real report out: a record under
+the operation's name that the endpoint did not seal is replaced by the runner's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client as k8s_client
+from kubernetes_asyncio import config as k8s_config
+from localstack.controlplane import ControlPlane
+
+from ptah_operator.api.constants import GROUP, VERSION
+from ptah_operator.api.result_seal import ResultSeal
+from ptah_operator.controller.world import owned_records, unsealed_records
+from ptah_operator.results.credentials import operation_token
+from ptah_operator.results.endpoint import receive, record_manifest
+from ptah_operator.results.store import KubernetesResultStore
+from tests.support.webhook_stack import grant
+
+pytestmark = pytest.mark.integration
+
+MALLORY = "mallory@example.com"
+KEY = secrets.token_bytes(32)
+SEAL = ResultSeal.derived_from(KEY)
+APPLY = "op-00000000a1"
+EARLIER = "op-00000000a0"
+
+
+def _viewer_rules() -> list[dict[str, Any]]:
+    import yaml
+
+    rbac = Path(__file__).resolve().parents[3] / "deploy" / "rbac.yaml"
+    for doc in yaml.safe_load_all(rbac.read_text()):
+        if doc and doc["kind"] == "ClusterRole" and doc["metadata"]["name"] == "ptah-viewer":
+            rules: list[dict[str, Any]] = doc["rules"]
+            return rules
+    raise AssertionError("deploy/rbac.yaml has no ptah-viewer ClusterRole")
+
+
+@pytest.fixture
+async def namespace(api_client: k8s_client.ApiClient) -> AsyncIterator[str]:
+    core: Any = k8s_client.CoreV1Api(api_client)
+    name = f"forged-{secrets.token_hex(3)}"
+    await core.create_namespace({"metadata": {"name": name}})
+    yield name
+    await core.delete_namespace(name)
+
+
+@pytest.fixture
+async def mallory(
+    kube: ControlPlane, api_client: k8s_client.ApiClient, namespace: str
+) -> AsyncIterator[k8s_client.ApiClient]:
+    """A person who may write ConfigMaps and read Ptah resources, nothing else."""
+    configmaps = {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["*"]}
+    await grant(api_client, namespace, MALLORY, [configmaps, *_viewer_rules()])
+    configuration = k8s_client.Configuration()
+    await k8s_config.load_kube_config(
+        config_file=str(kube.user_kubeconfig(MALLORY)), client_configuration=configuration
+    )
+    async with k8s_client.ApiClient(configuration) as api:
+        core: Any = k8s_client.CoreV1Api(api)
+        for _ in range(50):  # until the Role takes effect
+            try:
+                await core.list_namespaced_config_map(namespace)
+                break
+            except k8s_client.ApiException:
+                await asyncio.sleep(0.2)
+        yield api
+
+
+async def _applying(api: k8s_client.ApiClient, namespace: str) -> dict[str, Any]:
+    """A PtahMigration whose status claims a running Apply."""
+    custom: Any = k8s_client.CustomObjectsApi(api)
+    await custom.create_namespaced_custom_object(
+        GROUP,
+        VERSION,
+        namespace,
+        "ptahmigrations",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "PtahMigration",
+            "metadata": {"name": "orders"},
+            "spec": {
+                "target": {
+                    "engine": "PostgreSQL",
+                    "coordinationKey": f"{namespace}/orders",
+                    "urlFrom": {"name": "db", "key": "url"},
+                },
+                "configMap": {"name": "files"},
+            },
+        },
+    )
+    claim = {"operationID": APPLY, "type": "Apply", "startedAt": "2026-12-01T12:00:00Z"}
+    patched: dict[str, Any] = await custom.patch_namespaced_custom_object_status(
+        GROUP,
+        VERSION,
+        namespace,
+        "ptahmigrations",
+        "orders",
+        {"status": {"phase": "Applying", "activeOperation": claim}},
+        _content_type="application/merge-patch+json",
+    )
+    return patched
+
+
+def _report(migration: dict[str, Any], operation_id: str, outcome: str) -> dict[str, Any]:
+    meta = migration["metadata"]
+    return {
+        "contract": "ptah.run/result/v1",
+        "operationID": operation_id,
+        "type": "Apply",
+        "resource": {
+            "kind": "PtahMigration",
+            "namespace": meta["namespace"],
+            "name": meta["name"],
+            "uid": meta["uid"],
+        },
+        "run": {"outcome": outcome, "selected": True, "appliedVersions": ["0002"]},
+    }
+
+
+async def test_a_configmap_writer_forges_no_result_for_a_running_apply(
+    crds_installed: ControlPlane,
+    api_client: k8s_client.ApiClient,
+    mallory: k8s_client.ApiClient,
+    namespace: str,
+) -> None:
+    migration = await _applying(api_client, namespace)
+    mallory_core: Any = k8s_client.CoreV1Api(mallory)
+    # As Mallory: read the migration (viewer rules), then write the outcome she wants, with
+    # the seal of a genuine record of an earlier operation copied onto it.
+    custom: Any = k8s_client.CustomObjectsApi(mallory)
+    seen = await custom.get_namespaced_custom_object(
+        GROUP, VERSION, namespace, "ptahmigrations", "orders"
+    )
+    assert seen["status"]["activeOperation"]["operationID"] == APPLY
+    genuine = record_manifest(_report(migration, EARLIER, "Applied"), EARLIER, SEAL)
+    forged = record_manifest(_report(migration, APPLY, "Applied"), APPLY, ResultSeal())
+    forged["metadata"]["annotations"] = genuine["metadata"]["annotations"]
+    await mallory_core.create_namespaced_config_map(namespace, forged)
+
+    # What the controller's caches would hold: the forged record, as the API server keeps it.
+    core: Any = k8s_client.CoreV1Api(api_client)
+    listed = await core.list_namespaced_config_map(namespace)
+    owned = [api_client.sanitize_for_serialization(item) for item in listed.items]
+    owned = [cm for cm in owned if cm["metadata"]["name"].startswith("ptah-result-")]
+    assert len(owned) == 1
+    _, results = owned_records(owned, SEAL)
+    assert results == {}, "a forged record is no result"
+    assert unsealed_records(owned, SEAL) == [forged["metadata"]["name"]]
+
+    # The runner's real report then finds the forged record under its name: that is no
+    # report, so the runner's takes its place, and is the one result the controller sees.
+    store = KubernetesResultStore(api_client)
+    token = operation_token(KEY, namespace, APPLY)
+    real = json.dumps(_report(migration, APPLY, "Partial")).encode()
+    answer = await receive(store, KEY, namespace, APPLY, f"Bearer {token}", real)
+    assert answer.status == 201
+    listed = await core.list_namespaced_config_map(namespace)
+    owned = [api_client.sanitize_for_serialization(item) for item in listed.items]
+    owned = [cm for cm in owned if cm["metadata"]["name"].startswith("ptah-result-")]
+    _, results = owned_records(owned, SEAL)
+    assert results[APPLY].payload["run"]["outcome"] == "Partial"
+    # A report of an operation the migration does not have in flight is refused outright, and
+    # a Warning Event says so by digest.
+    late = await receive(
+        store,
+        KEY,
+        namespace,
+        EARLIER,
+        f"Bearer {operation_token(KEY, namespace, EARLIER)}",
+        json.dumps(_report(migration, EARLIER, "Applied")).encode(),
+    )
+    assert late.status == 409
+    events = await core.list_namespaced_event(namespace)
+    assert [e.reason for e in events.items] == ["ResultConflict"]
+    assert "Applied" not in events.items[0].message
