@@ -439,6 +439,15 @@ class MySQLDatabase(Database):
         await self._conn._execute_command(COMMAND.COM_SET_OPTION, option.to_bytes(2, "little"))
         await self._conn._read_packet()
 
+    async def _multi_statements_off(self) -> None:
+        """Multi-statements off again after a batch; a session where that fails is closed (its
+        next use reports it lost) rather than left taking several statements in one text, and
+        the batch's own outcome is what the caller hears."""
+        try:
+            await self._multi_statements(False)
+        except Exception:
+            self._conn.close()
+
     async def execute_batch(self, items: Sequence[tuple[str, Sequence[object] | None]]) -> None:
         """One multi-statement request. The session opens with multi-statements off, so that a
         single execute is one statement whatever its text holds; they are on for this request
@@ -464,7 +473,7 @@ class MySQLDatabase(Database):
                     finally:
                         self._collect(cur)
             finally:
-                await self._multi_statements(False)
+                await self._multi_statements_off()
         except Exception as exc:
             translated = _translate_mysql(exc)
             if isinstance(translated, DatabaseError):
