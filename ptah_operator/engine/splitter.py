@@ -23,7 +23,10 @@ PROCEDURE | FUNCTION | TRIGGER | EVENT`, `ALTER EVENT`) and MariaDB's compound s
 outside one (`BEGIN NOT ATOMIC`, `IF`, `CASE`, `LOOP`, `REPEAT`, `WHILE`, `FOR`, labelled).
 Inside one, `;` ends the statement only when every `BEGIN`, `CASE`, `IF`, loop opened has met its
 `END`; `IF(a, b, c)`, `REPEAT('x', 2)` and `IF [NOT] EXISTS` after an object word are not
-openers. A body that never closes refuses the file rather than being cut where it happens to.
+openers. `BEGIN` opens a block, and a bare `END` closes one, only where a statement can start
+(after `;`, a label, THEN, ELSE, DO, FOR EACH ROW, a handler's conditions, the routine head):
+`WHERE begin < NOW()` and `SET end = 1` name columns. `END IF`, `END LOOP`, ... close only a
+block of that kind; a CASE expression's `END` leaves the next word alone (`END FOR UPDATE`). A body that never closes refuses the file rather than being cut where it happens to.
 """
 
 from __future__ import annotations
@@ -410,6 +413,7 @@ class _MySQLSplitter(_Splitter):
         blocks: list[tuple[str, int]] = []  # (opener, paren depth it opened at)
         paren = 0
         prev: _Token | None = None
+        where = _Where()
         while True:
             tok = tokens.next()
             if tok is None or tok.kind is _Tok.DELIMITER_LINE:
@@ -428,14 +432,19 @@ class _MySQLSplitter(_Splitter):
                     if not blocks:
                         return tok.start, False
                     paren = 0
+                    where.handler = False
                 elif tok.value == "(":
                     paren += 1
                 elif tok.value == ")":
                     paren = max(0, paren - 1)
             elif tok.kind is _Tok.WORD and not _qualified(prev, tokens.peek()):
-                _block_word(tok.value, prev, tokens, blocks, paren)
-                if tok.value == "END" and _is_word(tokens.peek(), *_END_KINDS):
-                    tok = tokens.next()
+                starts = paren == 0 and where.statement_starts(tok.value, prev)
+                took_next = _block_word(tok.value, prev, tokens, blocks, paren, starts=starts)
+                if paren == 0:
+                    where.note_word(tok.value, prev, in_block=bool(blocks))
+                if took_next:
+                    tok = tokens.next() or tok  # the IF of END IF, ...
+            where.before_prev = prev
             prev = tok
 
 
@@ -616,36 +625,114 @@ def _creates_program(tokens: _MySQLTokens, verb: str) -> bool:
     return False
 
 
+# Tokens after which a statement of a compound statement can start (so BEGIN opens a block
+# there, a bare END closes one, IF is the IF statement): `;`, a label's `:`, THEN, ELSE, DO,
+# FOR EACH ROW, the start of a block or loop.
+_STATEMENT_AFTER_WORDS = frozenset(
+    {"THEN", "ELSE", "DO", "ROW", "BEGIN", "ATOMIC", "LOOP", "REPEAT"}
+)
+# Words that start the body of a routine written without BEGIN: the routine head is over.
+_BODY_FIRST = frozenset(
+    {
+        "RETURN", "SELECT", "INSERT", "UPDATE", "DELETE", "REPLACE", "SET", "CALL", "WITH",
+        "VALUES", "TABLE", "CREATE", "ALTER", "DROP", "TRUNCATE", "RENAME", "GRANT", "REVOKE",
+        "DECLARE", "OPEN", "CLOSE", "FETCH", "SIGNAL", "RESIGNAL", "PREPARE", "EXECUTE",
+        "DEALLOCATE", "START", "COMMIT", "ROLLBACK", "LOCK", "UNLOCK", "FLUSH", "SHOW", "LOAD",
+        "DO", "IF", "CASE", "LOOP", "REPEAT", "WHILE", "FOR", "BEGIN", "LEAVE", "ITERATE",
+    }
+)  # fmt: skip
+# Words of a handler's condition list (`DECLARE ... HANDLER FOR SQLSTATE '23000', NOT FOUND`).
+_HANDLER_CONDITION = frozenset({"SQLSTATE", "VALUE", "SQLWARNING", "SQLEXCEPTION", "NOT", "FOUND"})
+
+
+class _Where:
+    """Where in a compound statement a statement can start, beside the block stack: in the
+    head of a PROCEDURE or FUNCTION (before its body), and after a handler's condition list."""
+
+    def __init__(self) -> None:
+        self.head = False  # between PROCEDURE/FUNCTION and the first word of the body
+        self.head_done = False
+        self.handler = False  # after DECLARE ... HANDLER FOR, until the body's first word
+        self.before_prev: _Token | None = None
+
+    def statement_starts(self, word: str, prev: _Token | None) -> bool:
+        """Whether a statement can start at `word` (which follows `prev`)."""
+        if self.handler:
+            if _is_word(prev, "FOR") or _is_punct(prev, ",") or word in _HANDLER_CONDITION:
+                return False  # a condition name or a condition word
+            self.handler = False
+            return True
+        if self.head:
+            return True
+        if prev is None or _is_punct(prev, ";") or _is_punct(prev, ":"):
+            return True
+        if _is_word(self.before_prev, "FOLLOWS", "PRECEDES"):
+            return True  # FOR EACH ROW FOLLOWS other_trigger BEGIN
+        return _is_word(prev, *_STATEMENT_AFTER_WORDS)
+
+    def note_word(self, word: str, prev: _Token | None, *, in_block: bool) -> None:
+        """Follow a word outside parentheses: the routine head opens at PROCEDURE or FUNCTION
+        and closes at the first word of the body (or inside a block); a handler's condition
+        list opens at HANDLER FOR."""
+        if word == "FOR" and _is_word(prev, "HANDLER"):
+            self.handler = True
+        if in_block:
+            self.head, self.head_done = False, True
+        elif self.head:
+            ddl_if = word == "IF" and _is_word(prev, *_DDL_BEFORE_IF)
+            charset = word == "SET" and _is_word(prev, "CHARACTER")
+            if word in _BODY_FIRST and not ddl_if and not charset:
+                self.head, self.head_done = False, True
+        elif not self.head_done and word in ("PROCEDURE", "FUNCTION"):
+            self.head = True
+
+
 def _block_word(
     word: str,
     prev: _Token | None,
     tokens: _MySQLTokens,
     blocks: list[tuple[str, int]],
     paren: int,
-) -> None:
-    """Open or close a block for one word of a compound statement."""
+    *,
+    starts: bool,
+) -> bool:
+    """Open or close a block for one word of a compound statement; `starts` says a statement
+    can start at it. True when the END took the word after it (END IF, END LOOP, ...)."""
     following = tokens.peek()
     if word == "END":
         if following is not None and _is_word(following, *_END_KINDS):
+            if blocks and blocks[-1][0] == following.value:
+                blocks.pop()
+                return True
+            if blocks and blocks[-1][0] == "CASE":
+                # A CASE expression's END before FOR UPDATE, IF(...), ...: the word is not END's.
+                blocks.pop()
+                return False
             _close(blocks, (following.value,))
-        elif paren > 0:
+            return True
+        if paren > 0:
             # Inside parentheses only a CASE expression can end (`MAX(end)` is a column).
             if blocks and blocks[-1] == ("CASE", paren):
                 blocks.pop()
-        else:
+        elif blocks and blocks[-1][0] == "CASE":
+            blocks.pop()
+        elif starts:
             _close(blocks, ("BEGIN", "CASE"))
-    elif word == "CASE":
+        # Otherwise `end` is a name: `SET end = NOW()`, `SELECT a AS end`.
+        return False
+    if word == "CASE":
         blocks.append(("CASE", paren))
     elif paren > 0:
-        return  # blocks and statements never start inside parentheses
+        return False  # blocks and statements never start inside parentheses
     elif word == "BEGIN":
-        if not _is_word(prev, "XA"):
+        # Only where a statement starts: `WHERE begin < NOW()` names a column.
+        if starts and not _is_word(prev, "XA"):
             blocks.append(("BEGIN", paren))
     elif word == "IF":
         if _is_word(prev, *_DDL_BEFORE_IF):
-            return  # DROP TABLE IF EXISTS, ADD COLUMN IF NOT EXISTS, ...
-        if _is_punct(following, "(") and _comma_in_parentheses(tokens):
-            return  # the IF(condition, then, else) function
+            return False  # DROP TABLE IF EXISTS, ADD COLUMN IF NOT EXISTS, ...
+        if not starts and _is_punct(following, "(") and _comma_in_parentheses(tokens):
+            return False  # the IF(condition, then, else) function
         blocks.append(("IF", paren))
     elif word in ("LOOP", "WHILE"):
         blocks.append((word, paren))
@@ -658,6 +745,7 @@ def _block_word(
         loop_var = following is not None and following.kind in (_Tok.WORD, _Tok.NAME)
         if loop_var and _is_word(tokens.peek(1), "IN"):
             blocks.append(("FOR", paren))
+    return False
 
 
 def _close(blocks: list[tuple[str, int]], kinds: tuple[str, ...]) -> None:

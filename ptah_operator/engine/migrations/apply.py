@@ -38,6 +38,7 @@ and the error class only; no SQL text, row data or server message is ever kept.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -68,7 +69,7 @@ from ptah_operator.engine.migrations.revision_table import (
     record_progress,
 )
 from ptah_operator.engine.migrations.status import Status, evaluate
-from ptah_operator.engine.splitter import Dialect, SplitError, Statement, split
+from ptah_operator.engine.splitter import Dialect, SplitError, Statement, leading_keywords, split
 
 Reconnect = Callable[[], Awaitable[Database]]
 
@@ -182,8 +183,18 @@ _MYSQL_DDL_FAILED_CLEANLY = frozenset(
 _MYSQL_COMPOUND = frozenset({"IF", "CASE", "LOOP", "REPEAT", "WHILE", "FOR"})
 
 
+# A label before a compound statement: `name:` or `` `name`: `` (never `:=`).
+_LABEL = re.compile(r"\s*(?:`(?:[^`]|``)*`|[A-Za-z0-9_$\x80-\U0010ffff]+)\s*:(?!=)")
+
+
 def _is_compound_block(words: tuple[str, ...]) -> bool:
     return bool(words) and (words[0] in _MYSQL_COMPOUND or words[:3] == ("BEGIN", "NOT", "ATOMIC"))
+
+
+def _is_labelled_compound_block(statement: Statement) -> bool:
+    label = _LABEL.match(statement.text)
+    rest = statement.text[label.end() :] if label is not None else ""
+    return label is not None and _is_compound_block(leading_keywords(rest, Dialect.MYSQL))
 
 
 def is_transaction_control(statement: Statement) -> bool:
@@ -202,6 +213,8 @@ def is_transaction_control(statement: Statement) -> bool:
 def commits_implicitly(statement: Statement) -> bool:
     """True when MySQL/MariaDB would commit around this statement (DDL and the like)."""
     words = statement.keywords
+    if _is_labelled_compound_block(statement):
+        return True  # `name: BEGIN NOT ATOMIC ... END`, `name: LOOP ... END LOOP`
     if not words:
         return False
     first = words[0]

@@ -430,27 +430,50 @@ class MySQLDatabase(Database):
             raise _translate_mysql(exc) from None
         return names, [tuple(r) for r in rows]
 
+    async def _multi_statements(self, on: bool) -> None:
+        """Turn the session's multi-statement option on or off (COM_SET_OPTION: the server
+        answers with an EOF packet, or an error packet, which raises)."""
+        from pymysql.constants import COMMAND
+
+        option = _MYSQL_OPTION_MULTI_STATEMENTS_ON if on else _MYSQL_OPTION_MULTI_STATEMENTS_OFF
+        await self._conn._execute_command(COMMAND.COM_SET_OPTION, option.to_bytes(2, "little"))
+        await self._conn._read_packet()
+
+    async def _multi_statements_off(self) -> None:
+        """Multi-statements off again after a batch; a session where that fails is closed (its
+        next use reports it lost) rather than left taking several statements in one text, and
+        the batch's own outcome is what the caller hears."""
+        try:
+            await self._multi_statements(False)
+        except Exception:
+            self._conn.close()
+
     async def execute_batch(self, items: Sequence[tuple[str, Sequence[object] | None]]) -> None:
-        """One multi-statement request (aiomysql always opens sessions with multi-statements
-        on). The server runs the statements in order and stops at the first error, answering
+        """One multi-statement request. The session opens with multi-statements off, so that a
+        single execute is one statement whatever its text holds; they are on for this request
+        only. The server runs the statements in order and stops at the first error, answering
         one result per statement before it, so the failing position is exact."""
         if len(items) < 2:
             await super().execute_batch(items)
             return
         answered = 0
         try:
-            async with self._conn.cursor() as cur:
-                texts = [
-                    cur.mogrify(sql, tuple(params)) if params else sql for sql, params in items
-                ]
-                # A newline before each `;` so a trailing line comment cannot swallow it.
-                try:
-                    await cur.execute("\n;\n".join(texts))
-                    answered = 1
-                    while await cur.nextset():
-                        answered += 1
-                finally:
-                    self._collect(cur)
+            await self._multi_statements(True)
+            try:
+                async with self._conn.cursor() as cur:
+                    texts = [
+                        cur.mogrify(sql, tuple(params)) if params else sql for sql, params in items
+                    ]
+                    # A newline before each `;` so a trailing line comment cannot swallow it.
+                    try:
+                        await cur.execute("\n;\n".join(texts))
+                        answered = 1
+                        while await cur.nextset():
+                            answered += 1
+                    finally:
+                        self._collect(cur)
+            finally:
+                await self._multi_statements_off()
         except Exception as exc:
             translated = _translate_mysql(exc)
             if isinstance(translated, DatabaseError):
@@ -506,6 +529,10 @@ def _translate_mysql(exc: Exception) -> Exception:
     return exc
 
 
+# COM_SET_OPTION's argument (enum_mysql_set_option).
+_MYSQL_OPTION_MULTI_STATEMENTS_ON = 0
+_MYSQL_OPTION_MULTI_STATEMENTS_OFF = 1
+
 _QUIET_CURSOR: type | None = None
 
 
@@ -551,6 +578,7 @@ async def connect(url: str, *, connect_seconds: float = 30.0) -> Database:
         return PostgresDatabase(target, conn)
     import aiomysql
     import pymysql
+    from pymysql.constants import CLIENT
 
     kwargs: dict[str, Any] = {
         "host": target.host,
@@ -566,7 +594,12 @@ async def connect(url: str, *, connect_seconds: float = 30.0) -> Database:
     if "unix_socket" in target.params:
         kwargs["unix_socket"] = target.params["unix_socket"]
     try:
-        myconn = await aiomysql.connect(**kwargs)
+        myconn = aiomysql.Connection(**kwargs)
+        # aiomysql always asks for CLIENT_MULTI_STATEMENTS: a single execute is one statement
+        # (two merged into one text are refused, 1064); execute_batch turns them on for its
+        # one request.
+        myconn.client_flag &= ~CLIENT.MULTI_STATEMENTS
+        await myconn._connect()
     except pymysql.err.MySQLError as exc:
         code = exc.args[0] if exc.args else None
         raise ConnectionLostError(f"the server refused the session (MySQL error {code})") from None

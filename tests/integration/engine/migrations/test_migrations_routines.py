@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ptah_operator.engine.migrations.connection import DatabaseError
 from ptah_operator.engine.splitter import Dialect, split
 from tests.integration.engine.migrations.mig_support import open_db, ptah, sql, write_dir
 
@@ -168,3 +169,22 @@ async def test_routines_with_and_without_delimiter_apply_whole(
     assert (code, doc["verdict"]) == (0, "NothingPending"), doc
     assert await sql(maria_url, "SELECT COUNT(*) FROM information_schema.ROUTINES"
                      " WHERE ROUTINE_SCHEMA = DATABASE()") == [(5,)]  # fmt: skip
+
+
+@pytest.mark.req("MIG-56")
+async def test_one_statement_per_request_except_a_batch(maria_url: str) -> None:
+    """A single execute is one statement: were two ever merged into one text, the server
+    refuses it (1064) instead of running both. File mode's batch still sends the whole file in
+    one request, and single requests refuse again after it."""
+    db = await open_db(maria_url)
+    try:
+        with pytest.raises(DatabaseError) as info:
+            await db.execute("SELECT 1;\nSELECT 2")
+        assert info.value.error_class.mysql_errno == 1064
+        await db.execute_batch([("SET @a = 1", None), ("SET @b = @a + 1", None)])
+        _, rows = await db.fetch("SELECT @b")
+        assert rows == [(2,)]
+        with pytest.raises(DatabaseError):
+            await db.execute("SET @c = 1; SET @d = 2")
+    finally:
+        await db.close()
