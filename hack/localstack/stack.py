@@ -180,8 +180,17 @@ class LocalStack:
             f"--operator-namespace={OPERATOR_NAMESPACE}",
             # The local registry speaks plain HTTP on loopback.
             *([f"--insecure-registry={self.registry.host}"] if self.registry else []),
+            # A source's secretRef goes only to these hosts (docs/security.md).
+            *self._source_hosts_flag(),
             *self.operator_args,
         ]
+
+    def _source_hosts_flag(self) -> list[str]:
+        from urllib.parse import urlsplit
+
+        hosts = [urlsplit(self.git.base_url).netloc] if self.git else []
+        hosts += [self.registry.host] if self.registry else []
+        return [f"--allowed-source-hosts={','.join(hosts)}"] if hosts else []
 
     def start_operator(self, name: str = "operator") -> Process:
         proc = Process(name, self.operator_argv(), self.workdir / f"{name}.log")

@@ -28,7 +28,7 @@ from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from ptah_operator import __version__
-from ptah_operator.api import images
+from ptah_operator.api import images, source_hosts
 from ptah_operator.api.common import ExecutionBinding
 from ptah_operator.api.constants import Kind
 from ptah_operator.api.result_seal import ResultSeal
@@ -211,6 +211,14 @@ def build_parser() -> argparse.ArgumentParser:
         "may be pinned to; any other image is refused (default: none, only --runner-image)",
     )
     parser.add_argument(
+        "--allowed-source-hosts",
+        type=_listed,
+        default=_listed(os.environ.get("PTAH_ALLOWED_SOURCE_HOSTS", "")),
+        metavar="HOST[:PORT],...",
+        help="Git and OCI registry hosts a source's secretRef may be sent to; a secretRef for "
+        "any other host is refused (default: none, sources are read anonymously)",
+    )
+    parser.add_argument(
         "--allow-unpinned-runner-image",
         action="store_true",
         help="take a --runner-image that is not pinned by digest, with a warning (local stacks "
@@ -345,6 +353,7 @@ def build_runner_config(args: argparse.Namespace, namespace: str) -> RunnerConfi
         ),
         insecure_registries=tuple(args.insecure_registry),
         allowed_images=frozenset(_allowed_digest(item) for item in args.allowed_runner_images),
+        allowed_source_hosts=source_hosts.normalized_hosts(args.allowed_source_hosts),
     )
 
 
@@ -391,6 +400,7 @@ def build_https_app(
     result_key: bytes,
     allowed_images: frozenset[str] = frozenset(),
     previous_result_keys: Sequence[bytes] = (),
+    allowed_source_hosts: frozenset[str] = frozenset(),
 ) -> web.Application:
     """The admission webhooks (reading the reconcilers' caches first) and the result endpoint;
     records of spec writers sealed under a previous result key still open."""
@@ -404,6 +414,7 @@ def build_https_app(
         CachedLookup(cached, ApiObjectLookup(api_client)),
         seal=WriterSeal.derived_from(result_key, previous_result_keys),
         allowed_images=allowed_images,
+        allowed_source_hosts=allowed_source_hosts,
     )
     add_result_routes(app, KubernetesResultStore(api_client), result_key)
     return app
@@ -436,7 +447,12 @@ async def start_serving(
     registry.register("ptahschema", lambda _m: schemas.controller)
     previous_keys = [read_result_key_file(path) for path in args.previous_result_key_file]
     app = build_https_app(
-        api_client, (migrations, schemas), result_key, runner.allows(), previous_keys
+        api_client,
+        (migrations, schemas),
+        result_key,
+        runner.allows(),
+        previous_keys,
+        allowed_source_hosts=runner.allowed_source_hosts,
     )
     server = await start_https_server(
         app, args.tls_cert_file, args.tls_key_file, host=host or ALL_ADDRESSES, port=port

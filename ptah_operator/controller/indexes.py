@@ -85,53 +85,27 @@ def index_owner_uid(obj: KubeObject) -> list[str]:
     return [str(ref["uid"]) for ref in metadata(obj).get("ownerReferences") or [] if "uid" in ref]
 
 
-JOB_CONTROLLER_UID_LABELS = ("batch.kubernetes.io/controller-uid", "controller-uid")
-"""The labels the Job controller puts on its Pods naming the Job's UID (the second is the
-pre-1.27 one, still set)."""
-
-
 def job_uid_of_pod(obj: KubeObject) -> str | None:
-    """The UID of the Job that made a Pod: its controlling owner reference to a Job, else the
-    Job controller's label (which a Pod orphaned by its Job's deletion keeps). Never the
-    `job-name` label: a Job deleted and made again under the same name leaves Pods by it."""
+    """The UID of the Job that controls a Pod: its controlling owner reference to a Job, and
+    nothing else. Labels (`job-name`, `controller-uid`) are anyone's to write who may create
+    Pods, so a Pod carrying them is not taken as a Job's (review of #18, finding 9); a Pod
+    orphaned by its Job's deletion loses the reference and is no Job's any more."""
     meta = metadata(obj)
     for ref in meta.get("ownerReferences") or []:
-        if ref.get("kind") == "Job" and ref.get("controller") and ref.get("uid"):
+        if ref.get("kind") == "Job" and ref.get("controller") is True and ref.get("uid"):
             return str(ref["uid"])
-    labels = meta.get("labels") or {}
-    for label in JOB_CONTROLLER_UID_LABELS:
-        if labels.get(label):
-            return str(labels[label])
     return None
 
 
-JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
-"""The labels the Job controller puts on its Pods naming the Job."""
-
-
-def _job_name_key(namespace: Any, name: Any) -> str:
-    return f"job-name:{namespace}/{name}"
-
-
 def index_job_uid(obj: KubeObject) -> list[str]:
-    """A Pod under the UID of the Job that made it (not a "namespace/name" key); a Pod that
-    names no Job UID at all (the Job controller names it on every Pod it makes) under its
-    `job-name` label instead, marked as such."""
+    """A Pod under the UID of the Job that controls it (not a "namespace/name" key)."""
     uid = job_uid_of_pod(obj)
-    if uid:
-        return [uid]
-    meta = metadata(obj)
-    labels = meta.get("labels") or {}
-    for label in JOB_NAME_LABELS:
-        if labels.get(label):
-            return [_job_name_key(meta.get("namespace"), labels[label])]
-    return []
+    return [uid] if uid else []
 
 
 def job_pod_keys(job: KubeObject) -> list[str]:
-    """The BY_JOB_UID keys of a Job's Pods: its UID, and its name for a Pod naming no UID."""
-    meta = metadata(job)
-    return [str(meta.get("uid")), _job_name_key(meta.get("namespace"), meta.get("name"))]
+    """The BY_JOB_UID keys of a Job's Pods: its UID."""
+    return [str(metadata(job).get("uid"))]
 
 
 def _ref_index(field: str) -> Any:

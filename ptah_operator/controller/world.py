@@ -240,12 +240,13 @@ def job_state(
     now: dt.datetime | None = None,
 ) -> JobState:
     """A Job reduced to what a decision uses; `pods` are the Job's Pods (for the init
-    container's verdict on the snapshot, and the failing container's last line). A Pod made
-    by another Job (one of the same name, deleted) is left out. A Pod that cannot start is
+    container's verdict on the snapshot, and the failing container's last line). Only a Pod
+    whose controlling owner reference is this Job counts (not one by its labels, nor one made
+    by another Job of the same name). A Pod that cannot start is
     timed by `onsets` at `now`; without them, from the Pod's creation or the Job's start."""
     meta = metadata(job)
     uid = str(meta.get("uid"))
-    pods = [p for p in pods if job_uid_of_pod(p) in (None, uid)]
+    pods = [p for p in pods if job_uid_of_pod(p) == uid]
     conditions = (job.get("status") or {}).get("conditions") or []
     phase, reason, message, finished = JobPhase.ACTIVE, None, None, None
     for condition in conditions:

@@ -18,7 +18,7 @@ import base64
 import json
 from typing import Any
 
-from ptah_operator.api import images
+from ptah_operator.api import images, source_hosts
 from ptah_operator.api.common import SourceRecord
 from ptah_operator.api.constants import (
     API_VERSION,
@@ -232,15 +232,27 @@ def _registry_env(runner: RunnerConfig) -> list[Manifest]:
     return [{"name": "PTAH_INSECURE_REGISTRIES", "value": ",".join(runner.insecure_registries)}]
 
 
-def _credentials(resource: Owner) -> tuple[list[Manifest], list[Manifest], list[str]]:
+def _credentials(
+    resource: Owner, runner: RunnerConfig
+) -> tuple[list[Manifest], list[Manifest], list[str]]:
     """The source credential (spec.git.secretRef or spec.artifact.secretRef): its volume, its
     mount and the flag that points the runner at it; only the container that reads the source
-    gets them (JOB-01)."""
+    gets them (JOB-01). ValueError (no Job) when the source's host is not on the manager's
+    --allowed-source-hosts: the author chooses the host, so a Secret goes only where the
+    manager allows (issue #18, api/source_hosts.py)."""
     spec = resource.spec
     named = spec.git or spec.artifact
     secret = named.secret_ref if named is not None else None
     if secret is None:
         return [], [], []
+    if spec.git is not None:
+        field, host = "spec.git.secretRef", source_hosts.git_host(spec.git.repository)
+    else:
+        assert spec.artifact is not None
+        field, host = "spec.artifact.secretRef", source_hosts.registry_host(spec.artifact.oci_ref)
+    refused = source_hosts.refusal(host, runner.allowed_source_hosts)
+    if refused is not None:
+        raise ValueError(source_hosts.refusal_words(field, refused))
     volume = {"name": "credentials", "secret": {"secretName": secret.name}}
     mount = {"name": "credentials", "mountPath": CREDENTIALS_MOUNT, "readOnly": True}
     return [volume], [mount], [f"--credentials={CREDENTIALS_MOUNT}"]
@@ -264,7 +276,7 @@ def _source_containers(
             raise ValueError("the source record names no commit")
         if record.kind == SourceKind.ARTIFACT and not record.oci_digest:
             raise ValueError("the source record names no artifact digest")
-        cred_volumes, cred_mounts, cred_flags = _credentials(resource)
+        cred_volumes, cred_mounts, cred_flags = _credentials(resource, runner)
         volumes = [{"name": "fetched", "emptyDir": {}}, *cred_volumes]
         checked_from = ("fetched", FETCHED_MOUNT)
         block = source_block(resource, record)
@@ -427,7 +439,7 @@ def source_resolve_job(
 ) -> Manifest:
     """The Resolve Job of any resource, given its operation document: one container that
     holds the source credential and never the database URL (JOB-01)."""
-    cred_volumes, cred_mounts, cred_flags = _credentials(resource)
+    cred_volumes, cred_mounts, cred_flags = _credentials(resource, runner)
     container = _container(
         resource,
         runner,
@@ -461,7 +473,7 @@ def source_verify_job(
     if artifact is None or record.kind != SourceKind.ARTIFACT or not record.oci_digest:
         raise ValueError("only an OCI artifact pinned to a digest is verified")
     policy = artifact.verification_policy_from
-    cred_volumes, cred_mounts, cred_flags = _credentials(resource)
+    cred_volumes, cred_mounts, cred_flags = _credentials(resource, runner)
     volumes = [
         {
             "name": "policy",

@@ -89,6 +89,14 @@ class Verification:
     message: str
 
 
+VERDICT_ACCEPTED = "ArtifactTypeAccepted"
+VERDICT_NOT_ACCEPTED = "ArtifactTypeNotAccepted"
+VERDICT_POLICY_INVALID = "VerificationPolicyInvalid"
+POLICY_INVALID_PREFIX = "the verification policy is invalid"
+"""How the runner's Verify begins a refusal for a policy it cannot use (engine/sources/
+verification.py); any other refusal is an artifact type the policy does not list."""
+
+
 def verification(
     verdict: VerifyReport | None,
     record: SourceRecord | None,
@@ -114,8 +122,8 @@ def verification(
             }
         )
         message = (
-            f"{describe(record)} ({verdict.artifact_type}) is accepted by the "
-            f"verification policy {policy}"
+            f"{describe(record)} is accepted by the verification policy {policy} "
+            f"({VERDICT_ACCEPTED})"
         )
         return Verification(kept, True, message)
     kept = record.model_copy(
@@ -126,8 +134,13 @@ def verification(
             "verified_at": None,
         }
     )
-    refusal = verdict.refusal or "the artifact is not one the policy accepts"
-    message = f"{describe(record)} is refused by the verification policy {policy}: {refusal}"
+    # The refusal's text names the manifest's artifact type (the registry's text): by code.
+    code = (
+        VERDICT_POLICY_INVALID
+        if (verdict.refusal or "").startswith(POLICY_INVALID_PREFIX)
+        else VERDICT_NOT_ACCEPTED
+    )
+    message = f"{describe(record)} is refused by the verification policy {policy} ({code})"
     return Verification(kept, False, message)
 
 

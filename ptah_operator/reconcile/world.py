@@ -179,6 +179,9 @@ class RunnerConfig:
     allowed_images: frozenset[str] = frozenset()
     """The digests (`sha256:<hex>`) a resource's `spec.execution.image` may be pinned to
     besides `image`'s own; any other image is refused (issue #18, api/images.py)."""
+    allowed_source_hosts: frozenset[str] = frozenset()
+    """The repository and registry hosts (`host[:port]`, lowercased) a source's secretRef may
+    be sent to; a credential for any other host builds no Job (api/source_hosts.py)."""
 
     def allows(self) -> frozenset[str]:
         """Every digest an operation Job may run: the allowlist and the manager's own image's."""

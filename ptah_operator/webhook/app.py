@@ -21,8 +21,10 @@ Contract:
   approvals' validating webhook opens it under `spec.policy.requireDistinctApprover`.
 - `POST /validate/resources`: on CREATE and UPDATE of PtahMigration and PtahSchema, refused
   (code 403) when the write sets a `spec.execution.image` (new, or changed) that is not pinned
-  to a digest the manager allows (its runner's and `--allowed-runner-images`; issue #18). The
-  message names the field and the rule, never the reference.
+  to a digest the manager allows (its runner's and `--allowed-runner-images`; issue #18), or
+  a `spec.git.secretRef` / `spec.artifact.secretRef` (new, or moved to another host) whose
+  repository or registry host is not on `--allowed-source-hosts` (api/source_hosts.py). The
+  message names the field and the rule, never the reference, the host or the Secret.
 - Anything else (another operation or kind) is allowed unchanged. A body that is not an
   AdmissionReview v1 answers 400. Both routes share that generic handling (`_handle`).
 
@@ -43,7 +45,7 @@ import structlog
 from aiohttp import web
 from pydantic import ValidationError
 
-from ptah_operator.api import images
+from ptah_operator.api import images, source_hosts
 from ptah_operator.api.common import PublishedPlan
 from ptah_operator.api.constants import Kind
 from ptah_operator.api.kinds import from_manifest
@@ -169,6 +171,12 @@ def _execution_image(obj: Mapping[str, Any]) -> str | None:
     return image if isinstance(image, str) else None
 
 
+def _source_credential(obj: Mapping[str, Any]) -> tuple[str, str | None] | None:
+    """The secretRef field a raw resource's source names and the host it would go to."""
+    spec = obj.get("spec")
+    return source_hosts.credential_host(spec) if isinstance(spec, Mapping) else None
+
+
 def _codes(refused: images.ImageRefusal | None) -> tuple[str, ...]:
     return () if refused is None else (refused.value,)
 
@@ -184,9 +192,11 @@ class ApprovalWebhooks:
         observer: ReviewObserver | None = None,
         seal: WriterSeal | None = None,
         allowed_images: frozenset[str] = frozenset(),
+        allowed_source_hosts: frozenset[str] = frozenset(),
     ) -> None:
         self._lookup = lookup
         self._allowed_images = allowed_images
+        self._allowed_source_hosts = allowed_source_hosts
         self._now = now or (lambda: datetime.now(UTC))
         self._observer = observer
         self._seal = seal or WriterSeal()
@@ -245,6 +255,14 @@ class ApprovalWebhooks:
         )
 
     async def _check_image(self, req: AdmissionRequest) -> dict[str, Any]:
+        credential = _source_credential(req.object)
+        if credential is not None and credential != _source_credential(req.old_object or {}):
+            field, host = credential
+            code = source_hosts.refusal(host, self._allowed_source_hosts)
+            if code is not None:
+                self._observe(Review("validate", req.kind, req.namespace, False, (code.value,)))
+                message = f"{req.kind} refused: {source_hosts.refusal_words(field, code)}"
+                return review_response(req.uid, False, message=message)
         image = _execution_image(req.object)
         if image is None or image == _execution_image(req.old_object or {}):
             return review_response(req.uid, True)
@@ -352,14 +370,21 @@ def add_routes(
     observer: ReviewObserver | None = None,
     seal: WriterSeal | None = None,
     allowed_images: frozenset[str] = frozenset(),
+    allowed_source_hosts: frozenset[str] = frozenset(),
 ) -> ApprovalWebhooks:
     """Serve `MUTATE_PATH`, `MUTATE_RESOURCES_PATH` and `VALIDATE_PATH` on `app` (before it
     starts). `seal` seals and opens the records of spec writers; the manager derives it from
     its result key, so every replica opens what another sealed. Without one, a key of this
     process's own. `allowed_images` are the digests a resource's spec.execution.image may be
-    pinned to (the manager's runner's among them)."""
+    pinned to (the manager's runner's among them); `allowed_source_hosts` the hosts a source's
+    secretRef may go to."""
     hooks = ApprovalWebhooks(
-        lookup, now=now, observer=observer, seal=seal, allowed_images=allowed_images
+        lookup,
+        now=now,
+        observer=observer,
+        seal=seal,
+        allowed_images=allowed_images,
+        allowed_source_hosts=allowed_source_hosts,
     )
     app.router.add_post(MUTATE_PATH, hooks.mutate)
     app.router.add_post(MUTATE_RESOURCES_PATH, hooks.mutate_resources)
@@ -375,8 +400,17 @@ def build_app(
     observer: ReviewObserver | None = None,
     seal: WriterSeal | None = None,
     allowed_images: frozenset[str] = frozenset(),
+    allowed_source_hosts: frozenset[str] = frozenset(),
 ) -> web.Application:
     """An application serving only the webhooks."""
     app = web.Application()
-    add_routes(app, lookup, now=now, observer=observer, seal=seal, allowed_images=allowed_images)
+    add_routes(
+        app,
+        lookup,
+        now=now,
+        observer=observer,
+        seal=seal,
+        allowed_images=allowed_images,
+        allowed_source_hosts=allowed_source_hosts,
+    )
     return app

@@ -66,9 +66,18 @@ _NAME = re.compile(
 _GOLANG_MIGRATE_NAME = re.compile(r"^(?P<version>[0-9]+)_(?P<description>.*)\.(up|down)\.sql$")
 _FLYWAY_NAME = re.compile(r"^[VUBR][0-9._]*__.*\.sql$", re.IGNORECASE)
 _ONE_FILE_NAME = re.compile(r"^[0-9]+.*\.sql$")
-# Nearly a migration's name (issue #18): `.sql` in any case anywhere, or a versioned name with
-# `.up` / `.down` and another extension. A name ending in `.sql` is judged by _NAME instead.
-_NEAR_MISS = re.compile(r"\.sql|^\.?[0-9]+_.*\.(up|down)(\.|$)", re.IGNORECASE)
+# Nearly a migration's name (issue #18, narrowed after review): a stem that starts like a
+# version (`<digits>_`, or Flyway's `V1__`), ending in `.sql` in another case or with a backup
+# suffix after it, or in `.up` / `.down` with nothing or an SQL-looking extension after it. A
+# name ending in `.sql` is judged by _NAME instead; dotfiles only as an editor's swap file.
+_VERSION_STEM = r"(?:[0-9]+_|[VUBR][0-9._]*__)"
+_NEAR_MISS = re.compile(
+    _VERSION_STEM + r".*"
+    r"(?:\.sql(?:~|\.(?:bak|orig|old|tmp|save|backup|rej|new|copy|swp|swo)~?)?"
+    r"|\.(?:up|down)(?:\.[a-z]*sq[a-z]*)?)",
+    re.IGNORECASE,
+)
+_SWAP_FILE = re.compile(_VERSION_STEM + r".*\.sql.*\.sw[a-p]", re.IGNORECASE)
 _DESCRIPTION_CHAR = re.compile(r"[^A-Za-z0-9._\-]")
 _DIRECTIVE = re.compile(r"^--\s*\+ptah\b(?P<rest>.*)$")
 _KNOWN_DIRECTIVES = frozenset({"no_transaction"})
@@ -353,8 +362,12 @@ def _ambiguous_checkpoint(up: str, down: str) -> str:
 def is_near_miss(name: str) -> bool:
     """A name that is nearly a migration file's but does not end in `.sql`: `.sql` in another
     case or followed by more (`.up.SQL`, `.up.sql.bak`, `.sql~`, an editor's swap file), or a
-    versioned `.up` / `.down` with another extension (`.up.sq`, `.down.txt`, `.up`)."""
-    return not name.endswith(".sql") and _NEAR_MISS.search(name) is not None
+    versioned `.up` / `.down` with an SQL-looking extension or none (`.up.sq`, `.up.psql`,
+    `.up`). Only a versioned stem counts, and a dotfile only as a swap file of one; tooling
+    files (`.sqlfluff`, `V1__init.sql.conf`, `1_a.up.sql.sha256`, `1_a.down.md`) are not."""
+    if name.startswith("."):
+        return _SWAP_FILE.fullmatch(name[1:]) is not None
+    return not name.endswith(".sql") and _NEAR_MISS.fullmatch(name) is not None
 
 
 def explain_near_miss(name: str) -> str:

@@ -79,6 +79,18 @@ def test_the_runner_image_and_its_allowlist_reach_the_job_builder() -> None:
     assert runner.allowed_images == frozenset({MIRRORED, "sha256:" + "a" * 64})
 
 
+def test_the_allowed_source_hosts_reach_the_job_builder() -> None:
+    from ptah_operator.cli.manager import build_runner_config
+
+    args = build_parser().parse_args(
+        [f"--runner-image={PINNED}", "--allowed-source-hosts=Git.Internal, registry.internal:5000"]
+    )
+    runner = build_runner_config(args, "ptah-system")
+    assert runner.allowed_source_hosts == frozenset({"git.internal", "registry.internal:5000"})
+    default = build_runner_config(build_parser().parse_args([]), "ptah-system")
+    assert default.allowed_source_hosts == frozenset()
+
+
 @pytest.mark.parametrize(
     "flags",
     [

@@ -38,7 +38,9 @@ def pod(*, phase: str = "Pending", init: Any = (), run: Any = None, **status: An
         body["initContainerStatuses"] = list(init)
     if run is not None:
         body["containerStatuses"] = [run]
-    return {"metadata": {"name": "p", "creationTimestamp": CREATED}, "status": body}
+    owner = {"apiVersion": "batch/v1", "kind": "Job", "name": "x", "uid": "j-1", "controller": True}
+    meta = {"name": "p", "creationTimestamp": CREATED, "ownerReferences": [owner]}
+    return {"metadata": meta, "status": body}
 
 
 def waiting(reason: str, message: str | None = None, name: str = "run") -> dict[str, Any]:
@@ -182,32 +184,42 @@ def test_a_pod_of_an_earlier_job_of_the_same_name_is_not_blamed_on_this_one() ->
     for the_pod in (lingering, orphaned):
         assert job_state(job(startTime=CREATED, active=1), [the_pod]).pod_problem is None
     assert job_state(job(startTime=CREATED, active=1), [owned(STUCK, JOB_UID)]).pod_problem
-    assert index_job_uid(lingering) == index_job_uid(orphaned) == ["an-earlier-job"]
+    assert index_job_uid(lingering) == ["an-earlier-job"]
+    assert index_job_uid(orphaned) == []
     assert index_job_uid(owned(STUCK, JOB_UID)) == [JOB_UID]
-    assert index_job_uid(STUCK) == []
+    assert index_job_uid(unowned(STUCK)) == []
+
+
+def unowned(the_pod: dict[str, Any]) -> dict[str, Any]:
+    return {**the_pod, "metadata": {**the_pod["metadata"], "ownerReferences": []}}
 
 
 @pytest.mark.req("MIG-27")
-def test_a_pod_that_names_no_job_uid_is_taken_as_the_job_of_its_name() -> None:
-    """Review finding 8: a Pod with neither a Job owner reference nor a controller-uid label
-    (not made by the Job controller) was dropped. It is found by its job-name label, and taken
-    as that Job's."""
+def test_a_pod_is_the_jobs_only_by_its_controlling_owner_reference() -> None:
+    """Review finding 9: a Pod someone made with the Job's `job-name` or `controller-uid`
+    label, its `source` container exiting with the snapshot-refused code, marked the real Job
+    snapshot_refused (or gave it a pod problem). Only the controlling owner reference counts:
+    the labels are anyone's to write, the reference a Job controller sets."""
     this = {**job(startTime=CREATED, active=1)}
     this["metadata"] = {**this["metadata"], "namespace": "application"}
-    named = {
-        **STUCK,
-        "metadata": {
-            **STUCK["metadata"],
-            "namespace": "application",
-            "labels": {"job-name": "ptah-history-00a0000001"},
-        },
-    }
+    refusing = pod(
+        phase="Failed", init=[{"name": "source", "state": {"terminated": {"exitCode": 3}}}]
+    )
+    forged_name = unowned(refusing)
+    forged_name["metadata"]["labels"] = {"job-name": "ptah-history-00a0000001"}
+    forged_uid = unowned(owned(refusing, JOB_UID))
+    not_controller = owned(refusing, JOB_UID)
+    not_controller["metadata"]["ownerReferences"] = [
+        {**not_controller["metadata"]["ownerReferences"][0], "controller": False}
+    ]
     keys = set(job_pod_keys(this))
-    assert keys & set(index_job_uid(named))
-    assert keys & set(index_job_uid(owned(named, JOB_UID)))
-    assert not keys & set(index_job_uid(owned(named, "an-earlier-job")))
-    assert not keys & set(index_job_uid(STUCK))
-    assert job_state(this, [named]).pod_problem is not None
+    for forged in (forged_name, forged_uid, not_controller, unowned(STUCK)):
+        assert not keys & set(index_job_uid(forged))
+        state = job_state(this, [forged])
+        assert not state.snapshot_refused
+        assert state.pod_problem is None
+    assert keys & set(index_job_uid(owned(refusing, JOB_UID)))
+    assert job_state(this, [owned(refusing, JOB_UID)]).snapshot_refused
 
 
 LATER = SINCE + dt.timedelta(minutes=3)

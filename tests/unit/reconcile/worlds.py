@@ -64,6 +64,7 @@ RUNNER = RunnerConfig(
     image="registry.example/ptah/ptah-operator:0.1.0",
     result_url="https://ptah-operator.ptah-system.svc:9443/v1/results",
     binding=BINDING,
+    allowed_source_hosts=frozenset({"git.example", "registry.example"}),
 )
 ROLLED_OUT = dataclasses.replace(
     RUNNER, binding=BINDING.model_copy(update={"runner_version": "0.2.0"})

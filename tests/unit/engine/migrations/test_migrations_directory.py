@@ -175,8 +175,9 @@ def test_directory_hash_changes_with_any_file(tmp_path: Path) -> None:
         "0000000002_b.up.sq",
         "0000000002_b.up.psql",
         "0000000002_b.up",
-        "0000000002_b.down.txt",
         "0000000002_b.sql.old",
+        "0000000002_b.up.sql.swp",
+        "V2__b.SQL",
         "0000000002_b.SQL",
         ".0000000002_b.up.sql.swp",
         "0000000002_b.checkpoint.up.sql.bak",
@@ -193,7 +194,26 @@ def test_a_misspelt_migration_file_is_refused_by_name_never_skipped(
 
 
 @pytest.mark.parametrize(
-    "name", ["README.md", "LICENSE", ".gitkeep", "notes.txt", "Makefile", "schema.hcl"]
+    "name",
+    [
+        "README.md",
+        "LICENSE",
+        ".gitkeep",
+        "notes.txt",
+        "Makefile",
+        "schema.hcl",
+        # Review finding 6: tooling files beside migrations are no near misses.
+        ".sqlfluff",
+        ".sqlfluffignore",
+        "V1__init.sql.conf",
+        "001_init.up.sql.sha256",
+        "schema.sql.gz",
+        "docs.sql.md",
+        "1_start.up.py",
+        "2024_01_release.down.md",
+        "0000000002_b.down.txt",
+        "init.SQL",
+    ],
 )
 def test_a_file_that_is_no_near_miss_is_still_ignored(tmp_path: Path, name: str) -> None:
     path = _write(tmp_path, {"0000000001_a.up.sql": "SELECT 1;", name: "text"})

@@ -25,7 +25,11 @@ MARKER = "hostile-MARKER-postgres://app:hunter2@db/orders"
 def hostile(job: str, init_code: int, run_code: int | None) -> tuple[Json, list[Json]]:
     ended = {"exitCode": init_code, "reason": MARKER, "message": MARKER}
     pod: Json = {
-        "metadata": {"name": f"{job}-x", "creationTimestamp": "2026-08-30T12:00:00Z"},
+        "metadata": {
+            "name": f"{job}-x",
+            "creationTimestamp": "2026-08-30T12:00:00Z",
+            "ownerReferences": [{"kind": "Job", "uid": "job-uid", "controller": True}],
+        },
         "status": {
             "phase": "Failed",
             "reason": MARKER,

@@ -722,3 +722,25 @@ def test_registry_credentials_reach_only_the_containers_that_read_the_registry()
         v for v in job["spec"]["template"]["spec"]["volumes"] if v["name"] == "credentials"
     )
     assert secret == {"name": "credentials", "secret": {"secretName": "registry-login"}}
+
+
+@pytest.mark.req("PRIV-05", "SRC-OCI-03")
+@pytest.mark.parametrize("accepted", [True, False], ids=["accepted", "refused"])
+def test_registry_text_never_reaches_status_or_events(accepted: bool) -> None:
+    """Review finding 10: the manifest's artifactType and the policy's refusal text went into
+    the ArtifactVerified condition and Event; an artifact type is the registry's text, so a
+    verdict is reported by code."""
+    hostile = "application/x.MARKER-from-the-registry"
+    world = dataclasses.replace(oci_new(), verification_policy=POLICY)
+    resolving, decision = decide(world)
+    world = step(resolved_oci(carry(resolving, decision)))
+    verifying, decision = decide(world)
+    world = verified(carry(verifying, decision), accepted=accepted, artifact_type=hostile)
+    after, decision = decide(world)
+    assert decision.status is not None
+    shown = str(decision.status["conditions"]) + str(decision.events)
+    assert "MARKER" not in shown
+    verified_condition = status_of(after, decision).condition(ConditionType.ARTIFACT_VERIFIED)
+    assert verified_condition is not None
+    code = "ArtifactTypeAccepted" if accepted else "ArtifactTypeNotAccepted"
+    assert code in verified_condition.message
