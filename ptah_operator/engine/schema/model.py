@@ -145,7 +145,9 @@ class Index:
     comment: str | None = field(default=None, compare=False)
 
     def key(self) -> tuple[Any, ...]:
-        prefixes = self.prefix_lengths if any(p is not None for p in self.prefix_lengths) else ()
+        prefixes = self.prefix_lengths
+        if prefixes.count(None) == len(prefixes):
+            prefixes = ()  # no column has a prefix: as if none were given
         options = self.key_options if any(self.key_options) else ()
         key = (self.columns, self.unique, self.where, self.include, prefixes, self.method, options)
         return (*key, True) if self.nulls_not_distinct else key
