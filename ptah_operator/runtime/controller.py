@@ -8,9 +8,7 @@ Contract:
   (per-key backoff 5 ms .. 1000 s, overall 10 qps / burst 100); `Result.terminal_error(message)`
   forgets it and does not retry (a later event will bring it back).
 - An exception from reconcile is a rate-limited retry; an HTTP 409 Conflict is counted as
-  `conflict` and retried the same way without an error log (someone else wrote first). An API
-  server that cannot be reached (or answers 502/503/504) is retried the same way but never
-  more than `OUTAGE_RETRY_MAX` later, so recovery after an outage is prompt.
+  `conflict` and retried the same way without an error log (someone else wrote first).
 - `watch(informer)` enqueues the object's own key; `watch(informer, map_func)` any keys;
   `owns(informer, kind, api_group)` enqueues the owner named by the object's controller
   ownerReference of that kind (Jobs, ConfigMaps, plans owned by a resource).
@@ -30,7 +28,6 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
-import aiohttp
 import structlog
 from kubernetes_asyncio.client.exceptions import ApiException
 
@@ -114,21 +111,6 @@ def controller_owner(kind: str, api_group: str) -> MapFunc:
 
 def is_conflict(error: BaseException) -> bool:
     return isinstance(error, ApiException | ApiStatusError) and error.status == 409
-
-
-OUTAGE_RETRY_MAX = 5.0
-"""The longest a key waits to retry while the API server cannot be reached. Its per-key
-backoff keeps counting (5 ms doubling), but after an outage of minutes that backoff alone would
-keep keys away for as long again once the server is back; capped, they return within this."""
-
-_UNAVAILABLE = frozenset({502, 503, 504})
-
-
-def is_unreachable(error: BaseException) -> bool:
-    """Whether the API server could not be reached or answered that it is unavailable."""
-    if isinstance(error, ApiException | ApiStatusError):
-        return error.status in _UNAVAILABLE
-    return isinstance(error, aiohttp.ClientConnectionError | OSError | asyncio.TimeoutError)
 
 
 class Controller:
@@ -266,11 +248,6 @@ class Controller:
                 if is_conflict(error):
                     outcome = "conflict"
                     log.info("conflict, requeue", error=str(error))
-                elif is_unreachable(error):
-                    log.warning("API server unreachable, retry", error=type(error).__name__)
-                    delay = min(self.queue.rate_limiter.when(key), OUTAGE_RETRY_MAX)
-                    self.queue.add_after(key, delay)
-                    return
                 else:
                     log.exception("reconcile failed")
                 self.queue.add_rate_limited(key)

@@ -213,27 +213,3 @@ async def test_shutdown_lets_reconciles_in_flight_finish_within_the_grace_period
     await asyncio.wait_for(tasks[1], 1)
     informer.stop()
     await tasks[0]
-
-
-async def test_an_api_server_outage_backs_off_no_more_than_the_outage_cap() -> None:
-    """While the API server cannot be reached, each key's backoff still counts, but a retry
-    waits at most OUTAGE_RETRY_MAX: a key that failed for minutes is reconciled within that of
-    the server's return, not a minute or more later."""
-    from aiohttp import ClientConnectionError
-
-    from ptah_operator.runtime.controller import OUTAGE_RETRY_MAX
-
-    clock = FakeClock()
-    script = Script(clock)
-    outage = 600.0
-    script.answers["ns/a"] = [ClientConnectionError("refused")] * 10_000
-    controller, informer, _, _, tasks = await running(clock, script, [cm("a", "1")])
-    await clock.advance(outage)
-    failures = len(script.calls)
-    gaps = [b - a for (_, a), (_, b) in zip(script.calls, script.calls[1:], strict=False)]
-    assert max(gaps) <= OUTAGE_RETRY_MAX + 1e-6
-    script.answers["ns/a"] = []  # the server is back
-    await clock.advance(OUTAGE_RETRY_MAX)
-    assert len(script.calls) == failures + 1
-    assert controller.queue.num_requeues("ns/a") == 0
-    await stop(controller, informer, tasks)
