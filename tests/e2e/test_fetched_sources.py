@@ -106,7 +106,9 @@ def test_a_schema_artifact_at_a_migration_reference_is_refused_and_nothing_runs(
     assert s.condition("Ready")["reason"] == "PolicyRefused"
     verified = s.condition("ArtifactVerified")
     assert verified["status"] == "False"
-    assert SCHEMA_ARTIFACT_TYPE in verified["message"]
+    # By code: the registry's own text (the artifact type) never reaches conditions (#18).
+    assert "ArtifactTypeNotAccepted" in verified["message"]
+    assert SCHEMA_ARTIFACT_TYPE not in verified["message"]
     assert "plan" not in blocked
     assert set(_job_types(s)) == {"Resolve", "Verify"}
     assert s.tables() == set()

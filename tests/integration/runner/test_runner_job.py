@@ -48,6 +48,8 @@ async def _prepare(
     """The snapshot, the URL Secret and the operation Secret, as the controller makes them."""
     core: Any = k8s_client.CoreV1Api(api)
     namespace = str(migration.metadata.namespace)
+    # The claim the manager writes before it makes a Job: the endpoint takes only its report.
+    endpoint.store.in_flight[(namespace, str(migration.metadata.name))] = operation_id
     digest, manifest = digest_of_files(FILES)
     source = SourceFiles("orders-migrations", "cm-uid-1", FILES, digest, manifest)
     snapshot_cm = snapshot_configmap(migration, source)
