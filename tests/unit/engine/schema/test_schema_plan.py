@@ -428,3 +428,29 @@ def test_mariadb_checks_written_on_a_column_are_made_on_it() -> None:
     assert plan(PG, "", "CREATE TABLE t (a int CHECK (a > 0));")[0].sql.endswith(
         '"a" integer NULL,\n  CHECK (a > 0)\n)'
     )
+
+
+@pytest.mark.parametrize(
+    ("observed", "desired", "changes"),
+    [
+        ((None, None), (), False),  # no column has a prefix: the same as giving none
+        ((10, None), (), True),  # a prefix on one side only is another index
+        ((10, None), (10, None), False),
+        ((10, None), (12, None), True),
+    ],
+)
+def test_an_index_prefix_counts_only_where_a_column_has_one(
+    observed: tuple[int | None, ...], desired: tuple[int | None, ...], changes: bool
+) -> None:
+    """MySQL/MariaDB prefix lengths (`Index.key`): all-None prefix lengths are no prefix."""
+    from ptah_operator.engine.schema.model import Column, Index, Table
+
+    def schema(prefixes: tuple[int | None, ...]) -> Schema:
+        columns = (Column(name="a", type="varchar(20)"), Column(name="b", type="varchar(20)"))
+        index = Index(name="t_ab", columns=("a", "b"), prefix_lengths=prefixes)
+        return Schema(
+            dialect=MY, tables=(Table(schema="", name="t", columns=columns, indexes=(index,)),)
+        )
+
+    statements = plan_changes(schema(observed), schema(desired))
+    assert bool(statements) is changes
