@@ -49,6 +49,7 @@ from ptah_operator.engine.migrations.directory import (
     SUM_FILE,
     DirectoryError,
     MigrationDirectory,
+    printable,
     read_directory,
     render_sum,
 )
@@ -69,7 +70,6 @@ from ptah_operator.engine.migrations.tool_import import (
     ImportRefusedError,
     Tool,
     plan_import,
-    printable,
     write_import,
 )
 from ptah_operator.engine.splitter import Dialect

@@ -89,6 +89,28 @@ _MORPH = re.compile(r"^--\s*morph:(?P<values>.*)$")
 _SUM_LINE = re.compile(r"^(?P<name>[^\s/\\]+) sha256:(?P<hash>[0-9a-f]{64})$")
 
 
+def printable(text: str) -> str:
+    """`text` with what a terminal or a JSON reader must not get escaped: control and other
+    non-printable characters as `\\xNN` / `\\uNNNN`, the bytes of a name that is not UTF-8
+    (read as lone surrogates) as `\\xNN`, and a backslash as two."""
+    out: list[str] = []
+    for char in text:
+        code = ord(char)
+        if 0xDC80 <= code <= 0xDCFF:
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif char == "\\":
+            out.append("\\\\")
+        elif char.isprintable() and not 0xD800 <= code <= 0xDFFF:
+            out.append(char)
+        elif code <= 0xFF:
+            out.append(f"\\x{code:02x}")
+        elif code <= 0xFFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return "".join(out)
+
+
 class DirectoryError(ValueError):
     """The directory cannot be used. `reason` is a stable code; the message names files only."""
 

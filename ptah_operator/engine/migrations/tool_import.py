@@ -29,6 +29,7 @@ from ptah_operator.engine.migrations.directory import (
     Limits,
     MigrationDirectory,
     marker_tool,
+    printable,
     read_directory,
     render_sum,
 )
@@ -50,28 +51,6 @@ class ImportRefusedError(Exception):
         super().__init__(message)
         self.reason = reason
         self.message = message
-
-
-def printable(text: str) -> str:
-    """`text` with what a terminal or a JSON reader must not get escaped: control and other
-    non-printable characters as `\\xNN` / `\\uNNNN`, the bytes of a name that is not UTF-8
-    (read as lone surrogates) as `\\xNN`, and a backslash as two."""
-    out: list[str] = []
-    for char in text:
-        code = ord(char)
-        if 0xDC80 <= code <= 0xDCFF:
-            out.append(f"\\x{code - 0xDC00:02x}")
-        elif char == "\\":
-            out.append("\\\\")
-        elif char.isprintable() and not 0xD800 <= code <= 0xDFFF:
-            out.append(char)
-        elif code <= 0xFF:
-            out.append(f"\\x{code:02x}")
-        elif code <= 0xFFFF:
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(f"\\U{code:08x}")
-    return "".join(out)
 
 
 @dataclass(frozen=True)
