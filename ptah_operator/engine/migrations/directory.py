@@ -112,11 +112,14 @@ def printable(text: str) -> str:
 
 
 class DirectoryError(ValueError):
-    """The directory cannot be used. `reason` is a stable code; the message names files only."""
+    """The directory cannot be used. `reason` is a stable code; the message names files only,
+    escaped by `printable` (a name with a newline or a control byte cannot break or forge a
+    line of output); `raw` keeps it unescaped for a caller that escapes on its own."""
 
     def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
+        super().__init__(printable(message))
         self.reason = reason
+        self.raw = message
 
 
 class FileKind(StrEnum):

@@ -700,7 +700,7 @@ def write_import(plan: ImportPlan, out: str | Path) -> MigrationDirectory:
             (staging / SUM_FILE).write_text(render_sum(list(unchecked.sum_entries)))
             read_directory(staging)
         except DirectoryError as exc:
-            raise ImportRefusedError(exc.reason, str(exc)) from None
+            raise ImportRefusedError(exc.reason, exc.raw) from None
         try:
             if target.is_dir():
                 target.rmdir()

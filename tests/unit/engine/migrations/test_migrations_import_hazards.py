@@ -300,3 +300,44 @@ def test_an_import_refusal_escapes_names_that_are_not_printable(
     assert "NotSQL" in err
     assert _printable(err)
     assert "1_a\\x1b]0;x\\x07\\xff.up.cql" in err
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"1_a\nptah migrations up: Applied.up.sql",
+        b"2_b\x1b[31mred.up.SQL",
+        b"3_c\xff\x07.up.sql",
+    ],
+)
+@pytest.mark.parametrize("command", ["up", "status", "hash"])
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_a_reader_refusal_escapes_names_that_are_not_printable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], raw: bytes, command: str, output: str
+) -> None:
+    directory = tmp_path / "migrations"
+    directory.mkdir()
+    with open(os.fsencode(directory) + b"/" + raw, "wb") as handle:
+        handle.write(b"SELECT 1;\n")
+    argv = [command, "--migrations-dir", str(directory), "--output", output]
+    if command != "hash":
+        argv += ["--db-url", "postgresql://nobody@127.0.0.1:9/none"]
+    assert cli.main(argv) == cli.EXIT_REFUSED
+    captured = capsys.readouterr()
+    text = captured.out + captured.err
+    assert "BadFileName" in text
+    assert _printable(text)
+    # One line of text per refusal: a name cannot add a line of its own (or forge one).
+    if output == "text":
+        assert captured.err.count("\n") == 1
+    else:
+        message = json.loads(captured.out)["error"]["message"]
+        assert _printable(message)
+        assert "\\ud" not in captured.out
+
+
+def test_a_reader_refusal_inside_an_import_is_escaped_once(tmp_path: Path) -> None:
+    # The import reads back what it staged; a refusal there keeps one level of escaping.
+    error = DirectoryError("BadFileName", "1_a\x1b.up.sql: refused")
+    assert str(error) == "1_a\\x1b.up.sql: refused"
+    assert ImportRefusedError(error.reason, error.raw).message == str(error)
