@@ -18,6 +18,7 @@ import os
 import re
 import secrets
 import shutil
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -537,6 +538,51 @@ def _flyway_config(name: str, data: bytes | None) -> dict[str, str]:
     return config
 
 
+_FLYWAY_GLOBAL_CONFIGS = ("flyway.conf", "flyway.toml")
+
+
+def _flyway_bool(name: str, value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in {"true", "false"}:
+        return value.strip().lower() == "true"
+    raise ImportRefusedError("FlywayConfig", f"{name}: mixed is neither true nor false")
+
+
+def _flyway_global_mixed(files: dict[str, bytes]) -> bool:
+    """Flyway's own `mixed` setting from a `flyway.conf` (`flyway.mixed=...`) or `flyway.toml`
+    (`mixed = ...` under `[flyway]`) beside the scripts; false when neither sets it. Nothing
+    else in them is read (they often hold the database URL and password), and no value is
+    ever repeated in a message."""
+    found: dict[str, bool] = {}
+    data = files.get("flyway.conf")
+    if data is not None:
+        for line in _text("flyway.conf", data).splitlines():
+            line = line.strip()
+            if not line or line[0] in "#!":
+                continue
+            key, _, value = line.replace(":", "=", 1).partition("=")
+            if key.strip() == "flyway.mixed":
+                found["flyway.conf"] = _flyway_bool("flyway.conf", value)
+    data = files.get("flyway.toml")
+    if data is not None:
+        try:
+            document = tomllib.loads(_text("flyway.toml", data))
+        except tomllib.TOMLDecodeError:
+            raise ImportRefusedError(
+                "FlywayConfig", "flyway.toml is not valid TOML: fix it before importing"
+            ) from None
+        section = document.get("flyway")
+        if isinstance(section, dict) and "mixed" in section:
+            found["flyway.toml"] = _flyway_bool("flyway.toml", section["mixed"])
+    if len(set(found.values())) > 1:
+        raise ImportRefusedError(
+            "FlywayConfig",
+            "flyway.conf and flyway.toml disagree on mixed: keep the one Flyway reads",
+        )
+    return any(found.values())
+
+
 def _flyway_non_transactional(name: str, text: str, mixed: bool) -> bool:
     """Whether Flyway runs this PostgreSQL script outside a transaction: when a statement cannot
     run in one. Flyway refuses a script mixing such statements with others unless `mixed`."""
@@ -558,13 +604,26 @@ def _flyway_non_transactional(name: str, text: str, mixed: bool) -> bool:
     return any(outside)
 
 
+def _script_mixed(config: dict[str, str], global_mixed: bool) -> bool:
+    """A script's own `mixed` setting wins over Flyway's global one."""
+    if "mixed" in config:
+        return config["mixed"].lower() == "true"
+    return global_mixed
+
+
 def _flyway(
     files: dict[str, bytes], dialect: Dialect | None
 ) -> tuple[list[ImportedFile], list[SkippedFile]]:
     imported: list[ImportedFile] = []
     skipped: list[SkippedFile] = []
+    global_mixed = _flyway_global_mixed(files)
     for name, data in files.items():
         base = name.rsplit("/", 1)[-1]
+        if name in _FLYWAY_GLOBAL_CONFIGS:
+            skipped.append(
+                SkippedFile(name, "Flyway's configuration (only its mixed setting is read)")
+            )
+            continue
         if base.lower().endswith(".sql.conf"):
             script = name[: -len(".conf")]
             if script not in files:
@@ -621,7 +680,7 @@ def _flyway(
         elif (
             not transaction
             and dialect is not Dialect.MYSQL
-            and _flyway_non_transactional(name, text, config.get("mixed", "").lower() == "true")
+            and _flyway_non_transactional(name, text, _script_mixed(config, global_mixed))
         ):
             header = PTAH_NO_TRANSACTION
             changes.append(

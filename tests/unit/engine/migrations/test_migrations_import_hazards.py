@@ -231,6 +231,67 @@ def test_a_flyway_script_of_only_non_transactional_statements_needs_no_mixed(
     assert read_directory(out).files[0].no_transaction
 
 
+_SECRET = "s3cr3t-never-shown"
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        (
+            "flyway.conf",
+            f"flyway.url=jdbc:postgresql://db/x\nflyway.password={_SECRET}\nflyway.mixed=true\n",
+        ),
+        ("flyway.conf", "# global settings\nflyway.mixed = TRUE\n"),
+        (
+            "flyway.toml",
+            f'[flyway]\nmixed = true\n[environments.default]\npassword = "{_SECRET}"\n',
+        ),
+        ("flyway.toml", '[flyway]\nmixed = "true"\n'),
+    ],
+)
+def test_flyways_global_mixed_setting_beside_the_scripts_is_read(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    src = _write(tmp_path / "src", {"V1__mixed.sql": _MIXED, name: text})
+    plan = plan_import(Tool.FLYWAY, src)
+    write_import(plan, tmp_path / "out")
+    assert read_directory(tmp_path / "out").files[0].no_transaction
+    assert [s.source for s in plan.skipped] == [name]
+    assert _SECRET not in repr(plan)
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"flyway.conf": "flyway.mixed=false\n"},
+        {"flyway.toml": "[flyway]\nmixed = false\n"},
+        {"flyway.conf": "flyway.mixed=true\n", "V1__mixed.sql.conf": "mixed=false\n"},
+    ],
+)
+def test_a_mixed_flyway_script_is_refused_unless_a_setting_allows_it(
+    tmp_path: Path, files: dict[str, str]
+) -> None:
+    refusal = _refused(Tool.FLYWAY, tmp_path, {"V1__mixed.sql": _MIXED, **files})
+    assert refusal.reason == "FlywayMixed"
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"flyway.conf": "flyway.mixed=true\n", "flyway.toml": "[flyway]\nmixed = false\n"},
+        {"flyway.toml": f"[flyway\nmixed = {_SECRET}\n"},
+        {"flyway.conf": f"flyway.mixed={_SECRET}\n"},
+    ],
+)
+def test_a_global_flyway_setting_that_cannot_be_read_is_refused_by_file_name(
+    tmp_path: Path, files: dict[str, str]
+) -> None:
+    refusal = _refused(Tool.FLYWAY, tmp_path, {"V1__mixed.sql": _MIXED, **files})
+    assert refusal.reason == "FlywayConfig"
+    assert _SECRET not in refusal.message
+    assert any(name in refusal.message for name in files)
+
+
 # A goose block holding every stock delimiter -------------------------------------------------
 
 
