@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: all deps venv control-plane image lint types imports crds check-crds unit integration test soak demo bench fuzz mutate clean
+.PHONY: all deps venv control-plane helm image lint types imports crds check-crds unit integration test soak demo bench fuzz mutate clean
 
 all: test
 
@@ -21,6 +21,10 @@ venv: $(VENV_STAMP)
 control-plane:
 	hack/control-plane-binaries.sh
 
+# helm for the chart's tests (deploy/helm/ptah-operator), built and cached like the control plane.
+helm:
+	hack/helm-binary.sh
+
 # The operator image the Job executor runs (podman; the first build makes a Debian base).
 image: venv
 	PYTHON=$(PY) hack/container-image.sh
@@ -35,7 +39,7 @@ lint: venv
 crds: venv
 	$(PY) -m ptah_operator.api.crdgen
 
-unit: venv
+unit: venv control-plane helm
 	.venv/bin/pytest tests/unit
 
 integration: deps venv control-plane
@@ -43,7 +47,7 @@ integration: deps venv control-plane
 
 # The README's test command: lint, types, import contracts, CRD drift, then every test
 # (unit and integration against a real kube-apiserver, PostgreSQL and MariaDB).
-test: deps venv control-plane image lint
+test: deps venv control-plane helm image lint
 	.venv/bin/pytest --cov --cov-report=term:skip-covered tests
 
 # The schema engine's convergence harness at length: 500 random schema pairs with rows per

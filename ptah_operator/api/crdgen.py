@@ -3,6 +3,9 @@
     python -m ptah_operator.api.crdgen            # write crds/<plural>.operator.ptah.run.yaml
     python -m ptah_operator.api.crdgen --check    # exit 1, naming the files, if they differ
 
+The Helm chart's crds/ (deploy/helm/ptah-operator/crds) gets the same files, written and
+checked with crds/, so the chart cannot install other CRDs than `kubectl apply -f crds/` does.
+
 The models are the single source of truth; this turns pydantic's JSON Schema into a structural
 schema the API server accepts: every $ref inlined, every optional field's null branch dropped,
 titles and "additionalProperties: false" removed (unknown fields are pruned, and refused under
@@ -262,33 +265,48 @@ def differing_files(directory: Path, generated: Mapping[str, str]) -> list[str]:
     return sorted(differing + stale)
 
 
+DEFAULT_DIRS = (Path("crds"), Path("deploy/helm/ptah-operator/crds"))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m ptah_operator.api.crdgen", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--dir", type=Path, default=Path("crds"), help="default: crds")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        action="append",
+        dest="dirs",
+        help="repeatable; default: " + " and ".join(str(d) for d in DEFAULT_DIRS),
+    )
     parser.add_argument(
         "--check", action="store_true", help="write nothing; exit 1 if the files differ"
     )
     args = parser.parse_args(argv)
-    directory: Path = args.dir
+    directories: list[Path] = args.dirs or list(DEFAULT_DIRS)
     generated = generate()
-
     if args.check:
-        differing = (
-            differing_files(directory, generated) if directory.is_dir() else sorted(generated)
-        )
-        if differing:
-            print(
-                f"CRDs in {directory} differ from the models; run python -m ptah_operator.api.crdgen:",
-                file=sys.stderr,
-            )
-            for name in differing:
-                print(f"  {directory / name}", file=sys.stderr)
-            return 1
-        print(f"CRDs in {directory} match the models ({len(generated)} files)")
-        return 0
+        return max(_check(directory, generated) for directory in directories)
+    for directory in directories:
+        _write(directory, generated)
+    return 0
 
+
+def _check(directory: Path, generated: Mapping[str, str]) -> int:
+    differing = differing_files(directory, generated) if directory.is_dir() else sorted(generated)
+    if differing:
+        print(
+            f"CRDs in {directory} differ from the models; run python -m ptah_operator.api.crdgen:",
+            file=sys.stderr,
+        )
+        for name in differing:
+            print(f"  {directory / name}", file=sys.stderr)
+        return 1
+    print(f"CRDs in {directory} match the models ({len(generated)} files)")
+    return 0
+
+
+def _write(directory: Path, generated: Mapping[str, str]) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     for path in directory.glob(f"*.{GROUP}.yaml"):
         if path.name not in generated:
@@ -298,7 +316,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not path.is_file() or path.read_text("utf-8") != text:
             path.write_text(text, "utf-8")
             print(f"wrote {path}")
-    return 0
 
 
 if __name__ == "__main__":

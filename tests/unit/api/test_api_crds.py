@@ -23,6 +23,8 @@ from ptah_operator.api.kinds import KINDS, kind_info
 
 REPO = Path(__file__).resolve().parents[3]
 CRDS = REPO / "crds"
+# The Helm chart's copy, written and checked by crdgen with crds/.
+CHART_CRDS = REPO / "deploy" / "helm" / "ptah-operator" / "crds"
 
 
 def _schema(kind: Kind) -> dict[str, Any]:
@@ -53,6 +55,31 @@ def test_checked_in_crds_match_the_models() -> None:
     assert not differing, (
         f"crds/ differs from the models in {differing}: run python -m ptah_operator.api.crdgen"
     )
+
+
+def test_chart_crds_are_the_generated_crds() -> None:
+    differing = crdgen.differing_files(CHART_CRDS, crdgen.generate())
+    assert not differing, (
+        f"{CHART_CRDS} differs from the models in {differing}: "
+        "run python -m ptah_operator.api.crdgen"
+    )
+
+
+def test_crdgen_check_covers_the_chart_crds(tmp_path: Path) -> None:
+    crds, chart_crds = tmp_path / "crds", tmp_path / "chart-crds"
+    both = ["--dir", str(crds), "--dir", str(chart_crds)]
+    assert crdgen.main(both) == 0
+    for directory in (crds, chart_crds):
+        assert not crdgen.differing_files(directory, crdgen.generate())
+    assert crdgen.main(["--check", *both]) == 0
+    for directory in (crds, chart_crds):
+        path = next(directory.iterdir())
+        text = path.read_text("utf-8")
+        path.write_text("drifted\n", "utf-8")
+        assert crdgen.main(["--check", *both]) == 1
+        path.write_text(text, "utf-8")
+    # Without --dir: both crds/ and the chart's.
+    assert (Path("crds"), CHART_CRDS.relative_to(REPO)) == crdgen.DEFAULT_DIRS
 
 
 def test_generation_is_deterministic() -> None:
