@@ -595,12 +595,12 @@ def normalize_default(dialect: Dialect, text: str | None, column_type: str) -> s
     if not stripped or stripped.upper() == "NULL":
         return None
     tree = parse_expression(dialect, stripped, "column default")
-    while isinstance(tree, exp.Paren):
-        tree = tree.this
-    if isinstance(tree, exp.Null):
+    if _is_null(tree):
         return None
     rendered = canonical_expression(dialect, tree, "column default")
     tree = parse_expression(dialect, rendered, "column default")
+    if _is_null(tree):
+        return None
     if (
         _is_string_literal(tree)
         and is_numeric_type(column_type)
@@ -622,6 +622,14 @@ def normalize_default(dialect: Dialect, text: str | None, column_type: str) -> s
     if dialect.family == "mysql" and column_type == "tinyint(1)" and isinstance(tree, exp.Boolean):
         return "1" if tree.this else "0"
     return tree.sql(dialect=dialect.sqlglot)
+
+
+def _is_null(tree: exp.Expression) -> bool:
+    """NULL, in parentheses or cast to any type: PostgreSQL stores no default for such a
+    constant (and MySQL reports none), so it is the same as no default."""
+    while isinstance(tree, (exp.Paren, exp.Cast)):
+        tree = tree.this
+    return isinstance(tree, exp.Null)
 
 
 def _scaled(dialect: Dialect, number: str, column_type: str) -> str:

@@ -76,6 +76,12 @@ def test_tinyint_width_one_is_kept_apart_from_tinyint() -> None:
         ("0", "(0)::numeric", "numeric"),
         ("TRUE", "true", "boolean"),
         ("NULL", None, "integer"),
+        # PostgreSQL stores no default for a NULL constant, cast or not (found by the fuzzer:
+        # `NULL::NULL` normalized to "NULL", which normalized again to no default).
+        ("NULL::integer", None, "integer"),
+        ("CAST(NULL AS text)", None, "text"),
+        ("(NULL)::integer", None, "integer"),
+        ("NULL::NULL", None, "integer"),
     ],
 )
 def test_postgresql_defaults_compare_equal(
