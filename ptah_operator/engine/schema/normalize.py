@@ -624,7 +624,7 @@ def normalize_default(dialect: Dialect, text: str | None, column_type: str) -> s
     return tree.sql(dialect=dialect.sqlglot)
 
 
-def _is_null(tree: exp.Expression) -> bool:
+def _is_null(tree: exp.Expr) -> bool:
     """NULL, in parentheses or cast to any type: PostgreSQL stores no default for such a
     constant (and MySQL reports none), so it is the same as no default."""
     while isinstance(tree, (exp.Paren, exp.Cast)):
