@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import structlog
 
-from ptah_operator.api.common import CommonSpec
+from ptah_operator.api.common import ActiveOperation, CommonSpec
 from ptah_operator.api.constants import GROUP, EventReason, EventType, Kind
 from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.objectmeta import ObjectMeta, Resource
@@ -193,16 +193,25 @@ class FamilyReconciler(ABC, Generic[ConfigT, WorldT]):
             (self.caches.pods, watches.pod_keys),
         ]
 
-    def seen(self, meta: ObjectMeta, spec: CommonSpec, now: dt.datetime) -> Seen:
-        """What the caches say of one resource that every family's World holds."""
+    def seen(
+        self,
+        meta: ObjectMeta,
+        spec: CommonSpec,
+        now: dt.datetime,
+        claim: ActiveOperation | None = None,
+    ) -> Seen:
+        """What the caches say of one resource that every family's World holds; `claim` is
+        its status.activeOperation (a record of the claimed operation counts for its attempt
+        only)."""
         namespace, uid = str(meta.namespace), str(meta.uid)
         key = f"{namespace}/{meta.name}"
         owned = self.caches.owned_configmaps(uid)
+        claimed = (claim.operation_id, claim.attempt) if claim is not None else None
         fields: dict[str, Any] = {
             "now": now,
             "new_operation_id": "op-" + secrets.token_hex(5),
             "runner": self.config.runner,
-            **self.caches.common(spec, namespace, uid, now, owned).fields(),
+            **self.caches.common(spec, namespace, uid, now, owned, claimed).fields(),
         }
         if self.family.takes_job_refusals:
             fields["job_refusals"] = self.executor.refusals.of(key, uid)

@@ -21,6 +21,7 @@ import datetime as dt
 import functools
 import secrets
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, Protocol, TypeVar
 
@@ -59,19 +60,34 @@ class RecordRefusedError(Exception):
         self.status = status
 
 
+@dataclass(frozen=True)
+class StoredRecord:
+    """An existing record as the endpoint compares it: its `result.json`, its seal, and
+    whether it is being deleted (a finalizer holds it)."""
+
+    text: str
+    seal: str | None
+    terminating: bool = False
+
+
 class ResultStore(Protocol):
     async def resource_claim(
         self, kind: str, namespace: str, name: str
-    ) -> tuple[str, str | None] | None:
-        """The uid of the named resource and the operation id its claim
-        (status.activeOperation) names, or None when it does not exist."""
+    ) -> tuple[str, str | None, int] | None:
+        """The uid of the named resource, the operation id its claim (status.activeOperation)
+        names and the claim's attempt, or None when it does not exist."""
 
     async def create_record(self, manifest: Mapping[str, Any]) -> bool:
         """Create the record ConfigMap; False when one of that name already exists.
         RecordRefusedError when the API server refuses the object itself."""
 
-    async def replace_record(self, manifest: Mapping[str, Any]) -> None:
-        """Delete the record of that name, if any, and create `manifest` in its place."""
+    async def replace_record(self, manifest: Mapping[str, Any]) -> bool:
+        """Delete the record of that name, if any, and create `manifest` in its place; False
+        when the create failed (a finalizer keeps the old one, being deleted)."""
+
+    async def read_stored(self, namespace: str, name: str) -> StoredRecord | None:
+        """An existing record's `result.json`, seal and whether it is being deleted, or None
+        when there is none."""
 
     async def record_event(self, resource: Mapping[str, str], reason: str, message: str) -> None:
         """A Warning Event on the resource (kind, namespace, name, uid); best effort."""
@@ -134,24 +150,42 @@ class KubernetesResultStore:
 
     async def resource_claim(
         self, kind: str, namespace: str, name: str
-    ) -> tuple[str, str | None] | None:
+    ) -> tuple[str, str | None, int] | None:
         obj = await self.read_object(kind, namespace, name)
         if obj is None:
             return None
         uid = (obj.get("metadata") or {}).get("uid")
         claim = (obj.get("status") or {}).get("activeOperation") or {}
         claimed = claim.get("operationID") if isinstance(claim, Mapping) else None
-        return (str(uid) if uid else "", str(claimed) if claimed else None)
+        attempt = claim.get("attempt") if isinstance(claim, Mapping) else None
+        attempt = attempt if isinstance(attempt, int) and attempt >= 1 else 1
+        return (str(uid) if uid else "", str(claimed) if claimed else None, attempt)
 
     @_reachable
-    async def replace_record(self, manifest: Mapping[str, Any]) -> None:
+    async def replace_record(self, manifest: Mapping[str, Any]) -> bool:
         meta = manifest["metadata"]
         try:
             await self._core.delete_namespaced_config_map(meta["name"], meta["namespace"])
         except ApiException as exc:
             if exc.status != 404:
                 raise StoreUnavailableError(f"deleting the record: HTTP {exc.status}") from None
-        await self.create_record(manifest)
+        return await self.create_record(manifest)
+
+    @_reachable
+    async def read_stored(self, namespace: str, name: str) -> StoredRecord | None:
+        try:
+            record = await self._core.read_namespaced_config_map(name, namespace)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise StoreUnavailableError(f"reading the record: HTTP {exc.status}") from None
+        text = (record.data or {}).get(RESULT_KEY)
+        seal = (record.metadata.annotations or {}).get(ANNOTATION_RESULT_SEAL)
+        return StoredRecord(
+            text if isinstance(text, str) else "",
+            seal if isinstance(seal, str) else None,
+            record.metadata.deletion_timestamp is not None,
+        )
 
     async def record_event(self, resource: Mapping[str, str], reason: str, message: str) -> None:
         now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
