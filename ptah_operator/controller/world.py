@@ -19,6 +19,7 @@ import datetime as dt
 import hashlib
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar
@@ -459,6 +460,34 @@ def unsealed_records(owned: Iterable[KubeObject], seal: ResultSeal) -> list[str]
         if not isinstance(payload, dict) or not sealed(cm, seal, payload):
             names.append(name)
     return names
+
+
+class UnsealedReports:
+    """Which unsealed records the manager has reported already, per resource: only the ones
+    still there (one that goes and comes back is reported again), for at most `max_resources`
+    resources (least recently seen forgotten first), a resource forgotten once deleted."""
+
+    def __init__(self, max_resources: int = 4096) -> None:
+        self.max_resources = max_resources
+        self._seen: OrderedDict[str, tuple[str, frozenset[str]]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+    def new(self, key: str, uid: str, names: Iterable[str]) -> list[str]:
+        """The names among `names` (the resource's unsealed records now) not reported yet."""
+        now = frozenset(names)
+        seen_uid, reported = self._seen.pop(key, (uid, frozenset()))
+        if seen_uid != uid:
+            reported = frozenset()
+        if now:
+            self._seen[key] = (uid, now)
+            while len(self._seen) > self.max_resources:
+                self._seen.popitem(last=False)
+        return sorted(now - reported)
+
+    def forget(self, key: str) -> None:
+        self._seen.pop(key, None)
 
 
 def plan_piece(configmap: KubeObject) -> tuple[str, int, str] | None:

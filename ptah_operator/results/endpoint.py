@@ -18,21 +18,31 @@ webhooks (`add_routes` on its aiohttp application), with a PtahSchema's plan tex
   409  a schema Plan with changes whose pieces are not all stored as it says (422: pieces that
        do not give its plan's digest and size), unless the same record already exists;
   413  the API server refused the record itself (too large, invalid): final;
-  201  the record ConfigMap `ptah-result-<hex>` was created (only once the create succeeded);
+  201  the record ConfigMap `ptah-result-<hex>` was created (only once the create succeeded),
+       or, when a record the endpoint did not seal for that name and the claim's attempt
+       holds the name (a ConfigMap writer's, one a finalizer keeps, a saved one of an earlier
+       attempt) or one is being deleted there, the fallback `ptah-result-<hex>-s<20 hex>`
+       (api/result_seal.py), with a ResultBlocked Event; such a record is never adopted nor
+       replaced;
   200  an identical record already exists (a runner's retry after a lost answer);
-  201  an existing record under that name that the endpoint did not seal (a ConfigMap
-       writer's) was replaced by this one;
   409  a different record exists for the operation: the record is replaced by one that holds
        only the envelope and the digests of both (`conflict`), which the controller takes for
-       no result, and a ResultConflict Event names both digests;
-  503  the API server could not be asked, or not reached at all: the runner retries.
+       no result, and a ResultConflict Event names both digests (when the replacement cannot
+       be created, the conflict record goes under the fallback);
+  503  the API server could not be asked, or not reached at all, or no name is left to store
+       the record under (a ResultBlocked Event): the runner retries.
+
+Events are rate-limited per resource (runtime/event_filter.py): a saved token sent in a loop
+makes a burst, then one per interval that counts the rest.
 
 Every answer is a short JSON object (`{"error": "..."}` or `{"record": name, "result": ...}`)
 that never echoes the body. The record: key `result.json` holding the canonical JSON of the
 body (sorted keys, no whitespace), the labels of every operation object (managed-by, owner
 kind/name/uid, operation id and type), an ownerReference to the resource (controller,
-blockOwnerDeletion), the seal (annotation `operator.ptah.run/result-seal`, api/result_seal.py;
-the controller takes no record as a result without it), and `immutable: true`. Its arrival wakes the reconcile through the
+blockOwnerDeletion), the seal (annotation `operator.ptah.run/result-seal`, api/result_seal.py,
+over the name and the claim's attempt too, which `operator.ptah.run/result-attempt` gives; the
+controller takes no record as a result without it), and `immutable: true`. Tokens and records
+made under a previous result key (`--previous-result-key-file`) still count. Its arrival wakes the reconcile through the
 ConfigMap watch.
 """
 

@@ -40,6 +40,7 @@ from ptah_operator.results.credentials import (
     read_result_key_file,
     result_key_secret,
 )
+from ptah_operator.runtime.event_filter import EventSpamFilter, with_held_back
 
 log = structlog.get_logger(__name__)
 
@@ -139,10 +140,12 @@ def _reachable(
 class KubernetesResultStore:
     """ResultStore on the API server the manager talks to."""
 
-    def __init__(self, api_client: client.ApiClient) -> None:
+    def __init__(self, api_client: client.ApiClient, events: EventSpamFilter | None = None) -> None:
         # Typed as Any: these calls speak plain JSON dicts, which the client accepts.
         self._core: Any = client.CoreV1Api(api_client)
         self._custom: Any = client.CustomObjectsApi(api_client)
+        self._events = events or EventSpamFilter()
+        """Warnings per resource: anyone with a saved token can make them repeat."""
 
     async def resource_uid(self, kind: str, namespace: str, name: str) -> str | None:
         found = await self.resource_claim(kind, namespace, name)
@@ -188,6 +191,11 @@ class KubernetesResultStore:
         )
 
     async def record_event(self, resource: Mapping[str, str], reason: str, message: str) -> None:
+        held_back = self._events.admit(f"{resource['namespace']}/{resource['uid']}")
+        if held_back is None:
+            log.info("event held back", reason=reason)
+            return
+        message = with_held_back(message, held_back)
         now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         body = {
             "apiVersion": "v1",

@@ -127,3 +127,28 @@ def test_a_record_sealed_under_the_previous_key_still_opens() -> None:
     new = record_manifest(_document(), OP, rotated)
     assert owned_records([new], old)[1] == {}
     assert rotated.fallback_name(NS, OP) == ResultSeal.derived_from(b"n" * 32).fallback_name(NS, OP)
+
+
+def test_unsealed_records_are_reported_once_each_in_bounded_memory() -> None:
+    """The controller reports each unsealed record once per manager (log, count, Warning); it
+    remembers only the records still there, per resource, for a bounded number of resources,
+    and forgets a resource once it is deleted."""
+    from ptah_operator.controller.world import UnsealedReports
+
+    reports = UnsealedReports(max_resources=50)
+    assert reports.new("ns/orders", "u-1", ["ptah-result-a", "ptah-result-b"]) == [
+        "ptah-result-a",
+        "ptah-result-b",
+    ]
+    assert reports.new("ns/orders", "u-1", ["ptah-result-a", "ptah-result-b"]) == []
+    assert reports.new("ns/orders", "u-1", ["ptah-result-a"]) == []
+    assert reports.new("ns/orders", "u-1", ["ptah-result-a", "ptah-result-b"]) == ["ptah-result-b"]
+    assert reports.new("ns/orders", "u-2", ["ptah-result-a"]) == ["ptah-result-a"]
+    for i in range(10_000):
+        reports.new(f"ns/r-{i}", f"u-{i}", [f"ptah-result-{i}"])
+    assert len(reports) == 50
+    reports.forget("ns/r-9999")
+    assert len(reports) == 49
+    assert reports.new("ns/r-9999", "u-9999", ["ptah-result-9999"]) == ["ptah-result-9999"]
+    assert reports.new("ns/r-9998", "u-9998", []) == []
+    assert len(reports) == 49, "a resource with no unsealed record is not remembered"

@@ -455,3 +455,27 @@ async def test_a_replaced_key_still_takes_the_reports_in_flight() -> None:
     record = dict(store.records[(NS, PRIMARY)])
     _, results = owned_records([record], ResultSeal.derived_from(new))
     assert list(results) == [OP]
+
+
+async def test_a_saved_token_floods_no_events() -> None:
+    """Each report of an operation not in flight is refused with a ResultConflict Warning: a
+    holder of a saved token sending them in a loop gets a burst of Events per resource, then
+    one per interval that counts the rest (the store's spam filter)."""
+
+    class Core:
+        def __init__(self) -> None:
+            self.events: list[dict[str, Any]] = []
+
+        async def create_namespaced_event(self, namespace: str, body: dict[str, Any]) -> None:
+            self.events.append(body)
+
+    store = KubernetesResultStore(k8s_client.ApiClient(k8s_client.Configuration()))
+    core = Core()
+    store._core = core
+    resource = dict(RESOURCE)
+    for _ in range(200):
+        await store.record_event(resource, "ResultConflict", "refused")
+    assert 1 <= len(core.events) <= 10
+    other = {**resource, "name": "invoices", "uid": "u-2"}
+    await store.record_event(other, "ResultConflict", "refused")
+    assert core.events[-1]["involvedObject"]["uid"] == "u-2"
