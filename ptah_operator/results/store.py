@@ -99,9 +99,6 @@ class ResultStore(Protocol):
     async def read_piece(self, namespace: str, name: str) -> str | None:
         """The text of an uploaded piece record, or None when there is none."""
 
-    async def read_seal(self, namespace: str, name: str) -> str | None:
-        """The seal annotation of an existing record, or None (none, or no such record)."""
-
     async def schema_with_claim(
         self, namespace: str, operation_id: str
     ) -> Mapping[str, Any] | None:
@@ -251,17 +248,6 @@ class KubernetesResultStore:
 
     async def read_record(self, namespace: str, name: str) -> str | None:
         return await self._read_key(namespace, name, RESULT_KEY)
-
-    @_reachable
-    async def read_seal(self, namespace: str, name: str) -> str | None:
-        try:
-            record = await self._core.read_namespaced_config_map(name, namespace)
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise StoreUnavailableError(f"reading the record: HTTP {exc.status}") from None
-        value = (record.metadata.annotations or {}).get(ANNOTATION_RESULT_SEAL)
-        return value if isinstance(value, str) else None
 
     async def read_piece(self, namespace: str, name: str) -> str | None:
         return await self._read_key(namespace, name, PIECE_KEY)

@@ -117,12 +117,6 @@ class MemoryStore:
         record = self.records.get((namespace, name))
         return None if record is None else str(record["data"]["result.json"])
 
-    async def read_seal(self, namespace: str, name: str) -> str | None:
-        record = self.records.get((namespace, name))
-        if record is None:
-            return None
-        return (record["metadata"].get("annotations") or {}).get("operator.ptah.run/result-seal")
-
     async def read_piece(self, namespace: str, name: str) -> str | None:
         record = self.records.get((namespace, name))
         return None if record is None else str(record["data"]["piece"])

@@ -44,9 +44,6 @@ class NoStore:
     async def read_record(self, namespace: str, name: str) -> str | None:
         raise AssertionError("asked")
 
-    async def read_seal(self, namespace: str, name: str) -> str | None:
-        raise AssertionError("asked")
-
     async def read_piece(self, namespace: str, name: str) -> str | None:
         raise AssertionError("asked")
 
