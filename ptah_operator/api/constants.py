@@ -352,6 +352,7 @@ class EventReason(StrEnum):
     TARGET_IDENTITY_CHANGED = "TargetIdentityChanged"
     RESULT_UNSEALED = "ResultUnsealed"
     RESULT_CONFLICT = "ResultConflict"
+    RESULT_BLOCKED = "ResultBlocked"
 
 
 # --- journal -----------------------------------------------------------------------------------
@@ -404,10 +405,13 @@ ANNOTATION_LEASE_HOLDER_UID: Final = f"{GROUP}/holder-uid"
 # (webhook/writers.py). Admission sets it on every write that changes the spec and keeps it on
 # every other write; a value a client wrote past admission does not open.
 ANNOTATION_SPEC_WRITTEN_BY: Final = f"{GROUP}/spec-written-by"
-# On a result record: the endpoint's seal over the namespace, the operation, the owner's UID and
-# the digest of result.json (api/result_seal.py); a record whose seal does not open is not a
+# On a result record: the endpoint's seal over the namespace, the operation, the owner's UID, the
+# record's name, the attempt and the digest of result.json (api/result_seal.py); a record whose seal does not open is not a
 # result.
 ANNOTATION_RESULT_SEAL: Final = f"{GROUP}/result-seal"
+# On a result record: the attempt of the claim it was stored under (the seal covers it, and the
+# record's name): a saved record of a failed attempt is no result of the next one.
+ANNOTATION_RESULT_ATTEMPT: Final = f"{GROUP}/result-attempt"
 
 LABEL_MANAGED_BY: Final = "app.kubernetes.io/managed-by"
 MANAGED_BY: Final = "ptah-operator"

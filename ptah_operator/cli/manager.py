@@ -185,8 +185,9 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         action="append",
         default=[],
-        help="a result key used before the current one (repeatable): records of spec writers "
-        "sealed under it still open (four eyes); see docs/design/lifecycle-decisions.md",
+        help="a result key used before the current one (repeatable): records of spec writers, "
+        "operation tokens and result records made under it still count (nothing new is made "
+        "under it); see docs/design/lifecycle-decisions.md and docs/security.md",
     )
     parser.add_argument(
         "--result-url",
@@ -403,7 +404,8 @@ def build_https_app(
     allowed_source_hosts: frozenset[str] = frozenset(),
 ) -> web.Application:
     """The admission webhooks (reading the reconcilers' caches first) and the result endpoint;
-    records of spec writers sealed under a previous result key still open."""
+    records of spec writers, and tokens and result records, made under a previous result key
+    still open."""
     app = web.Application(client_max_size=2 * 1024 * 1024)
     cached: dict[Kind, StoreGet] = {}
     for reconciler in reconcilers:
@@ -416,7 +418,7 @@ def build_https_app(
         allowed_images=allowed_images,
         allowed_source_hosts=allowed_source_hosts,
     )
-    add_result_routes(app, KubernetesResultStore(api_client), result_key)
+    add_result_routes(app, KubernetesResultStore(api_client), result_key, previous_result_keys)
     return app
 
 
@@ -440,12 +442,13 @@ async def start_serving(
     host, port = serving
     runner = build_runner_config(args, namespace)
     operation_secret = operation_secret_factory(result_key, ca_pem)
+    previous_keys = [read_result_key_file(path) for path in args.previous_result_key_file]
+    result_seal = ResultSeal.derived_from(result_key, previous_keys)
     migrations, schemas = build_family_reconcilers(
-        manager, args, runner, namespace, operation_secret, ResultSeal.derived_from(result_key)
+        manager, args, runner, namespace, operation_secret, result_seal
     )
     registry.register("ptahmigration", lambda _m: migrations.controller)
     registry.register("ptahschema", lambda _m: schemas.controller)
-    previous_keys = [read_result_key_file(path) for path in args.previous_result_key_file]
     app = build_https_app(
         api_client,
         (migrations, schemas),

@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import structlog
 
-from ptah_operator.api.common import CommonSpec
+from ptah_operator.api.common import ActiveOperation, CommonSpec
 from ptah_operator.api.constants import GROUP, EventReason, EventType, Kind
 from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.objectmeta import ObjectMeta, Resource
@@ -47,6 +47,7 @@ from ptah_operator.controller.indexes import BY_OWNER_UID, FamilyWatches, index_
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
 from ptah_operator.controller.world import (
     SharedCaches,
+    UnsealedReports,
     now_utc,
     ptah_resource,
     unsealed_records,
@@ -54,6 +55,7 @@ from ptah_operator.controller.world import (
 from ptah_operator.reconcile.decision import Decision, Event
 from ptah_operator.reconcile.world import RunnerConfig
 from ptah_operator.runtime.controller import Controller, MapFunc, Result, controller_owner
+from ptah_operator.runtime.event_filter import EventSpamFilter, with_held_back
 from ptah_operator.runtime.informer import Informer
 from ptah_operator.runtime.manager import Manager
 from ptah_operator.runtime.store import IndexFunc, KubeObject, metadata
@@ -132,8 +134,10 @@ class FamilyReconciler(ABC, Generic[ConfigT, WorldT]):
         self.config = config
         self.metrics = config.lifecycle_metrics or LifecycleMetrics(manager.metrics.registry)
         self.caches = SharedCaches(manager, config.lease_namespace, config.result_seal)
-        self._unsealed_seen: set[tuple[str, str]] = set()
-        """(resource UID, record name) of every unsealed record already reported."""
+        self._unsealed_seen = UnsealedReports()
+        """The unsealed records already reported, per resource (bounded)."""
+        self._unsealed_events = EventSpamFilter(clock=manager.clock)
+        """Their Warnings, per resource: a ConfigMap writer can make any number of them."""
         self.primaries = self.caches.by_kind[kind]
         self.jobs = self.caches.jobs
         self.plans = self.owned_informer(manager, self.family.plan)
@@ -193,16 +197,25 @@ class FamilyReconciler(ABC, Generic[ConfigT, WorldT]):
             (self.caches.pods, watches.pod_keys),
         ]
 
-    def seen(self, meta: ObjectMeta, spec: CommonSpec, now: dt.datetime) -> Seen:
-        """What the caches say of one resource that every family's World holds."""
+    def seen(
+        self,
+        meta: ObjectMeta,
+        spec: CommonSpec,
+        now: dt.datetime,
+        claim: ActiveOperation | None = None,
+    ) -> Seen:
+        """What the caches say of one resource that every family's World holds; `claim` is
+        its status.activeOperation (a record of the claimed operation counts for its attempt
+        only)."""
         namespace, uid = str(meta.namespace), str(meta.uid)
         key = f"{namespace}/{meta.name}"
         owned = self.caches.owned_configmaps(uid)
+        claimed = (claim.operation_id, claim.attempt) if claim is not None else None
         fields: dict[str, Any] = {
             "now": now,
             "new_operation_id": "op-" + secrets.token_hex(5),
             "runner": self.config.runner,
-            **self.caches.common(spec, namespace, uid, now, owned).fields(),
+            **self.caches.common(spec, namespace, uid, now, owned, claimed).fields(),
         }
         if self.family.takes_job_refusals:
             fields["job_refusals"] = self.executor.refusals.of(key, uid)
@@ -236,6 +249,8 @@ class FamilyReconciler(ABC, Generic[ConfigT, WorldT]):
         obj = self.primaries.store.get(key)
         if obj is None:
             self.executor.forget(key)
+            self._unsealed_seen.forget(key)
+            self._unsealed_events.forget(key)
             return Result.success()
         if metadata(obj).get("deletionTimestamp"):
             return Result.success()
@@ -249,16 +264,24 @@ class FamilyReconciler(ABC, Generic[ConfigT, WorldT]):
     async def _report_unsealed(self, obj: KubeObject, now: dt.datetime) -> None:
         """A `ptah-result-*` record whose seal does not open is not the endpoint's: it is
         ignored, and reported once per manager by its name only (log, count, Warning)."""
-        uid = str(metadata(obj).get("uid"))
-        for name in unsealed_records(self.caches.owned_configmaps(uid), self.caches.seal):
-            if (uid, name) in self._unsealed_seen:
-                continue
-            self._unsealed_seen.add((uid, name))
-            log.warning("result record not sealed by the endpoint: ignored", record=name)
+        meta = metadata(obj)
+        uid, key = str(meta.get("uid")), f"{meta.get('namespace')}/{meta.get('name')}"
+        unsealed = unsealed_records(self.caches.owned_configmaps(uid), self.caches.seal)
+        for name in self._unsealed_seen.new(key, uid, unsealed):
             self.metrics.results_unsealed.labels(family=str(self.family.kind)).inc()
+            held_back = self._unsealed_events.admit(key)
+            if held_back is None:
+                continue
+            log.warning("result record not sealed by the endpoint: ignored", record=name)
             message = f"ConfigMap {name} is not a record the result endpoint sealed: ignored"
             await self.executor.event(
-                obj, Event(EventType.WARNING, EventReason.RESULT_UNSEALED, message), now
+                obj,
+                Event(
+                    EventType.WARNING,
+                    EventReason.RESULT_UNSEALED,
+                    with_held_back(message, held_back),
+                ),
+                now,
             )
 
     def _job_seen(self, job_key: str) -> bool:

@@ -43,7 +43,8 @@ class MigrationReconciler(FamilyReconciler[MigrationControllerConfig, MigrationW
 
     def world(self, obj: KubeObject, now: dt.datetime) -> MigrationWorld:
         migration = from_manifest(PtahMigration, obj)
-        seen = self.seen(migration.metadata, migration.spec, now)
+        claim = migration.status.active_operation if migration.status else None
+        seen = self.seen(migration.metadata, migration.spec, now, claim)
         return MigrationWorld(
             migration=migration,
             plans=self.owned(self.plans, PtahMigrationPlan, seen),

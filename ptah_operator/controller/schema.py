@@ -46,7 +46,8 @@ class SchemaReconciler(FamilyReconciler[SchemaControllerConfig, SchemaWorld]):
 
     def world(self, obj: KubeObject, now: dt.datetime) -> SchemaWorld:
         schema = from_manifest(PtahSchema, obj)
-        seen = self.seen(schema.metadata, schema.spec, now)
+        claim = schema.status.active_operation if schema.status else None
+        seen = self.seen(schema.metadata, schema.spec, now, claim)
         return SchemaWorld(
             schema=schema,
             plan_texts=plan_texts(seen.owned_here()),

@@ -19,6 +19,7 @@ import datetime as dt
 import hashlib
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, ClassVar
@@ -28,6 +29,7 @@ import structlog
 from ptah_operator.api.common import CommonSpec
 from ptah_operator.api.constants import (
     ANNOTATION_LEASE_HOLDER_UID,
+    ANNOTATION_RESULT_ATTEMPT,
     ANNOTATION_RESULT_SEAL,
     GROUP,
     LABEL_OPERATION_ID,
@@ -39,7 +41,13 @@ from ptah_operator.api.content import MAX_SNAPSHOT_BYTES, ContentError, digest_o
 from ptah_operator.api.contracts.codes import ExitCode
 from ptah_operator.api.fields import parse_time
 from ptah_operator.api.kinds import from_manifest, kind_info
-from ptah_operator.api.names import PIECE_KEY, RESULT_KEY, RESULT_PREFIX, realm_lease_name
+from ptah_operator.api.names import (
+    PIECE_KEY,
+    RESULT_KEY,
+    RESULT_PREFIX,
+    realm_lease_name,
+    result_record_name,
+)
 from ptah_operator.api.names import PIECE_RECORD as _PIECE_RECORD
 from ptah_operator.api.realm import PtahRealm
 from ptah_operator.api.result_seal import ResultSeal
@@ -367,9 +375,13 @@ def is_piece_record(configmap: KubeObject) -> bool:
     return _PIECE_RECORD.fullmatch(str(metadata(configmap).get("name", ""))) is not None
 
 
-def operation_result(configmap: KubeObject, seal: ResultSeal) -> OperationResult | None:
+def operation_result(
+    configmap: KubeObject, seal: ResultSeal, claim: tuple[str, int] | None = None
+) -> OperationResult | None:
     """The result a record holds, when its seal opens for the resource that owns it (the
-    owner-uid label) and the text it holds; None for anything else (`sealed` tells which)."""
+    owner-uid label), its name and the text it holds; None for anything else (`sealed` tells
+    which). `claim` is the resource's claim (operation id, attempt): a record of the claimed
+    operation is its result only when it was stored under that attempt."""
     meta = metadata(configmap)
     try:
         text = (configmap.get("data") or {})[RESULT_KEY]
@@ -379,29 +391,55 @@ def operation_result(configmap: KubeObject, seal: ResultSeal) -> OperationResult
         return None
     if not isinstance(payload, dict) or not sealed(configmap, seal, payload):
         return None
+    attempt = record_attempt(configmap)
+    operation_id = str(payload.get("operationID", ""))
+    if claim is not None and claim[0] == operation_id and claim[1] != attempt:
+        return None
     return OperationResult(
-        operation_id=str(payload.get("operationID", "")),
+        operation_id=operation_id,
         operation_type=str(payload.get("type", "")),
         received_at=parse_time(meta.get("creationTimestamp")) or now_utc(),
         payload=payload,
+        record_name=str(meta.get("name")),
     )
+
+
+_ATTEMPT = re.compile(r"[1-9][0-9]{0,8}")
+
+
+def record_attempt(configmap: KubeObject) -> int | None:
+    """The attempt a record says it was stored under (the seal covers it), or None."""
+    value = (metadata(configmap).get("annotations") or {}).get(ANNOTATION_RESULT_ATTEMPT)
+    return int(value) if isinstance(value, str) and _ATTEMPT.fullmatch(value) else None
 
 
 def sealed(configmap: KubeObject, seal: ResultSeal, payload: Mapping[str, Any]) -> bool:
     """Whether the record's seal is the endpoint's for its namespace, the operation its body
-    names, the resource that owns it and the text it holds."""
+    names, the resource that owns it, its own name (one of the operation's, with the
+    operation's label), its attempt and the text it holds; a record being deleted is none."""
     meta = metadata(configmap)
     owners = [
         str(ref.get("uid"))
         for ref in meta.get("ownerReferences") or []
         if isinstance(ref, Mapping) and ref.get("controller")
     ]
-    if len(owners) != 1:
+    if len(owners) != 1 or meta.get("deletionTimestamp"):
         return False
+    namespace, operation_id = str(meta.get("namespace")), str(payload.get("operationID"))
+    name = str(meta.get("name"))
+    if (meta.get("labels") or {}).get(LABEL_OPERATION_ID) != operation_id:
+        return False
+    if name not in seal.record_names(namespace, operation_id):
+        return False
+    attempt = record_attempt(configmap)
     text = (configmap.get("data") or {}).get(RESULT_KEY)
     presented = (meta.get("annotations") or {}).get(ANNOTATION_RESULT_SEAL)
-    return isinstance(text, str) and seal.opens(
-        presented, str(meta.get("namespace")), str(payload.get("operationID")), owners[0], text
+    return (
+        isinstance(text, str)
+        and attempt is not None
+        and seal.opens(
+            presented, namespace, operation_id, owners[0], text, name=name, attempt=attempt
+        )
     )
 
 
@@ -413,6 +451,8 @@ def unsealed_records(owned: Iterable[KubeObject], seal: ResultSeal) -> list[str]
         name = str(metadata(cm).get("name", ""))
         if not name.startswith(RESULT_PREFIX) or is_piece_record(cm):
             continue
+        if metadata(cm).get("deletionTimestamp"):
+            continue
         try:
             payload = json.loads((cm.get("data") or {})[RESULT_KEY])
         except (KeyError, ValueError, TypeError):
@@ -420,6 +460,34 @@ def unsealed_records(owned: Iterable[KubeObject], seal: ResultSeal) -> list[str]
         if not isinstance(payload, dict) or not sealed(cm, seal, payload):
             names.append(name)
     return names
+
+
+class UnsealedReports:
+    """Which unsealed records the manager has reported already, per resource: only the ones
+    still there (one that goes and comes back is reported again), for at most `max_resources`
+    resources (least recently seen forgotten first), a resource forgotten once deleted."""
+
+    def __init__(self, max_resources: int = 4096) -> None:
+        self.max_resources = max_resources
+        self._seen: OrderedDict[str, tuple[str, frozenset[str]]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+    def new(self, key: str, uid: str, names: Iterable[str]) -> list[str]:
+        """The names among `names` (the resource's unsealed records now) not reported yet."""
+        now = frozenset(names)
+        seen_uid, reported = self._seen.pop(key, (uid, frozenset()))
+        if seen_uid != uid:
+            reported = frozenset()
+        if now:
+            self._seen[key] = (uid, now)
+            while len(self._seen) > self.max_resources:
+                self._seen.popitem(last=False)
+        return sorted(now - reported)
+
+    def forget(self, key: str) -> None:
+        self._seen.pop(key, None)
 
 
 def plan_piece(configmap: KubeObject) -> tuple[str, int, str] | None:
@@ -532,11 +600,13 @@ class SharedCaches:
         uid: str,
         now: dt.datetime,
         owned_configmaps: list[KubeObject] | None = None,
+        claim: tuple[str, int] | None = None,
     ) -> CommonWorld:
-        """What the caches say about one resource's source, operations, census and Lease."""
+        """What the caches say about one resource's source, operations, census and Lease;
+        `claim` is its claim's operation id and attempt, when it has one."""
         source, verification_policy, source_policy = self.sources(spec, namespace)
         owned = owned_configmaps if owned_configmaps is not None else self.owned_configmaps(uid)
-        snapshots, results = owned_records(owned, self.seal)
+        snapshots, results = owned_records(owned, self.seal, claim)
         jobs = self.job_states(namespace, uid, now)
         claimants = self.claimants(spec.target.coordination_key)
         realm, realm_missing = self.realm(spec.target.realm)
@@ -631,10 +701,11 @@ class SharedCaches:
 
 
 def owned_records(
-    owned: list[KubeObject], seal: ResultSeal
+    owned: list[KubeObject], seal: ResultSeal, claim: tuple[str, int] | None = None
 ) -> tuple[frozenset[str], dict[str, OperationResult]]:
     """Among a resource's ConfigMaps: the names of its snapshots, and its results by operation
-    (only records whose seal opens)."""
+    (only records whose seal opens; of the claimed operation, only its attempt's). Of two
+    records of one operation (its own name and the fallback), the one under its own name."""
     snapshots = frozenset(
         str(metadata(cm).get("name"))
         for cm in owned
@@ -644,7 +715,10 @@ def owned_records(
     for cm in owned:
         name = str(metadata(cm).get("name", ""))
         if name.startswith(RESULT_PREFIX) and not is_piece_record(cm):
-            result = operation_result(cm, seal)
-            if result is not None:
+            result = operation_result(cm, seal, claim)
+            if result is None:
+                continue
+            kept = results.get(result.operation_id)
+            if kept is None or result_record_name(result.operation_id) == name:
                 results[result.operation_id] = result
     return snapshots, results

@@ -441,9 +441,8 @@ class Draft(Effects, Generic[WorldT, StatusT, PhaseT]):
                 # An Apply's record stays until its end is on record: it may be all that is
                 # left of a run whose status was lost.
                 continue
-            self.delete(
-                ObjectRef("v1", "ConfigMap", self.namespace, result_record_name(operation_id))
-            )
+            kept = result.record_name or result_record_name(operation_id)
+            self.delete(ObjectRef("v1", "ConfigMap", self.namespace, kept))
         self._clean_up_more(claimed)
         self._finished_apply_job(claimed)
 

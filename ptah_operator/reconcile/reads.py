@@ -125,10 +125,10 @@ def clear_leftovers(draft: Pass, claim: ActiveOperation) -> bool:
     if name in draft.world.jobs:
         draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
         leftovers = True
-    if claim.operation_id in draft.world.results:
-        draft.delete(
-            ObjectRef("v1", "ConfigMap", draft.namespace, result_record_name(claim.operation_id))
-        )
+    result = draft.world.results.get(claim.operation_id)
+    if result is not None:
+        record = result.record_name or result_record_name(claim.operation_id)
+        draft.delete(ObjectRef("v1", "ConfigMap", draft.namespace, record))
         leftovers = True
     return leftovers
 

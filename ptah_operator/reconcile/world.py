@@ -101,6 +101,8 @@ class OperationResult:
     received_at: dt.datetime
     payload: Mapping[str, Any]
     """The runner's report, contract `ptah.run/result/v1` (docs/design/migration-path.md)."""
+    record_name: str | None = None
+    """The record's name: `ptah-result-<hex>`, or the endpoint's fallback (None: the former)."""
 
 
 @dataclass(frozen=True)

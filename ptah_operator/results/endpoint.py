@@ -18,21 +18,31 @@ webhooks (`add_routes` on its aiohttp application), with a PtahSchema's plan tex
   409  a schema Plan with changes whose pieces are not all stored as it says (422: pieces that
        do not give its plan's digest and size), unless the same record already exists;
   413  the API server refused the record itself (too large, invalid): final;
-  201  the record ConfigMap `ptah-result-<hex>` was created (only once the create succeeded);
+  201  the record ConfigMap `ptah-result-<hex>` was created (only once the create succeeded),
+       or, when a record the endpoint did not seal for that name and the claim's attempt
+       holds the name (a ConfigMap writer's, one a finalizer keeps, a saved one of an earlier
+       attempt) or one is being deleted there, the fallback `ptah-result-<hex>-s<20 hex>`
+       (api/result_seal.py), with a ResultBlocked Event; such a record is never adopted nor
+       replaced;
   200  an identical record already exists (a runner's retry after a lost answer);
-  201  an existing record under that name that the endpoint did not seal (a ConfigMap
-       writer's) was replaced by this one;
   409  a different record exists for the operation: the record is replaced by one that holds
        only the envelope and the digests of both (`conflict`), which the controller takes for
-       no result, and a ResultConflict Event names both digests;
-  503  the API server could not be asked, or not reached at all: the runner retries.
+       no result, and a ResultConflict Event names both digests (when the replacement cannot
+       be created, the conflict record goes under the fallback);
+  503  the API server could not be asked, or not reached at all, or no name is left to store
+       the record under (a ResultBlocked Event): the runner retries.
+
+Events are rate-limited per resource (runtime/event_filter.py): a saved token sent in a loop
+makes a burst, then one per interval that counts the rest.
 
 Every answer is a short JSON object (`{"error": "..."}` or `{"record": name, "result": ...}`)
 that never echoes the body. The record: key `result.json` holding the canonical JSON of the
 body (sorted keys, no whitespace), the labels of every operation object (managed-by, owner
 kind/name/uid, operation id and type), an ownerReference to the resource (controller,
-blockOwnerDeletion), the seal (annotation `operator.ptah.run/result-seal`, api/result_seal.py;
-the controller takes no record as a result without it), and `immutable: true`. Its arrival wakes the reconcile through the
+blockOwnerDeletion), the seal (annotation `operator.ptah.run/result-seal`, api/result_seal.py,
+over the name and the claim's attempt too, which `operator.ptah.run/result-attempt` gives; the
+controller takes no record as a result without it), and `immutable: true`. Tokens and records
+made under a previous result key (`--previous-result-key-file`) still count. Its arrival wakes the reconcile through the
 ConfigMap watch.
 """
 
@@ -40,6 +50,7 @@ from __future__ import annotations
 
 import json
 import ssl
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +58,7 @@ import structlog
 from aiohttp import web
 
 from ptah_operator.api.constants import (
+    ANNOTATION_RESULT_ATTEMPT,
     ANNOTATION_RESULT_SEAL,
     API_VERSION,
     LABEL_MANAGED_BY,
@@ -91,6 +103,7 @@ RESOURCE_KINDS = frozenset({"PtahMigration", "PtahSchema"})
 OPERATION_TYPES = frozenset({"Resolve", "Verify", "Observe", "Plan", "Apply", "History"})
 STORE_KEY: web.AppKey[ResultStore] = web.AppKey("ptah_result_store")
 KEY_KEY: web.AppKey[bytes] = web.AppKey("ptah_result_key")
+PREVIOUS_KEY: web.AppKey[Sequence[bytes]] = web.AppKey("ptah_previous_result_keys")
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -111,18 +124,27 @@ class BodyTooLargeError(Exception):
 
 
 def record_manifest(
-    document: dict[str, Any], operation_id: str, seal: ResultSeal
+    document: dict[str, Any],
+    operation_id: str,
+    seal: ResultSeal,
+    *,
+    name: str | None = None,
+    attempt: int = 1,
 ) -> dict[str, Any]:
     """The record ConfigMap of an accepted result, owned by the resource the result names and
-    sealed for it (api/result_seal.py)."""
+    sealed for it, its name (`ptah-result-<hex>` unless given) and the claim's attempt
+    (api/result_seal.py)."""
     resource = document["resource"]
     text = canonical_json(document)
-    sealed = seal.seal(resource["namespace"], operation_id, resource["uid"], text)
+    name = name or result_record_name(operation_id)
+    sealed = seal.seal(
+        resource["namespace"], operation_id, resource["uid"], text, name=name, attempt=attempt
+    )
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
         "metadata": {
-            "name": result_record_name(operation_id),
+            "name": name,
             "namespace": resource["namespace"],
             "labels": {
                 LABEL_MANAGED_BY: MANAGED_BY,
@@ -132,7 +154,10 @@ def record_manifest(
                 LABEL_OPERATION_ID: operation_id,
                 LABEL_OPERATION_TYPE: document["type"],
             },
-            "annotations": {ANNOTATION_RESULT_SEAL: sealed},
+            "annotations": {
+                ANNOTATION_RESULT_SEAL: sealed,
+                ANNOTATION_RESULT_ATTEMPT: str(attempt),
+            },
             "ownerReferences": [
                 {
                     "apiVersion": API_VERSION,
@@ -186,10 +211,16 @@ async def receive(
     operation_id: str,
     authorization: str | None,
     body: bytes,
+    *,
+    previous: Sequence[bytes] = (),
 ) -> Answer:
-    """Check and record one reported result; the answer to give the runner."""
+    """Check and record one reported result; the answer to give the runner. `previous` are
+    result keys replaced by `key`: their tokens and seals still count, nothing new is sealed
+    under them."""
     token = bearer_token(authorization)
-    if token is None or not token_matches(key, namespace, operation_id, token):
+    if token is None or not any(
+        token_matches(k, namespace, operation_id, token) for k in (key, *previous)
+    ):
         return error(401, "the token is missing or wrong")
     malformed = malformed_path(namespace, operation_id)
     if malformed is not None:
@@ -201,10 +232,9 @@ async def receive(
         return checked
     document = checked
     resource = document["resource"]
-    seal = ResultSeal.derived_from(key)
-    record = record_manifest(document, operation_id, seal)
-    name = record["metadata"]["name"]
-    text = record["data"][RESULT_KEY]
+    seal = ResultSeal.derived_from(key, previous)
+    name = result_record_name(operation_id)
+    text = canonical_json(document)
     try:
         found = await store.resource_claim(resource["kind"], namespace, resource["name"])
         if found is None or found[0] != resource["uid"]:
@@ -212,43 +242,23 @@ async def receive(
         if found[1] != operation_id:
             # Not in flight: its result was taken (the record may be gone), or it never ran.
             # The resource's claim is the tombstone: nothing is recorded for it any more.
+            for stored_name in seal.record_names(namespace, operation_id):
+                if await store.read_record(namespace, stored_name) == text:
+                    return Answer(200, {"record": stored_name, "result": "exists"})
             existing = await store.read_record(namespace, name)
-            if existing == text:
-                return Answer(200, {"record": name, "result": "exists"})
             await _conflict(store, resource, operation_id, existing, text)
             return error(409, "the operation is not in flight; no result is taken for it")
+        attempt = found[2]
         if needs_pieces(document):
-            existing = await store.read_record(namespace, name)
-            if existing == text:
-                # A retry of a recorded report: its pieces may be gone, made into chunks.
-                return Answer(200, {"record": name, "result": "exists"})
+            for stored_name in seal.record_names(namespace, operation_id):
+                if await store.read_record(namespace, stored_name) == text:
+                    # A retry of a recorded report: its pieces may be gone, made into chunks.
+                    return Answer(200, {"record": stored_name, "result": "exists"})
             refused = await check_pieces(store, namespace, operation_id, document)
             if refused is not None:
                 log.warning("plan report refused", namespace=namespace, operation_id=operation_id)
                 return refused
-        if await store.create_record(record):
-            log.info("result recorded", namespace=namespace, operation_id=operation_id)
-            return Answer(201, {"record": name, "result": "created"})
-        existing = await store.read_record(namespace, name)
-        if existing is None:
-            # Deleted between the refused create and the read: let the runner try again.
-            return error(503, "the record could not be stored; try again")
-        if existing == text:
-            return Answer(200, {"record": name, "result": "exists"})
-        presented = await store.read_seal(namespace, name)
-        if not seal.opens(presented, namespace, operation_id, resource["uid"], existing):
-            # Not a record this endpoint stored (a ConfigMap writer's, under the operation's
-            # name): no report at all, so the runner's takes its place.
-            await store.replace_record(record)
-            log.warning("unsealed record replaced", namespace=namespace, operation_id=operation_id)
-            return Answer(201, {"record": name, "result": "created"})
-        await _conflict(store, resource, operation_id, existing, text)
-        if not _is_conflict_record(existing):
-            # Two different reports of one operation in flight: neither is believed. The record
-            # becomes one that says so, which the controller reads as no result (docs/security.md).
-            await store.replace_record(
-                conflict_manifest(document, operation_id, seal, existing, text)
-            )
+        return await _store(store, seal, document, operation_id, attempt)
     except StoreUnavailableError as exc:
         log.warning("result not recorded", operation_id=operation_id, error=str(exc))
         return error(503, "the record could not be stored; try again")
@@ -257,17 +267,101 @@ async def receive(
             "result refused by the API server", operation_id=operation_id, status=exc.status
         )
         return error(413, f"the record could not be stored: {exc}")
-    return error(409, "a different result is recorded for this operation")
+
+
+async def _store(
+    store: ResultStore, seal: ResultSeal, document: dict[str, Any], operation_id: str, attempt: int
+) -> Answer:
+    """Store the record of an operation in flight under its own name, else under the fallback
+    (docs/security.md, "A record the endpoint cannot write"). A record there that the endpoint
+    did not seal for this name and attempt (a ConfigMap writer's, a saved one of an earlier
+    attempt) is never adopted nor replaced, and one being deleted is no record: the next name
+    is tried. A different record of the endpoint's own makes the conflict record, in its place
+    or, when it cannot be replaced, under the next name. No name left: 503 and a Warning."""
+    resource = document["resource"]
+    namespace, uid = resource["namespace"], resource["uid"]
+    text = canonical_json(document)
+    recorded: str | None = None
+    """A different record of this operation found on the way: the answer is a conflict."""
+    for name in seal.record_names(namespace, operation_id)[:2]:
+        if recorded is None:
+            record = record_manifest(document, operation_id, seal, name=name, attempt=attempt)
+        else:
+            record = conflict_manifest(
+                document, operation_id, seal, recorded, text, name=name, attempt=attempt
+            )
+        if await store.create_record(record):
+            if recorded is not None:
+                return error(409, "a different result is recorded for this operation")
+            log.info("result recorded", namespace=namespace, operation_id=operation_id)
+            return Answer(201, {"record": name, "result": "created"})
+        found = await store.read_stored(namespace, name)
+        if found is None:
+            # Deleted between the refused create and the read: let the runner try again.
+            return error(503, "the record could not be stored; try again")
+        ours = seal.opens(
+            found.seal, namespace, operation_id, uid, found.text, name=name, attempt=attempt
+        )
+        if not ours:
+            await _blocked(store, resource, operation_id, name)
+            continue
+        if recorded is None and found.text == text and not found.terminating:
+            return Answer(200, {"record": name, "result": "exists"})
+        if recorded is None and found.text != text:
+            recorded = found.text
+            await _conflict(store, resource, operation_id, found.text, text)
+        if found.terminating:
+            continue
+        if _is_conflict_record(found.text):
+            return error(409, "a different result is recorded for this operation")
+        if recorded is None:
+            continue
+        # Two different reports of one operation in flight: neither is believed. The record
+        # becomes one that says so, which the controller reads as no result (docs/security.md).
+        conflict = conflict_manifest(
+            document, operation_id, seal, recorded, text, name=name, attempt=attempt
+        )
+        if await store.replace_record(conflict):
+            return error(409, "a different result is recorded for this operation")
+        # A finalizer keeps the record being deleted: the next name takes the conflict record.
+    log.warning("result not recorded: no name free", namespace=namespace, operation_id=operation_id)
+    await store.record_event(
+        {k: str(resource[k]) for k in ("kind", "namespace", "name", "uid")},
+        EventReason.RESULT_BLOCKED,
+        f"the result of operation {operation_id} could not be stored: every name it may have "
+        "is held by a record the result endpoint did not write; the runner tries again",
+    )
+    return error(503, "the record could not be stored; try again")
+
+
+async def _blocked(
+    store: ResultStore, resource: dict[str, Any], operation_id: str, name: str
+) -> None:
+    """Log and raise an Event that a record the endpoint did not write holds `name`."""
+    log.warning("result record name held", namespace=resource["namespace"], record=name)
+    await store.record_event(
+        {k: str(resource[k]) for k in ("kind", "namespace", "name", "uid")},
+        EventReason.RESULT_BLOCKED,
+        f"ConfigMap {name} is not a record the result endpoint wrote for operation "
+        f"{operation_id}: it is left as it is, and the result goes under another name",
+    )
 
 
 def conflict_manifest(
-    document: dict[str, Any], operation_id: str, seal: ResultSeal, recorded: str, received: str
+    document: dict[str, Any],
+    operation_id: str,
+    seal: ResultSeal,
+    recorded: str,
+    received: str,
+    *,
+    name: str | None = None,
+    attempt: int = 1,
 ) -> dict[str, Any]:
     """The record that takes the place of an operation's result once a second, different one
     arrived: the envelope and the digests of both, sealed like any record."""
     envelope = {k: document[k] for k in ("contract", "operationID", "type", "resource")}
     envelope["conflict"] = {"recorded": body_digest(recorded), "received": body_digest(received)}
-    return record_manifest(envelope, operation_id, seal)
+    return record_manifest(envelope, operation_id, seal, name=name, attempt=attempt)
 
 
 def _is_conflict_record(text: str) -> bool:
@@ -324,7 +418,8 @@ def _authorized(request: web.Request) -> tuple[str, str] | Answer:
     namespace = request.match_info["namespace"]
     operation_id = request.match_info["operation_id"]
     token = bearer_token(request.headers.get("Authorization"))
-    if token is None or not token_matches(request.app[KEY_KEY], namespace, operation_id, token):
+    keys = (request.app[KEY_KEY], *request.app[PREVIOUS_KEY])
+    if token is None or not any(token_matches(k, namespace, operation_id, token) for k in keys):
         return error(401, "the token is missing or wrong")
     return namespace, operation_id
 
@@ -347,7 +442,13 @@ async def _handle(request: web.Request) -> web.Response:
         return _respond(error(413, f"the body is over {MAX_BODY_BYTES} bytes"))
     authorization = request.headers.get("Authorization")
     answer = await receive(
-        request.app[STORE_KEY], request.app[KEY_KEY], namespace, operation_id, authorization, body
+        request.app[STORE_KEY],
+        request.app[KEY_KEY],
+        namespace,
+        operation_id,
+        authorization,
+        body,
+        previous=request.app[PREVIOUS_KEY],
     )
     return _respond(answer)
 
@@ -397,12 +498,16 @@ async def _handle_plan(request: web.Request) -> web.Response:
     return _respond(answer)
 
 
-def add_routes(app: web.Application, store: ResultStore, key: bytes) -> None:
+def add_routes(
+    app: web.Application, store: ResultStore, key: bytes, previous: Sequence[bytes] = ()
+) -> None:
     """Serve on `app`, recording into `store`: `POST /v1/results/{namespace}/{operationID}`
     (a report), `PUT …/{operationID}/plan/{index}` (a piece of a schema Plan's plan file) and
-    `GET …/{operationID}/plan` (the published plan of a schema Apply)."""
+    `GET …/{operationID}/plan` (the published plan of a schema Apply). `previous` are result
+    keys `key` replaced: their tokens and seals still count."""
     app[STORE_KEY] = store
     app[KEY_KEY] = key
+    app[PREVIOUS_KEY] = tuple(previous)
     base = RESULTS_PATH + "/{namespace}/{operation_id}"
     app.router.add_post(base, _handle)
     app.router.add_put(base + "/plan/{index}", _handle_piece)

@@ -21,6 +21,7 @@ import datetime as dt
 import functools
 import secrets
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ParamSpec, Protocol, TypeVar
 
@@ -39,6 +40,7 @@ from ptah_operator.results.credentials import (
     read_result_key_file,
     result_key_secret,
 )
+from ptah_operator.runtime.event_filter import EventSpamFilter, with_held_back
 
 log = structlog.get_logger(__name__)
 
@@ -59,19 +61,34 @@ class RecordRefusedError(Exception):
         self.status = status
 
 
+@dataclass(frozen=True)
+class StoredRecord:
+    """An existing record as the endpoint compares it: its `result.json`, its seal, and
+    whether it is being deleted (a finalizer holds it)."""
+
+    text: str
+    seal: str | None
+    terminating: bool = False
+
+
 class ResultStore(Protocol):
     async def resource_claim(
         self, kind: str, namespace: str, name: str
-    ) -> tuple[str, str | None] | None:
-        """The uid of the named resource and the operation id its claim
-        (status.activeOperation) names, or None when it does not exist."""
+    ) -> tuple[str, str | None, int] | None:
+        """The uid of the named resource, the operation id its claim (status.activeOperation)
+        names and the claim's attempt, or None when it does not exist."""
 
     async def create_record(self, manifest: Mapping[str, Any]) -> bool:
         """Create the record ConfigMap; False when one of that name already exists.
         RecordRefusedError when the API server refuses the object itself."""
 
-    async def replace_record(self, manifest: Mapping[str, Any]) -> None:
-        """Delete the record of that name, if any, and create `manifest` in its place."""
+    async def replace_record(self, manifest: Mapping[str, Any]) -> bool:
+        """Delete the record of that name, if any, and create `manifest` in its place; False
+        when the create failed (a finalizer keeps the old one, being deleted)."""
+
+    async def read_stored(self, namespace: str, name: str) -> StoredRecord | None:
+        """An existing record's `result.json`, seal and whether it is being deleted, or None
+        when there is none."""
 
     async def record_event(self, resource: Mapping[str, str], reason: str, message: str) -> None:
         """A Warning Event on the resource (kind, namespace, name, uid); best effort."""
@@ -81,9 +98,6 @@ class ResultStore(Protocol):
 
     async def read_piece(self, namespace: str, name: str) -> str | None:
         """The text of an uploaded piece record, or None when there is none."""
-
-    async def read_seal(self, namespace: str, name: str) -> str | None:
-        """The seal annotation of an existing record, or None (none, or no such record)."""
 
     async def schema_with_claim(
         self, namespace: str, operation_id: str
@@ -123,10 +137,12 @@ def _reachable(
 class KubernetesResultStore:
     """ResultStore on the API server the manager talks to."""
 
-    def __init__(self, api_client: client.ApiClient) -> None:
+    def __init__(self, api_client: client.ApiClient, events: EventSpamFilter | None = None) -> None:
         # Typed as Any: these calls speak plain JSON dicts, which the client accepts.
         self._core: Any = client.CoreV1Api(api_client)
         self._custom: Any = client.CustomObjectsApi(api_client)
+        self._events = events or EventSpamFilter()
+        """Warnings per resource: anyone with a saved token can make them repeat."""
 
     async def resource_uid(self, kind: str, namespace: str, name: str) -> str | None:
         found = await self.resource_claim(kind, namespace, name)
@@ -134,26 +150,49 @@ class KubernetesResultStore:
 
     async def resource_claim(
         self, kind: str, namespace: str, name: str
-    ) -> tuple[str, str | None] | None:
+    ) -> tuple[str, str | None, int] | None:
         obj = await self.read_object(kind, namespace, name)
         if obj is None:
             return None
         uid = (obj.get("metadata") or {}).get("uid")
         claim = (obj.get("status") or {}).get("activeOperation") or {}
         claimed = claim.get("operationID") if isinstance(claim, Mapping) else None
-        return (str(uid) if uid else "", str(claimed) if claimed else None)
+        attempt = claim.get("attempt") if isinstance(claim, Mapping) else None
+        attempt = attempt if isinstance(attempt, int) and attempt >= 1 else 1
+        return (str(uid) if uid else "", str(claimed) if claimed else None, attempt)
 
     @_reachable
-    async def replace_record(self, manifest: Mapping[str, Any]) -> None:
+    async def replace_record(self, manifest: Mapping[str, Any]) -> bool:
         meta = manifest["metadata"]
         try:
             await self._core.delete_namespaced_config_map(meta["name"], meta["namespace"])
         except ApiException as exc:
             if exc.status != 404:
                 raise StoreUnavailableError(f"deleting the record: HTTP {exc.status}") from None
-        await self.create_record(manifest)
+        return await self.create_record(manifest)
+
+    @_reachable
+    async def read_stored(self, namespace: str, name: str) -> StoredRecord | None:
+        try:
+            record = await self._core.read_namespaced_config_map(name, namespace)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise StoreUnavailableError(f"reading the record: HTTP {exc.status}") from None
+        text = (record.data or {}).get(RESULT_KEY)
+        seal = (record.metadata.annotations or {}).get(ANNOTATION_RESULT_SEAL)
+        return StoredRecord(
+            text if isinstance(text, str) else "",
+            seal if isinstance(seal, str) else None,
+            record.metadata.deletion_timestamp is not None,
+        )
 
     async def record_event(self, resource: Mapping[str, str], reason: str, message: str) -> None:
+        held_back = self._events.admit(f"{resource['namespace']}/{resource['uid']}")
+        if held_back is None:
+            log.info("event held back", reason=reason)
+            return
+        message = with_held_back(message, held_back)
         now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         body = {
             "apiVersion": "v1",
@@ -209,17 +248,6 @@ class KubernetesResultStore:
 
     async def read_record(self, namespace: str, name: str) -> str | None:
         return await self._read_key(namespace, name, RESULT_KEY)
-
-    @_reachable
-    async def read_seal(self, namespace: str, name: str) -> str | None:
-        try:
-            record = await self._core.read_namespaced_config_map(name, namespace)
-        except ApiException as exc:
-            if exc.status == 404:
-                return None
-            raise StoreUnavailableError(f"reading the record: HTTP {exc.status}") from None
-        value = (record.metadata.annotations or {}).get(ANNOTATION_RESULT_SEAL)
-        return value if isinstance(value, str) else None
 
     async def read_piece(self, namespace: str, name: str) -> str | None:
         return await self._read_key(namespace, name, PIECE_KEY)

@@ -7,7 +7,8 @@ a result: the controller's reading of its caches takes only records whose seal o
 forged outcome ends no run, settles no hold and frees no Lease for a second Apply (MIG-19,
 MIG-46, MIG-47; the lifecycle's side is tests/unit/reconcile/migration/
 test_migration_result_safety.py). Nor does it keep the runner's real report out: a record under
-the operation's name that the endpoint did not seal is replaced by the runner's.
+the operation's name that the endpoint did not seal is left alone, even kept by a finalizer,
+and the runner's goes under the fallback name only the result key gives.
 """
 
 from __future__ import annotations
@@ -165,7 +166,8 @@ async def test_a_configmap_writer_forges_no_result_for_a_running_apply(
     assert unsealed_records(owned, SEAL) == [forged["metadata"]["name"]]
 
     # The runner's real report then finds the forged record under its name: that is no
-    # report, so the runner's takes its place, and is the one result the controller sees.
+    # report, and is left alone; the runner's goes under the fallback name, and is the one
+    # result the controller sees.
     store = KubernetesResultStore(api_client)
     token = operation_token(KEY, namespace, APPLY)
     real = json.dumps(_report(migration, APPLY, "Partial")).encode()
@@ -188,5 +190,81 @@ async def test_a_configmap_writer_forges_no_result_for_a_running_apply(
     )
     assert late.status == 409
     events = await core.list_namespaced_event(namespace)
-    assert [e.reason for e in events.items] == ["ResultConflict"]
-    assert "Applied" not in events.items[0].message
+    assert sorted(e.reason for e in events.items) == ["ResultBlocked", "ResultConflict"]
+    assert not any("Applied" in e.message for e in events.items)
+
+
+async def _result_records(api_client: k8s_client.ApiClient, namespace: str) -> list[Any]:
+    core: Any = k8s_client.CoreV1Api(api_client)
+    listed = await core.list_namespaced_config_map(namespace)
+    owned = [api_client.sanitize_for_serialization(item) for item in listed.items]
+    return [cm for cm in owned if cm["metadata"]["name"].startswith("ptah-result-")]
+
+
+async def test_a_configmap_writer_blocks_no_report_and_a_sealed_copy_wins_nothing(
+    crds_installed: ControlPlane,
+    api_client: k8s_client.ApiClient,
+    mallory: k8s_client.ApiClient,
+    namespace: str,
+) -> None:
+    """Issue #18, third review, 1 and 2. Mallory pre-creates the operation's record name with a
+    finalizer (a delete leaves it, being deleted): the runner's report is never answered as
+    stored unless it is, and goes under the fallback name only the result key gives. A sealed
+    copy of that record under another `ptah-result-*` name is no result, and a finalizer on
+    the endpoint's own record does not let a second, different report win."""
+    migration = await _applying(api_client, namespace)
+    mallory_core: Any = k8s_client.CoreV1Api(mallory)
+    hold = {"finalizers": ["example.com/hold"]}
+    blocker = record_manifest(_report(migration, APPLY, "Applied"), APPLY, ResultSeal())
+    blocker["metadata"].update(hold)
+    await mallory_core.create_namespaced_config_map(namespace, blocker)
+    primary = blocker["metadata"]["name"]
+    store = KubernetesResultStore(api_client)
+    bearer = f"Bearer {operation_token(KEY, namespace, APPLY)}"
+    real = json.dumps(_report(migration, APPLY, "Partial")).encode()
+    try:
+        answer = await receive(store, KEY, namespace, APPLY, bearer, real)
+        fallback = SEAL.fallback_name(namespace, APPLY)
+        assert (answer.status, answer.body) == (201, {"record": fallback, "result": "created"})
+        again = await receive(store, KEY, namespace, APPLY, bearer, real)
+        assert (again.status, again.body["record"]) == (200, fallback)
+        _, results = owned_records(await _result_records(api_client, namespace), SEAL, (APPLY, 1))
+        assert results[APPLY].payload["run"]["outcome"] == "Partial"
+        assert results[APPLY].record_name == fallback
+
+        # A sealed copy of the genuine record under another name, as Mallory can make it.
+        genuine = await mallory_core.read_namespaced_config_map(fallback, namespace)
+        copy = mallory.sanitize_for_serialization(genuine)
+        copy["metadata"] = {
+            k: copy["metadata"][k] for k in ("labels", "annotations", "ownerReferences")
+        }
+        copy["metadata"]["name"] = f"{primary}-zz"
+        await mallory_core.create_namespaced_config_map(namespace, copy)
+        records = await _result_records(api_client, namespace)
+        _, results = owned_records(records, SEAL, (APPLY, 1))
+        assert results[APPLY].record_name == fallback
+        assert sorted(unsealed_records(records, SEAL)) == sorted([primary, f"{primary}-zz"])
+
+        # Mallory holds the endpoint's record with a finalizer and posts a different report
+        # (she has the token too): it is refused, and the conflict record cannot be left out.
+        await mallory_core.patch_namespaced_config_map(fallback, namespace, {"metadata": hold})
+        forged = json.dumps(_report(migration, APPLY, "Applied")).encode()
+        # Her delete-and-replace of it by the conflict record leaves it being deleted, and no
+        # name is free for the conflict record: 503, however often she sends it; the run has
+        # no result (Unknown, held, read back), neither report believed.
+        for _ in range(3):
+            assert (await receive(store, KEY, namespace, APPLY, bearer, forged)).status == 503
+        _, results = owned_records(await _result_records(api_client, namespace), SEAL, (APPLY, 1))
+        assert APPLY not in results
+        core: Any = k8s_client.CoreV1Api(api_client)
+        events = await core.list_namespaced_event(namespace)
+        reasons = {e.reason for e in events.items}
+        assert {"ResultBlocked", "ResultConflict"} <= reasons
+        assert not any("Partial" in e.message or "Applied" in e.message for e in events.items)
+    finally:
+        core = k8s_client.CoreV1Api(api_client)
+        for cm in await _result_records(api_client, namespace):
+            if cm["metadata"].get("finalizers"):
+                await core.patch_namespaced_config_map(
+                    cm["metadata"]["name"], namespace, {"metadata": {"finalizers": None}}
+                )

@@ -134,11 +134,11 @@ class InFlightStore(KubernetesResultStore):
 
     async def resource_claim(
         self, kind: str, namespace: str, name: str
-    ) -> tuple[str, str | None] | None:
+    ) -> tuple[str, str | None, int] | None:
         found = await super().resource_claim(kind, namespace, name)
         if found is None:
             return None
-        return found[0], self.in_flight.get((namespace, name), found[1])
+        return found[0], self.in_flight.get((namespace, name), found[1]), found[2]
 
 
 @dataclass

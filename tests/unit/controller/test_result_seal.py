@@ -65,3 +65,90 @@ def test_a_sealed_record_copied_to_another_resource_or_operation_does_not_open()
     other_op["data"]["result.json"] = genuine["data"]["result.json"].replace(OP, "op-0000000001")
     for copied in (other_owner, other_namespace, other_op):
         assert owned_records([copied], SEAL)[1] == {}
+
+
+# --- the record's name and attempt, a record being deleted, the previous key (issue #18) -------
+
+
+def test_a_sealed_record_copied_under_another_name_is_no_result() -> None:
+    """The seal covers the record's name, and only the operation's own names are read: a copy
+    of a genuine record under another `ptah-result-*` name, or with another operation label,
+    is no result (it would beat the conflict record, and nobody would clean it up)."""
+    genuine = record_manifest(_document(), OP, SEAL)
+    renamed = _forged(genuine, metadata={"name": "ptah-result-3f9a2c7d1e-z"})
+    relabelled = _forged(genuine)
+    relabelled["metadata"]["labels"]["operator.ptah.run/operation-id"] = "op-0000000001"
+    for copied in (renamed, relabelled):
+        assert owned_records([copied], SEAL)[1] == {}
+        assert unsealed_records([copied], SEAL) == [copied["metadata"]["name"]]
+
+
+def test_the_record_of_an_earlier_attempt_is_no_result_of_the_claimed_one() -> None:
+    """A read retried under one claim: a saved record of the failed attempt, written back once
+    its clean-up deleted it, does not open for the next attempt (the seal covers the attempt)."""
+    first = record_manifest(_document(), OP, SEAL, attempt=1)
+    assert list(owned_records([first], SEAL, claim=(OP, 1))[1]) == [OP]
+    assert owned_records([first], SEAL, claim=(OP, 2))[1] == {}
+    second = record_manifest(_document(), OP, SEAL, attempt=2)
+    replayed = _forged(second, metadata={"annotations": first["metadata"]["annotations"]})
+    assert owned_records([replayed], SEAL, claim=(OP, 2))[1] == {}
+    assert list(owned_records([second], SEAL, claim=(OP, 2))[1]) == [OP]
+
+
+def test_a_record_being_deleted_is_no_result() -> None:
+    """A record held by a finalizer once deleted is gone for the controller: taking it would
+    keep a retried read's clean-up waiting for it for ever."""
+    genuine = record_manifest(_document(), OP, SEAL)
+    held = _forged(genuine)
+    held["metadata"]["deletionTimestamp"] = "2026-12-01T12:00:00Z"
+    held["metadata"]["finalizers"] = ["example.com/hold"]
+    assert owned_records([held], SEAL)[1] == {}
+
+
+def test_the_fallback_record_is_a_result_under_its_own_name() -> None:
+    fallback = SEAL.fallback_name(NS, OP)
+    assert fallback.startswith("ptah-result-3f9a2c7d1e-")
+    assert fallback != ResultSeal.derived_from(b"o" * 32).fallback_name(NS, OP)
+    record = record_manifest(_document(), OP, SEAL, name=fallback)
+    _, results = owned_records([record], SEAL)
+    assert results[OP].record_name == fallback
+    assert owned_records([record], ResultSeal())[1] == {}
+
+
+def test_a_record_sealed_under_the_previous_key_still_opens() -> None:
+    """A result key replaced (`--previous-result-key-file`): records in flight, sealed under
+    the old key, still open; every new seal is made under the new key only."""
+    old = ResultSeal.derived_from(b"o" * 32)
+    rotated = ResultSeal.derived_from(b"n" * 32, [b"o" * 32])
+    in_flight = record_manifest(_document(), OP, old)
+    fallback = record_manifest(_document(), OP, old, name=old.fallback_name(NS, OP))
+    assert list(owned_records([in_flight], rotated)[1]) == [OP]
+    assert list(owned_records([fallback], rotated)[1]) == [OP]
+    new = record_manifest(_document(), OP, rotated)
+    assert owned_records([new], old)[1] == {}
+    assert rotated.fallback_name(NS, OP) == ResultSeal.derived_from(b"n" * 32).fallback_name(NS, OP)
+
+
+def test_unsealed_records_are_reported_once_each_in_bounded_memory() -> None:
+    """The controller reports each unsealed record once per manager (log, count, Warning); it
+    remembers only the records still there, per resource, for a bounded number of resources,
+    and forgets a resource once it is deleted."""
+    from ptah_operator.controller.world import UnsealedReports
+
+    reports = UnsealedReports(max_resources=50)
+    assert reports.new("ns/orders", "u-1", ["ptah-result-a", "ptah-result-b"]) == [
+        "ptah-result-a",
+        "ptah-result-b",
+    ]
+    assert reports.new("ns/orders", "u-1", ["ptah-result-a", "ptah-result-b"]) == []
+    assert reports.new("ns/orders", "u-1", ["ptah-result-a"]) == []
+    assert reports.new("ns/orders", "u-1", ["ptah-result-a", "ptah-result-b"]) == ["ptah-result-b"]
+    assert reports.new("ns/orders", "u-2", ["ptah-result-a"]) == ["ptah-result-a"]
+    for i in range(10_000):
+        reports.new(f"ns/r-{i}", f"u-{i}", [f"ptah-result-{i}"])
+    assert len(reports) == 50
+    reports.forget("ns/r-9999")
+    assert len(reports) == 49
+    assert reports.new("ns/r-9999", "u-9999", ["ptah-result-9999"]) == ["ptah-result-9999"]
+    assert reports.new("ns/r-9998", "u-9998", []) == []
+    assert len(reports) == 49, "a resource with no unsealed record is not remembered"

@@ -16,6 +16,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from kubernetes_asyncio import client as k8s_client
 
 from ptah_operator.api.result_seal import ResultSeal, body_digest
+from ptah_operator.controller.world import owned_records
 from ptah_operator.results.credentials import operation_token, token_matches
 from ptah_operator.results.endpoint import (
     MAX_BODY_BYTES,
@@ -24,7 +25,11 @@ from ptah_operator.results.endpoint import (
     receive,
     record_manifest,
 )
-from ptah_operator.results.store import KubernetesResultStore, StoreUnavailableError
+from ptah_operator.results.store import (
+    KubernetesResultStore,
+    StoredRecord,
+    StoreUnavailableError,
+)
 
 KEY = b"k" * 32
 NS = "application"
@@ -62,7 +67,12 @@ class MemoryStore:
         self.unavailable = False
         self.claims: dict[tuple[str, str, str], str | None] = {("PtahMigration", NS, "orders"): OP}
         """The operation each resource's status.activeOperation names."""
+        self.attempt = 1
+        """The attempt of every claim."""
         self.events: list[tuple[str, str, str]] = []
+        self.held: set[str] = set()
+        """Names of records a finalizer holds: a delete leaves them, being deleted."""
+        self.terminating: set[str] = set()
 
     async def resource_uid(self, kind: str, namespace: str, name: str) -> str | None:
         if self.unavailable:
@@ -71,12 +81,27 @@ class MemoryStore:
 
     async def resource_claim(
         self, kind: str, namespace: str, name: str
-    ) -> tuple[str, str | None] | None:
+    ) -> tuple[str, str | None, int] | None:
         uid = await self.resource_uid(kind, namespace, name)
-        return None if uid is None else (uid, self.claims.get((kind, namespace, name)))
+        if uid is None:
+            return None
+        return (uid, self.claims.get((kind, namespace, name)), self.attempt)
 
-    async def replace_record(self, manifest: Mapping[str, Any]) -> None:
-        self.records[(manifest["metadata"]["namespace"], manifest["metadata"]["name"])] = manifest
+    async def replace_record(self, manifest: Mapping[str, Any]) -> bool:
+        name = manifest["metadata"]["name"]
+        if name in self.held:
+            self.terminating.add(name)
+            return False
+        self.records[(manifest["metadata"]["namespace"], name)] = manifest
+        return True
+
+    async def read_stored(self, namespace: str, name: str) -> StoredRecord | None:
+        record = self.records.get((namespace, name))
+        if record is None:
+            return None
+        seal = (record["metadata"].get("annotations") or {}).get("operator.ptah.run/result-seal")
+        text = str(record["data"]["result.json"])
+        return StoredRecord(text, seal, name in self.terminating)
 
     async def record_event(self, resource: Mapping[str, str], reason: str, message: str) -> None:
         self.events.append((resource["name"], reason, message))
@@ -91,12 +116,6 @@ class MemoryStore:
     async def read_record(self, namespace: str, name: str) -> str | None:
         record = self.records.get((namespace, name))
         return None if record is None else str(record["data"]["result.json"])
-
-    async def read_seal(self, namespace: str, name: str) -> str | None:
-        record = self.records.get((namespace, name))
-        if record is None:
-            return None
-        return (record["metadata"].get("annotations") or {}).get("operator.ptah.run/result-seal")
 
     async def read_piece(self, namespace: str, name: str) -> str | None:
         record = self.records.get((namespace, name))
@@ -334,13 +353,123 @@ async def test_an_api_server_that_cannot_be_reached_is_503_not_a_traceback() -> 
 
 
 async def test_a_record_the_endpoint_did_not_seal_gives_way_to_the_runners() -> None:
-    """A ConfigMap writer's record under the operation's name is no report: the runner's
-    takes its place (201), and no conflict is raised over it."""
+    """A ConfigMap writer's record under the operation's name is no report: it is left alone
+    (never replaced: a finalizer could keep it), the runner's goes under the fallback name
+    (201), no conflict is raised over it, and a ResultBlocked Warning names the record."""
     store = MemoryStore()
     forged = record_manifest(_document(history={"verdict": "Dirty"}), OP, ResultSeal())
     store.records[(NS, forged["metadata"]["name"])] = forged
     answer = await receive(store, KEY, NS, OP, BEARER, _body())
     assert (answer.status, answer.body["result"]) == (201, "created")
-    record = store.records[(NS, "ptah-result-3f9a2c7d1e")]
+    fallback = ResultSeal.derived_from(KEY).fallback_name(NS, OP)
+    record = store.records[(NS, fallback)]
     assert record["data"]["result.json"] == canonical_json(_document())
-    assert store.events == []
+    assert [reason for _, reason, _ in store.events] == ["ResultBlocked"]
+
+
+# --- a record the endpoint cannot write, a replayed attempt, a replaced key (issue #18) --------
+
+SEAL = ResultSeal.derived_from(KEY)
+PRIMARY = "ptah-result-3f9a2c7d1e"
+FALLBACK = SEAL.fallback_name(NS, OP)
+
+
+async def test_a_record_held_under_the_operations_name_sends_the_report_to_the_fallback() -> None:
+    """A ConfigMap writer's record under the operation's name, kept by a finalizer, is neither
+    adopted nor replaced: the report goes under the fallback name (which only the result key
+    gives), a Warning says so, and a retry finds it there."""
+    store = MemoryStore()
+    forged = record_manifest(_document(history={"verdict": "Dirty"}), OP, ResultSeal())
+    store.records[(NS, PRIMARY)] = forged
+    store.held.add(PRIMARY)
+    answer = await receive(store, KEY, NS, OP, BEARER, _body())
+    assert (answer.status, answer.body) == (201, {"record": FALLBACK, "result": "created"})
+    assert store.records[(NS, PRIMARY)] == forged
+    assert store.records[(NS, FALLBACK)]["data"]["result.json"] == canonical_json(_document())
+    assert [(name, reason) for name, reason, _ in store.events] == [("orders", "ResultBlocked")]
+    again = await receive(store, KEY, NS, OP, BEARER, _body())
+    assert (again.status, again.body) == (200, {"record": FALLBACK, "result": "exists"})
+
+
+async def test_a_report_no_name_takes_is_503_never_stored() -> None:
+    """Both names held by records the endpoint did not write: 503 (the runner retries) and a
+    Warning, never an answer that says stored."""
+    store = MemoryStore()
+    for name in (PRIMARY, FALLBACK):
+        store.records[(NS, name)] = record_manifest(_document(), OP, ResultSeal(), name=name)
+        store.held.add(name)
+    answer = await receive(store, KEY, NS, OP, BEARER, _body())
+    assert answer.status == 503
+    assert {reason for _, reason, _ in store.events} == {"ResultBlocked"}
+
+
+async def test_a_conflict_record_that_cannot_replace_a_held_record_takes_the_fallback() -> None:
+    """The endpoint's own record, held by a finalizer, cannot become the conflict record: it
+    is deleted (so no result for the controller), the conflict record goes under the fallback,
+    and the second report is never taken, however often it is sent."""
+    store = MemoryStore()
+    assert (await receive(store, KEY, NS, OP, BEARER, _body())).status == 201
+    store.held.add(PRIMARY)
+    other = _body(_document(history={"verdict": "Dirty"}))
+    assert (await receive(store, KEY, NS, OP, BEARER, other)).status == 409
+    assert PRIMARY in store.terminating
+    stored = json.loads(store.records[(NS, FALLBACK)]["data"]["result.json"])
+    assert set(stored["conflict"]) == {"recorded", "received"}
+    for _ in range(2):
+        assert (await receive(store, KEY, NS, OP, BEARER, other)).status == 409
+    assert json.loads(store.records[(NS, FALLBACK)]["data"]["result.json"]) == stored
+
+
+async def test_a_saved_record_of_an_earlier_attempt_is_not_this_attempts() -> None:
+    """A read retried under one claim: the failed attempt's record, written back by a
+    ConfigMap writer, does not open for attempt 2; the runner's report takes the fallback."""
+    store = MemoryStore()
+    saved = record_manifest(_document(history={"verdict": "Dirty"}), OP, SEAL, attempt=1)
+    store.records[(NS, PRIMARY)] = saved
+    store.attempt = 2
+    answer = await receive(store, KEY, NS, OP, BEARER, _body())
+    assert (answer.status, answer.body["record"]) == (201, FALLBACK)
+    stored = store.records[(NS, FALLBACK)]
+    assert stored["metadata"]["annotations"]["operator.ptah.run/result-attempt"] == "2"
+
+
+async def test_a_replaced_key_still_takes_the_reports_in_flight() -> None:
+    """`--previous-result-key-file`: a runner started before the key was replaced holds a
+    token of the old key, and its record may be sealed under it: both still count; new
+    records are sealed under the new key only."""
+    old, new = b"o" * 32, b"n" * 32
+    store = MemoryStore()
+    token = f"Bearer {operation_token(old, NS, OP)}"
+    assert (await receive(store, old, NS, OP, token, _body())).status == 201
+    again = await receive(store, new, NS, OP, token, _body(), previous=(old,))
+    assert (again.status, again.body["result"]) == (200, "exists")
+    assert (await receive(store, new, NS, OP, token, _body())).status == 401
+    del store.records[(NS, PRIMARY)]
+    assert (await receive(store, new, NS, OP, token, _body(), previous=(old,))).status == 201
+    record = dict(store.records[(NS, PRIMARY)])
+    _, results = owned_records([record], ResultSeal.derived_from(new))
+    assert list(results) == [OP]
+
+
+async def test_a_saved_token_floods_no_events() -> None:
+    """Each report of an operation not in flight is refused with a ResultConflict Warning: a
+    holder of a saved token sending them in a loop gets a burst of Events per resource, then
+    one per interval that counts the rest (the store's spam filter)."""
+
+    class Core:
+        def __init__(self) -> None:
+            self.events: list[dict[str, Any]] = []
+
+        async def create_namespaced_event(self, namespace: str, body: dict[str, Any]) -> None:
+            self.events.append(body)
+
+    store = KubernetesResultStore(k8s_client.ApiClient(k8s_client.Configuration()))
+    core = Core()
+    store._core = core
+    resource = dict(RESOURCE)
+    for _ in range(200):
+        await store.record_event(resource, "ResultConflict", "refused")
+    assert 1 <= len(core.events) <= 10
+    other = {**resource, "name": "invoices", "uid": "u-2"}
+    await store.record_event(other, "ResultConflict", "refused")
+    assert core.events[-1]["involvedObject"]["uid"] == "u-2"

@@ -16,6 +16,7 @@ from ptah_operator.results.plan_text import (
     piece_manifest,
     receive_piece,
 )
+from ptah_operator.results.store import StoredRecord
 
 OP = "op-3f9a2c7d1e"
 
@@ -25,10 +26,13 @@ class NoStore:
 
     async def resource_claim(
         self, kind: str, namespace: str, name: str
-    ) -> tuple[str, str | None] | None:
+    ) -> tuple[str, str | None, int] | None:
         raise AssertionError("asked")
 
-    async def replace_record(self, manifest: Mapping[str, Any]) -> None:
+    async def replace_record(self, manifest: Mapping[str, Any]) -> bool:
+        raise AssertionError("asked")
+
+    async def read_stored(self, namespace: str, name: str) -> StoredRecord | None:
         raise AssertionError("asked")
 
     async def record_event(self, resource: Mapping[str, str], reason: str, message: str) -> None:
@@ -38,9 +42,6 @@ class NoStore:
         raise AssertionError("asked")
 
     async def read_record(self, namespace: str, name: str) -> str | None:
-        raise AssertionError("asked")
-
-    async def read_seal(self, namespace: str, name: str) -> str | None:
         raise AssertionError("asked")
 
     async def read_piece(self, namespace: str, name: str) -> str | None:

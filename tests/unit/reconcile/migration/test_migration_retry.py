@@ -312,3 +312,20 @@ def test_a_read_that_keeps_failing_keeps_one_entry_and_runs_every_interval() -> 
     journal = status(world).journal
     assert journal is not None
     assert [e.type for e in journal.entries] == [Entry.OPERATION_FAILED]
+
+
+def test_a_failed_attempts_record_is_cleaned_up_under_the_name_it_was_read_under() -> None:
+    """RETRY-01: the failed attempt's record goes first, under the name it was read under. A
+    record stored under the endpoint's fallback name (its own name held by a record the
+    endpoint did not write) is deleted under that name: deleting the other would leave it,
+    and the retry would wait for it for ever (issue #18)."""
+    import dataclasses
+
+    world = later(failed_once(), A_MINUTE)
+    op = claim_id(world)
+    fallback = f"ptah-result-{op.removeprefix('op-')}-s{'0' * 20}"
+    results = dict(world.results)
+    results[op] = dataclasses.replace(results[op], record_name=fallback)
+    decision = reconcile_migration(dataclasses.replace(world, results=results))
+    deleted = sorted(ref.name for ref in decision.delete if ref.kind == "ConfigMap")
+    assert deleted == [fallback]
