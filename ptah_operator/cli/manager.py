@@ -398,6 +398,7 @@ def build_family_reconcilers(
             {str(kind): informer.store for kind, informer in caches.by_kind.items()},
             caches.leases.store,
             ANNOTATION_LEASE_HOLDER_UID,
+            caches.jobs.store,
         )
     )
     if getattr(args, "tls_cert_file", None) is not None:

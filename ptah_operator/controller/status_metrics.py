@@ -1,6 +1,6 @@
 """Prometheus gauges read from the caches at each scrape: the facts the alert rules need.
 
-Contract: `StatusCollector(resources, leases)` is a prometheus-client collector over the
+Contract: `StatusCollector(resources, leases, annotation, jobs)` is a prometheus-client collector over the
 informer stores of every family's resources (by family name) and of the realm Leases. Each
 scrape reads what the statuses and Leases say now, so the numbers need no bookkeeping, are the
 same on a standby (its caches are warm) and right after a restart. Labels name resources by
@@ -11,8 +11,9 @@ never carry operation ids, plan names or free text:
 - `ptah_resource_next_reconciliation_timestamp_seconds{family,namespace,name}`: the status's
   nextReconciliationTime, as Unix time;
 - `ptah_operation_deadline_timestamp_seconds{family,namespace,name,type}`: when the active
-  operation's Job reaches its deadline (its claim's startedAt plus the Job's
-  activeDeadlineSeconds);
+  operation's Job reaches its deadline (the Job's startTime plus its activeDeadlineSeconds;
+  before the Job is in the cache, a first attempt's claim startedAt plus the deadline every
+  operation Job gets; an attempt waiting for its retry has none);
 - `ptah_plan_awaiting_approval_since_timestamp_seconds{family,namespace,name}`: since when a
   resource in phase AwaitingApproval has waited (its current plan's PlanPublished entry,
   else the Ready condition's last transition);
@@ -91,11 +92,13 @@ class StatusCollector(Collector):
         resources: Mapping[str, Store],
         leases: Store,
         holder_uid_annotation: str,
+        jobs: Store | None = None,
         now: Callable[[], dt.datetime] = _utcnow,
     ) -> None:
         self.resources = resources
         self.leases = leases
         self.holder_uid_annotation = holder_uid_annotation
+        self.jobs = jobs if jobs is not None else Store()
         self.now = now
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
@@ -136,17 +139,27 @@ class StatusCollector(Collector):
                 if claim:
                     busy_uids.add(str(meta.get("uid")))
                     claimed.add(str(claim.get("operationID")))
-                    started = parse_time(claim.get("startedAt"))
-                    if started is not None:
-                        deadline.add_metric(
-                            [*labels, str(claim.get("type"))],
-                            started.timestamp() + ACTIVE_DEADLINE_SECONDS,
-                        )
+                    ends = self._deadline(labels[1], claim)
+                    if ends is not None:
+                        deadline.add_metric([*labels, str(claim.get("type"))], ends)
                 since = awaiting_since(status)
                 if since is not None:
                     awaiting.add_metric(labels, since.timestamp())
         yield from (unresolved, next_read, deadline, awaiting)
         yield self._leases(busy_uids, claimed)
+
+    def _deadline(self, namespace: str, claim: Mapping[str, Any]) -> float | None:
+        job = self.jobs.get(f"{namespace}/{claim.get('jobName')}") if claim.get("jobName") else None
+        if job is not None:
+            started = parse_time((job.get("status") or {}).get("startTime"))
+            limit = (job.get("spec") or {}).get("activeDeadlineSeconds")
+            if started is None or limit is None:
+                return None
+            return started.timestamp() + int(limit)
+        if claim.get("retryAt") or int(claim.get("attempt") or 1) > 1:
+            return None
+        claimed = parse_time(claim.get("startedAt"))
+        return None if claimed is None else claimed.timestamp() + ACTIVE_DEADLINE_SECONDS
 
     def _leases(self, busy_uids: set[str], claimed: set[str]) -> GaugeMetricFamily:
         held_past = GaugeMetricFamily(

@@ -187,3 +187,46 @@ def test_the_serving_certificate_expiry_is_read_from_the_file(tmp_path: Path) ->
     assert registry.get_sample_value(expiry) == not_after.timestamp()
     path.write_text("not a certificate")
     assert registry.get_sample_value(expiry) is None
+
+
+def test_an_operations_deadline_is_its_jobs_and_an_attempt_waiting_to_retry_has_none() -> None:
+    claim = {"type": "Apply", "startedAt": "2026-11-30T10:00:00Z"}
+    second = _resource(
+        "billing",
+        "u-2",
+        {"activeOperation": {**claim, "operationID": "op-2", "attempt": 2, "jobName": "j-2"}},
+    )
+    waiting = _resource(
+        "stock",
+        "u-3",
+        {
+            "activeOperation": {
+                **claim,
+                "operationID": "op-3",
+                "attempt": 2,
+                "retryAt": "2026-11-30T12:05:00Z",
+            }
+        },
+    )
+    job = {
+        "metadata": {"namespace": "shop", "name": "j-2"},
+        "spec": {"activeDeadlineSeconds": 3600},
+        "status": {"startTime": "2026-11-30T11:30:00Z"},
+    }
+    registry = CollectorRegistry()
+    registry.register(
+        StatusCollector(
+            {"PtahMigration": _store(second, waiting)},
+            _store(),
+            HOLDER_UID,
+            _store(job),
+            now=lambda: NOW,
+        )
+    )
+    name = "ptah_operation_deadline_timestamp_seconds"
+    mig = {"family": "PtahMigration", "namespace": "shop", "type": "Apply"}
+    assert (
+        registry.get_sample_value(name, {**mig, "name": "billing"})
+        == dt.datetime(2026, 11, 30, 12, 30, tzinfo=dt.UTC).timestamp()
+    )
+    assert registry.get_sample_value(name, {**mig, "name": "stock"}) is None
