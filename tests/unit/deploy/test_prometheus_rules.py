@@ -69,3 +69,16 @@ def test_the_rules_cover_what_an_operator_is_alerted_on() -> None:
         "PtahWebhookCertificateExpiringSoon",
         "PtahNoLeader",
     }
+
+
+def test_the_local_stacks_copy_changes_only_every_alerts_for() -> None:
+    from localstack.prometheus import rules_copy
+
+    written = yaml.safe_load(RULES.read_text())
+    copy = rules_copy(RULES, "2s")
+    for group, copied in zip(written["groups"], copy["groups"], strict=True):
+        for rule, rule_copy in zip(group["rules"], copied["rules"], strict=True):
+            assert rule_copy.pop("for") == "2s"
+            rule.pop("for", None)
+            assert rule_copy == rule
+    assert rules_copy(RULES, None) == yaml.safe_load(RULES.read_text())
