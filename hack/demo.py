@@ -261,7 +261,12 @@ def run(keep: bool, workdir: Path, with_schema: bool = True) -> None:
             schema_act(stack, kubectl, plugin, alice)
             say(f"Both InSync, {time.monotonic() - started:.0f}s from the start")
         if keep:
-            print(f"\n    KUBECONFIG={kubeconfig}\n    Ctrl-C stops the stack.")
+            print(f"\n    KUBECONFIG={kubeconfig}")
+            if stack.prometheus is not None:
+                print(
+                    f"    Prometheus (scraping the operator, its alert rules): {stack.prometheus.url}"
+                )
+            print("    Ctrl-C stops the stack.")
             try:
                 while True:
                     time.sleep(3600)

@@ -6,7 +6,7 @@ the sources Resolve, Verify and fetch read from), the Job executor (podman mode 
 be built, else process mode), and the operator itself as a normal process against that API
 server, serving its admission webhooks and result endpoint over TLS on 127.0.0.1 with a
 certificate from the control plane's CA, and registering the webhooks with that CA as their
-caBundle. Everything is real; stopping the stack stops every process and removes its data.
+caBundle; then a Prometheus scraping the operator's metrics and evaluating its alert rules. Everything is real; stopping the stack stops every process and removes its data.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from localstack.gitserver import GitServer
 from localstack.mariadb import MariaDBServer
 from localstack.postgres import PostgresServer
 from localstack.process import Process, StackError, free_port
+from localstack.prometheus import PrometheusServer
 from localstack.registry import OciRegistry
 
 OPERATOR_NAMESPACE = "ptah-system"
@@ -68,6 +69,8 @@ class LocalStack:
         executor_mode: str = "podman",
         operator: bool = True,
         operator_args: tuple[str, ...] = (),
+        prometheus: bool = True,
+        alert_for: str | None = None,
     ) -> None:
         self.workdir = workdir
         self.want_mariadb = mariadb
@@ -75,6 +78,9 @@ class LocalStack:
         self.executor_mode = executor_mode
         self.want_operator = operator
         self.operator_args = operator_args
+        self.want_prometheus = prometheus
+        self.alert_for = alert_for
+        """Every alert rule's `for:` in the local Prometheus's copy of the rules (None: as written)."""
         self.control_plane: ControlPlane | None = None
         self.postgres: PostgresServer | None = None
         self.mariadb: MariaDBServer | None = None
@@ -82,6 +88,7 @@ class LocalStack:
         self.git: GitServer | None = None
         self.executor: Process | None = None
         self.operator: Process | None = None
+        self.prometheus: PrometheusServer | None = None
         self.image = "localhost/ptah-operator:dev"
         self.webhook_port = free_port()
         self.metrics_port = free_port()
@@ -123,6 +130,12 @@ class LocalStack:
         self.executor = self._start_executor()
         if self.want_operator:
             self.operator = self.start_operator()
+        if self.want_prometheus:
+            self.prometheus = self._exit.enter_context(
+                PrometheusServer(
+                    self.workdir, [f"127.0.0.1:{self.metrics_port}"], alert_for=self.alert_for
+                )
+            )
 
     def _start_executor(self) -> Process:
         proc = Process(

@@ -30,7 +30,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from ptah_operator import __version__
 from ptah_operator.api import images, source_hosts
 from ptah_operator.api.common import ExecutionBinding
-from ptah_operator.api.constants import Kind
+from ptah_operator.api.constants import ANNOTATION_LEASE_HOLDER_UID, Kind
 from ptah_operator.api.result_seal import ResultSeal
 from ptah_operator.controller import observe
 from ptah_operator.controller.executor import OperationSecretFactory
@@ -39,6 +39,7 @@ from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
 from ptah_operator.controller.migration import MigrationControllerConfig, MigrationReconciler
 from ptah_operator.controller.registry import ControllerRegistry
 from ptah_operator.controller.schema import SchemaControllerConfig, SchemaReconciler
+from ptah_operator.controller.status_metrics import CertificateExpiry, StatusCollector
 from ptah_operator.reconcile.world import RunnerConfig
 from ptah_operator.results.credentials import operation_secret_factory, read_result_key_file
 from ptah_operator.results.endpoint import add_routes as add_result_routes
@@ -392,6 +393,17 @@ def build_family_reconcilers(
             result_seal=result_seal,
         ),
     )
+    caches = migrations.caches
+    manager.metrics.registry.register(
+        StatusCollector(
+            {str(kind): informer.store for kind, informer in caches.by_kind.items()},
+            caches.leases.store,
+            ANNOTATION_LEASE_HOLDER_UID,
+            caches.jobs.store,
+        )
+    )
+    if getattr(args, "tls_cert_file", None) is not None:
+        manager.metrics.registry.register(CertificateExpiry(args.tls_cert_file))
     return migrations, schemas
 
 

@@ -5,7 +5,8 @@ Contract:
   controllers built before `run()` register what they need. Informers run on every replica,
   leader or not, so a standby's caches are warm when it takes over.
 - Controllers run only while this replica leads (`ManagerOptions.leader_election`), or at
-  once when leader election is off.
+  once when leader election is off (then `ptah_leader_election_is_leader{name=""}` is 1 until
+  shutdown, so "no replica leads" is never a false alarm for a single manager).
 - HTTP on `metrics_bind_address` ("host:port"; ":8080" = every interface; port 0 = any free
   port, see `bound_port`; "0" = no server): `/metrics` (Prometheus text of the manager's
   registry), `/healthz` (200 while the event loop serves), `/readyz` (200 once every informer
@@ -172,6 +173,8 @@ class Manager:
             elector_task = loop.create_task(self._elector.run(), name="leader-election")
             elector_task.add_done_callback(self._elector_ended)
         else:
+            # The one manager leads without an election: it says so, unnamed (no Lease).
+            self.metrics.is_leader.labels("").set(1)
             await self._start_controllers()
         try:
             await self._wake.wait()
@@ -223,6 +226,8 @@ class Manager:
             # Releasing after the reconciles ended: the next leader never overlaps with them.
             self._elector.stop()
             await asyncio.wait([elector_task])
+        elif self._elector is None:
+            self.metrics.is_leader.labels("").set(0)
         for informer in self._informers.values():
             informer.stop()
         if self._informer_tasks:
