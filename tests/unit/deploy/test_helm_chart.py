@@ -345,3 +345,15 @@ def test_a_value_that_cannot_work_is_refused(sets: list[str], message: str) -> N
     result = subprocess.run(argv, capture_output=True, text=True, check=False)
     assert result.returncode != 0
     assert message in result.stderr
+
+
+def test_the_chart_ships_the_alert_rules_of_deploy_prometheus() -> None:
+    """The chart's rule file is the project's (a copy: a chart reads only its own files), and
+    its PrometheusRule holds the same groups as deploy/prometheus/prometheusrule.yaml."""
+    deploy = CHART.parents[1] / "prometheus"
+    ours = yaml.safe_load((CHART / "files" / "prometheus-rules.yaml").read_text("utf-8"))
+    assert ours == yaml.safe_load((deploy / "ptah-rules.yaml").read_text("utf-8"))
+    wrapped = yaml.safe_load((deploy / "prometheusrule.yaml").read_text("utf-8"))
+    rendered = render("prometheusRule.enabled=true")
+    [rule] = [value for key, value in rendered.items() if key[0] == "PrometheusRule"]
+    assert rule["spec"]["groups"] == wrapped["spec"]["groups"] == ours["groups"]
