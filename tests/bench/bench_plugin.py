@@ -7,7 +7,7 @@ and so does its peer: `kubectl get KIND NAME -o yaml` (for `wait`, `kubectl wait
 --for=jsonpath`). Printed: the medians, side by side, and the ratio. Targets (issue 16): each
 read verb under 0.3 s and within 5x of its peer. Exit 1 when any is outside.
 
-Run: `.venv/bin/python tests/bench/bench_plugin.py [--runs 15]`
+Run: `.venv/bin/python tests/bench/bench_plugin.py [--runs 15] [--code TREE]`
 """
 
 from __future__ import annotations
@@ -78,13 +78,18 @@ def timed(argv: list[str], env: dict[str, str], runs: int) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument(
+        "--code",
+        default=str(REPO),
+        help="the tree whose ptah_operator the plugin runs (a checkout of a baseline)",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ptah-bench-plugin-"))
     scripts = Path(sys.executable).parent
     env = {
         **os.environ,
         "PATH": f"{scripts}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PYTHONPATH": str(REPO),
+        "PYTHONPATH": args.code,
     }
     failed = False
     try:

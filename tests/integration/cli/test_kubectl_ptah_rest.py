@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import subprocess
 import sys
 import textwrap
 from collections.abc import AsyncIterator
@@ -34,6 +35,8 @@ from tests.support.webhook_stack import (
 )
 
 pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[3]
 
 READER_RULES = [
     {
@@ -217,3 +220,42 @@ async def test_an_exec_plugin_may_give_a_client_certificate(
     )
     assert (code, err) == (0, "")
     assert out.startswith("Plan ")
+
+
+async def test_kubectl_completes_the_plugin_through_kubectl_complete_ptah(
+    api_client: client.ApiClient, namespace: str, kube: ControlPlane, tmp_path: Path
+) -> None:
+    """kubectl itself finds `kubectl_complete-ptah` on PATH (beside `kubectl-ptah`) and relays
+    its answer: the names come from the API server."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, module in (
+        ("kubectl-ptah", "ptah_operator.cli.kubectl.main"),
+        ("kubectl_complete-ptah", "ptah_operator.cli.kubectl.complete"),
+    ):
+        script = bin_dir / name
+        script.write_text(f'#!/bin/sh\nexec {sys.executable} -m {module} "$@"\n')
+        script.chmod(0o755)
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "PYTHONPATH": str(REPO),
+        "HOME": str(tmp_path),
+    }
+
+    async def complete(*words: str) -> list[str]:
+        argv = [str(kube.bindir / "kubectl"), "__complete", "ptah", *words]
+        done = await asyncio.to_thread(
+            subprocess.run, argv, capture_output=True, text=True, env=env, check=True, timeout=60
+        )
+        return done.stdout.splitlines()
+
+    kubeconfig = f"--kubeconfig={kube.kubeconfig}"
+    lines = await complete("")
+    assert "migration\tshow a PtahMigration's status" in lines
+    assert lines[-1] == ":4"
+    assert await complete("migration", "-n", namespace, kubeconfig, "or") == ["orders", ":4"]
+    assert await complete("approve", "-n", namespace, kubeconfig, "migration/") == [
+        "migration/orders",
+        ":4",
+    ]
+    assert (await complete("approve", ""))[-1] == ":6"
