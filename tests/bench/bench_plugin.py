@@ -7,7 +7,7 @@ and so does its peer: `kubectl get KIND NAME -o yaml` (for `wait`, `kubectl wait
 --for=jsonpath`). Printed: the medians, side by side, and the ratio. Targets (issue 16): each
 read verb under 0.3 s and within 5x of its peer. Exit 1 when any is outside.
 
-Run: `.venv/bin/python tests/bench/bench_plugin.py [--runs 15] [--code TREE]`
+Run: `.venv/bin/python tests/bench/bench_plugin.py [--runs 15] [--baseline TREE]`
 """
 
 from __future__ import annotations
@@ -79,9 +79,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument(
-        "--code",
-        default=str(REPO),
-        help="the tree whose ptah_operator the plugin runs (a checkout of a baseline)",
+        "--baseline",
+        help="a tree of an earlier ptah_operator (git archive REV): its times printed beside",
     )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ptah-bench-plugin-"))
@@ -89,7 +88,7 @@ def main() -> int:
     env = {
         **os.environ,
         "PATH": f"{scripts}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PYTHONPATH": args.code,
+        "PYTHONPATH": str(REPO),
     }
     failed = False
     try:
@@ -140,11 +139,16 @@ def main() -> int:
                 mine = timed([kubectl, "ptah", *ours, *common], env, args.runs)
                 theirs = timed([kubectl, *peer, *common], env, args.runs)
                 ratio = mine / theirs
+                before = ""
+                if args.baseline:
+                    old_env = {**env, "PYTHONPATH": args.baseline}
+                    old = timed([kubectl, "ptah", *ours, *common], old_env, args.runs)
+                    before = f"   (baseline {old:.3f} s)"
                 outside = mine > TARGET_SECONDS or ratio > TARGET_RATIO
                 failed |= outside
                 print(
                     f"  kubectl ptah {label:<24} {mine:.3f} s   kubectl {peer[0]} {theirs:.3f} s"
-                    f"   x{ratio:.1f}{'   OUTSIDE' if outside else ''}"
+                    f"   x{ratio:.1f}{before}{'   OUTSIDE' if outside else ''}"
                 )
     finally:
         shutil.rmtree(work, ignore_errors=True)
