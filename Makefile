@@ -86,6 +86,7 @@ bench: deps venv control-plane
 	PTAH_BENCH_PEERS=$(BENCH_PEERS) $(PY) tests/bench/bench_schema.py --baseline $(BENCH_SCHEMA_BASE)
 	$(PY) tests/bench/bench_cluster.py
 	$(PY) tests/bench/bench_cluster.py --kind schema
+	$(PY) tests/bench/bench_plugin.py
 
 # The desired-schema readers, normalizers and renderer fuzzed far longer than `make test` does
 # (Hypothesis; PTAH_FUZZ_EXAMPLES examples per property).

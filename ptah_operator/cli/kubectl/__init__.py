@@ -31,8 +31,8 @@ Verbs:
   verifies and reads the new artifact at once; a plan of the old one retires.
 
 `--kubeconfig`, `--context` and `-n/--namespace` work as in kubectl (KUBECONFIG is read; the
-context's namespace is the default). Exit codes: 0 done, 1 refused, failed or timed out, 2 bad
-usage. Errors are one readable line, never a traceback.
+context's namespace is the default). The read verbs take `-o json|yaml`. Exit codes:
+`errors.EXIT_CODES` (listed in --help). Errors are one readable line, never a traceback.
 
 Where things are: `main` reads the arguments into a Command and hands it to its verb (`show`,
 `approve`, `wait`, `refresh`, `set_source`), each written once over a `targets.Target`, the

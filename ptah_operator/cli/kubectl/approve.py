@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, NoReturn
-
-from kubernetes_asyncio.client.exceptions import ApiException
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ptah_operator.api.approvals import PtahMigrationApproval, PtahSchemaApproval
 from ptah_operator.api.common import ObjectReference, StatusCommon
@@ -24,11 +22,14 @@ from ptah_operator.api.constants import GROUP, VERSION
 from ptah_operator.api.kinds import kind_info, to_manifest
 from ptah_operator.api.objectmeta import ObjectMeta
 from ptah_operator.cli.kubectl.errors import EXIT_FAILED, EXIT_OK, CommandError
-from ptah_operator.cli.kubectl.session import Session, api_message, read_model
+from ptah_operator.cli.kubectl.reads import read_model
 from ptah_operator.cli.kubectl.targets import MIGRATION, SCHEMA, AnyTarget
 from ptah_operator.cli.kubectl.view import person
 from ptah_operator.cli.kubectl.wait import follow
 from ptah_operator.cli.kubectl.waits import RunProgress
+
+if TYPE_CHECKING:
+    from ptah_operator.cli.kubectl.session import Session
 
 Approval = PtahMigrationApproval | PtahSchemaApproval
 
@@ -153,6 +154,11 @@ _DENIED = "denied the request: "
 
 async def create_approval(session: Session, shown: PlanToApprove) -> Approval:
     """Create the approval; a refusal raises CommandError saying nothing was approved."""
+    # The client library only here: `kubectl ptah` imports this module for its flags too.
+    from kubernetes_asyncio.client.exceptions import ApiException
+
+    from ptah_operator.cli.kubectl.session import api_message
+
     model = shown.target.approval_model
     body = to_manifest(approval_for(shown, session.namespace))
     try:

@@ -1,7 +1,7 @@
 """The plugin's exit codes and the two failures a person reads.
 
-Exit codes: 0 done, 1 refused, failed or timed out (CommandError), 2 bad usage (UsageError).
-The plugin defines no other code (Ctrl-C gives 130, as shells do).
+`EXIT_CODES` is the one definition: `kubectl ptah --help` lists it and docs/kubectl-plugin.md
+repeats it. The plugin exits with no other code.
 """
 
 from __future__ import annotations
@@ -9,6 +9,19 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES: tuple[tuple[int, str], ...] = (
+    (EXIT_OK, "done (a wait: the phase was reached; an approval: created)"),
+    (EXIT_FAILED, "refused, failed, not found or timed out; the error line says which"),
+    (EXIT_USAGE, "bad usage: unknown verb, flag or argument"),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C)"),
+)
+
+
+def exit_codes_text() -> str:
+    """The exit codes as --help lists them."""
+    return "exit codes:\n" + "\n".join(f"  {code:<4}{meaning}" for code, meaning in EXIT_CODES)
 
 
 class CommandError(Exception):

@@ -1,37 +1,42 @@
 """`kubectl ptah`'s entry: the arguments read into one Command, the Command carried out by its
-verb, and every failure said in one line with its exit code."""
+verb, and every failure said in one line with its exit code.
+
+The verbs that only read (`migration`, `schema`, `plan`, `wait`) go through the small HTTP
+client of `rest` and never import the Kubernetes client library, which alone takes longer to
+import than they take to answer; the verbs that write keep the client library (`session`)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
+import http.client
+import io
 import logging
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, TextIO
-
-import aiohttp
-from kubernetes_asyncio import client
-from kubernetes_asyncio.client.exceptions import ApiException
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from ptah_operator.api.constants import Kind, MigrationPhase, SchemaPhase
 from ptah_operator.api.fields import parse_duration
-from ptah_operator.cli.kubectl.approve import Reviewed, approve, fingerprint_argument
+from ptah_operator.cli.kubectl.approve import Reviewed, fingerprint_argument
 from ptah_operator.cli.kubectl.errors import (
     EXIT_FAILED,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
     CommandError,
     UsageError,
+    exit_codes_text,
 )
-from ptah_operator.cli.kubectl.refresh import refresh
-from ptah_operator.cli.kubectl.session import Session, api_message, load_configuration
-from ptah_operator.cli.kubectl.set_source import oci_reference, policy_key, set_source
+from ptah_operator.cli.kubectl.reads import Reads
 from ptah_operator.cli.kubectl.show import show_applied, show_plan, show_status
 from ptah_operator.cli.kubectl.targets import BY_ALIAS, BY_NOUN, TARGETS
 from ptah_operator.cli.kubectl.wait import wait_for_phase
-from ptah_operator.runtime.informer import ApiStatusError
+
+if TYPE_CHECKING:
+    from ptah_operator.cli.kubectl.session import Session
 
 DEFAULT_TIMEOUT = "30m"
 
@@ -53,6 +58,10 @@ def _common(parser: argparse.ArgumentParser, default: Any) -> None:
 Argument = tuple[tuple[str, ...], dict[str, Any]]
 
 _TARGET: Argument = (("target",), {"metavar": "KIND/NAME"})
+_OUTPUT: Argument = (
+    ("-o", "--output"),
+    {"choices": ("json", "yaml"), "help": "print the object read, as JSON or YAML"},
+)
 _TIMEOUT: Argument = (("--timeout",), {"default": DEFAULT_TIMEOUT, "help": "how long --wait waits"})
 
 # The verbs that take KIND/NAME, in the order --help lists them (after one `show` verb per kind).
@@ -67,6 +76,7 @@ _VERBS: tuple[tuple[str, str, tuple[Argument, ...]], ...] = (
                 {"action": "store_true", "help": "a schema's last confirmed plan (status.applied)"},
             ),
             (("--no-sql",), {"action": "store_true", "help": "leave a schema plan's SQL out"}),
+            _OUTPUT,
         ),
     ),
     (
@@ -103,6 +113,7 @@ _VERBS: tuple[tuple[str, str, tuple[Argument, ...]], ...] = (
                 {"dest": "phase", "default": MigrationPhase.IN_SYNC.value, "metavar": "PHASE"},
             ),
             (("--timeout",), {"default": DEFAULT_TIMEOUT}),
+            _OUTPUT,
         ),
     ),
     (
@@ -134,20 +145,30 @@ _VERBS: tuple[tuple[str, str, tuple[Argument, ...]], ...] = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="kubectl ptah", description="Read, approve and refresh Ptah resources.")
+    parser = _Parser(
+        prog="kubectl ptah",
+        description="Read, approve and refresh Ptah resources.",
+        epilog=exit_codes_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     _common(parser, None)
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     verbs.required = True
     for target in TARGETS.values():
         name: Argument = (("name",), {"metavar": "NAME", "help": f"NAME or {target.noun}/NAME"})
-        _verb(verbs, target.noun, f"show a {target.kind}'s status", (name,))
+        _verb(verbs, target.noun, f"show a {target.kind}'s status", (name, _OUTPUT))
     for verb, help_text, arguments in _VERBS:
         _verb(verbs, verb, help_text, arguments)
     return parser
 
 
 def _verb(verbs: Any, verb: str, help_text: str, arguments: tuple[Argument, ...]) -> None:
-    parser = verbs.add_parser(verb, help=help_text)
+    parser = verbs.add_parser(
+        verb,
+        help=help_text,
+        epilog=exit_codes_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     for flags, options in arguments:
         parser.add_argument(*flags, **options)
     _common(parser, argparse.SUPPRESS)
@@ -204,6 +225,8 @@ class Command:
     applied: bool = False
     sql: bool = True
     reviewed: Reviewed = field(default_factory=Reviewed)
+    output: str | None = None
+    """-o: json or yaml (the read verbs)."""
 
 
 def parse_command(argv: Sequence[str]) -> tuple[Command, argparse.Namespace]:
@@ -215,11 +238,13 @@ def parse_command(argv: Sequence[str]) -> tuple[Command, argparse.Namespace]:
         kind, name = parse_target(args.name, own)
         if kind != own:
             raise UsageError(f"{verb} takes NAME or {verb}/NAME")
-        command = Command(verb, kind, name)
+        command = Command(verb, kind, name, output=args.output)
     elif verb == "refresh":
         kind, name = parse_target(args.target)
         command = Command(verb, kind, name, args.wait, _seconds(args.timeout))
     elif verb == "set-source":
+        from ptah_operator.cli.kubectl.set_source import oci_reference, policy_key
+
         kind, name = parse_target(args.target)
         reference, policy = oci_reference(args.reference), policy_key(args.verification_policy)
         command = Command(verb, kind, name, reference=reference, policy=policy)
@@ -236,7 +261,9 @@ def _on_a_plan(args: argparse.Namespace) -> Command:
     if args.verb == "plan":
         if args.applied and kind != Kind.PTAH_SCHEMA:
             raise UsageError("--applied takes schema/NAME: status.applied is a schema's")
-        return Command("plan", kind, name, applied=args.applied, sql=not args.no_sql)
+        return Command(
+            "plan", kind, name, applied=args.applied, sql=not args.no_sql, output=args.output
+        )
     if args.verb == "approve":
         try:
             fingerprint = fingerprint_argument(args.fingerprint)
@@ -248,11 +275,17 @@ def _on_a_plan(args: argparse.Namespace) -> Command:
         reviewed = Reviewed(args.plan, fingerprint)
         return Command("approve", kind, name, args.wait, _seconds(args.timeout), reviewed=reviewed)
     phase = _phase(args.phase, kind).value
-    return Command("wait", kind, name, True, _seconds(args.timeout), phase)
+    return Command("wait", kind, name, True, _seconds(args.timeout), phase, output=args.output)
 
 
-async def execute(command: Command, session: Session) -> int:
+READ_VERBS = frozenset({*BY_NOUN, "plan", "wait"})
+"""The verbs that only read: they run over `rest_session.RestSession`."""
+
+
+async def execute_read(command: Command, session: Reads) -> int:
     name = command.name
+    if command.output is not None:
+        return await _execute_output(command, session, command.output)
     if command.verb in BY_NOUN:
         return await show_status(session, BY_NOUN[command.verb], name)
     target = TARGETS[command.kind]
@@ -260,12 +293,36 @@ async def execute(command: Command, session: Session) -> int:
         return await show_applied(session, name, command.sql)
     if command.verb == "plan":
         return await show_plan(session, target, name, command.sql)
+    return await wait_for_phase(session, target, name, command.phase, command.wait_seconds)
+
+
+async def _execute_output(command: Command, session: Reads, output: str) -> int:
+    from ptah_operator.cli.kubectl.output import show_object, show_plan_object
+
+    if command.verb == "plan":
+        return await show_plan_object(session, command.kind, command.name, command.applied, output)
+    if command.verb == "wait":
+        # The phase lines would break the JSON or YAML: only the object reached is printed.
+        quiet = copy.copy(session)
+        quiet.out = io.StringIO()
+        target = TARGETS[command.kind]
+        await wait_for_phase(quiet, target, command.name, command.phase, command.wait_seconds)
+    return await show_object(session, command.kind, command.name, output)
+
+
+async def execute(command: Command, session: Session) -> int:
+    from ptah_operator.cli.kubectl.approve import approve
+    from ptah_operator.cli.kubectl.refresh import refresh
+    from ptah_operator.cli.kubectl.set_source import set_source
+
+    name = command.name
+    if command.verb in READ_VERBS:
+        return await execute_read(command, session)
+    target = TARGETS[command.kind]
     if command.verb == "approve":
         return await approve(
             session, target, name, command.wait, command.wait_seconds, command.reviewed
         )
-    if command.verb == "wait":
-        return await wait_for_phase(session, target, name, command.phase, command.wait_seconds)
     if command.verb == "set-source":
         return await set_source(session, target, name, command.reference, command.policy)
     return await refresh(session, target, name, command.wait, command.wait_seconds)
@@ -277,23 +334,53 @@ async def run(argv: Sequence[str], out: TextIO | None = None, err: TextIO | None
     err = err or sys.stderr
     try:
         command, args = parse_command(argv)
-        configuration, context_namespace = await load_configuration(args.kubeconfig, args.context)
-        namespace = args.namespace or context_namespace
-        async with client.ApiClient(configuration) as api:
-            return await execute(command, Session(api, namespace, out))
+        if command.verb in READ_VERBS:
+            return await _read(command, args, out)
+        return await _write(command, args, out)
     except UsageError as exc:
         return _said(err, str(exc), EXIT_USAGE)
     except CommandError as exc:
         return _said(err, str(exc))
-    except ApiException as exc:
-        return _said(err, api_message(exc))
-    except ApiStatusError as exc:
-        return _said(err, str(exc.message or exc))
-    except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+    except (OSError, TimeoutError, http.client.HTTPException) as exc:
         return _said(err, f"cannot reach the API server: {exc or type(exc).__name__}")
     except SystemExit as exc:
         # --help prints and exits 0.
         return exc.code if isinstance(exc.code, int) else EXIT_OK
+
+
+async def _read(command: Command, args: argparse.Namespace, out: TextIO) -> int:
+    from ptah_operator.cli.kubectl import kubeconfig
+    from ptah_operator.cli.kubectl.rest import Client
+    from ptah_operator.cli.kubectl.rest_session import RestSession
+
+    credentials = kubeconfig.load(args.kubeconfig, args.context)
+    rest = Client(credentials)
+    try:
+        session = RestSession(rest, args.namespace or credentials.namespace, out)
+        return await execute_read(command, session)
+    finally:
+        rest.close()
+
+
+async def _write(command: Command, args: argparse.Namespace, out: TextIO) -> int:
+    import aiohttp
+    from kubernetes_asyncio import client
+    from kubernetes_asyncio.client.exceptions import ApiException
+
+    from ptah_operator.cli.kubectl.session import Session, api_message, load_configuration
+    from ptah_operator.runtime.informer import ApiStatusError
+
+    try:
+        configuration, context_namespace = await load_configuration(args.kubeconfig, args.context)
+        namespace = args.namespace or context_namespace
+        async with client.ApiClient(configuration) as api:
+            return await execute(command, Session(api, namespace, out))
+    except ApiException as exc:
+        raise CommandError(api_message(exc)) from None
+    except ApiStatusError as exc:
+        raise CommandError(str(exc.message or exc)) from None
+    except aiohttp.ClientError as exc:
+        raise OSError(str(exc) or type(exc).__name__) from None
 
 
 def _said(err: TextIO, message: str, code: int = EXIT_FAILED) -> int:
@@ -308,7 +395,7 @@ def main() -> None:
     try:
         code = asyncio.run(run(sys.argv[1:]))
     except KeyboardInterrupt:
-        code = 130
+        code = EXIT_INTERRUPTED
     except Exception as exc:
         # Whatever slipped past the handlers above is still said in one line.
         sys.stderr.write(f"error: {type(exc).__name__}: {exc}\n")

@@ -10,7 +10,6 @@ from typing import Any
 from ptah_operator.api.common import StatusCommon
 from ptah_operator.api.constants import ANNOTATION_READ_REQUESTED_AT
 from ptah_operator.cli.kubectl.errors import EXIT_OK, CommandError
-from ptah_operator.cli.kubectl.follow import observe
 from ptah_operator.cli.kubectl.session import CONFLICT_RETRIES, Session, read_model
 from ptah_operator.cli.kubectl.targets import AnyTarget
 from ptah_operator.cli.kubectl.waits import ReadTracker, next_read_request
@@ -57,7 +56,7 @@ async def wait_for_read(
     last_status: StatusCommon | None = None
     try:
         async with asyncio.timeout(wait_seconds):
-            async for obj in observe(session.api, info.plural, session.namespace, name):
+            async for obj in session.observe(info.plural, name):
                 if obj is None:
                     raise CommandError(f"{info.singular} {name} was deleted")
                 status, reading = _status_of(target, obj)

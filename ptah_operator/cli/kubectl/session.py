@@ -1,28 +1,26 @@
-"""One connection to the API server: the kubeconfig read as kubectl reads it, the objects
-read into their models, the API server's refusals made one readable line."""
+"""The writing verbs' connection to the API server, through the Kubernetes client library: the
+kubeconfig read as kubectl reads it, the objects read and written, the API server's refusals
+made one readable line. What it reads it reads as `reads.Reads` says."""
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, TextIO, TypeVar
+from typing import Any, TextIO
 
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
-from pydantic import ValidationError
 
 from ptah_operator.api.constants import GROUP, VERSION, Kind
-from ptah_operator.api.kinds import from_manifest, kind_info
-from ptah_operator.api.objectmeta import Resource
-from ptah_operator.api.plans import PtahSchemaPlan, PtahSchemaPlanChunk
+from ptah_operator.api.kinds import kind_info
 from ptah_operator.cli.kubectl.errors import CommandError
-from ptah_operator.cli.kubectl.schema_view import PlanText, plan_text
-from ptah_operator.cli.kubectl.targets import PlanT, ResourceT, Target
+from ptah_operator.cli.kubectl.follow import observe
+from ptah_operator.cli.kubectl.reads import Reads
+from ptah_operator.cli.kubectl.reads import read_model as read_model
 
 CONFLICT_RETRIES = 5
-
-R = TypeVar("R", bound=Resource)
 
 
 def kubeconfig_path(flag: str | None) -> str:
@@ -63,7 +61,7 @@ def api_message(exc: ApiException) -> str:
 
 
 @dataclass
-class Session:
+class Session(Reads):
     """One connection to the API server, in one namespace, printing to `out`."""
 
     api: client.ApiClient
@@ -73,10 +71,6 @@ class Session:
     @property
     def custom(self) -> client.CustomObjectsApi:
         return client.CustomObjectsApi(self.api)
-
-    def say(self, text: str) -> None:
-        self.out.write(text if text.endswith("\n") else text + "\n")
-        self.out.flush()
 
     async def get(
         self, kind: Kind, name: str, *, missing_ok: bool = False
@@ -95,21 +89,6 @@ class Session:
                 ) from None
             raise CommandError(api_message(exc)) from None
         return obj
-
-    async def resource(self, target: Target[ResourceT, Any, Any], name: str) -> ResourceT:
-        obj = await self.get(target.kind, name)
-        assert obj is not None
-        return read_model(target.model, obj)
-
-    async def plan(
-        self, target: Target[Any, Any, PlanT], name: str, uid: str | None
-    ) -> PlanT | None:
-        """The plan of that name, when it is the object of that UID (if one is given)."""
-        obj = await self.get(kind_info(target.plan_model).kind, name, missing_ok=True)
-        plan = None if obj is None else read_model(target.plan_model, obj)
-        if plan is not None and uid is not None and plan.metadata.uid != uid:
-            return None
-        return plan
 
     async def merge_patch(self, kind: Kind, name: str, patch: dict[str, Any], failure: str) -> bool:
         """Apply a JSON merge patch; False when the resourceVersion it names is stale (409), so
@@ -131,27 +110,5 @@ class Session:
             raise CommandError(f"{failure}: {api_message(exc)}") from None
         return True
 
-    async def plan_text(self, plan: PtahSchemaPlan) -> PlanText:
-        """The plan's SQL from its chunks, checked against its digests."""
-        chunks: list[PtahSchemaPlanChunk] = []
-        for ref in plan.spec.chunks:
-            try:
-                obj = await self.get(Kind.PTAH_SCHEMA_PLAN_CHUNK, ref.name, missing_ok=True)
-            except CommandError as exc:
-                return PlanText(None, f"chunk {ref.name} could not be read: {exc}")
-            if obj is None:
-                return PlanText(None, f"chunk {ref.name} does not exist")
-            chunks.append(read_model(PtahSchemaPlanChunk, obj))
-        return plan_text(plan, chunks)
-
-
-def read_model(model: type[R], obj: dict[str, Any]) -> R:
-    try:
-        return from_manifest(model, obj)
-    except ValidationError as exc:
-        places = ", ".join(".".join(str(p) for p in e["loc"]) for e in exc.errors()[:3])
-        name = (obj.get("metadata") or {}).get("name")
-        raise CommandError(
-            f"{obj.get('kind')} {name} has fields this plugin does not understand ({places}); "
-            "is the plugin older than the operator?"
-        ) from None
+    def observe(self, plural: str, name: str) -> AsyncIterator[dict[str, Any] | None]:
+        return observe(self.api, plural, self.namespace, name)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from ptah_operator.api.schema import PtahSchemaStatus
 from ptah_operator.cli.kubectl.errors import EXIT_OK
+from ptah_operator.cli.kubectl.reads import Reads
 from ptah_operator.cli.kubectl.schema_view import render_applied
-from ptah_operator.cli.kubectl.session import Session
 from ptah_operator.cli.kubectl.targets import SCHEMA, AnyTarget
 
 
-async def show_status(session: Session, target: AnyTarget, name: str) -> int:
+async def show_status(session: Reads, target: AnyTarget, name: str) -> int:
     """Everything the status says, readable, with the plan it names."""
     resource = await session.resource(target, name)
     status = target.status(resource)
@@ -25,7 +25,7 @@ async def show_status(session: Session, target: AnyTarget, name: str) -> int:
     return EXIT_OK
 
 
-async def show_plan(session: Session, target: AnyTarget, name: str, sql: bool) -> int:
+async def show_plan(session: Reads, target: AnyTarget, name: str, sql: bool) -> int:
     """The plan the resource published: identity, what it binds, its contents (a schema plan's
     SQL too, unless `sql` is False), and what the policy decides."""
     resource = await session.resource(target, name)
@@ -43,7 +43,7 @@ async def show_plan(session: Session, target: AnyTarget, name: str, sql: bool) -
     return EXIT_OK
 
 
-async def show_applied(session: Session, name: str, sql: bool) -> int:
+async def show_applied(session: Reads, name: str, sql: bool) -> int:
     """The plan status.applied records (PLUGIN-03)."""
     schema = await session.resource(SCHEMA, name)
     status = schema.status or PtahSchemaStatus()

@@ -11,8 +11,7 @@ from typing import Any
 
 from ptah_operator.api.common import StatusCommon
 from ptah_operator.cli.kubectl.errors import EXIT_OK, CommandError
-from ptah_operator.cli.kubectl.follow import observe
-from ptah_operator.cli.kubectl.session import Session, read_model
+from ptah_operator.cli.kubectl.reads import Reads, read_model
 from ptah_operator.cli.kubectl.targets import AnyTarget
 from ptah_operator.cli.kubectl.waits import phase_reached
 
@@ -29,7 +28,7 @@ def phase_line(resource: Any) -> str:
 class PhaseLines:
     """Says the phase line of each state that changes it."""
 
-    session: Session
+    session: Reads
     shown: str = ""
 
     def see(self, resource: Any) -> None:
@@ -39,16 +38,16 @@ class PhaseLines:
             self.shown = line
 
 
-async def states(session: Session, target: AnyTarget, name: str) -> AsyncIterator[Any]:
+async def states(session: Reads, target: AnyTarget, name: str) -> AsyncIterator[Any]:
     """The resource's states, read into its model; its deletion ends the wait."""
-    async for obj in observe(session.api, target.info.plural, session.namespace, name):
+    async for obj in session.observe(target.info.plural, name):
         if obj is None:
             raise CommandError(f"{target.noun} {name} was deleted")
         yield read_model(target.model, obj)
 
 
 async def follow(
-    session: Session,
+    session: Reads,
     target: AnyTarget,
     name: str,
     what: str,
@@ -70,7 +69,7 @@ async def follow(
 
 
 async def wait_for_phase(
-    session: Session, target: AnyTarget, name: str, phase: str, wait_seconds: float
+    session: Reads, target: AnyTarget, name: str, phase: str, wait_seconds: float
 ) -> int:
     """Until the status says `phase` of the current generation; the phases met are said."""
     lines = PhaseLines(session)
