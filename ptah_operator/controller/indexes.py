@@ -169,16 +169,20 @@ class FamilyWatches:
         return sorted(keys)
 
     def pod_keys(self, obj: KubeObject) -> list[str]:
-        """A Pod's Job's owner: an init container's verdict arrives on the Pod first."""
+        """A Pod's Job's owner: an init container's verdict arrives on the Pod first; and the
+        resource a Pod is labelled with, so that a Pod orphaned by its Job's deletion still
+        wakes the run it keeps open when it stops (issue #18; a wake-up only)."""
         meta = metadata(obj)
+        keys: set[str] = set()
+        labelled = labelled_owner(obj, self.kind)
+        if labelled is not None:
+            keys.add(labelled)
         job = (meta.get("labels") or {}).get("job-name")
-        if not job:
-            return []
-        owner_job = self.jobs.store.get(f"{meta.get('namespace')}/{job}")
-        if owner_job is None:
-            return []
-        owner = controlling_owner(owner_job, self.kind)
-        return [owner] if owner is not None else []
+        owner_job = self.jobs.store.get(f"{meta.get('namespace')}/{job}") if job else None
+        owner = controlling_owner(owner_job, self.kind) if owner_job is not None else None
+        if owner is not None:
+            keys.add(owner)
+        return sorted(keys)
 
     def realm_keys(self, obj: KubeObject) -> list[str]:
         """The resources naming a PtahRealm (`spec.target.realm`, index BY_REALM)."""

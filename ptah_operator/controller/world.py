@@ -33,6 +33,7 @@ from ptah_operator.api.constants import (
     ANNOTATION_RESULT_SEAL,
     GROUP,
     LABEL_OPERATION_ID,
+    LABEL_OWNER_UID,
     LABEL_SNAPSHOT,
     VERSION,
     Kind,
@@ -298,7 +299,38 @@ def job_state(
         finished_at=finished,
         snapshot_refused=snapshot_refused,
         pod_problem=problem[1] if problem is not None else None,
+        suspended=bool((job.get("spec") or {}).get("suspend")),
     )
+
+
+def pod_running(pod: KubeObject) -> bool:
+    """Whether a Pod may still run a container: not yet Succeeded or Failed (a Pod being
+    deleted runs until its containers stop, and a Pending one may still start)."""
+    return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+
+
+def running_operations(
+    owner_uid: str,
+    jobs: Iterable[tuple[KubeObject, Iterable[KubeObject]]],
+    labelled: Iterable[KubeObject],
+) -> frozenset[str]:
+    """The operations of the resource `owner_uid` with a Pod still running: a Pod whose
+    controlling owner reference is one of its Jobs (`jobs`: each Job with the Pods found under
+    its UID), or one of `labelled` that carries the resource's owner label and an operation's
+    label, as a Pod orphaned by its Job's deletion still does. Labels count here only, for
+    keeping a run open (issue #18): they never make a Pod a Job's (`job_state`)."""
+    found: set[str] = set()
+    for job, pods in jobs:
+        uid = str(metadata(job).get("uid"))
+        operation = (metadata(job).get("labels") or {}).get(LABEL_OPERATION_ID)
+        if operation and any(job_uid_of_pod(p) == uid and pod_running(p) for p in pods):
+            found.add(str(operation))
+    for pod in labelled:
+        labels = metadata(pod).get("labels") or {}
+        operation = labels.get(LABEL_OPERATION_ID)
+        if operation and labels.get(LABEL_OWNER_UID) == owner_uid and pod_running(pod):
+            found.add(str(operation))
+    return frozenset(found)
 
 
 _K8S_NAME = r"[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?"
@@ -555,6 +587,7 @@ class CommonWorld:
     source_policy: PolicyFile | None = None
     snapshots: frozenset[str] = frozenset()
     jobs: Mapping[str, JobState] = field(default_factory=dict)
+    running_pods: frozenset[str] = frozenset()
     results: Mapping[str, OperationResult] = field(default_factory=dict)
     claimants: tuple[Claimant, ...] = ()
     realm: PtahRealm | None = None
@@ -578,7 +611,9 @@ class SharedCaches:
         self.schemas = manager.informer(SCHEMAS, indexers=PRIMARY_INDEXES)
         self.configmaps = manager.informer(CONFIG_MAPS, indexers={BY_OWNER_UID: index_owner_uid})
         self.jobs = manager.informer(JOBS, indexers={BY_OWNER_UID: index_owner_uid})
-        self.pods = manager.informer(PODS, indexers={BY_JOB_UID: index_job_uid})
+        self.pods = manager.informer(
+            PODS, indexers={BY_JOB_UID: index_job_uid, BY_OWNER_UID: index_owner_uid}
+        )
         self.onsets = ProblemOnsets()
         """When each Job's Pod was first seen unable to start (the Pod API has no such time)."""
         self.realms = manager.informer(REALMS)
@@ -608,6 +643,11 @@ class SharedCaches:
         owned = owned_configmaps if owned_configmaps is not None else self.owned_configmaps(uid)
         snapshots, results = owned_records(owned, self.seal, claim)
         jobs = self.job_states(namespace, uid, now)
+        running_pods = running_operations(
+            uid,
+            ((j, self._pods_of(j)) for j in self.jobs.store.by_index(BY_OWNER_UID, uid)),
+            self.pods.store.by_index(BY_OWNER_UID, uid),
+        )
         claimants = self.claimants(spec.target.coordination_key)
         realm, realm_missing = self.realm(spec.target.realm)
         return CommonWorld(
@@ -617,6 +657,7 @@ class SharedCaches:
             snapshots=snapshots,
             jobs=jobs,
             results=results,
+            running_pods=running_pods,
             claimants=claimants,
             realm=realm,
             realm_missing=realm_missing,
@@ -654,19 +695,14 @@ class SharedCaches:
         return {
             state.name: state
             for state in (
-                job_state(
-                    j,
-                    [
-                        p
-                        for key in job_pod_keys(j)
-                        for p in self.pods.store.by_index(BY_JOB_UID, key)
-                    ],
-                    self.onsets,
-                    now,
-                )
+                job_state(j, self._pods_of(j), self.onsets, now)
                 for j in self.jobs.store.by_index(BY_OWNER_UID, uid)
             )
         }
+
+    def _pods_of(self, job: KubeObject) -> list[KubeObject]:
+        """The Pods a Job controls (by its UID)."""
+        return [p for key in job_pod_keys(job) for p in self.pods.store.by_index(BY_JOB_UID, key)]
 
     def claimants(self, coordination_key: str) -> tuple[Claimant, ...]:
         """Every resource of every family under the coordination key (the census)."""

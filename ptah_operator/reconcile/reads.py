@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from enum import Enum
@@ -36,7 +37,7 @@ from ptah_operator.reconcile.decision import ObjectRef
 from ptah_operator.reconcile.draft import Pass, binding_digest, current_binding
 from ptah_operator.reconcile.read_request import ReadRequest, answer_invalid, unanswered
 from ptah_operator.reconcile.schedule import CLEANUP_CHECK, POD_START_GRACE, interval
-from ptah_operator.reconcile.world import JobState
+from ptah_operator.reconcile.world import JobPhase, JobState, OperationResult
 
 
 def inputs_moved(
@@ -226,3 +227,31 @@ def read_due(
     if due_at is None or draft.now >= due_at:
         return Due.INTERVAL
     return Due.NO
+
+
+def result_of_finished(
+    draft: Pass, claim: ActiveOperation, job: JobState | None
+) -> OperationResult | None:
+    """A read's result, once it counts: its Job is seen finished, or it is gone and could have
+    come and gone by its TTL since the result arrived. Before that a result is no read's word:
+    whoever holds the operation's token could have posted it before the runner (issue #18), and
+    the read goes on as if none had come (its Job created again if absent). A Job gone earlier
+    than its TTL is created again: a read may run twice; its second report, if different,
+    makes the record a conflict, and the attempt fails and is retried."""
+    result = draft.world.results.get(claim.operation_id)
+    if result is None:
+        return None
+    if job is not None:
+        return result if job.phase != JobPhase.ACTIVE else None
+    ttl = dt.timedelta(seconds=draft.world.runner.job_ttl_seconds)
+    return result if draft.now >= result.received_at + ttl else None
+
+
+def suspended_for_good(draft: Pass, job: JobState) -> bool:
+    """A read's Job someone suspended, with no Pod of it running: it would never end (and a
+    schema Plan holds the realm Lease), so the attempt fails and is retried (issue #18)."""
+    return (
+        job.phase == JobPhase.ACTIVE
+        and job.suspended
+        and job.operation_id not in draft.world.running_pods
+    )

@@ -14,11 +14,19 @@ from ptah_operator.api.constants import MAX_INTERVAL, MIN_INTERVAL
 from ptah_operator.api.fields import parse_duration
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.api.schema import PtahSchema
+from ptah_operator.reconcile.jobs import ACTIVE_DEADLINE_SECONDS
 
 RESULT_GRACE = dt.timedelta(seconds=60)
 """How long a Job that ended may wait for its result to show in the cache before it counts as
 having left none. The runner stores its result before it exits, so the record is normally a
 moment behind the Job's end; a minute covers a slow watch without delaying a real loss much."""
+
+RUN_CAP = dt.timedelta(seconds=ACTIVE_DEADLINE_SECONDS) + dt.timedelta(minutes=15)
+"""The longest an operation's claim is followed, from when it was written: the Job's
+activeDeadlineSeconds (the Job controller ends it then, unless someone suspended or edited it)
+and a margin for its Pods to stop and its result to show. A run still not over then ends
+Unknown (an Apply is held and read back); nothing holds the claim and the realm Lease for ever
+(issue #18; docs/design/lifecycle-decisions.md, "When a run is over")."""
 
 REALM_RECHECK = dt.timedelta(seconds=60)
 """A realm refusal is taken again at least once a minute (SCH-50)."""

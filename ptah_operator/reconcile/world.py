@@ -90,6 +90,9 @@ class JobState:
     pod_problem: PodProblem | None = None
     """Why its Pod cannot start (a missing Secret or key, an image that cannot be pulled, no
     Pod created), when it cannot; none of its containers has run."""
+    suspended: bool = False
+    """Someone set the Job's `spec.suspend`: the Job controller runs no Pod of it, and never
+    ends it, while it stays so."""
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,11 @@ Contract:
   (per-key backoff 5 ms .. 1000 s, overall 10 qps / burst 100); `Result.terminal_error(message)`
   forgets it and does not retry (a later event will bring it back).
 - An exception from reconcile is a rate-limited retry; an HTTP 409 Conflict is counted as
-  `conflict` and retried the same way without an error log (someone else wrote first).
+  `conflict` and retried the same way without an error log (someone else wrote first). An API
+  server that cannot be reached (or answers 502/503/504) is retried by the outage limiter
+  alone (`OutageRateLimiter`: per key, jittered, spread over the keys in the outage), never
+  through the queue's limiter: an outage neither builds up a key's backoff nor spends the
+  shared bucket, so recovery after it is prompt (issue #18).
 - `watch(informer)` enqueues the object's own key; `watch(informer, map_func)` any keys;
   `owns(informer, kind, api_group)` enqueues the owner named by the object's controller
   ownerReference of that kind (Jobs, ConfigMaps, plans owned by a resource).
@@ -28,13 +32,14 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+import aiohttp
 import structlog
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from ptah_operator.runtime.clock import Clock, MonotonicClock, wait_tasks
 from ptah_operator.runtime.informer import ApiStatusError, EventHandler, Informer
 from ptah_operator.runtime.metrics import RuntimeMetrics
-from ptah_operator.runtime.ratelimit import RateLimiter
+from ptah_operator.runtime.ratelimit import OutageRateLimiter, RateLimiter
 from ptah_operator.runtime.store import KubeObject, metadata, object_key
 from ptah_operator.runtime.workqueue import QueueShutDownError, RateLimitingQueue
 
@@ -113,6 +118,16 @@ def is_conflict(error: BaseException) -> bool:
     return isinstance(error, ApiException | ApiStatusError) and error.status == 409
 
 
+_UNAVAILABLE = frozenset({502, 503, 504})
+
+
+def is_unreachable(error: BaseException) -> bool:
+    """Whether the API server could not be reached or answered that it is unavailable."""
+    if isinstance(error, ApiException | ApiStatusError):
+        return error.status in _UNAVAILABLE
+    return isinstance(error, aiohttp.ClientConnectionError | OSError | asyncio.TimeoutError)
+
+
 class Controller:
     """Informers -> queue -> workers -> reconcile, with client-go's queue semantics."""
 
@@ -125,6 +140,7 @@ class Controller:
         clock: Clock | None = None,
         metrics: RuntimeMetrics | None = None,
         rate_limiter: RateLimiter | None = None,
+        outage_limiter: OutageRateLimiter | None = None,
     ) -> None:
         if workers < 1:
             raise ValueError("a controller needs at least one worker")
@@ -139,6 +155,8 @@ class Controller:
             rate_limiter=rate_limiter,
             metrics=metrics.workqueue if metrics is not None else None,
         )
+        self.outage_limiter = outage_limiter or OutageRateLimiter()
+        """The delays of retries while the API server cannot be reached (module docstring)."""
         self._watches: list[tuple[Informer, EventHandler]] = []
         self._workers: list[asyncio.Task[None]] = []
         self._stopping = False
@@ -245,6 +263,11 @@ class Controller:
                 result = await self._reconcile(key)
             except Exception as error:
                 outcome = "error"
+                if is_unreachable(error):
+                    log.warning("API server unreachable, retry", error=type(error).__name__)
+                    self.queue.add_after(key, self.outage_limiter.when(key))
+                    return
+                self.outage_limiter.forget(key)
                 if is_conflict(error):
                     outcome = "conflict"
                     log.info("conflict, requeue", error=str(error))
@@ -252,6 +275,7 @@ class Controller:
                     log.exception("reconcile failed")
                 self.queue.add_rate_limited(key)
             else:
+                self.outage_limiter.forget(key)
                 outcome = str(result.outcome)
                 self._follow(key, result)
             finally:

@@ -11,10 +11,17 @@ Contract (as `k8s.io/client-go/util/workqueue`):
 - `MaxOfRateLimiter`: the longest of its limiters' answers.
 - `default_controller_rate_limiter()` is the max of the two defaults, like
   `workqueue.DefaultTypedControllerRateLimiter`.
+- `OutageRateLimiter`: per-key only, for retries while the API server cannot be reached; it
+  shares no bucket with anything (an outage spends no tokens the queue needs afterwards). A
+  key waits `base * 2**failures` up to `key_cap`, but never less than (keys in the outage) /
+  `qps`, up to `max_delay`, times a jitter in [1, 1.5): once the keys have failed once each,
+  the retries of all of them together stay under `qps` a second, and each key is back within
+  1.5 * max(key_cap, keys / qps) seconds of the server's return (issue #18).
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Hashable
 from typing import Protocol
 
@@ -24,6 +31,11 @@ DEFAULT_BASE_DELAY = 0.005
 DEFAULT_MAX_DELAY = 1000.0
 DEFAULT_QPS = 10.0
 DEFAULT_BURST = 100
+OUTAGE_BASE_DELAY = 0.5
+OUTAGE_KEY_CAP = 4.0
+OUTAGE_QPS = 10.0
+OUTAGE_MAX_DELAY = 300.0
+OUTAGE_JITTER = 0.5
 
 
 class RateLimiter(Protocol):
@@ -114,3 +126,37 @@ def default_controller_rate_limiter(clock: Clock | None = None) -> MaxOfRateLimi
         ItemExponentialFailureRateLimiter(DEFAULT_BASE_DELAY, DEFAULT_MAX_DELAY),
         BucketRateLimiter(DEFAULT_QPS, DEFAULT_BURST, clock),
     )
+
+
+class OutageRateLimiter:
+    """Per-key delays while the API server cannot be reached, spread so that many keys together
+    retry at most `qps` times a second; no shared bucket is spent (module docstring)."""
+
+    def __init__(
+        self,
+        base_delay: float = OUTAGE_BASE_DELAY,
+        key_cap: float = OUTAGE_KEY_CAP,
+        qps: float = OUTAGE_QPS,
+        max_delay: float = OUTAGE_MAX_DELAY,
+        rng: random.Random | None = None,
+    ) -> None:
+        self._base = base_delay
+        self._key_cap = key_cap
+        self._qps = qps
+        self._max = max_delay
+        self._rng = rng or random.Random()
+        self._failures: dict[Hashable, int] = {}
+
+    def when(self, item: Hashable) -> float:
+        exp = self._failures.get(item, 0)
+        self._failures[item] = exp + 1
+        own = self._key_cap if exp > 64 else min(self._base * (2.0**exp), self._key_cap)
+        spread = len(self._failures) / self._qps
+        delay = min(max(own, spread), self._max)
+        return delay * (1.0 + OUTAGE_JITTER * self._rng.random())
+
+    def forget(self, item: Hashable) -> None:
+        self._failures.pop(item, None)
+
+    def num_requeues(self, item: Hashable) -> int:
+        return self._failures.get(item, 0)

@@ -58,7 +58,12 @@ from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.reconcile import conditions, leases, sources
 from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.approvals import accepted as approval_accepted
-from ptah_operator.reconcile.decision import LeaseAction, LeaseVerb, OperationCredentials
+from ptah_operator.reconcile.decision import (
+    LeaseAction,
+    LeaseVerb,
+    ObjectRef,
+    OperationCredentials,
+)
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.jobs import owner_reference
 from ptah_operator.reconcile.migration import approvals, planning, run_records, standings
@@ -72,6 +77,7 @@ from ptah_operator.reconcile.schedule import (
     JOB_RECREATE_CHECK,
     LEASE_WAIT,
     RESULT_GRACE,
+    RUN_CAP,
     interval,
 )
 from ptah_operator.reconcile.world import JobPhase, JobState, OperationResult
@@ -160,14 +166,21 @@ def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | No
     result = world.results.get(claim.operation_id)
     status = draft.status
 
-    if claim.job_uid is None and (job is not None or result is not None):
+    if claim.job_uid is None and job is None and result is not None and draft.now >= _cap(claim):
+        # A result and never a Job, past the hard cap: nobody can account for the run.
         _accept(draft, claim)
-        if job is not None:
-            claim = claim.model_copy(update={"job_uid": job.uid})
+        status.active_operation = claim
+        _end_unknown(draft, claim, None, f"Job {name} was never seen; its result is not taken")
+        return
+    if claim.job_uid is None and job is not None:
+        _accept(draft, claim)
+        claim = claim.model_copy(update={"job_uid": job.uid})
     claim = _track_lease(draft, claim)
     status.active_operation = claim
 
-    if claim.job_uid is None and result is None:
+    if claim.job_uid is None:
+        # A result before its Job was ever seen is no run's word: whoever holds the operation's
+        # token could have posted it (issue #18). The claim goes on as if none had come.
         why = _withdrawal(draft, claim, refusal)
         if why is None and status.unresolved_run is not None:
             # The gate again (MIG-46): a claim whose Job never showed, beside a held run (as
@@ -216,11 +229,24 @@ def _follow_dispatched(
     result: OperationResult | None,
 ) -> None:
     """A dispatched run never gives way: follow it to its end, whatever it left."""
+    job_runs = job is not None and job.phase == JobPhase.ACTIVE and not job.suspended
+    if not job_runs and claim.operation_id in draft.world.running_pods:
+        # Its Job is gone, ended or suspended, but a Pod of the run still runs (orphaned, or
+        # still terminating): the run may still change the database, so nothing is read back
+        # and the Lease stays until that Pod stops (issue #18).
+        _not_over(draft, claim, job, f"a Pod of Job {name} still runs")
+        return
+    if job is not None and job.suspended and job.phase == JobPhase.ACTIVE:
+        # Suspended, and no Pod of it runs: it would never end by itself. The run ends with no
+        # outcome, and its Job goes, so that resuming it cannot run the Apply without the Lease.
+        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+        _end_unknown(draft, claim, job, f"Job {name} was suspended before it ended")
+        return
     if claim.lease_continuity_lost:
-        if result is None and job is not None and job.phase == JobPhase.ACTIVE:
+        if result is None and job_runs:
             # The run may still be changing the database: it is followed to its end, and only
             # then declared unknown, so no read of that database starts while it runs.
-            draft.stand(standings.applying(claim.plan.name if claim.plan else "?"))
+            _not_over(draft, claim, job, "")
             return
         _end_unknown(
             draft,
@@ -233,7 +259,7 @@ def _follow_dispatched(
         # A result before its Job's end is not yet the run's last word: whoever holds the
         # operation's token could have posted it. The run is followed to its end, so the claim,
         # the Lease and the gate to the next Apply stay until the Job is done.
-        draft.stand(standings.applying(claim.plan.name if claim.plan else "?"))
+        _not_over(draft, claim, job, "")
         return
     if result is not None:
         report = read_report(
@@ -250,8 +276,9 @@ def _follow_dispatched(
         _end_unknown(draft, claim, None, f"Job {name} is gone and left no result")
         return
     if job.phase == JobPhase.ACTIVE:
-        draft.stand(standings.applying(claim.plan.name if claim.plan else "?"))
-        core.apply_cannot_start(draft, job)
+        _not_over(draft, claim, job, "")
+        if draft.status.active_operation is not None:
+            core.apply_cannot_start(draft, job)
         return
     if job.snapshot_refused:
         _end_refused(draft, claim, job)
@@ -261,6 +288,28 @@ def _follow_dispatched(
         draft.wake_at(job.finished_at + RESULT_GRACE)
         return
     _end_unknown(draft, claim, job, f"Job {name} ended without a readable result")
+
+
+def _cap(claim: ActiveOperation) -> dt.datetime:
+    return claim.started_at + RUN_CAP
+
+
+def _not_over(
+    draft: MigrationDraft, claim: ActiveOperation, job: JobState | None, why: str
+) -> None:
+    """The run is not over: the claim and the Lease stay, and status says why; but any run is
+    over at its hard cap (RUN_CAP from the claim): Unknown, its Job deleted, read back."""
+    name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
+    if draft.now >= _cap(claim):
+        if job is not None:
+            draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+        minutes = int(RUN_CAP.total_seconds() // 60)
+        _end_unknown(
+            draft, claim, job, f"the run was not over {minutes} minutes after it was claimed"
+        )
+        return
+    draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
+    draft.wake_at(_cap(claim))
 
 
 # --- before dispatch ---------------------------------------------------------------------------

@@ -136,7 +136,7 @@ def observe(draft: MigrationDraft, claim: ActiveOperation) -> None:
     if claim.retry_at is not None:
         _between_attempts(draft, claim)
         return
-    result = draft.world.results.get(claim.operation_id)
+    result = core.result_of_finished(draft, claim, job)
     if result is not None:
         report = read_report(result, OperationReport, claim.operation_id, claim.type, draft.uid)
         if isinstance(report, Unreadable):
@@ -170,6 +170,12 @@ def observe(draft: MigrationDraft, claim: ActiveOperation) -> None:
             return
         _create_job(draft, claim)
         draft.wake_in(JOB_RECREATE_CHECK)
+        return
+    if core.suspended_for_good(draft, job):
+        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+        _failed_attempt(
+            draft, claim, Reason.OPERATION_FAILED, f"Job {name} was suspended", draft.now
+        )
         return
     if job.phase == JobPhase.ACTIVE:
         stuck = core.cannot_start(draft, job)

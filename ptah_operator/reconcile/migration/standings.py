@@ -119,13 +119,11 @@ def approved(plan_name: str, why: str) -> Standing:
     )
 
 
-def applying(plan_name: str) -> Standing:
-    return Standing(
-        MigrationPhase.APPLYING,
-        Reason.OPERATION_IN_PROGRESS,
-        f"applying plan {plan_name}",
-        True,
-    )
+def applying(plan_name: str, why: str = "") -> Standing:
+    message = f"applying plan {plan_name}"
+    if why:
+        message += f" ({why})"
+    return Standing(MigrationPhase.APPLYING, Reason.OPERATION_IN_PROGRESS, message, True)
 
 
 def verifying_history(operation_id: str) -> Standing:

@@ -55,6 +55,10 @@ class MigrationWorld:
     """Jobs the API server refused to create (admission, validation, a quota), by name, with
     the reason it gave, free of SQL and credentials. Such a Job does not exist and never will
     as built."""
+    running_pods: frozenset[str] = frozenset()
+    """The operations (by id) with a Pod not yet Succeeded or Failed: a Pod its Job controls,
+    or one that still carries the operation's label after its Job went (orphaned, or still
+    terminating). A run is over only once none of its Pods runs (issue #18)."""
     results: Mapping[str, OperationResult] = field(default_factory=dict)
     """Reported results by operation id."""
     plans: Mapping[str, PtahMigrationPlan] = field(default_factory=dict)

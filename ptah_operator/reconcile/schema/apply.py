@@ -60,6 +60,7 @@ from ptah_operator.api.schema import ApplyRecord
 from ptah_operator.reconcile import conditions, sources
 from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.approvals import accepted as approval_accepted
+from ptah_operator.reconcile.decision import ObjectRef
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.realm import Refusal
 from ptah_operator.reconcile.reports import Unreadable, read_report
@@ -67,6 +68,7 @@ from ptah_operator.reconcile.schedule import (
     JOB_RECREATE_CHECK,
     LEASE_WAIT,
     RESULT_GRACE,
+    RUN_CAP,
     failure_retry_interval,
 )
 from ptah_operator.reconcile.schema import claims, jobs, leases, plans, proof
@@ -135,13 +137,21 @@ def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None)
     name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
     job = world.jobs.get(name)
     result = world.results.get(claim.operation_id)
-    if claim.job_uid is None and (job is not None or result is not None):
-        claim = claim.model_copy(update={"job_uid": job.uid if job is not None else None})
+    if claim.job_uid is None and job is None and result is not None and draft.now >= _cap(claim):
+        # A result and never a Job, past the hard cap: nobody can account for the Apply.
+        _accept(draft, claim)
+        draft.status.active_operation = claim
+        _end(draft, claim, None, None, f"Job {name} was never seen; its result is not taken")
+        return
+    if claim.job_uid is None and job is not None:
+        claim = claim.model_copy(update={"job_uid": job.uid})
         _accept(draft, claim)
     claim = leases.track(draft, claim)
     draft.status.active_operation = claim
 
-    dispatched = claim.job_uid is not None or result is not None
+    # A result before its Job was ever seen is no Apply's word: whoever holds the operation's
+    # token could have posted it (issue #18). The claim goes on as if none had come.
+    dispatched = claim.job_uid is not None
     if not dispatched:
         why = _withdrawal(draft, claim, refusal)
         if why is not None:
@@ -160,19 +170,27 @@ def _follow_dispatched(
     result: OperationResult | None,
 ) -> None:
     """A dispatched Apply never gives way: follow it to its end, whatever it left."""
-    if (
-        claim.lease_continuity_lost
-        and result is None
-        and job is not None
-        and job.phase == JobPhase.ACTIVE
-    ):
+    job_runs = job is not None and job.phase == JobPhase.ACTIVE and not job.suspended
+    if not job_runs and claim.operation_id in draft.world.running_pods:
+        # Its Job is gone, ended or suspended, but a Pod of it still runs (orphaned, or still
+        # terminating): the proof must not read a database it may still change, and the Lease
+        # stays until that Pod stops (issue #18).
+        _not_over(draft, claim, job, f"a Pod of Job {name} still runs")
+        return
+    if job is not None and job.suspended and job.phase == JobPhase.ACTIVE:
+        # Suspended, and no Pod of it runs: it would never end by itself. The Apply ends with
+        # no outcome, and its Job goes, so that resuming it cannot run it without the Lease.
+        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+        _end(draft, claim, job, None, f"Job {name} was suspended before it ended")
+        return
+    if claim.lease_continuity_lost and result is None and job_runs:
         # Its result will be discarded, but the proof must not read a database the Apply may
         # still be changing: the Job is observed to its end (SUS-02).
-        draft.stand(
-            applying(
-                claim.plan.name if claim.plan else "?",
-                "the database-realm Lease changed hands; its result will be discarded",
-            )
+        _not_over(
+            draft,
+            claim,
+            job,
+            "the database-realm Lease changed hands; its result will be discarded",
         )
         return
     if claim.lease_continuity_lost:
@@ -188,7 +206,7 @@ def _follow_dispatched(
         # A result before its Job's end is not yet the Apply's last word (whoever holds the
         # operation's token could have posted it), and the proof must not read a database it
         # may still be changing: the Job is followed to its end first.
-        draft.stand(applying(claim.plan.name if claim.plan else "?"))
+        _not_over(draft, claim, job, "")
         return
     if result is not None:
         report = read_report(
@@ -203,14 +221,33 @@ def _follow_dispatched(
         _end(draft, claim, None, None, f"Job {name} is gone and left no result")
         return
     if job.phase == JobPhase.ACTIVE:
-        draft.stand(applying(claim.plan.name if claim.plan else "?"))
-        core.apply_cannot_start(draft, job)
+        _not_over(draft, claim, job, "")
+        if draft.status.active_operation is not None:
+            core.apply_cannot_start(draft, job)
         return
     if job.finished_at is not None and draft.now < job.finished_at + RESULT_GRACE:
         draft.stand(applying(claim.plan.name if claim.plan else "?", "its result is awaited"))
         draft.wake_at(job.finished_at + RESULT_GRACE)
         return
     _end(draft, claim, job, None, f"Job {name} ended without a readable result")
+
+
+def _cap(claim: ActiveOperation) -> dt.datetime:
+    return claim.started_at + RUN_CAP
+
+
+def _not_over(draft: SchemaDraft, claim: ActiveOperation, job: JobState | None, why: str) -> None:
+    """The Apply is not over: the claim and the Lease stay, and status says why; but any Apply
+    is over at its hard cap (RUN_CAP from the claim): no outcome, its Job deleted, proved."""
+    name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
+    if draft.now >= _cap(claim):
+        if job is not None:
+            draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+        minutes = int(RUN_CAP.total_seconds() // 60)
+        _end(draft, claim, job, None, f"it was not over {minutes} minutes after it was claimed")
+        return
+    draft.stand(applying(claim.plan.name if claim.plan else "?", why))
+    draft.wake_at(_cap(claim))
 
 
 # --- before dispatch ---------------------------------------------------------------------------

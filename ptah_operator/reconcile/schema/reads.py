@@ -58,7 +58,7 @@ def observe(draft: SchemaDraft, claim: ActiveOperation) -> None:
     if claim.retry_at is not None:
         _between_attempts(draft, claim)
         return
-    result = world.results.get(claim.operation_id)
+    result = core.result_of_finished(draft, claim, world.jobs.get(name))
     if result is not None:
         _read_result(draft, claim, result)
         return
@@ -122,6 +122,12 @@ def _follow_job(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
         claims.create(draft, claim, built)
         _running(draft, claim)
         draft.wake_in(JOB_RECREATE_CHECK)
+        return
+    if core.suspended_for_good(draft, job):
+        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+        claims.failed_attempt(
+            draft, claim, Reason.OPERATION_FAILED, f"Job {name} was suspended", draft.now
+        )
         return
     if job.phase == JobPhase.ACTIVE:
         stuck = core.cannot_start(draft, job)

@@ -66,6 +66,10 @@ class SchemaWorld:
     job_refusals: Mapping[str, str] = field(default_factory=dict)
     """Jobs the API server refused to create (admission, validation), by name, with the reason
     it gave, free of SQL and credentials. Such a Job does not exist and never will as built."""
+    running_pods: frozenset[str] = frozenset()
+    """The operations (by id) with a Pod not yet Succeeded or Failed: a Pod its Job controls,
+    or one that still carries the operation's label after its Job went (orphaned, or still
+    terminating). A run is over only once none of its Pods runs (issue #18)."""
     results: Mapping[str, OperationResult] = field(default_factory=dict)
     """Reported results by operation id (contract ptah.run/result/v1)."""
     plan_texts: Mapping[str, PlanText] = field(default_factory=dict)

@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 from kubernetes_asyncio import client
 
-from ptah_operator.api.constants import LABEL_OWNER_UID
+from ptah_operator.api.constants import LABEL_OPERATION_ID, LABEL_OWNER_UID
+from ptah_operator.controller.indexes import BY_OWNER_UID
+from ptah_operator.controller.world import running_operations
 from tests.integration.controller.test_schema_controller_api import (
     Running,
     eventually,
@@ -123,3 +125,49 @@ async def test_a_pod_left_by_an_earlier_job_of_the_same_name_is_not_read_as_this
     state = caches.job_states(namespace, OWNER_UID, now)[NAME]
     assert state.uid == job["metadata"]["uid"]
     assert state.pod_problem is None
+
+
+async def test_a_pod_orphaned_by_its_jobs_deletion_keeps_its_operation_running(
+    api_client: client.ApiClient, namespace: str, running: Running
+) -> None:
+    # Issue #18: an `edit` user deletes a running Apply's Job with its Pods orphaned. The Pod
+    # loses its owner reference but keeps its labels; until it stops, its operation is running.
+    core: Any = client.CoreV1Api(api_client)
+    batch: Any = client.BatchV1Api(api_client)
+    operation = "op-00000000dd"
+    labels = {LABEL_OWNER_UID: OWNER_UID, LABEL_OPERATION_ID: operation}
+    manifest = job_manifest()
+    manifest["metadata"] = {"name": "ptah-apply-00000000dd", "labels": labels}
+    manifest["spec"]["template"]["metadata"] = {"labels": labels}
+    await batch.create_namespaced_job(namespace, manifest)
+
+    async def one() -> list[dict[str, Any]] | None:
+        found = (await _raw(core.list_namespaced_pod, namespace))["items"]
+        return found if len(found) == 1 else None
+
+    (made,) = await eventually(one, "the Job controller to make the Job's Pod")
+    await batch.delete_namespaced_job(
+        "ptah-apply-00000000dd", namespace, propagation_policy="Orphan"
+    )
+    caches = running.schemas.caches
+
+    def labelled() -> list[dict[str, Any]]:
+        return [
+            p
+            for p in caches.pods.store.by_index(BY_OWNER_UID, OWNER_UID)
+            if p["metadata"]["namespace"] == namespace
+        ]
+
+    async def orphaned() -> bool:
+        return bool(labelled()) and not labelled()[0]["metadata"].get("ownerReferences")
+
+    await eventually(orphaned, "the cache to show the Pod orphaned")
+    assert running_operations(OWNER_UID, [], labelled()) == {operation}
+    pod = await _raw(core.read_namespaced_pod, made["metadata"]["name"], namespace)
+    pod["status"] = {"phase": "Succeeded"}
+    await core.replace_namespaced_pod_status(pod["metadata"]["name"], namespace, pod)
+
+    async def stopped() -> bool:
+        return running_operations(OWNER_UID, [], labelled()) == frozenset()
+
+    await eventually(stopped, "the cache to show the Pod stopped")

@@ -10,6 +10,7 @@ move the schema on (PATH-10).
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -174,6 +175,44 @@ class Cluster:
         holder: str | None = lease.spec.holder_identity
         return holder
 
+    async def job_succeeded(self, name: str) -> None:
+        """The Job's Pod ran to success (there is no kubelet here: its status is written as
+        one would), and the Job controller ends the Job: a read's result counts only once its
+        Job is seen finished (issue #18)."""
+
+        async def pods() -> list[dict[str, Any]] | None:
+            response = await self.core.list_namespaced_pod(
+                self.namespace, label_selector=f"job-name={name}", _preload_content=False
+            )
+            items: list[dict[str, Any]] = json.loads(await response.read())["items"]
+            return items or None
+
+        for pod in await eventually(pods, f"the Pod of Job {name}"):
+            pod["status"] = {
+                "phase": "Succeeded",
+                "containerStatuses": [
+                    {
+                        "name": "run",
+                        "image": "ptah",
+                        "imageID": "",
+                        "ready": False,
+                        "restartCount": 0,
+                        "state": {"terminated": {"exitCode": 0, "reason": "Completed"}},
+                    }
+                ],
+            }
+            await self.core.replace_namespaced_pod_status(
+                pod["metadata"]["name"], self.namespace, pod
+            )
+
+        async def complete() -> bool:
+            job = await self.job(name)
+            return any(
+                c.type == "Complete" and c.status == "True" for c in (job.status.conditions or [])
+            )
+
+        await eventually(complete, f"Job {name} to be Complete")
+
     def claim_of(self, name: str, operation: str) -> Callable[[], Awaitable[Any]]:
         async def probe() -> dict[str, Any] | None:
             status = (await self.schema(name)).get("status") or {}
@@ -245,6 +284,7 @@ async def test_a_configmap_schema_is_observed_planned_published_approved_and_app
     await create_config_map(
         api_client, report_record(observe_document(schema, observe["operationID"]), SEAL)
     )
+    await cluster.job_succeeded(observe["jobName"])
     plan_claim = await eventually(cluster.claim_of("catalog", "Plan"), "the Plan claim")
     assert await eventually(lambda: cluster.job(plan_claim["jobName"]), "the Plan Job")
     assert await cluster.lease_holder(lease) == plan_claim["operationID"]
@@ -258,6 +298,7 @@ async def test_a_configmap_schema_is_observed_planned_published_approved_and_app
     await create_config_map(
         api_client, report_record(plan_document(schema, plan_claim["operationID"], pieces), SEAL)
     )
+    await cluster.job_succeeded(plan_claim["jobName"])
 
     # The manager publishes: the plan, its chunks, then AwaitingApproval (SCH-16).
     waiting = await eventually(

@@ -213,3 +213,52 @@ async def test_shutdown_lets_reconciles_in_flight_finish_within_the_grace_period
     await asyncio.wait_for(tasks[1], 1)
     informer.stop()
     await tasks[0]
+
+
+class Outage:
+    """A reconcile that cannot reach the API server until `until`, then succeeds."""
+
+    def __init__(self, clock: FakeClock, until: float) -> None:
+        self.clock = clock
+        self.until = until
+        self.calls: list[tuple[str, float]] = []
+        self.recovered: dict[str, float] = {}
+
+    async def __call__(self, key: str) -> Result:
+        now = self.clock.now()
+        self.calls.append((key, now))
+        if now < self.until:
+            raise ConnectionRefusedError("connection refused")
+        self.recovered.setdefault(key, now)
+        return Result.success()
+
+
+@pytest.mark.parametrize(
+    ("keys", "per_second", "back_within"),
+    [(1, 1.0, 8.0), (1000, 11.0, 155.0)],
+)
+async def test_an_api_outage_retries_from_the_per_key_limiter_and_recovers_promptly(
+    keys: int, per_second: float, back_within: float
+) -> None:
+    # Issue #18 (backoff built up in an outage delayed recovery); the real limiter classes on
+    # a simulated clock, 600 s without an API server.
+    clock = FakeClock()
+    outage = Outage(clock, until=clock.now() + 600)
+    objects = [cm(f"k{i}", "1") for i in range(keys)]
+    controller, informer, _, _, tasks = await running(clock, outage, objects, workers=2)
+    start = clock.now()
+    for _ in range(800):
+        await clock.advance(1)
+    # Retries per second stay bounded (the first ten seconds hold every key's first attempt).
+    windows: dict[int, int] = defaultdict(int)
+    for _, at in outage.calls:
+        if at >= start + 10:
+            windows[int((at - start) // 10)] += 1
+    assert max(windows.values()) <= per_second * 10
+    # Every key is back soon after the server is.
+    assert len(outage.recovered) == keys
+    assert max(outage.recovered.values()) - outage.until <= back_within
+    # The shared bucket was not spent during the outage: a new key's first retry waits only
+    # its own 5 ms.
+    assert controller.queue.rate_limiter.when("ns/new") == pytest.approx(0.005)
+    await stop(controller, informer, tasks)

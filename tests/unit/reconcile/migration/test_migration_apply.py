@@ -25,7 +25,7 @@ from ptah_operator.api.names import realm_lease_name
 from ptah_operator.reconcile.decision import Decision, LeaseVerb
 from ptah_operator.reconcile.migration import reconcile_migration
 from ptah_operator.reconcile.migration.world import MigrationWorld
-from ptah_operator.reconcile.schedule import RESULT_GRACE
+from ptah_operator.reconcile.schedule import RESULT_GRACE, RUN_CAP
 from ptah_operator.reconcile.world import JobPhase, LeaseState
 from tests.unit.reconcile.migration.table import Row, check, params
 from tests.unit.reconcile.migration.worlds import (
@@ -756,12 +756,16 @@ def test_a_run_whose_job_was_never_seen_still_writes_one_approval_and_one_end() 
     world = step(with_approval(awaiting_approval()))
     world = run_reported(world, run_block(RunOutcome.APPLIED, applied=["0002"]), job=None)
     world = dataclasses.replace(world, jobs={})
+    # A result with no Job ever seen is no run's word (issue #18): the claim goes on, and at
+    # the run's hard cap it ends Unknown, still with one approval and one end on record.
+    assert entries_added(world, reconcile_migration(world)) == []
+    world = later(world, RUN_CAP)
     decision = reconcile_migration(world)
     assert [e.type for e in entries_added(world, decision)] == [
         Entry.APPROVAL_ACCEPTED,
         Entry.RUN_FINISHED,
     ]
-    assert status_of(world, decision).phase == MigrationPhase.VERIFYING_HISTORY
+    assert status_of(world, decision).phase == MigrationPhase.BLOCKED
 
 
 def _orphan_lease(world: MigrationWorld, holder_uid: str) -> MigrationWorld:

@@ -1,0 +1,153 @@
+"""When a migration run is over, and when a result counts (issue #18, third review;
+docs/design/lifecycle-decisions.md, "When a run is over").
+
+- A run is over only once no Pod of it is left running: its Job gone (deleted by an `edit`
+  user, its Pods orphaned or still terminating) keeps the claim and the Lease, and reads nothing
+  back, while such a Pod runs (MIG-19, SUS-02: a running Apply is observed to its end).
+- A suspended Job with no Pod running ends the run Unknown (read back at once), and its Job
+  goes so that resuming it cannot run the Apply outside the Lease; any run ends Unknown at its
+  hard cap (the Job's activeDeadlineSeconds and a margin from the claim).
+- A read's result counts only once its Job is seen finished, and an Apply's only once its Job
+  was seen: a result posted early by whoever holds the token settles nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+from ptah_operator.api.constants import MigrationPhase, OperationType, Reason, RunOutcome
+from ptah_operator.reconcile.decision import LeaseVerb
+from ptah_operator.reconcile.migration import reconcile_migration
+from ptah_operator.reconcile.migration.world import MigrationWorld
+from ptah_operator.reconcile.schedule import RUN_CAP
+from ptah_operator.reconcile.world import JobPhase
+from tests.unit.reconcile.migration.worlds import (
+    applying,
+    claim_id,
+    job_of,
+    later,
+    new,
+    nothing_pending,
+    reading,
+    report,
+    run_block,
+    run_reported,
+    status,
+    status_of,
+    step,
+    with_job,
+    with_result,
+    without_job,
+)
+from tests.unit.reconcile.worlds import condition_reason
+
+
+def _pods_running(world: MigrationWorld, *operation_ids: str) -> MigrationWorld:
+    return dataclasses.replace(world, running_pods=frozenset(operation_ids))
+
+
+def _released(decision: object) -> bool:
+    return any(a.verb == LeaseVerb.RELEASE for a in decision.lease)  # type: ignore[attr-defined]
+
+
+def _job_deleted(decision: object) -> bool:
+    return any(r.kind == "Job" for r in decision.delete)  # type: ignore[attr-defined]
+
+
+def test_an_apply_whose_job_is_gone_while_a_pod_of_it_runs_is_not_over() -> None:
+    world = applying()
+    gone = _pods_running(without_job(world), claim_id(world))
+    decision = reconcile_migration(gone)
+    after = status_of(gone, decision)
+    assert after.phase == MigrationPhase.APPLYING
+    assert after.active_operation is not None
+    assert after.message is not None
+    assert "Pod" in after.message
+    assert not _released(decision)
+    assert job_of(decision) is None
+    # The Pod stopped: now the run is over, Unknown, and read back.
+    over = step(dataclasses.replace(gone, running_pods=frozenset()))
+    assert status(over).phase == MigrationPhase.BLOCKED
+    assert condition_reason(status(over)) == Reason.APPLY_OUTCOME_UNKNOWN
+    assert status(over).next_reconciliation_time == over.now
+
+
+def test_a_result_of_an_apply_whose_job_is_gone_waits_for_its_pods() -> None:
+    world = run_reported(applying(), run_block(RunOutcome.APPLIED, applied=["0002"]), job=None)
+    gone = _pods_running(without_job(world), claim_id(world))
+    decision = reconcile_migration(gone)
+    assert status_of(gone, decision).phase == MigrationPhase.APPLYING
+    assert not _released(decision)
+
+
+def test_a_suspended_apply_job_with_no_pod_running_ends_the_run_unknown() -> None:
+    world = with_job(applying(), JobPhase.ACTIVE, suspended=True)
+    held = reconcile_migration(_pods_running(world, claim_id(world)))
+    assert status_of(world, held).phase == MigrationPhase.APPLYING
+    decision = reconcile_migration(world)
+    after = status_of(world, decision)
+    assert after.phase == MigrationPhase.BLOCKED
+    assert after.last_run is not None
+    assert after.last_run.outcome == RunOutcome.UNKNOWN
+    assert after.next_reconciliation_time == world.now
+    assert _job_deleted(decision)
+
+
+def test_any_run_ends_unknown_at_its_hard_cap() -> None:
+    world = applying()
+    before = later(world, RUN_CAP - dt.timedelta(minutes=1))
+    assert status_of(before, reconcile_migration(before)).phase == MigrationPhase.APPLYING
+    late = _pods_running(later(world, RUN_CAP + dt.timedelta(seconds=1)), claim_id(world))
+    decision = reconcile_migration(late)
+    after = status_of(late, decision)
+    assert after.phase == MigrationPhase.BLOCKED
+    assert after.last_run is not None
+    assert after.last_run.outcome == RunOutcome.UNKNOWN
+    assert _job_deleted(decision)
+
+
+def test_an_apply_result_before_its_job_was_ever_seen_ends_nothing() -> None:
+    world = applying(dispatched=False)
+    early = with_result(
+        world,
+        report(world, OperationType.APPLY, run=run_block(RunOutcome.APPLIED, applied=["0002"])),
+        job=None,
+    )
+    decision = reconcile_migration(early)
+    after = status_of(early, decision)
+    assert after.phase == MigrationPhase.APPLYING
+    assert after.last_run is None
+    assert not _released(decision)
+
+
+def test_a_history_result_counts_only_once_its_job_is_seen_finished() -> None:
+    world = reading(new())
+    early = with_result(
+        world, report(world, OperationType.HISTORY, history=nothing_pending()), job=None
+    )
+    after = status(step(early))
+    assert after.phase != MigrationPhase.IN_SYNC
+    assert after.active_operation is not None
+    done = with_job(early, JobPhase.SUCCEEDED, finished_at=early.now)
+    assert status(step(done)).phase == MigrationPhase.IN_SYNC
+
+
+def test_a_history_result_whose_job_is_not_seen_is_not_taken_either() -> None:
+    world = reading(new())
+    early = with_result(
+        without_job(world), report(world, OperationType.HISTORY, history=nothing_pending())
+    )
+    decision = reconcile_migration(early)
+    assert status_of(early, decision).phase != MigrationPhase.IN_SYNC
+    assert job_of(decision) == OperationType.HISTORY.value
+
+
+def test_a_suspended_read_job_with_no_pod_running_fails_its_attempt() -> None:
+    world = with_job(reading(new()), JobPhase.ACTIVE, suspended=True)
+    assert not _job_deleted(reconcile_migration(_pods_running(world, claim_id(world))))
+    decision = reconcile_migration(world)
+    assert _job_deleted(decision)
+    claim = status_of(world, decision).active_operation
+    assert claim is not None
+    assert claim.retry_at is not None

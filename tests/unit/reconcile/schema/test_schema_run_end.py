@@ -1,0 +1,135 @@
+"""When a schema Apply is over, and when a read's result counts (issue #18, third review;
+docs/design/lifecycle-decisions.md, "When a run is over").
+
+- An Apply is over only once no Pod of it is left running: its Job gone (an `edit` user deleted
+  it, its Pods orphaned or still terminating) keeps the claim and the Lease, and no proof reads
+  the database, while such a Pod runs (SUS-02: a running Apply is observed to its end).
+- A suspended Job with no Pod running ends the Apply with no outcome, its Job deleted, and the
+  proof reads at once; any Apply ends so at its hard cap.
+- An Apply whose result never arrived is proved at once, not at the next interval (RUN-15).
+- A read's result counts only once its Job is seen finished; an Apply's only once its Job was
+  seen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+from ptah_operator.api.constants import OperationType, SchemaPhase
+from ptah_operator.reconcile.decision import Decision, LeaseVerb
+from ptah_operator.reconcile.schedule import RESULT_GRACE, RUN_CAP
+from ptah_operator.reconcile.schema import reconcile_schema
+from ptah_operator.reconcile.schema.world import SchemaWorld
+from ptah_operator.reconcile.world import JobPhase
+from tests.unit.reconcile.schema.worlds import (
+    applying,
+    claim_id,
+    job_of,
+    later,
+    observing,
+    phase,
+    plan_block,
+    planning,
+    report,
+    status,
+    status_of,
+    step,
+    with_job,
+    with_result,
+    without_job,
+)
+
+
+def _pods_running(world: SchemaWorld, *operation_ids: str) -> SchemaWorld:
+    return dataclasses.replace(world, running_pods=frozenset(operation_ids))
+
+
+def _released(decision: Decision) -> bool:
+    return any(a.verb == LeaseVerb.RELEASE for a in decision.lease)
+
+
+def _job_deleted(decision: Decision) -> bool:
+    return any(r.kind == "Job" for r in decision.delete)
+
+
+def _proof_starts(world: SchemaWorld) -> None:
+    """The Apply is over with no outcome: the proof's read is claimed at once."""
+    assert phase(world) == SchemaPhase.VERIFYING_CONVERGENCE
+    assert job_of(reconcile_schema(world)) == OperationType.OBSERVE.value
+
+
+def test_an_apply_whose_job_is_gone_while_a_pod_of_it_runs_is_not_over() -> None:
+    world = applying()
+    gone = _pods_running(without_job(world), claim_id(world))
+    decision = reconcile_schema(gone)
+    after = status_of(gone, decision)
+    assert after.phase == SchemaPhase.APPLYING
+    assert after.active_operation is not None
+    assert after.message is not None
+    assert "Pod" in after.message
+    assert not _released(decision)
+    assert job_of(decision) is None
+    _proof_starts(step(dataclasses.replace(gone, running_pods=frozenset())))
+
+
+def test_a_suspended_apply_job_with_no_pod_running_ends_the_apply() -> None:
+    world = with_job(applying(), JobPhase.ACTIVE, suspended=True)
+    still = reconcile_schema(_pods_running(world, claim_id(world)))
+    assert status_of(world, still).phase == SchemaPhase.APPLYING
+    decision = reconcile_schema(world)
+    assert _job_deleted(decision)
+    _proof_starts(step(world))
+
+
+def test_any_apply_ends_at_its_hard_cap() -> None:
+    world = applying()
+    before = later(world, RUN_CAP - dt.timedelta(minutes=1))
+    assert status_of(before, reconcile_schema(before)).phase == SchemaPhase.APPLYING
+    late = _pods_running(later(world, RUN_CAP + dt.timedelta(seconds=1)), claim_id(world))
+    decision = reconcile_schema(late)
+    assert _job_deleted(decision)
+    _proof_starts(step(late))
+
+
+def test_an_apply_whose_result_never_arrived_is_proved_at_once() -> None:
+    world = with_job(applying(), JobPhase.SUCCEEDED, finished_at=applying().now)
+    lost = step(later(world, RESULT_GRACE + dt.timedelta(seconds=1)))
+    _proof_starts(lost)
+
+
+def test_an_apply_result_before_its_job_was_ever_seen_ends_nothing() -> None:
+    world = applying(dispatched=False)
+    plan = status(world).plan
+    assert plan is not None
+    block = {"outcome": "Applied", "planDigest": plan.digest, "statementsExecuted": 1}
+    early = with_result(world, report(world, OperationType.APPLY, apply=block), job=None)
+    decision = reconcile_schema(early)
+    assert status_of(early, decision).phase == SchemaPhase.APPLYING
+    assert not _released(decision)
+
+
+def test_a_plan_result_counts_only_once_its_job_is_seen_finished() -> None:
+    world = planning()
+    block, _ = plan_block(changes=False)
+    early = with_result(world, report(world, OperationType.PLAN, plan=block), job=None)
+    assert phase(step(early)) != SchemaPhase.IN_SYNC
+    done = with_job(early, JobPhase.SUCCEEDED, finished_at=early.now)
+    assert phase(step(done)) == SchemaPhase.IN_SYNC
+
+
+def test_an_observe_result_whose_job_is_not_seen_is_not_taken() -> None:
+    world = observing()
+    early = with_result(without_job(world), report(world, OperationType.OBSERVE, drift=None))
+    decision = reconcile_schema(early)
+    assert job_of(decision) == OperationType.OBSERVE.value
+
+
+def test_a_suspended_plan_job_with_no_pod_running_fails_its_attempt() -> None:
+    world = with_job(planning(), JobPhase.ACTIVE, suspended=True)
+    assert not _job_deleted(reconcile_schema(_pods_running(world, claim_id(world))))
+    decision = reconcile_schema(world)
+    assert _job_deleted(decision)
+    claim = status_of(world, decision).active_operation
+    assert claim is not None
+    assert claim.retry_at is not None
