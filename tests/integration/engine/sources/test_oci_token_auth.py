@@ -76,8 +76,9 @@ def test_wrong_credentials_are_refused_by_the_token_service(
     ) as refused:
         client(registry, issuer, wrong).resolve(ref)
     assert "not-the-password" not in str(refused.value)
-    with pytest.raises(SourceUnreachableError, match="refused the credentials"):
-        client(registry, issuer, None).resolve(ref)  # an anonymous token grants nothing here
+    # An anonymous token grants nothing here: the registry wants credentials, none were given.
+    with pytest.raises(SourceUnreachableError, match="asks for credentials and none were given"):
+        client(registry, issuer, None).resolve(ref)
 
 
 def test_a_token_for_another_scope_is_refused(
