@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Build the operator image (Containerfile) with podman, on a machine that cannot pull images:
-# the base is a Debian bookworm made here with debootstrap (localhost/ptah-base:bookworm) the
+# the base is a Debian bookworm made here with debootstrap (localhost/ptah-base:bookworm-ssh) the
 # first time, then reused. Prints the image name.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CONTAINERS_CONF="$PWD/hack/containers.conf"
-BASE=localhost/ptah-base:bookworm
+# The tag names what the base holds: a base made before openssh-client was included is not reused.
+BASE=localhost/ptah-base:bookworm-ssh
 IMAGE="${PTAH_IMAGE:-localhost/ptah-operator:dev}"
 
 command -v podman >/dev/null || { echo "container-image: podman is not installed (apt-get install podman runc debootstrap)" >&2; exit 1; }
@@ -16,7 +17,7 @@ if ! podman image exists "$BASE"; then
   root="$(mktemp -d)"
   trap 'rm -rf "$root"' EXIT
   echo "container-image: making $BASE with debootstrap from $mirror (~1 min)" >&2
-  debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates bookworm "$root" "$mirror" >/dev/null
+  debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates,openssh-client bookworm "$root" "$mirror" >/dev/null
   rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
   tar -C "$root" -c . | podman import - "$BASE" >/dev/null
 fi

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Install the Debian packages the tests and the demo run for real: PostgreSQL, MariaDB, Git,
-# an OCI registry (docker-registry, distribution 2.8), Prometheus 2.42 (with promtool).
+# an OCI registry (docker-registry, distribution 2.8), Prometheus 2.42 (with promtool), OpenSSH
+# (a throwaway sshd serves Git over SSH).
 # Idempotent and quiet when everything is there already (no apt-get update then).
 set -euo pipefail
 
-PACKAGES=(postgresql-15 postgresql-client-15 mariadb-server mariadb-client git docker-registry podman runc debootstrap prometheus)
+PACKAGES=(postgresql-15 postgresql-client-15 mariadb-server mariadb-client git openssh-client openssh-server docker-registry podman runc debootstrap prometheus)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

@@ -30,6 +30,7 @@ from localstack.mariadb import MariaDBServer
 from localstack.postgres import PostgresServer
 from localstack.process import Process
 from localstack.registry import OciRegistry
+from localstack.sshserver import SshGitServer
 from localstack.stack import build_image
 
 REPO = Path(__file__).resolve().parents[1]
@@ -266,4 +267,13 @@ def git_server(stack_workdir: Path) -> Iterator[GitServer]:
     """A real Git server (git http-backend) on 127.0.0.1: `.create_repo(auth=..., config=...)`
     gives a `GitRepo` to commit, tag and push in; `.url` is what a source names."""
     with GitServer(stack_workdir) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def ssh_git_server(stack_workdir: Path, git_server: GitServer) -> Iterator[SshGitServer]:
+    """A real `sshd` (Debian's openssh-server) on 127.0.0.1 serving the `git_server`'s bare
+    repositories through a forced git-shell: `.url_for(repo.name)`, `.client_files(dir)` (a
+    Secret's ssh-privatekey and known_hosts), `.other_host_key_line()` (a wrong pin)."""
+    with SshGitServer(stack_workdir, git_server.root) as server:
         yield server

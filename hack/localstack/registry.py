@@ -4,7 +4,8 @@
 HTTP (clients must list `127.0.0.1:PORT` as an insecure registry), no blob descriptor cache (a
 test may alter a stored blob on disk and must see the registry serve what is there now). With
 `auth=(user, password)` the registry asks for HTTP basic credentials (an htpasswd file with a
-bcrypt hash). Removed when it stops.
+bcrypt hash). With `token_auth=` (a `TokenIssuer`'s `registry_auth()` block) it asks for
+Bearer tokens from that issuer instead. Removed when it stops.
 """
 
 from __future__ import annotations
@@ -44,10 +45,12 @@ class OciRegistry:
         port: int | None = None,
         auth: tuple[str, str] | None = None,
         name: str = "registry",
+        token_auth: dict[str, object] | None = None,
     ) -> None:
         self.workdir = workdir / f"{name}-{secrets.token_hex(3)}"
         self.port = port or free_port()
         self.auth = auth
+        self.token_auth = token_auth
         self.root = self.workdir / "storage"
         self.config_path = self.workdir / "config.yml"
         self._proc: Process | None = None
@@ -84,6 +87,8 @@ class OciRegistry:
             htpasswd = self.workdir / "htpasswd"
             htpasswd.write_text(f"{self.auth[0]}:{_bcrypt(self.auth[1])}\n")
             config["auth"] = {"htpasswd": {"realm": "ptah-test", "path": str(htpasswd)}}
+        elif self.token_auth is not None:
+            config["auth"] = self.token_auth
         return config
 
     def start(self) -> OciRegistry:
@@ -110,7 +115,7 @@ class OciRegistry:
             with urllib.request.urlopen(f"http://{self.host}/v2/", timeout=2) as answer:
                 return int(answer.status) == 200
         except urllib.error.HTTPError as exc:
-            return exc.code == 401 and self.auth is not None
+            return exc.code == 401 and (self.auth is not None or self.token_auth is not None)
 
     def stop(self) -> None:
         if self._proc is not None:

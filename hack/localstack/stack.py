@@ -1,8 +1,8 @@
 """The whole local stack in one place: what `make demo` and the end-to-end tests run.
 
 `LocalStack` starts, in order: the control plane (etcd, kube-apiserver, kube-controller-manager),
-the CRDs, PostgreSQL (and MariaDB when asked), an OCI registry and a Git server (when asked:
-the sources Resolve, Verify and fetch read from), the Job executor (podman mode when the image can
+the CRDs, PostgreSQL (and MariaDB when asked), an OCI registry and a Git server over HTTP and
+over SSH (when asked: the sources Resolve, Verify and fetch read from), the Job executor (podman mode when the image can
 be built, else process mode), and the operator itself as a normal process against that API
 server, serving its admission webhooks and result endpoint over TLS on 127.0.0.1 with a
 certificate from the control plane's CA, and registering the webhooks with that CA as their
@@ -27,6 +27,7 @@ from localstack.postgres import PostgresServer
 from localstack.process import Process, StackError, free_port
 from localstack.prometheus import PrometheusServer
 from localstack.registry import OciRegistry
+from localstack.sshserver import SshGitServer
 
 OPERATOR_NAMESPACE = "ptah-system"
 
@@ -86,6 +87,7 @@ class LocalStack:
         self.mariadb: MariaDBServer | None = None
         self.registry: OciRegistry | None = None
         self.git: GitServer | None = None
+        self.ssh_git: SshGitServer | None = None
         self.executor: Process | None = None
         self.operator: Process | None = None
         self.prometheus: PrometheusServer | None = None
@@ -124,6 +126,7 @@ class LocalStack:
         if self.want_sources:
             self.registry = self._exit.enter_context(OciRegistry(self.workdir))
             self.git = self._exit.enter_context(GitServer(self.workdir))
+            self.ssh_git = self._exit.enter_context(SshGitServer(self.workdir, self.git.root))
         if self.executor_mode == "podman":
             self.image = build_image()
             self.image = pinned(self.image) or self.image
@@ -202,6 +205,7 @@ class LocalStack:
         from urllib.parse import urlsplit
 
         hosts = [urlsplit(self.git.base_url).netloc] if self.git else []
+        hosts += [f"127.0.0.1:{self.ssh_git.port}"] if self.ssh_git else []
         hosts += [self.registry.host] if self.registry else []
         return [f"--allowed-source-hosts={','.join(hosts)}"] if hosts else []
 

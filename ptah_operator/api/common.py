@@ -173,7 +173,9 @@ class GitSource(ApiModel):
     path: str | None = Field(default=None, max_length=256, pattern=r"^[A-Za-z0-9._/-]+$")
     """Directory within the repository. Absent: the repository root."""
     secret_ref: LocalObjectReference | None = None
-    """A Secret with the credentials and known hosts the fetch uses."""
+    """A Secret with the credentials and known hosts the fetch uses: keys username and
+    password (HTTP basic), or ssh-privatekey and known_hosts for an SSH repository (required
+    there: only a host key known_hosts pins is accepted)."""
     source_policy_from: KeyReference | None = None
     """The ConfigMap key that holds a source policy to check the source against."""
 

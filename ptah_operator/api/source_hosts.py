@@ -11,12 +11,14 @@ messages name the field and the rule, never the host or the Secret.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from enum import StrEnum
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 _OCI: Final = "oci://"
+_SCP_LIKE: Final = re.compile(r"^[A-Za-z0-9._-]+@(?P<host>[A-Za-z0-9.-]+):\S+$")
 
 
 class SourceCredentialRefusal(StrEnum):
@@ -26,15 +28,26 @@ class SourceCredentialRefusal(StrEnum):
 
 
 def git_host(repository: str) -> str | None:
-    """`host[:port]` of an http(s) repository URL, lowercased; None for any other form (the
-    runner refuses those, so no credential is ever sent for them)."""
+    """`host[:port]` of a repository, lowercased: an http(s) URL (no userinfo), an `ssh://`
+    URL (a user name but no password: `ssh://git@host:2222/...` is `host:2222`) or the
+    scp-like `user@host:path` (`host`). None for any other form (the runner refuses those, so
+    no credential is ever sent for them)."""
+    text = repository.strip()
+    scp = _SCP_LIKE.match(text) if "://" not in text else None
+    if scp is not None:
+        return scp["host"].lower()
     try:
-        parts = urlsplit(repository.strip())
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 - a port that is not a number raises here
     except ValueError:
         return None
-    if parts.scheme not in ("http", "https") or not parts.hostname or "@" in parts.netloc:
+    if not parts.hostname:
         return None
-    return parts.netloc.lower()
+    if parts.scheme in ("http", "https") and "@" not in parts.netloc:
+        return parts.netloc.lower()
+    if parts.scheme == "ssh" and parts.password is None:
+        return parts.netloc.rsplit("@", 1)[-1].lower()
+    return None
 
 
 def registry_host(oci_ref: str) -> str | None:

@@ -1,7 +1,7 @@
 """`ptah-runner resolve`, `verify` and `fetch`: the runner's side of Git and OCI sources.
 
-These containers hold source credentials (`--credentials=DIR`: files `username`, `password`)
-and never a database URL (JOB-01). See docs/engine-sources.md for the whole contract.
+These containers hold source credentials (`--credentials=DIR`: files `username`, `password`;
+for an SSH repository `ssh-privatekey` and `known_hosts`) and never a database URL (JOB-01). See docs/engine-sources.md for the whole contract.
 
 resolve (the Resolve Job's only container): reads the ref the operation names and reports it.
     Git: the commit the ref names and the content digest of the selected files (SRC-GIT-02,
@@ -50,13 +50,14 @@ from ptah_operator.api.contracts.operation import (
     parse_source_argument,
     parse_source_operation,
 )
-from ptah_operator.engine.sources import git, oci
+from ptah_operator.engine.sources import git, git_ssh, oci
 from ptah_operator.engine.sources.errors import (
     SourceError,
     SourceRefusedError,
     SourceUnreachableError,
 )
 from ptah_operator.engine.sources.files import Credentials, read_credentials, total_bytes
+from ptah_operator.engine.sources.git_ssh import SshCredentials
 from ptah_operator.engine.sources.verification import decide, policy_digest
 from ptah_operator.runner.envelope import envelope
 from ptah_operator.runner.report import (
@@ -127,15 +128,24 @@ def _guarded(work: Callable[[], T]) -> T:
 # -- resolve -------------------------------------------------------------------------------
 
 
+def source_credentials(
+    source: Source, credentials_dir: Path | None
+) -> Credentials | SshCredentials | None:
+    """What the mounted Secret gives for this source: the key and the pinned host keys for an
+    SSH repository (refused without them), else HTTP basic credentials (or none)."""
+    if isinstance(source, GitSource) and git_ssh.is_ssh(source.repository):
+        return git_ssh.read_ssh_credentials(credentials_dir)
+    return read_credentials(credentials_dir)
+
+
 def _resolve_work(operation: SourceDocument, credentials_dir: Path | None) -> Json:
-    credentials = read_credentials(credentials_dir)
     source = operation.source
     if isinstance(source, GitSource):
         found = git.resolve(
             source.repository,
             source.ref,
             source.path,
-            credentials=credentials,
+            credentials=source_credentials(source, credentials_dir),
             max_bytes=operation.max_bytes,
             limit_rule="the source policy's maxBytes",
         )
@@ -145,7 +155,7 @@ def _resolve_work(operation: SourceDocument, credentials_dir: Path | None) -> Js
             source, found.commit, digest, len(found.files), total_bytes(found.files)
         )
     ref = oci.parse_ref(source.oci_ref)
-    digest = _oci_client(credentials).resolve(ref)
+    digest = _oci_client(read_credentials(credentials_dir)).resolve(ref)
     log.info("artifact resolved", digest=digest)
     return artifact_resolve_block(source, digest)
 
@@ -289,7 +299,9 @@ async def verify_command(policy: Path, credentials: Path | None) -> Ending:
 # -- fetch ---------------------------------------------------------------------------------
 
 
-def fetch_files(source: Source, credentials: Credentials | None) -> dict[str, bytes]:
+def fetch_files(
+    source: Source, credentials: Credentials | SshCredentials | None
+) -> dict[str, bytes]:
     """The files of a pinned source, fetched again (Git: SRC-GIT-08's order; OCI: by digest)."""
     if isinstance(source, GitSource):
         assert source.commit is not None
@@ -297,6 +309,7 @@ def fetch_files(source: Source, credentials: Credentials | None) -> dict[str, by
             source.repository, source.ref, source.commit, source.path, credentials=credentials
         ).files
     assert source.oci_digest is not None
+    assert not isinstance(credentials, SshCredentials)
     ref = oci.parse_ref(source.oci_ref)
     return _oci_client(credentials).fetch(ref, source.oci_digest)
 
@@ -319,7 +332,7 @@ def fetch_command(source_text: str, digest: str, out: Path, credentials_dir: Pat
         return Ending(ExitCode.USAGE, f"bad invocation: {exc}")
 
     def work() -> tuple[dict[str, bytes], bytes]:
-        files = fetch_files(source, read_credentials(credentials_dir))
+        files = fetch_files(source, source_credentials(source, credentials_dir))
         got, manifest = _content_digest(files)
         if got != digest:
             raise SourceRefusedError(

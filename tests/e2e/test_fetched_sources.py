@@ -189,3 +189,59 @@ def _wait_for_commit(s: Scenario, commit: str, timeout: float = 120) -> None:
             return
         time.sleep(1)
     raise AssertionError(f"commit {commit} was never resolved: {s.status()}")
+
+
+def _ssh_secret(s: Scenario, name: str, known_hosts: str) -> None:
+    stack = s.stack
+    assert stack.ssh_git is not None
+    s.apply(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": name},
+            "type": "kubernetes.io/ssh-auth",
+            "stringData": {
+                "ssh-privatekey": stack.ssh_git.client_key.read_text(),
+                "known_hosts": known_hosts,
+            },
+        }
+    )
+
+
+@pytest.mark.req("SRC-GIT-02", "SRC-GIT-03", "SRC-GIT-05", "SRC-GIT-07")
+def test_a_git_repository_over_ssh_converges_and_an_unpinned_host_key_is_refused(
+    e2e_stack: LocalStack,
+) -> None:
+    assert e2e_stack.git is not None
+    assert e2e_stack.ssh_git is not None
+    ssh = e2e_stack.ssh_git
+    s = Scenario(e2e_stack)
+    repo = e2e_stack.git.create_repo()
+    first = repo.commit({f"db/{k}": v for k, v in FIRST.items()}, "first migrations")
+    repo.push("main")
+    _ssh_secret(s, "deploy-key", ssh.known_hosts_line())
+    url = ssh.url_for(repo.name)
+    git = {"repository": url, "ref": "main", "path": "db", "secretRef": {"name": "deploy-key"}}
+    s.migration(apply="Always", source={"git": git})
+    done = s.wait_phase("InSync")
+    assert done["source"]["commit"] == first
+    assert {"customers", "orders"} <= s.tables()
+
+    # Another namespace and database (one resource per database): a Secret pinning another key.
+    other = Scenario(e2e_stack)
+    _ssh_secret(other, "wrong-pin", ssh.other_host_key_line())
+    wrong = {**git, "secretRef": {"name": "wrong-pin"}}
+    other.migration(name="pinned-wrong", apply="Always", source={"git": wrong})
+    failed = other.wait(
+        lambda st: any(
+            c["type"] == "ReconciliationFailed" and c["status"] == "True"
+            for c in st.get("conditions") or []
+        ),
+        "ReconciliationFailed",
+        name="pinned-wrong",
+    )
+    condition = next(c for c in failed["conditions"] if c["type"] == "ReconciliationFailed")
+    assert condition["reason"] == "SourceUnreachable"
+    assert "(HostKeyNotPinned)" in condition["message"]
+    assert "IDENTIFICATION" not in condition["message"]
+    assert "source" not in failed or not failed["source"]

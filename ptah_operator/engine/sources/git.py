@@ -1,9 +1,11 @@
-"""Git sources over HTTP(S): resolve a ref to a commit and read the selected files, or fetch a
-recorded commit again. dulwich speaks the smart protocol; nothing is checked out.
+"""Git sources over HTTP(S) and SSH: resolve a ref to a commit and read the selected files, or
+fetch a recorded commit again. dulwich speaks the smart protocol; nothing is checked out.
 
-Transport: `http://` and `https://` repositories only (smart HTTP, protocol v0/v1; a "dumb"
-server is refused). SSH is not supported. Credentials: HTTP basic, from a directory holding
-`username` and `password`; a URL with userinfo is refused. HTTPS trusts the system's CAs.
+Transport: `http://` and `https://` repositories (smart HTTP, protocol v0/v1; a "dumb" server
+is refused), with HTTP basic credentials from a directory holding `username` and `password`; a
+URL with userinfo is refused; HTTPS trusts the system's CAs. `ssh://` and scp-like
+`user@host:path` repositories through OpenSSH's `ssh`, with the key and the pinned host keys of
+the Secret (git_ssh: a host key the Secret does not pin is never accepted).
 
 Selection (SRC-GIT-14): `path` names a directory of the commit's tree (None, "" or "." for the
 root). The files are the regular files directly in it, by name; subdirectories are ignored, so
@@ -36,8 +38,14 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import requests
-from dulwich.client import HTTPProxyUnauthorized, HTTPUnauthorized, Urllib3HttpGitClient
-from dulwich.errors import GitProtocolError, NotGitRepository
+from dulwich.client import (
+    GitClient,
+    HTTPProxyUnauthorized,
+    HTTPUnauthorized,
+    SSHGitClient,
+    Urllib3HttpGitClient,
+)
+from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
 from dulwich.object_store import MemoryObjectStore, ObjectStoreGraphWalker
 from dulwich.objects import S_ISGITLINK, Blob, Commit, ObjectID, Tag, Tree
 from dulwich.pack import PackData, PackInflater
@@ -60,10 +68,18 @@ from ptah_operator.engine.sources.git_refs import (
     Advertisement,
     FetchBudget,
     RefTarget,
+    advertisement_of_lines,
     is_commit_id,
     normalize_path,
     parse_advertisement,
     resolve_ref,
+)
+from ptah_operator.engine.sources.git_ssh import (
+    KNOWN_HOSTS_MISSING,
+    PinnedSshVendor,
+    SshCredentials,
+    is_ssh,
+    parse_ssh_repository,
 )
 from ptah_operator.engine.sources.unreachable import reaching
 
@@ -98,14 +114,17 @@ class _Fetched:
 
 
 def check_repository(repository: str) -> str:
-    """The repository URL, refused unless plain http(s) with no credentials in it. Messages
-    never repeat the URL."""
+    """The repository URL, refused unless http(s) with no credentials in it or SSH
+    (git_ssh.parse_ssh_repository). Messages never repeat the URL."""
     if not isinstance(repository, str) or len(repository) > 2048:
-        raise SourceRefusedError("the repository must be an http:// or https:// URL")
+        raise SourceRefusedError("the repository must be an http://, https:// or ssh:// URL")
+    if is_ssh(repository):
+        parse_ssh_repository(repository)
+        return repository
     parts = urlsplit(repository)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise SourceRefusedError(
-            "the repository must be an http:// or https:// URL (SSH is not supported)"
+            "the repository must be an http://, https:// or ssh:// URL, or user@host:path"
         )
     if parts.username is not None or parts.password is not None or "@" in parts.netloc:
         raise SourceRefusedError("the repository URL must not carry credentials")
@@ -115,25 +134,44 @@ def check_repository(repository: str) -> str:
 
 
 class GitRemote:
-    """One repository on a smart HTTP Git server."""
+    """One repository on a smart HTTP Git server or an SSH server."""
 
     def __init__(
         self,
         repository: str,
-        credentials: Credentials | None = None,
+        credentials: Credentials | SshCredentials | None = None,
         *,
         timeout: float = DEFAULT_TIMEOUT,
     ) -> None:
         self.url = check_repository(repository)
-        parts = urlsplit(self.url)
-        self.host = parts.netloc.lower()
-        self.credentials = credentials
+        self.ssh = parse_ssh_repository(self.url) if is_ssh(self.url) else None
+        self.ssh_credentials: SshCredentials | None = None
+        self.credentials: Credentials | None = None
+        if self.ssh is not None:
+            self.host = self.ssh.shown
+            if not isinstance(credentials, SshCredentials):
+                raise SourceUnreachableError(
+                    "an SSH repository needs a Secret with known_hosts and ssh-privatekey"
+                    f" ({KNOWN_HOSTS_MISSING})"
+                )
+            self.ssh_credentials = credentials
+        else:
+            self.host = urlsplit(self.url).netloc.lower()
+            if isinstance(credentials, SshCredentials):
+                raise SourceUnreachableError(
+                    f"the Git server {self.host} is reached over HTTP: the Secret needs"
+                    " username and password"
+                )
+            self.credentials = credentials
         self.timeout = timeout
 
     # -- the advertisement --------------------------------------------------------------
 
     def advertisement(self) -> Advertisement:
-        """`GET info/refs?service=git-upload-pack` in protocol v0 (ls-remote)."""
+        """`GET info/refs?service=git-upload-pack` in protocol v0 (ls-remote); over SSH,
+        `git-upload-pack` in protocol v0."""
+        if self.ssh is not None:
+            return self._ssh_advertisement()
         auth = (
             (self.credentials.username, self.credentials.password)
             if self.credentials is not None
@@ -177,6 +215,46 @@ class GitRemote:
             response.close()
         return parse_advertisement(bytes(body))
 
+    def _ssh_client(self) -> tuple[SSHGitClient, PinnedSshVendor]:
+        assert self.ssh is not None
+        assert self.ssh_credentials is not None
+        vendor = PinnedSshVendor(self.ssh_credentials, self.ssh)
+        client = SSHGitClient(
+            self.ssh.host,
+            port=self.ssh.port,
+            username=self.ssh.username,
+            vendor=vendor,
+            thin_packs=False,
+            quiet=True,
+        )
+        return client, vendor
+
+    def _ssh_advertisement(self) -> Advertisement:
+        assert self.ssh is not None
+        client, vendor = self._ssh_client()
+        try:
+            # dulwich's get_refs does not return a v0 advertisement's capabilities, which
+            # decide SRC-GIT-10: read the advertisement's pkt-lines from its connection.
+            proto, _, _ = client._connect(b"upload-pack", self.ssh.path, 0)
+            with proto:
+                lines: list[bytes | None] = []
+                size = 0
+                for line in proto.read_pkt_seq():
+                    size += len(line)
+                    if size > MAX_ADVERTISEMENT_BYTES:
+                        raise SourceRefusedError("the repository advertises too many refs")
+                    lines.append(line)
+                proto.write_pkt_line(None)
+        except HangupException as exc:
+            raise vendor.failure(self.host, exc.stderr_lines or ()) from None
+        except GitProtocolError:
+            raise vendor.failure(self.host) from None
+        except OSError:
+            raise vendor.failure(self.host) from None
+        finally:
+            client.close()
+        return advertisement_of_lines(lines)
+
     def _unauthorized(self) -> SourceUnreachableError:
         if self.credentials is None:
             return SourceUnreachableError(
@@ -188,14 +266,21 @@ class GitRemote:
 
     def fetch(self, want: str, depth: int, max_bytes: int) -> _Fetched:
         """A shallow fetch of `want` into memory; _BudgetSpentError past `max_bytes`."""
-        client = Urllib3HttpGitClient(
-            self.url,
-            username=self.credentials.username if self.credentials else None,
-            password=self.credentials.password if self.credentials else None,
-            timeout=self.timeout,
-            thin_packs=False,
-            quiet=True,
-        )
+        client: GitClient
+        vendor: PinnedSshVendor | None = None
+        if self.ssh is not None:
+            client, vendor = self._ssh_client()
+            path = self.ssh.path
+        else:
+            client = Urllib3HttpGitClient(
+                self.url,
+                username=self.credentials.username if self.credentials else None,
+                password=self.credentials.password if self.credentials else None,
+                timeout=self.timeout,
+                thin_packs=False,
+                quiet=True,
+            )
+            path = ""
         store = MemoryObjectStore()
         # The pack stays in memory: the Job's root filesystem is read-only, so dulwich's own
         # spooling to a temporary file past 16 MiB is not an option.
@@ -217,16 +302,20 @@ class GitRemote:
         walker = ObjectStoreGraphWalker([], lambda _sha: [])
         try:
             result = client.fetch_pack(
-                "",
+                path,
                 determine_wants,
                 walker,
                 pack_data,
                 depth=depth,
                 protocol_version=0,
             )
+        except HangupException as exc:
+            if vendor is None:
+                raise
+            raise vendor.failure(self.host, exc.stderr_lines or ()) from None
         finally:
             client.close()
-        if client.dumb:
+        if getattr(client, "dumb", False):
             raise SourceUnreachableError(
                 f"the Git server {self.host} is not a smart HTTP Git server"
             )
@@ -368,7 +457,7 @@ def resolve(
     ref: str,
     path: str | None,
     *,
-    credentials: Credentials | None = None,
+    credentials: Credentials | SshCredentials | None = None,
     max_bytes: int | None = None,
     limit_rule: str = "the source policy's maxBytes",
     timeout: float = DEFAULT_TIMEOUT,
@@ -412,7 +501,7 @@ def fetch_commit(
     path: str | None,
     budget: FetchBudget | None = None,
     *,
-    credentials: Credentials | None = None,
+    credentials: Credentials | SshCredentials | None = None,
     max_bytes: int | None = None,
     limit_rule: str = "the limit",
     timeout: float = DEFAULT_TIMEOUT,

@@ -23,7 +23,7 @@ Ref rules (SRC-GIT-02, SRC-GIT-13):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from ptah_operator.engine.sources.errors import (
@@ -196,6 +196,12 @@ def parse_advertisement(body: bytes) -> Advertisement:
     rest = lines[1:]
     if rest and rest[0] is None:
         rest = rest[1:]
+    return advertisement_of_lines(rest)
+
+
+def advertisement_of_lines(rest: Iterable[bytes | None]) -> Advertisement:
+    """The refs and capabilities of a v0/v1 advertisement's pkt-lines, as smart HTTP sends
+    them after its `# service=` header and as `git-upload-pack` sends them over SSH."""
     refs: dict[str, str] = {}
     peeled: dict[str, str] = {}
     capabilities: frozenset[str] = frozenset()

@@ -434,6 +434,10 @@ class OciClient:
             response = self._send(method, url, ref, sent, data, scope)
             if response.status_code == 401:
                 response.close()
+                if self.credentials is None:  # an anonymous token that grants nothing here
+                    raise SourceUnreachableError(
+                        f"the registry {ref.host} asks for credentials and none were given"
+                    )
                 raise SourceUnreachableError(f"the registry {ref.host} refused the credentials")
         if response.status_code in tuple(ok):
             return response

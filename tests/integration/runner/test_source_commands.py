@@ -14,6 +14,7 @@ import pytest
 from kubernetes_asyncio import client as k8s_client
 from localstack.gitserver import GitRepo, GitServer
 from localstack.registry import OciRegistry
+from localstack.sshserver import SshGitServer
 
 from ptah_operator.api.content import MANIFEST_KEY, digest_of_files
 from ptah_operator.api.contracts.operation import (
@@ -73,6 +74,8 @@ def _plain_env(workdir: Path, registry: OciRegistry | None = None) -> dict[str, 
     }
     if registry is not None:
         env["PTAH_INSECURE_REGISTRIES"] = registry.host
+    if "PYTHONPATH" in os.environ:  # a worktree's run tests its own code, not the venv's
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return env
 
 
@@ -497,3 +500,62 @@ async def test_verify_accepts_by_policy_and_reports_the_content_digest(
     assert run.code == 1
     assert "verify" not in record
     assert record["error"]["reason"] == "SourceUnreachable"
+
+
+# -- Git over SSH ----------------------------------------------------------------------------
+
+
+@pytest.mark.req("SRC-GIT-02", "SRC-GIT-03")
+async def test_resolve_over_ssh_takes_only_the_host_key_the_secret_pins(
+    repo: GitRepo,
+    ssh_git_server: SshGitServer,
+    migration: PtahMigration,
+    endpoint: Endpoint,
+    api_client: k8s_client.ApiClient,
+    tmp_path: Path,
+) -> None:
+    url = ssh_git_server.url_for(repo.name)
+    source = {"kind": "Git", "repository": url, "ref": "main", "path": "db"}
+    secret = ssh_git_server.client_files(tmp_path / "secret")
+    document = _document(migration, "Resolve", source)
+    run, record = await _report(
+        ["resolve", f"--credentials={secret}"], document, endpoint, api_client, tmp_path
+    )
+    assert run.code == 0, (run.termination, run.stderr)
+    assert record["resolve"]["commit"] == repo.rev_parse("HEAD")
+    assert record["resolve"]["contentDigest"] == DIGEST
+
+    wrong = ssh_git_server.client_files(
+        tmp_path / "wrong", known_hosts=ssh_git_server.other_host_key_line()
+    )
+    unpinned = ssh_git_server.client_files(tmp_path / "unpinned", known_hosts="")
+    for directory, code in ((wrong, "HostKeyNotPinned"), (unpinned, "KnownHostsMissing")):
+        document = _document(migration, "Resolve", source)
+        run, record = await _report(
+            ["resolve", f"--credentials={directory}"], document, endpoint, api_client, tmp_path
+        )
+        assert run.code == 1, (run.termination, run.stderr)
+        assert record["error"]["reason"] == "SourceUnreachable"
+        assert f"({code})" in record["error"]["message"]
+        everything = run.stderr + run.termination + json.dumps(record)
+        for ssh_text in ("IDENTIFICATION", "Offending", "SHA256:", "known_hosts:1"):
+            assert ssh_text not in everything
+
+
+@pytest.mark.req("SRC-GIT-08")
+async def test_fetch_over_ssh_writes_the_recorded_commits_files(
+    repo: GitRepo, ssh_git_server: SshGitServer, tmp_path: Path
+) -> None:
+    commit = repo.rev_parse("HEAD")
+    repo.commit(_in_db(MORE_MIGRATIONS))
+    repo.push()
+    source = {**_git_source(repo, commit), "repository": ssh_git_server.url_for(repo.name)}
+    secret = ssh_git_server.client_files(tmp_path / "secret")
+    env = _plain_env(tmp_path)
+    run = await _fetch(source, DIGEST, tmp_path / "out", env, secret)
+    assert run.code == 0, (run.termination, run.stderr)
+    assert {p.name for p in (tmp_path / "out").iterdir()} == {*MIGRATIONS, MANIFEST_KEY}
+    run = await _fetch(source, DIGEST, tmp_path / "none", env)
+    assert run.code == 1
+    assert run.termination.startswith("source unavailable: ")
+    assert "(KnownHostsMissing)" in run.termination

@@ -6,6 +6,7 @@ JobNotBuilt, the refusal names the rule, never the host or the Secret (JOB-01, J
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
@@ -22,7 +23,11 @@ ATTACKER_OCI = "oci://attacker.example:5000/r/m:latest"
 
 def test_the_host_a_credential_would_go_to() -> None:
     assert git_host("https://Git.Example:8443/acme/r.git") == "git.example:8443"
-    assert git_host("git@git.example:acme/r.git") is None
+    assert git_host("git@Git.Example:acme/r.git") == "git.example"
+    assert git_host("ssh://git@Git.Example:2222/acme/r.git") == "git.example:2222"
+    assert git_host("ssh://git.example/acme/r.git") == "git.example"
+    assert git_host("ssh://git:pw@git.example/acme/r.git") is None
+    assert git_host("git://git.example/acme/r.git") is None
     assert registry_host("oci://Registry.Example:5000/acme/m@sha256:ab") == "registry.example:5000"
     spec = {"git": {"repository": ATTACKER_GIT, "secretRef": {"name": "other-apps-db"}}}
     assert credential_host(spec) == ("spec.git.secretRef", "attacker.example")
@@ -76,3 +81,25 @@ def test_without_a_credential_any_host_is_read_anonymously() -> None:
 
     world = _with_spec(new(), git=GitSource(repository=ATTACKER_GIT, ref="main"))
     assert job_of(reconcile_migration(world)) is not None
+
+
+@pytest.mark.req("JOB-01", "JOB-06")
+def test_an_ssh_credential_goes_only_to_an_allowed_host() -> None:
+    from tests.unit.reconcile.migration.worlds import new
+
+    secret = LocalObjectReference(name="deploy-key")
+    for repository in ("ssh://git@attacker.example/r.git", "git@attacker.example:r.git"):
+        world = _with_spec(
+            new(), git=GitSource(repository=repository, ref="main", secret_ref=secret)
+        )
+        decision = reconcile_migration(world)
+        assert job_of(decision) is None
+        assert "SourceHostNotAllowed" in str(decision.status)
+    for repository in ("ssh://git@git.example/acme/r.git", "git@git.example:acme/r.git"):
+        world = _with_spec(
+            new(), git=GitSource(repository=repository, ref="main", secret_ref=secret)
+        )
+        decision = reconcile_migration(world)
+        assert job_of(decision) == "Resolve"
+        jobs = [o for o in decision.create if isinstance(o, dict) and o.get("kind") == "Job"]
+        assert '"secretName": "deploy-key"' in json.dumps(jobs)

@@ -284,5 +284,7 @@ def test_unreachable_servers_and_urls_with_credentials(git_server: GitServer) ->
     with pytest.raises(SourceRefusedError, match="must not carry credentials") as refused:
         git.resolve("https://bob:secret@example.invalid/x.git", "main", None)
     assert "secret" not in str(refused.value)
-    with pytest.raises(SourceRefusedError, match="SSH is not supported"):
+    with pytest.raises(SourceRefusedError, match="must be an http://, https:// or ssh://"):
+        git.resolve("git://example.invalid/x.git", "main", None)
+    with pytest.raises(SourceUnreachableError, match=r"\(KnownHostsMissing\)"):
         git.resolve("ssh://git@example.invalid/x.git", "main", None)

@@ -744,3 +744,19 @@ def test_registry_text_never_reaches_status_or_events(accepted: bool) -> None:
     assert verified_condition is not None
     code = "ArtifactTypeAccepted" if accepted else "ArtifactTypeNotAccepted"
     assert code in verified_condition.message
+
+
+def test_a_resolve_refused_for_an_unpinned_ssh_host_key_names_the_code_on_reconciliation_failed() -> (
+    None
+):
+    message = (
+        "the SSH server git.example showed a host key the Secret's known_hosts does not pin"
+        " (HostKeyNotPinned)"
+    )
+    world = step(git_new())
+    error = {"reason": "SourceUnreachable", "message": message}
+    world = step(with_result(world, report(world, OperationType.RESOLVE, target=None, error=error)))
+    failed_condition = status(world).condition(ConditionType.RECONCILIATION_FAILED)
+    assert failed_condition is not None
+    assert failed_condition.reason == "SourceUnreachable"
+    assert failed_condition.message == message
