@@ -244,8 +244,20 @@ async def test_cached_lookup_reads_fresh_from_its_fallback(lookup: DictLookup) -
     assert await cache.get(Kind.PTAH_MIGRATION_PLAN, "application", "x") is None
     no_fallback = CachedLookup({Kind.PTAH_MIGRATION: cached.get}, None)
     assert await no_fallback.get(Kind.PTAH_MIGRATION, "application", "gone", fresh=True) is None
-    with pytest.raises(ObjectReadError):
+    with pytest.raises(ObjectReadError, match=r"^no cache holds PtahMigrationPlan objects$"):
         await no_fallback.get(Kind.PTAH_MIGRATION_PLAN, "application", "x")
+
+
+async def test_a_fresh_read_reaches_the_fallback_as_fresh(lookup: DictLookup) -> None:
+    # The re-check after a refusal must not be answered from another cache (APR-10).
+    lookup.objects[("PtahMigration", "application", "orders")] = {"cached": True}
+    lookup.fresh_objects = {("PtahMigration", "application", "orders"): {"fresh": True}}
+    cache = CachedLookup({}, lookup)
+    assert await cache.get(Kind.PTAH_MIGRATION, "application", "orders") == {"cached": True}
+    assert lookup.fresh_reads == 0
+    fresh = await cache.get(Kind.PTAH_MIGRATION, "application", "orders", fresh=True)
+    assert fresh == {"fresh": True}
+    assert lookup.fresh_reads == 1
 
 
 # --- every kind the validating webhook checks ---------------------------------------------------

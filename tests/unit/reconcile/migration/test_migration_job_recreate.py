@@ -13,7 +13,7 @@ import dataclasses
 import pytest
 
 from ptah_operator.api.constants import ConditionType, MigrationPhase, Reason
-from ptah_operator.reconcile.decision import Decision, OperationCredentials
+from ptah_operator.reconcile.decision import Decision, LeaseVerb, OperationCredentials
 from ptah_operator.reconcile.migration import reconcile_migration
 from ptah_operator.reconcile.migration.world import MigrationWorld
 from ptah_operator.reconcile.schedule import JOB_RECREATE_CHECK
@@ -112,3 +112,28 @@ def test_a_missing_job_and_a_missing_snapshot_are_both_put_back() -> None:
     assert snapshots == [record.snapshot_name]
     assert _jobs(decision) == _jobs(first)
     assert MIGRATION.status_of(world, decision).phase == MigrationPhase.APPLYING
+
+
+@pytest.mark.req("JOB-04", "SRC-CM-16")
+def test_a_missing_job_whose_snapshot_cannot_be_had_withdraws_the_apply() -> None:
+    # A claim whose record names no snapshot (a restored or edited status): no Job can be
+    # built from files that cannot be had, so nothing is asked for, the Lease goes back.
+    claimed, _ = _dispatch()
+    world = without_job(claimed)
+    claim = status(world).active_operation
+    assert claim is not None
+    assert claim.source is not None
+    claim.source = claim.source.model_copy(update={"snapshot_name": None})
+
+    decision = reconcile_migration(world)
+
+    assert _jobs(decision) == []
+    assert _credentials(decision) == []
+    assert [(a.verb, a.holder) for a in decision.lease] == [(LeaseVerb.RELEASE, claim.operation_id)]
+    after = MIGRATION.status_of(world, decision)
+    assert after.active_operation is None
+    assert after.phase == MigrationPhase.PENDING
+    ready = after.condition(ConditionType.READY)
+    assert ready is not None
+    assert ready.reason == Reason.OPERATION_IN_PROGRESS
+    assert ready.message == "the Apply was withdrawn before its Job existed: the snapshot is gone"
