@@ -285,6 +285,9 @@ async def test_validate_reads_the_schema_and_plan_a_schema_approval_names(
     obj = _new("PtahSchemaApproval", spec)
     missing = await _post(http, VALIDATE_PATH, _review("PtahSchemaApproval", obj))
     assert missing["allowed"] is False
+    assert missing["status"]["message"].startswith(
+        "PtahSchemaApproval refused: PtahSchema catalog does not exist in application"
+    )
     _stored(lookup, schema)
     _stored(lookup, p)
     response = await _post(http, VALIDATE_PATH, _review("PtahSchemaApproval", obj))
@@ -300,6 +303,9 @@ async def test_validate_reads_the_migration_a_run_acknowledgment_names(
     obj = _new("PtahMigrationRunAcknowledgment", spec)
     missing = await _post(http, VALIDATE_PATH, _review("PtahMigrationRunAcknowledgment", obj))
     assert missing["allowed"] is False
+    assert missing["status"]["message"] == (
+        "PtahMigrationRunAcknowledgment refused: PtahMigration orders does not exist in application"
+    )
     _stored(lookup, m)
     response = await _post(http, VALIDATE_PATH, _review("PtahMigrationRunAcknowledgment", obj))
     assert response == {"uid": "req-1", "allowed": True}

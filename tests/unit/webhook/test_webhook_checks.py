@@ -523,6 +523,16 @@ def test_nothing_to_acknowledge_says_why() -> None:
     ]
     m.status = None
     assert _codes(check_run_acknowledgment(ack, NS, m)) == [checks.NO_UNRESOLVED_RUN]
+    assert [f.message for f in check_run_acknowledgment(ack, NS, None)] == [
+        "PtahMigration orders does not exist in application"
+    ]
+
+
+@pytest.mark.req("RUN-06")
+def test_an_acknowledgment_of_a_recreated_migration_is_refused() -> None:
+    m, ack = _ack_setup()
+    recreated = m.model_copy(update={"metadata": m.metadata.model_copy(update={"uid": "m-2"})})
+    assert _codes(check_run_acknowledgment(ack, NS, recreated)) == [checks.OBJECT_REPLACED]
 
 
 # --- schema approvals --------------------------------------------------------------------------
