@@ -112,3 +112,12 @@ def test_a_schema_whose_image_is_not_allowed_fails_and_no_job_exists() -> None:
     said = [c["message"] for c in decision.status["conditions"]]
     assert any("RunnerImageNotPinned" in m for m in said)
     assert "attacker" not in str(decision.status) + repr(decision.events)
+
+
+@pytest.mark.req("JOB-06")
+def test_what_a_job_may_run_is_the_allowlist_and_the_managers_own_pinned_image() -> None:
+    pinned = dataclasses.replace(ALLOWING, image=f"localhost/ptah-operator@{OWN}")
+    assert pinned.allows() == frozenset({ALLOWED, OWN})
+    # A manager run from a tag has no digest of its own to add: the allowlist alone.
+    assert ALLOWING.allows() == frozenset({ALLOWED})
+    assert dataclasses.replace(RUNNER, image=f"localhost/ptah-operator@{OWN}").allows() == {OWN}

@@ -24,6 +24,7 @@ from tests.support.migration_objects import (
     plan,
     plan_spec,
 )
+from tests.unit.webhook.test_webhook_checks import _ack_setup, _schema_setup
 
 NOW = datetime(2026, 8, 30, 12, 0, 0, tzinfo=UTC)
 
@@ -243,5 +244,103 @@ async def test_cached_lookup_reads_fresh_from_its_fallback(lookup: DictLookup) -
     assert await cache.get(Kind.PTAH_MIGRATION_PLAN, "application", "x") is None
     no_fallback = CachedLookup({Kind.PTAH_MIGRATION: cached.get}, None)
     assert await no_fallback.get(Kind.PTAH_MIGRATION, "application", "gone", fresh=True) is None
-    with pytest.raises(ObjectReadError):
+    with pytest.raises(ObjectReadError, match=r"^no cache holds PtahMigrationPlan objects$"):
         await no_fallback.get(Kind.PTAH_MIGRATION_PLAN, "application", "x")
+
+
+async def test_a_fresh_read_reaches_the_fallback_as_fresh(lookup: DictLookup) -> None:
+    # The re-check after a refusal must not be answered from another cache (APR-10).
+    lookup.objects[("PtahMigration", "application", "orders")] = {"cached": True}
+    lookup.fresh_objects = {("PtahMigration", "application", "orders"): {"fresh": True}}
+    cache = CachedLookup({}, lookup)
+    assert await cache.get(Kind.PTAH_MIGRATION, "application", "orders") == {"cached": True}
+    assert lookup.fresh_reads == 0
+    fresh = await cache.get(Kind.PTAH_MIGRATION, "application", "orders", fresh=True)
+    assert fresh == {"fresh": True}
+    assert lookup.fresh_reads == 1
+
+
+# --- every kind the validating webhook checks ---------------------------------------------------
+
+
+def _stored(lookup: DictLookup, resource: Any) -> None:
+    manifest = to_manifest(resource)
+    lookup.objects[(manifest["kind"], "application", resource.metadata.name)] = manifest
+
+
+def _new(kind: str, spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "operator.ptah.run/v1alpha1",
+        "kind": kind,
+        "metadata": {"generateName": "x-", "namespace": "application"},
+        "spec": spec.model_dump(mode="json", by_alias=True, exclude_none=True),
+    }
+
+
+@pytest.mark.req("APR-04")
+async def test_validate_reads_the_schema_and_plan_a_schema_approval_names(
+    http: TestClient[Any, Any], lookup: DictLookup, reviews: list[Review]
+) -> None:
+    schema, p, spec = _schema_setup()
+    obj = _new("PtahSchemaApproval", spec)
+    missing = await _post(http, VALIDATE_PATH, _review("PtahSchemaApproval", obj))
+    assert missing["allowed"] is False
+    assert missing["status"]["message"].startswith(
+        "PtahSchemaApproval refused: PtahSchema catalog does not exist in application"
+    )
+    _stored(lookup, schema)
+    _stored(lookup, p)
+    response = await _post(http, VALIDATE_PATH, _review("PtahSchemaApproval", obj))
+    assert response == {"uid": "req-1", "allowed": True}
+    assert reviews[-1].allowed
+
+
+@pytest.mark.req("RUN-06")
+async def test_validate_reads_the_migration_a_run_acknowledgment_names(
+    http: TestClient[Any, Any], lookup: DictLookup
+) -> None:
+    m, spec = _ack_setup()
+    obj = _new("PtahMigrationRunAcknowledgment", spec)
+    missing = await _post(http, VALIDATE_PATH, _review("PtahMigrationRunAcknowledgment", obj))
+    assert missing["allowed"] is False
+    assert missing["status"]["message"] == (
+        "PtahMigrationRunAcknowledgment refused: PtahMigration orders does not exist in application"
+    )
+    _stored(lookup, m)
+    response = await _post(http, VALIDATE_PATH, _review("PtahMigrationRunAcknowledgment", obj))
+    assert response == {"uid": "req-1", "allowed": True}
+
+
+async def test_an_object_that_does_not_fit_is_refused_by_field_path_never_by_value(
+    http: TestClient[Any, Any], lookup: DictLookup, reviews: list[Review]
+) -> None:
+    obj = _world(lookup)
+    spec = obj["spec"]
+    for field in ("migrationRef", "planRef", "planFingerprint", "decision"):
+        spec[field] = 7
+    spec["unknownOne"] = "secret-value"
+    spec["unknownTwo"] = "secret-value"
+    response = await _post(http, VALIDATE_PATH, _review("PtahMigrationApproval", obj))
+    assert response["allowed"] is False
+    assert response["status"]["code"] == 400
+    message = response["status"]["message"]
+    assert "secret-value" not in message
+    # Five places at most, in the order the model reads them, then how many more.
+    assert message == (
+        "PtahMigrationApproval refused: fields that do not fit the API: spec.migrationRef, "
+        "spec.planRef, spec.planFingerprint, spec.decision, spec.unknownOne and 1 more"
+    )
+    assert reviews[-1].codes == ("Invalid",)
+
+
+async def test_five_places_that_do_not_fit_are_all_named(
+    http: TestClient[Any, Any], lookup: DictLookup
+) -> None:
+    obj = _world(lookup)
+    for field in ("migrationRef", "planRef", "planFingerprint", "decision", "unknownOne"):
+        obj["spec"][field] = 7
+    response = await _post(http, VALIDATE_PATH, _review("PtahMigrationApproval", obj))
+    assert response["status"]["message"] == (
+        "PtahMigrationApproval refused: fields that do not fit the API: spec.migrationRef, "
+        "spec.planRef, spec.planFingerprint, spec.decision, spec.unknownOne"
+    )

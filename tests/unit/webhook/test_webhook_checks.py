@@ -442,6 +442,99 @@ def test_nothing_to_acknowledge() -> None:
     assert check_run_acknowledgment(ack, NS, None)[0].code == checks.OBJECT_NOT_FOUND
 
 
+@pytest.mark.req("RUN-06")
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (
+            {"plan_ref": ObjectReference(name="orders-445fa762d9", uid="p-other")},
+            "plan orders-445fa762d9 (UID p-uid-1), not orders-445fa762d9 (UID p-other)",
+        ),
+        (
+            {"job_ref": ObjectReference(name="ptah-apply-3f9a2c7d1e", uid="j-other")},
+            "Job ptah-apply-3f9a2c7d1e (UID job-uid-1), not ptah-apply-3f9a2c7d1e (UID j-other)",
+        ),
+    ],
+)
+def test_an_acknowledgment_naming_the_run_under_another_uid_is_refused(
+    change: dict[str, object], expected: str
+) -> None:
+    # The same names, another object: a recreated plan or Job is not the run that stopped.
+    m, ack = _ack_setup()
+    findings = check_run_acknowledgment(ack.model_copy(update=change), NS, m)
+    assert _codes(findings) == [checks.RUN_MISMATCH]
+    assert findings[0].message == (
+        f"the unresolved run of migration orders is not the one named: it has {expected}"
+    )
+
+
+@pytest.mark.req("RUN-06")
+def test_a_plan_uid_the_status_does_not_record_is_not_compared_but_shown_unrecorded() -> None:
+    m, ack = _ack_setup()
+    assert m.status is not None
+    run = m.status.unresolved_run
+    assert run is not None
+    run.plan = run.plan.model_copy(update={"uid": None})
+    assert run.job is not None
+    run.job = JobReference(name=run.job.name)
+    assert check_run_acknowledgment(ack, NS, m) == []
+    other = ack.model_copy(
+        update={
+            "plan_ref": ObjectReference(name="other", uid="p"),
+            "job_ref": ObjectReference(name="ptah-apply-x", uid="j"),
+        }
+    )
+    findings = check_run_acknowledgment(other, NS, m)
+    assert findings[0].message == (
+        "the unresolved run of migration orders is not the one named: it has "
+        "plan orders-445fa762d9 (UID unrecorded), not other (UID p); "
+        "Job ptah-apply-3f9a2c7d1e (UID unrecorded), not ptah-apply-x (UID j)"
+    )
+
+
+@pytest.mark.req("RUN-06")
+def test_every_difference_of_the_run_is_named() -> None:
+    m, ack = _ack_setup()
+    other = ack.model_copy(update={"operation_id": "op-0000000000", "outcome": RunOutcome.UNKNOWN})
+    findings = check_run_acknowledgment(other, NS, m)
+    assert len(findings) == 1
+    assert findings[0].message.endswith(
+        "it has operation op-3f9a2c7d1e, not op-0000000000; outcome Partial, not Unknown"
+    )
+
+
+@pytest.mark.req("RUN-06")
+def test_a_run_that_left_no_job_is_not_compared_by_job() -> None:
+    m, ack = _ack_setup()
+    assert m.status is not None
+    run = m.status.unresolved_run
+    assert run is not None
+    run.job = None
+    assert check_run_acknowledgment(ack, NS, m) == []
+
+
+@pytest.mark.req("RUN-06")
+def test_nothing_to_acknowledge_says_why() -> None:
+    m, ack = _ack_setup()
+    assert m.status is not None
+    m.status.unresolved_run = None
+    assert [f.message for f in check_run_acknowledgment(ack, NS, m)] == [
+        "migration orders holds no unresolved run: it was settled, or never held one"
+    ]
+    m.status = None
+    assert _codes(check_run_acknowledgment(ack, NS, m)) == [checks.NO_UNRESOLVED_RUN]
+    assert [f.message for f in check_run_acknowledgment(ack, NS, None)] == [
+        "PtahMigration orders does not exist in application"
+    ]
+
+
+@pytest.mark.req("RUN-06")
+def test_an_acknowledgment_of_a_recreated_migration_is_refused() -> None:
+    m, ack = _ack_setup()
+    recreated = m.model_copy(update={"metadata": m.metadata.model_copy(update={"uid": "m-2"})})
+    assert _codes(check_run_acknowledgment(ack, NS, recreated)) == [checks.OBJECT_REPLACED]
+
+
 # --- schema approvals --------------------------------------------------------------------------
 
 

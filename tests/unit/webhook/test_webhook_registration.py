@@ -117,3 +117,9 @@ def test_the_runner_image_check_acts_on_every_write_of_the_two_resources() -> No
     assert check["rules"][0]["resources"] == ["ptahmigrations", "ptahschemas"]
     assert check["clientConfig"]["service"]["path"] == "/validate/resources"
     assert check["failurePolicy"] == "Ignore"
+
+
+def test_the_documents_given_are_rendered_in_order_their_keys_as_written() -> None:
+    text = render_deploy_yaml([{"kind": "B", "z": 1, "a": 2}, {"kind": "A"}])
+    assert "kind: B\nz: 1\na: 2\n---\nkind: A\n" in text
+    assert "Service" not in text
