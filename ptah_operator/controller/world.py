@@ -429,9 +429,9 @@ def sealed(configmap: KubeObject, seal: ResultSeal, payload: Mapping[str, Any]) 
     name = str(meta.get("name"))
     if (meta.get("labels") or {}).get(LABEL_OPERATION_ID) != operation_id:
         return False
-    if name not in seal.record_names(namespace, operation_id):
-        return False
     attempt = record_attempt(configmap)
+    if attempt is None or name not in seal.record_names(namespace, operation_id, attempt):
+        return False
     text = (configmap.get("data") or {}).get(RESULT_KEY)
     presented = (meta.get("annotations") or {}).get(ANNOTATION_RESULT_SEAL)
     return (

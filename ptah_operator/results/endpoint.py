@@ -241,8 +241,9 @@ async def receive(
             return error(404, f"the {resource['kind']} does not exist with that uid")
         if found[1] != operation_id:
             # Not in flight: its result was taken (the record may be gone), or it never ran.
-            # The resource's claim is the tombstone: nothing is recorded for it any more.
-            for stored_name in seal.record_names(namespace, operation_id):
+            # The resource's claim is the tombstone: nothing is recorded for it any more. Its
+            # attempt is not known here any more: a retry is looked for under attempt 1's names.
+            for stored_name in seal.record_names(namespace, operation_id, 1):
                 if await store.read_record(namespace, stored_name) == text:
                     return Answer(200, {"record": stored_name, "result": "exists"})
             existing = await store.read_record(namespace, name)
@@ -250,7 +251,7 @@ async def receive(
             return error(409, "the operation is not in flight; no result is taken for it")
         attempt = found[2]
         if needs_pieces(document):
-            for stored_name in seal.record_names(namespace, operation_id):
+            for stored_name in seal.record_names(namespace, operation_id, attempt):
                 if await store.read_record(namespace, stored_name) == text:
                     # A retry of a recorded report: its pieces may be gone, made into chunks.
                     return Answer(200, {"record": stored_name, "result": "exists"})
@@ -283,7 +284,7 @@ async def _store(
     text = canonical_json(document)
     recorded: str | None = None
     """A different record of this operation found on the way: the answer is a conflict."""
-    for name in seal.record_names(namespace, operation_id)[:2]:
+    for name in seal.record_names(namespace, operation_id, attempt)[:2]:
         if recorded is None:
             record = record_manifest(document, operation_id, seal, name=name, attempt=attempt)
         else:

@@ -361,7 +361,7 @@ async def test_a_record_the_endpoint_did_not_seal_gives_way_to_the_runners() -> 
     store.records[(NS, forged["metadata"]["name"])] = forged
     answer = await receive(store, KEY, NS, OP, BEARER, _body())
     assert (answer.status, answer.body["result"]) == (201, "created")
-    fallback = ResultSeal.derived_from(KEY).fallback_name(NS, OP)
+    fallback = ResultSeal.derived_from(KEY).fallback_name(NS, OP, attempt=1)
     record = store.records[(NS, fallback)]
     assert record["data"]["result.json"] == canonical_json(_document())
     assert [reason for _, reason, _ in store.events] == ["ResultBlocked"]
@@ -371,7 +371,7 @@ async def test_a_record_the_endpoint_did_not_seal_gives_way_to_the_runners() -> 
 
 SEAL = ResultSeal.derived_from(KEY)
 PRIMARY = "ptah-result-3f9a2c7d1e"
-FALLBACK = SEAL.fallback_name(NS, OP)
+FALLBACK = SEAL.fallback_name(NS, OP, attempt=1)
 
 
 async def test_a_record_held_under_the_operations_name_sends_the_report_to_the_fallback() -> None:
@@ -428,9 +428,30 @@ async def test_a_saved_record_of_an_earlier_attempt_is_not_this_attempts() -> No
     store.records[(NS, PRIMARY)] = saved
     store.attempt = 2
     answer = await receive(store, KEY, NS, OP, BEARER, _body())
-    assert (answer.status, answer.body["record"]) == (201, FALLBACK)
-    stored = store.records[(NS, FALLBACK)]
+    second = SEAL.fallback_name(NS, OP, attempt=2)
+    assert (answer.status, answer.body["record"]) == (201, second)
+    stored = store.records[(NS, second)]
     assert stored["metadata"]["annotations"]["operator.ptah.run/result-attempt"] == "2"
+
+
+async def test_a_held_fallback_of_one_attempt_does_not_block_the_next() -> None:
+    """Both names of attempt 1 held by finalizers (a writer's record under the operation's
+    name, the endpoint's own attempt-1 record under the fallback, left being deleted by the
+    clean-up): attempt 2's fallback is another name (the attempt is in its HMAC), so its
+    report is stored there, not refused with 503 for ever."""
+    store = MemoryStore()
+    store.records[(NS, PRIMARY)] = record_manifest(_document(), OP, ResultSeal())
+    store.held.add(PRIMARY)
+    first = await receive(store, KEY, NS, OP, BEARER, _body())
+    assert (first.status, first.body["record"]) == (201, FALLBACK)
+    store.held.add(FALLBACK)
+    store.terminating.add(FALLBACK)
+    store.attempt = 2
+    second = SEAL.fallback_name(NS, OP, attempt=2)
+    assert second != FALLBACK
+    answer = await receive(store, KEY, NS, OP, BEARER, _body())
+    assert (answer.status, answer.body["record"]) == (201, second)
+    assert SEAL.record_names(NS, OP, 2) == (PRIMARY, second)
 
 
 async def test_a_replaced_key_still_takes_the_reports_in_flight() -> None:
