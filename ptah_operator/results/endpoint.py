@@ -25,7 +25,7 @@ webhooks (`add_routes` on its aiohttp application), with a PtahSchema's plan tex
        (api/result_seal.py), with a ResultBlocked Event; such a record is never adopted nor
        replaced;
   200  an identical record already exists (a runner's retry after a lost answer);
-  409  a different record exists for the operation: the record is replaced by one that holds
+  409  a different record exists for the operation (under any name of the attempt): the record is replaced by one that holds
        only the envelope and the digests of both (`conflict`), which the controller takes for
        no result, and a ResultConflict Event names both digests (when the replacement cannot
        be created, the conflict record goes under the fallback);
@@ -284,7 +284,19 @@ async def _store(
     text = canonical_json(document)
     recorded: str | None = None
     """A different record of this operation found on the way: the answer is a conflict."""
-    for name in seal.record_names(namespace, operation_id, attempt)[:2]:
+    names = seal.record_names(namespace, operation_id, attempt)
+    # First every name the attempt's record may have (a previous key's fallback too): a
+    # name freed must not take a second report beside the first (docs/security.md).
+    live = await _live_records(store, seal, namespace, operation_id, uid, attempt)
+    different = [stored for _, stored in live if stored != text]
+    if live and not different:
+        return Answer(200, {"record": live[0][0], "result": "exists"})
+    if different:
+        recorded = different[0]
+        await _conflict(store, resource, operation_id, recorded, text)
+        if any(_is_conflict_record(stored) for stored in different):
+            return error(409, "a different result is recorded for this operation")
+    for name in names[:2]:
         if recorded is None:
             record = record_manifest(document, operation_id, seal, name=name, attempt=attempt)
         else:
@@ -333,6 +345,25 @@ async def _store(
         "is held by a record the result endpoint did not write; the runner tries again",
     )
     return error(503, "the record could not be stored; try again")
+
+
+async def _live_records(
+    store: ResultStore, seal: ResultSeal, namespace: str, operation_id: str, uid: str, attempt: int
+) -> list[tuple[str, str]]:
+    """The name and text of every record of the operation's attempt, under any of its names,
+    that the endpoint sealed for that name and attempt and that is not being deleted."""
+    live: list[tuple[str, str]] = []
+    for name in seal.record_names(namespace, operation_id, attempt):
+        found = await store.read_stored(namespace, name)
+        if (
+            found is not None
+            and not found.terminating
+            and seal.opens(
+                found.seal, namespace, operation_id, uid, found.text, name=name, attempt=attempt
+            )
+        ):
+            live.append((name, found.text))
+    return live
 
 
 async def _blocked(

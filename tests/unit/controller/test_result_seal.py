@@ -127,6 +127,23 @@ def test_the_fallback_name_is_the_attempts_own() -> None:
     assert owned_records([misnamed], SEAL, (OP, 2))[1] == {}
 
 
+def test_two_different_sealed_records_of_one_attempt_are_a_conflict() -> None:
+    """Two live sealed records of one operation and attempt that differ (its own name and the
+    fallback): neither is believed, in whatever order the cache lists them; the result is a
+    conflict, as the endpoint's conflict record is. Identical ones are the one result."""
+    fallback = SEAL.fallback_name(NS, OP, attempt=1)
+    first = record_manifest(_document(), OP, SEAL)
+    second = record_manifest(_document(history={"verdict": "Dirty"}), OP, SEAL, name=fallback)
+    for order in ([first, second], [second, first]):
+        result = owned_records(order, SEAL, (OP, 1))[1][OP]
+        assert set(result.payload["conflict"]) == {"recorded", "received"}
+        assert result.record_name == "ptah-result-3f9a2c7d1e"
+    same = record_manifest(_document(), OP, SEAL, name=fallback)
+    result = owned_records([same, first], SEAL, (OP, 1))[1][OP]
+    assert "conflict" not in result.payload
+    assert result.record_name == "ptah-result-3f9a2c7d1e"
+
+
 def test_a_record_sealed_under_the_previous_key_still_opens() -> None:
     """A result key replaced (`--previous-result-key-file`): records in flight, sealed under
     the old key, still open; every new seal is made under the new key only."""

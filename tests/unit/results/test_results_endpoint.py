@@ -454,6 +454,47 @@ async def test_a_held_fallback_of_one_attempt_does_not_block_the_next() -> None:
     assert SEAL.record_names(NS, OP, 2) == (PRIMARY, second)
 
 
+async def test_a_second_report_finds_the_first_under_any_of_the_operations_names() -> None:
+    """The runner's report went to the fallback past a writer's record, which the writer then
+    deletes: a second, different report (a token holder's) is not created under the freed
+    name, it is a conflict (409, the conflict record, a ResultConflict Warning), and the
+    controller takes neither; the runner's retry is still answered as stored."""
+    store = MemoryStore()
+    store.records[(NS, PRIMARY)] = record_manifest(_document(), OP, ResultSeal())
+    real = _body(_document(history={"verdict": "Dirty"}))
+    assert (await receive(store, KEY, NS, OP, BEARER, real)).body["record"] == FALLBACK
+    retry = await receive(store, KEY, NS, OP, BEARER, real)
+    assert (retry.status, retry.body["record"]) == (200, FALLBACK)
+    del store.records[(NS, PRIMARY)]
+    forged = _body(_document(history={"verdict": "NothingPending", "pendingCount": 0}))
+    answer = await receive(store, KEY, NS, OP, BEARER, forged)
+    assert answer.status == 409
+    assert [reason for _, reason, _ in store.events] == ["ResultBlocked", "ResultConflict"]
+    records = [dict(m) for m in store.records.values()]
+    _, results = owned_records(records, SEAL, (OP, 1))
+    assert "conflict" in results[OP].payload
+
+
+async def test_a_report_after_a_key_rotation_finds_the_record_under_the_old_fallback() -> None:
+    """The runner's record sits under the previous key's fallback: a different report after
+    the rotation is a conflict, never a second record the controller could take instead."""
+    old, new = b"o" * 32, b"n" * 32
+    token = f"Bearer {operation_token(old, NS, OP)}"
+    store = MemoryStore()
+    store.records[(NS, PRIMARY)] = record_manifest(_document(), OP, ResultSeal())
+    store.held.add(PRIMARY)
+    real = _body(_document(history={"verdict": "Dirty"}))
+    assert (await receive(store, old, NS, OP, token, real)).status == 201
+    forged = _body(_document(history={"verdict": "NothingPending", "pendingCount": 0}))
+    answer = await receive(store, new, NS, OP, token, forged, previous=(old,))
+    assert answer.status == 409
+    rotated = ResultSeal.derived_from(new, (old,))
+    records = [dict(m) for m in store.records.values()]
+    for order in (records, records[::-1]):
+        _, results = owned_records(order, rotated, (OP, 1))
+        assert "conflict" in results[OP].payload
+
+
 async def test_a_replaced_key_still_takes_the_reports_in_flight() -> None:
     """`--previous-result-key-file`: a runner started before the key was replaced holds a
     token of the old key, and its record may be sealed under it: both still count; new
