@@ -251,9 +251,13 @@ async def receive(
             return error(409, "the operation is not in flight; no result is taken for it")
         attempt = found[2]
         if needs_pieces(document):
-            for stored_name in seal.record_names(namespace, operation_id, attempt):
-                if await store.read_record(namespace, stored_name) == text:
+            live = await _live_records(
+                store, seal, namespace, operation_id, resource["uid"], attempt
+            )
+            for stored_name, stored in live:
+                if stored == text:
                     # A retry of a recorded report: its pieces may be gone, made into chunks.
+                    # Only the endpoint's own live record of this attempt counts.
                     return Answer(200, {"record": stored_name, "result": "exists"})
             refused = await check_pieces(store, namespace, operation_id, document)
             if refused is not None:

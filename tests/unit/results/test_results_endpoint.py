@@ -495,6 +495,29 @@ async def test_a_report_after_a_key_rotation_finds_the_record_under_the_old_fall
         assert "conflict" in results[OP].payload
 
 
+async def test_a_plan_is_already_there_only_as_the_endpoints_live_record() -> None:
+    """A schema Plan whose pieces are gone is answered as stored only when its record is the
+    endpoint's, sealed for this attempt and not being deleted: a writer's unsealed copy of
+    the body, or the endpoint's record once deleted, is no record, and the pieces are
+    checked (here: not stored, 409)."""
+    schema = {"kind": "PtahSchema", "namespace": NS, "name": "shop", "uid": "u-2"}
+    plan = {"changes": True, "pieces": [{"index": 0, "digest": "sha256:" + "b" * 64, "size": 4}]}
+    document = _document(type="Plan", resource=schema, plan=plan)
+    for sealed_by, terminating in ((ResultSeal(), False), (SEAL, True)):
+        store = MemoryStore()
+        store.resources[("PtahSchema", NS, "shop")] = "u-2"
+        store.claims[("PtahSchema", NS, "shop")] = OP
+        store.records[(NS, PRIMARY)] = record_manifest(document, OP, sealed_by)
+        if terminating:
+            store.terminating.add(PRIMARY)
+        answer = await receive(store, KEY, NS, OP, BEARER, _body(document))
+        assert answer.status == 409, answer.body
+        assert "piece 0" in answer.body["error"]
+    store.terminating.clear()
+    answer = await receive(store, KEY, NS, OP, BEARER, _body(document))
+    assert (answer.status, answer.body) == (200, {"record": PRIMARY, "result": "exists"})
+
+
 async def test_a_replaced_key_still_takes_the_reports_in_flight() -> None:
     """`--previous-result-key-file`: a runner started before the key was replaced holds a
     token of the old key, and its record may be sealed under it: both still count; new
