@@ -32,8 +32,9 @@ webhooks (`add_routes` on its aiohttp application), with a PtahSchema's plan tex
   503  the API server could not be asked, or not reached at all, or no name is left to store
        the record under (a ResultBlocked Event): the runner retries.
 
-Events are rate-limited per resource (runtime/event_filter.py): a saved token sent in a loop
-makes a burst, then one per interval that counts the rest.
+Events are rate-limited per resource and reason, reports of operations not in flight apart
+(runtime/event_filter.py): a saved token sent in a loop makes a burst, then one per interval
+that counts the rest, and spends no token of a genuine Warning.
 
 Every answer is a short JSON object (`{"error": "..."}` or `{"record": name, "result": ...}`)
 that never echoes the body. The record: key `result.json` holding the canonical JSON of the
@@ -247,7 +248,7 @@ async def receive(
                 if await store.read_record(namespace, stored_name) == text:
                     return Answer(200, {"record": stored_name, "result": "exists"})
             existing = await store.read_record(namespace, name)
-            await _conflict(store, resource, operation_id, existing, text)
+            await _conflict(store, resource, operation_id, existing, text, late=True)
             return error(409, "the operation is not in flight; no result is taken for it")
         attempt = found[2]
         if needs_pieces(document):
@@ -414,8 +415,11 @@ async def _conflict(
     operation_id: str,
     recorded: str | None,
     received: str,
+    *,
+    late: bool = False,
 ) -> None:
-    """Log and raise an Event that a second, different result arrived, by digests only."""
+    """Log and raise an Event that a second, different result arrived, by digests only;
+    `late`: of an operation not in flight."""
     if recorded is None:
         message = (
             f"a result arrived for operation {operation_id}, which is not in flight (its "
@@ -431,6 +435,7 @@ async def _conflict(
         {k: str(resource[k]) for k in ("kind", "namespace", "name", "uid")},
         EventReason.RESULT_CONFLICT,
         message,
+        late=late,
     )
 
 

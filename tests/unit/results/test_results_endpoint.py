@@ -73,6 +73,8 @@ class MemoryStore:
         self.held: set[str] = set()
         """Names of records a finalizer holds: a delete leaves them, being deleted."""
         self.terminating: set[str] = set()
+        self.late: list[bool] = []
+        """Per Event: whether it is about a report of an operation not in flight."""
 
     async def resource_uid(self, kind: str, namespace: str, name: str) -> str | None:
         if self.unavailable:
@@ -103,8 +105,11 @@ class MemoryStore:
         text = str(record["data"]["result.json"])
         return StoredRecord(text, seal, name in self.terminating)
 
-    async def record_event(self, resource: Mapping[str, str], reason: str, message: str) -> None:
+    async def record_event(
+        self, resource: Mapping[str, str], reason: str, message: str, *, late: bool = False
+    ) -> None:
         self.events.append((resource["name"], reason, message))
+        self.late.append(late)
 
     async def create_record(self, manifest: Mapping[str, Any]) -> bool:
         key = (manifest["metadata"]["namespace"], manifest["metadata"]["name"])
@@ -316,6 +321,7 @@ async def test_a_consumed_operation_takes_no_other_result_and_says_so() -> None:
     assert late.status == 409
     assert "not in flight" in late.body["error"]
     assert store.records == {}
+    assert store.late == [True], "the not-in-flight Warning has a rate-limit bucket of its own"
     assert [(name, reason) for name, reason, _ in store.events] == [("orders", "ResultConflict")]
     assert body_digest(canonical_json(json.loads(other))) in store.events[0][2]
     assert (await receive(store, KEY, NS, OP, BEARER, _body())).status == 409
@@ -558,3 +564,29 @@ async def test_a_saved_token_floods_no_events() -> None:
     other = {**resource, "name": "invoices", "uid": "u-2"}
     await store.record_event(other, "ResultConflict", "refused")
     assert core.events[-1]["involvedObject"]["uid"] == "u-2"
+
+
+async def test_a_saved_token_hides_no_genuine_warning() -> None:
+    """The Warning buckets are per resource and reason, and reports of operations not in
+    flight have one of their own: a flood of those, or of ResultBlocked, leaves a genuine
+    ResultConflict (and ResultBlocked) of the operation in flight its Event."""
+
+    class Core:
+        def __init__(self) -> None:
+            self.events: list[dict[str, Any]] = []
+
+        async def create_namespaced_event(self, namespace: str, body: dict[str, Any]) -> None:
+            self.events.append(body)
+
+    store = KubernetesResultStore(k8s_client.ApiClient(k8s_client.Configuration()))
+    core = Core()
+    store._core = core
+    resource = dict(RESOURCE)
+    for _ in range(50):
+        await store.record_event(resource, "ResultBlocked", "held")
+    await store.record_event(resource, "ResultConflict", "genuine")
+    assert core.events[-1]["message"] == "genuine"
+    for _ in range(50):
+        await store.record_event(resource, "ResultConflict", "late", late=True)
+    await store.record_event(resource, "ResultConflict", "genuine again")
+    assert core.events[-1]["message"] == "genuine again"
