@@ -13,8 +13,9 @@ opens for the resource that owns it, the name it has and the text it holds.
 
 A record has one of two names: `ptah-result-<hex>`, or, when a record the endpoint did not
 write holds that name (a ConfigMap writer's, one kept by a finalizer), the fallback
-`ptah-result-<hex>-s<20 hex>`, keyed by the result key so that nobody without it can make the
-name before the endpoint does (docs/security.md, "A record the endpoint cannot write").
+`ptah-result-<hex>-s<20 hex>`, an HMAC of namespace, operation and the claim's attempt keyed by
+the result key, so that nobody without it can make the name before the endpoint does, and a
+record held on one attempt's fallback does not block the next (docs/security.md, "A record the endpoint cannot write").
 
 Keys replaced (`--previous-result-key-file`) still open records and give their fallback names;
 every seal is made, and every new record named, under the current key only.
@@ -120,18 +121,21 @@ class ResultSeal:
             opened |= hmac.compare_digest(expected.encode(), presented.encode())
         return opened
 
-    def _fallback(self, key: bytes, namespace: str, operation_id: str) -> str:
-        mark = hmac.new(key, _NAME_PURPOSE + f"{namespace}/{operation_id}".encode(), "sha256")
-        suffix = mark.hexdigest()[:_FALLBACK_HEX]
+    def _fallback(self, key: bytes, namespace: str, operation_id: str, attempt: int) -> str:
+        bound = f"{namespace}/{operation_id}/{attempt}".encode()
+        suffix = hmac.new(key, _NAME_PURPOSE + bound, "sha256").hexdigest()[:_FALLBACK_HEX]
         return f"{result_record_name(operation_id)}{FALLBACK_MARK}{suffix}"
 
-    def fallback_name(self, namespace: str, operation_id: str) -> str:
-        """The name the endpoint stores an operation's record under when a record it did not
-        write holds `ptah-result-<hex>`."""
-        return self._fallback(self.key, namespace, operation_id)
+    def fallback_name(self, namespace: str, operation_id: str, *, attempt: int) -> str:
+        """The name the endpoint stores the record of an attempt of an operation under when a
+        record it did not write holds `ptah-result-<hex>`: each attempt has its own, so a
+        record held on one attempt's fallback never blocks the next."""
+        return self._fallback(self.key, namespace, operation_id, attempt)
 
-    def record_names(self, namespace: str, operation_id: str) -> tuple[str, ...]:
-        """Every name a record of the operation may have: its own, then the fallback under the
-        current key and under each previous one."""
-        fallbacks = (self._fallback(k, namespace, operation_id) for k in (self.key, *self.previous))
+    def record_names(self, namespace: str, operation_id: str, attempt: int) -> tuple[str, ...]:
+        """Every name a record of the operation's attempt may have: its own, then the
+        attempt's fallback under the current key and under each previous one."""
+        fallbacks = (
+            self._fallback(k, namespace, operation_id, attempt) for k in (self.key, *self.previous)
+        )
         return (result_record_name(operation_id), *dict.fromkeys(fallbacks))

@@ -51,7 +51,7 @@ from ptah_operator.api.names import (
 )
 from ptah_operator.api.names import PIECE_RECORD as _PIECE_RECORD
 from ptah_operator.api.realm import PtahRealm
-from ptah_operator.api.result_seal import ResultSeal
+from ptah_operator.api.result_seal import ResultSeal, body_digest
 from ptah_operator.api.source_policy import SourcePolicyError, parse_source_policy
 from ptah_operator.controller.indexes import (
     BY_COORDINATION_KEY,
@@ -461,9 +461,9 @@ def sealed(configmap: KubeObject, seal: ResultSeal, payload: Mapping[str, Any]) 
     name = str(meta.get("name"))
     if (meta.get("labels") or {}).get(LABEL_OPERATION_ID) != operation_id:
         return False
-    if name not in seal.record_names(namespace, operation_id):
-        return False
     attempt = record_attempt(configmap)
+    if attempt is None or name not in seal.record_names(namespace, operation_id, attempt):
+        return False
     text = (configmap.get("data") or {}).get(RESULT_KEY)
     presented = (meta.get("annotations") or {}).get(ANNOTATION_RESULT_SEAL)
     return (
@@ -741,20 +741,46 @@ def owned_records(
 ) -> tuple[frozenset[str], dict[str, OperationResult]]:
     """Among a resource's ConfigMaps: the names of its snapshots, and its results by operation
     (only records whose seal opens; of the claimed operation, only its attempt's). Of two
-    records of one operation (its own name and the fallback), the one under its own name."""
+    records of one operation (its own name and the fallback), the one under its own name; two
+    of one attempt that differ are a conflict, as the endpoint's conflict record is."""
     snapshots = frozenset(
         str(metadata(cm).get("name"))
         for cm in owned
         if (metadata(cm).get("labels") or {}).get(LABEL_SNAPSHOT)
     )
     results: dict[str, OperationResult] = {}
+    read: dict[str, list[tuple[int | None, str]]] = {}
+    """The attempt and text of every record each operation's results were read from."""
     for cm in owned:
         name = str(metadata(cm).get("name", ""))
         if name.startswith(RESULT_PREFIX) and not is_piece_record(cm):
             result = operation_result(cm, seal, claim)
             if result is None:
                 continue
+            text = str((cm.get("data") or {}).get(RESULT_KEY))
+            read.setdefault(result.operation_id, []).append((record_attempt(cm), text))
             kept = results.get(result.operation_id)
             if kept is None or result_record_name(result.operation_id) == name:
                 results[result.operation_id] = result
+    for operation_id, records in read.items():
+        differing = {
+            (attempt, text)
+            for attempt, text in records
+            if any(a == attempt and t != text for a, t in records)
+        }
+        if differing:
+            texts = sorted(text for _, text in differing)
+            results[operation_id] = _conflicting(results[operation_id], texts[0], texts[-1])
     return snapshots, results
+
+
+def _conflicting(result: OperationResult, text: str, other: str) -> OperationResult:
+    """The result of two different sealed records of one attempt: their envelope and the
+    digests of both, which is no result (reconcile/reports.py), as the conflict record is."""
+    envelope = {
+        k: result.payload[k]
+        for k in ("contract", "operationID", "type", "resource")
+        if k in result.payload
+    }
+    envelope["conflict"] = {"recorded": body_digest(text), "received": body_digest(other)}
+    return replace(result, payload=envelope)

@@ -25,15 +25,16 @@ webhooks (`add_routes` on its aiohttp application), with a PtahSchema's plan tex
        (api/result_seal.py), with a ResultBlocked Event; such a record is never adopted nor
        replaced;
   200  an identical record already exists (a runner's retry after a lost answer);
-  409  a different record exists for the operation: the record is replaced by one that holds
+  409  a different record exists for the operation (under any name of the attempt): the record is replaced by one that holds
        only the envelope and the digests of both (`conflict`), which the controller takes for
        no result, and a ResultConflict Event names both digests (when the replacement cannot
        be created, the conflict record goes under the fallback);
   503  the API server could not be asked, or not reached at all, or no name is left to store
        the record under (a ResultBlocked Event): the runner retries.
 
-Events are rate-limited per resource (runtime/event_filter.py): a saved token sent in a loop
-makes a burst, then one per interval that counts the rest.
+Events are rate-limited per resource and reason, reports of operations not in flight apart
+(runtime/event_filter.py): a saved token sent in a loop makes a burst, then one per interval
+that counts the rest, and spends no token of a genuine Warning.
 
 Every answer is a short JSON object (`{"error": "..."}` or `{"record": name, "result": ...}`)
 that never echoes the body. The record: key `result.json` holding the canonical JSON of the
@@ -241,18 +242,23 @@ async def receive(
             return error(404, f"the {resource['kind']} does not exist with that uid")
         if found[1] != operation_id:
             # Not in flight: its result was taken (the record may be gone), or it never ran.
-            # The resource's claim is the tombstone: nothing is recorded for it any more.
-            for stored_name in seal.record_names(namespace, operation_id):
+            # The resource's claim is the tombstone: nothing is recorded for it any more. Its
+            # attempt is not known here any more: a retry is looked for under attempt 1's names.
+            for stored_name in seal.record_names(namespace, operation_id, 1):
                 if await store.read_record(namespace, stored_name) == text:
                     return Answer(200, {"record": stored_name, "result": "exists"})
             existing = await store.read_record(namespace, name)
-            await _conflict(store, resource, operation_id, existing, text)
+            await _conflict(store, resource, operation_id, existing, text, late=True)
             return error(409, "the operation is not in flight; no result is taken for it")
         attempt = found[2]
         if needs_pieces(document):
-            for stored_name in seal.record_names(namespace, operation_id):
-                if await store.read_record(namespace, stored_name) == text:
+            live = await _live_records(
+                store, seal, namespace, operation_id, resource["uid"], attempt
+            )
+            for stored_name, stored in live:
+                if stored == text:
                     # A retry of a recorded report: its pieces may be gone, made into chunks.
+                    # Only the endpoint's own live record of this attempt counts.
                     return Answer(200, {"record": stored_name, "result": "exists"})
             refused = await check_pieces(store, namespace, operation_id, document)
             if refused is not None:
@@ -283,7 +289,19 @@ async def _store(
     text = canonical_json(document)
     recorded: str | None = None
     """A different record of this operation found on the way: the answer is a conflict."""
-    for name in seal.record_names(namespace, operation_id)[:2]:
+    names = seal.record_names(namespace, operation_id, attempt)
+    # First every name the attempt's record may have (a previous key's fallback too): a
+    # name freed must not take a second report beside the first (docs/security.md).
+    live = await _live_records(store, seal, namespace, operation_id, uid, attempt)
+    different = [stored for _, stored in live if stored != text]
+    if live and not different:
+        return Answer(200, {"record": live[0][0], "result": "exists"})
+    if different:
+        recorded = different[0]
+        await _conflict(store, resource, operation_id, recorded, text)
+        if any(_is_conflict_record(stored) for stored in different):
+            return error(409, "a different result is recorded for this operation")
+    for name in names[:2]:
         if recorded is None:
             record = record_manifest(document, operation_id, seal, name=name, attempt=attempt)
         else:
@@ -334,6 +352,25 @@ async def _store(
     return error(503, "the record could not be stored; try again")
 
 
+async def _live_records(
+    store: ResultStore, seal: ResultSeal, namespace: str, operation_id: str, uid: str, attempt: int
+) -> list[tuple[str, str]]:
+    """The name and text of every record of the operation's attempt, under any of its names,
+    that the endpoint sealed for that name and attempt and that is not being deleted."""
+    live: list[tuple[str, str]] = []
+    for name in seal.record_names(namespace, operation_id, attempt):
+        found = await store.read_stored(namespace, name)
+        if (
+            found is not None
+            and not found.terminating
+            and seal.opens(
+                found.seal, namespace, operation_id, uid, found.text, name=name, attempt=attempt
+            )
+        ):
+            live.append((name, found.text))
+    return live
+
+
 async def _blocked(
     store: ResultStore, resource: dict[str, Any], operation_id: str, name: str
 ) -> None:
@@ -378,8 +415,11 @@ async def _conflict(
     operation_id: str,
     recorded: str | None,
     received: str,
+    *,
+    late: bool = False,
 ) -> None:
-    """Log and raise an Event that a second, different result arrived, by digests only."""
+    """Log and raise an Event that a second, different result arrived, by digests only;
+    `late`: of an operation not in flight."""
     if recorded is None:
         message = (
             f"a result arrived for operation {operation_id}, which is not in flight (its "
@@ -395,6 +435,7 @@ async def _conflict(
         {k: str(resource[k]) for k in ("kind", "namespace", "name", "uid")},
         EventReason.RESULT_CONFLICT,
         message,
+        late=late,
     )
 
 

@@ -90,8 +90,11 @@ class ResultStore(Protocol):
         """An existing record's `result.json`, seal and whether it is being deleted, or None
         when there is none."""
 
-    async def record_event(self, resource: Mapping[str, str], reason: str, message: str) -> None:
-        """A Warning Event on the resource (kind, namespace, name, uid); best effort."""
+    async def record_event(
+        self, resource: Mapping[str, str], reason: str, message: str, *, late: bool = False
+    ) -> None:
+        """A Warning Event on the resource (kind, namespace, name, uid); best effort. `late`:
+        about a report of an operation not in flight (rate-limited apart from the rest)."""
 
     async def read_record(self, namespace: str, name: str) -> str | None:
         """The `result.json` of an existing record, or None when there is none."""
@@ -187,8 +190,13 @@ class KubernetesResultStore:
             record.metadata.deletion_timestamp is not None,
         )
 
-    async def record_event(self, resource: Mapping[str, str], reason: str, message: str) -> None:
-        held_back = self._events.admit(f"{resource['namespace']}/{resource['uid']}")
+    async def record_event(
+        self, resource: Mapping[str, str], reason: str, message: str, *, late: bool = False
+    ) -> None:
+        # A bucket per resource and reason, and one for reports of operations not in flight:
+        # a saved token's flood never spends the tokens of a genuine Warning.
+        bucket = "late" if late else reason
+        held_back = self._events.admit(f"{resource['namespace']}/{resource['uid']}/{bucket}")
         if held_back is None:
             log.info("event held back", reason=reason)
             return

@@ -224,7 +224,7 @@ async def test_a_configmap_writer_blocks_no_report_and_a_sealed_copy_wins_nothin
     real = json.dumps(_report(migration, APPLY, "Partial")).encode()
     try:
         answer = await receive(store, KEY, namespace, APPLY, bearer, real)
-        fallback = SEAL.fallback_name(namespace, APPLY)
+        fallback = SEAL.fallback_name(namespace, APPLY, attempt=1)
         assert (answer.status, answer.body) == (201, {"record": fallback, "result": "created"})
         again = await receive(store, KEY, namespace, APPLY, bearer, real)
         assert (again.status, again.body["record"]) == (200, fallback)

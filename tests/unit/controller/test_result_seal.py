@@ -106,13 +106,42 @@ def test_a_record_being_deleted_is_no_result() -> None:
 
 
 def test_the_fallback_record_is_a_result_under_its_own_name() -> None:
-    fallback = SEAL.fallback_name(NS, OP)
+    fallback = SEAL.fallback_name(NS, OP, attempt=1)
     assert fallback.startswith("ptah-result-3f9a2c7d1e-")
-    assert fallback != ResultSeal.derived_from(b"o" * 32).fallback_name(NS, OP)
+    assert fallback != ResultSeal.derived_from(b"o" * 32).fallback_name(NS, OP, attempt=1)
     record = record_manifest(_document(), OP, SEAL, name=fallback)
     _, results = owned_records([record], SEAL)
     assert results[OP].record_name == fallback
     assert owned_records([record], ResultSeal())[1] == {}
+
+
+def test_the_fallback_name_is_the_attempts_own() -> None:
+    """A retried read's attempt 2 has a fallback name of its own: attempt 1's, sealed or
+    held, is not among the names the controller reads attempt 2's record under."""
+    first, second = SEAL.fallback_name(NS, OP, attempt=1), SEAL.fallback_name(NS, OP, attempt=2)
+    assert first != second
+    assert SEAL.record_names(NS, OP, 2) == ("ptah-result-3f9a2c7d1e", second)
+    record = record_manifest(_document(), OP, SEAL, name=second, attempt=2)
+    assert owned_records([record], SEAL, (OP, 2))[1][OP].record_name == second
+    misnamed = record_manifest(_document(), OP, SEAL, name=first, attempt=2)
+    assert owned_records([misnamed], SEAL, (OP, 2))[1] == {}
+
+
+def test_two_different_sealed_records_of_one_attempt_are_a_conflict() -> None:
+    """Two live sealed records of one operation and attempt that differ (its own name and the
+    fallback): neither is believed, in whatever order the cache lists them; the result is a
+    conflict, as the endpoint's conflict record is. Identical ones are the one result."""
+    fallback = SEAL.fallback_name(NS, OP, attempt=1)
+    first = record_manifest(_document(), OP, SEAL)
+    second = record_manifest(_document(history={"verdict": "Dirty"}), OP, SEAL, name=fallback)
+    for order in ([first, second], [second, first]):
+        result = owned_records(order, SEAL, (OP, 1))[1][OP]
+        assert set(result.payload["conflict"]) == {"recorded", "received"}
+        assert result.record_name == "ptah-result-3f9a2c7d1e"
+    same = record_manifest(_document(), OP, SEAL, name=fallback)
+    result = owned_records([same, first], SEAL, (OP, 1))[1][OP]
+    assert "conflict" not in result.payload
+    assert result.record_name == "ptah-result-3f9a2c7d1e"
 
 
 def test_a_record_sealed_under_the_previous_key_still_opens() -> None:
@@ -121,12 +150,14 @@ def test_a_record_sealed_under_the_previous_key_still_opens() -> None:
     old = ResultSeal.derived_from(b"o" * 32)
     rotated = ResultSeal.derived_from(b"n" * 32, [b"o" * 32])
     in_flight = record_manifest(_document(), OP, old)
-    fallback = record_manifest(_document(), OP, old, name=old.fallback_name(NS, OP))
+    fallback = record_manifest(_document(), OP, old, name=old.fallback_name(NS, OP, attempt=1))
     assert list(owned_records([in_flight], rotated)[1]) == [OP]
     assert list(owned_records([fallback], rotated)[1]) == [OP]
     new = record_manifest(_document(), OP, rotated)
     assert owned_records([new], old)[1] == {}
-    assert rotated.fallback_name(NS, OP) == ResultSeal.derived_from(b"n" * 32).fallback_name(NS, OP)
+    assert rotated.fallback_name(NS, OP, attempt=1) == ResultSeal.derived_from(
+        b"n" * 32
+    ).fallback_name(NS, OP, attempt=1)
 
 
 def test_unsealed_records_are_reported_once_each_in_bounded_memory() -> None:

@@ -73,6 +73,8 @@ class MemoryStore:
         self.held: set[str] = set()
         """Names of records a finalizer holds: a delete leaves them, being deleted."""
         self.terminating: set[str] = set()
+        self.late: list[bool] = []
+        """Per Event: whether it is about a report of an operation not in flight."""
 
     async def resource_uid(self, kind: str, namespace: str, name: str) -> str | None:
         if self.unavailable:
@@ -103,8 +105,11 @@ class MemoryStore:
         text = str(record["data"]["result.json"])
         return StoredRecord(text, seal, name in self.terminating)
 
-    async def record_event(self, resource: Mapping[str, str], reason: str, message: str) -> None:
+    async def record_event(
+        self, resource: Mapping[str, str], reason: str, message: str, *, late: bool = False
+    ) -> None:
         self.events.append((resource["name"], reason, message))
+        self.late.append(late)
 
     async def create_record(self, manifest: Mapping[str, Any]) -> bool:
         key = (manifest["metadata"]["namespace"], manifest["metadata"]["name"])
@@ -316,6 +321,7 @@ async def test_a_consumed_operation_takes_no_other_result_and_says_so() -> None:
     assert late.status == 409
     assert "not in flight" in late.body["error"]
     assert store.records == {}
+    assert store.late == [True], "the not-in-flight Warning has a rate-limit bucket of its own"
     assert [(name, reason) for name, reason, _ in store.events] == [("orders", "ResultConflict")]
     assert body_digest(canonical_json(json.loads(other))) in store.events[0][2]
     assert (await receive(store, KEY, NS, OP, BEARER, _body())).status == 409
@@ -361,7 +367,7 @@ async def test_a_record_the_endpoint_did_not_seal_gives_way_to_the_runners() -> 
     store.records[(NS, forged["metadata"]["name"])] = forged
     answer = await receive(store, KEY, NS, OP, BEARER, _body())
     assert (answer.status, answer.body["result"]) == (201, "created")
-    fallback = ResultSeal.derived_from(KEY).fallback_name(NS, OP)
+    fallback = ResultSeal.derived_from(KEY).fallback_name(NS, OP, attempt=1)
     record = store.records[(NS, fallback)]
     assert record["data"]["result.json"] == canonical_json(_document())
     assert [reason for _, reason, _ in store.events] == ["ResultBlocked"]
@@ -371,7 +377,7 @@ async def test_a_record_the_endpoint_did_not_seal_gives_way_to_the_runners() -> 
 
 SEAL = ResultSeal.derived_from(KEY)
 PRIMARY = "ptah-result-3f9a2c7d1e"
-FALLBACK = SEAL.fallback_name(NS, OP)
+FALLBACK = SEAL.fallback_name(NS, OP, attempt=1)
 
 
 async def test_a_record_held_under_the_operations_name_sends_the_report_to_the_fallback() -> None:
@@ -428,9 +434,94 @@ async def test_a_saved_record_of_an_earlier_attempt_is_not_this_attempts() -> No
     store.records[(NS, PRIMARY)] = saved
     store.attempt = 2
     answer = await receive(store, KEY, NS, OP, BEARER, _body())
-    assert (answer.status, answer.body["record"]) == (201, FALLBACK)
-    stored = store.records[(NS, FALLBACK)]
+    second = SEAL.fallback_name(NS, OP, attempt=2)
+    assert (answer.status, answer.body["record"]) == (201, second)
+    stored = store.records[(NS, second)]
     assert stored["metadata"]["annotations"]["operator.ptah.run/result-attempt"] == "2"
+
+
+async def test_a_held_fallback_of_one_attempt_does_not_block_the_next() -> None:
+    """Both names of attempt 1 held by finalizers (a writer's record under the operation's
+    name, the endpoint's own attempt-1 record under the fallback, left being deleted by the
+    clean-up): attempt 2's fallback is another name (the attempt is in its HMAC), so its
+    report is stored there, not refused with 503 for ever."""
+    store = MemoryStore()
+    store.records[(NS, PRIMARY)] = record_manifest(_document(), OP, ResultSeal())
+    store.held.add(PRIMARY)
+    first = await receive(store, KEY, NS, OP, BEARER, _body())
+    assert (first.status, first.body["record"]) == (201, FALLBACK)
+    store.held.add(FALLBACK)
+    store.terminating.add(FALLBACK)
+    store.attempt = 2
+    second = SEAL.fallback_name(NS, OP, attempt=2)
+    assert second != FALLBACK
+    answer = await receive(store, KEY, NS, OP, BEARER, _body())
+    assert (answer.status, answer.body["record"]) == (201, second)
+    assert SEAL.record_names(NS, OP, 2) == (PRIMARY, second)
+
+
+async def test_a_second_report_finds_the_first_under_any_of_the_operations_names() -> None:
+    """The runner's report went to the fallback past a writer's record, which the writer then
+    deletes: a second, different report (a token holder's) is not created under the freed
+    name, it is a conflict (409, the conflict record, a ResultConflict Warning), and the
+    controller takes neither; the runner's retry is still answered as stored."""
+    store = MemoryStore()
+    store.records[(NS, PRIMARY)] = record_manifest(_document(), OP, ResultSeal())
+    real = _body(_document(history={"verdict": "Dirty"}))
+    assert (await receive(store, KEY, NS, OP, BEARER, real)).body["record"] == FALLBACK
+    retry = await receive(store, KEY, NS, OP, BEARER, real)
+    assert (retry.status, retry.body["record"]) == (200, FALLBACK)
+    del store.records[(NS, PRIMARY)]
+    forged = _body(_document(history={"verdict": "NothingPending", "pendingCount": 0}))
+    answer = await receive(store, KEY, NS, OP, BEARER, forged)
+    assert answer.status == 409
+    assert [reason for _, reason, _ in store.events] == ["ResultBlocked", "ResultConflict"]
+    records = [dict(m) for m in store.records.values()]
+    _, results = owned_records(records, SEAL, (OP, 1))
+    assert "conflict" in results[OP].payload
+
+
+async def test_a_report_after_a_key_rotation_finds_the_record_under_the_old_fallback() -> None:
+    """The runner's record sits under the previous key's fallback: a different report after
+    the rotation is a conflict, never a second record the controller could take instead."""
+    old, new = b"o" * 32, b"n" * 32
+    token = f"Bearer {operation_token(old, NS, OP)}"
+    store = MemoryStore()
+    store.records[(NS, PRIMARY)] = record_manifest(_document(), OP, ResultSeal())
+    store.held.add(PRIMARY)
+    real = _body(_document(history={"verdict": "Dirty"}))
+    assert (await receive(store, old, NS, OP, token, real)).status == 201
+    forged = _body(_document(history={"verdict": "NothingPending", "pendingCount": 0}))
+    answer = await receive(store, new, NS, OP, token, forged, previous=(old,))
+    assert answer.status == 409
+    rotated = ResultSeal.derived_from(new, (old,))
+    records = [dict(m) for m in store.records.values()]
+    for order in (records, records[::-1]):
+        _, results = owned_records(order, rotated, (OP, 1))
+        assert "conflict" in results[OP].payload
+
+
+async def test_a_plan_is_already_there_only_as_the_endpoints_live_record() -> None:
+    """A schema Plan whose pieces are gone is answered as stored only when its record is the
+    endpoint's, sealed for this attempt and not being deleted: a writer's unsealed copy of
+    the body, or the endpoint's record once deleted, is no record, and the pieces are
+    checked (here: not stored, 409)."""
+    schema = {"kind": "PtahSchema", "namespace": NS, "name": "shop", "uid": "u-2"}
+    plan = {"changes": True, "pieces": [{"index": 0, "digest": "sha256:" + "b" * 64, "size": 4}]}
+    document = _document(type="Plan", resource=schema, plan=plan)
+    for sealed_by, terminating in ((ResultSeal(), False), (SEAL, True)):
+        store = MemoryStore()
+        store.resources[("PtahSchema", NS, "shop")] = "u-2"
+        store.claims[("PtahSchema", NS, "shop")] = OP
+        store.records[(NS, PRIMARY)] = record_manifest(document, OP, sealed_by)
+        if terminating:
+            store.terminating.add(PRIMARY)
+        answer = await receive(store, KEY, NS, OP, BEARER, _body(document))
+        assert answer.status == 409, answer.body
+        assert "piece 0" in answer.body["error"]
+    store.terminating.clear()
+    answer = await receive(store, KEY, NS, OP, BEARER, _body(document))
+    assert (answer.status, answer.body) == (200, {"record": PRIMARY, "result": "exists"})
 
 
 async def test_a_replaced_key_still_takes_the_reports_in_flight() -> None:
@@ -473,3 +564,29 @@ async def test_a_saved_token_floods_no_events() -> None:
     other = {**resource, "name": "invoices", "uid": "u-2"}
     await store.record_event(other, "ResultConflict", "refused")
     assert core.events[-1]["involvedObject"]["uid"] == "u-2"
+
+
+async def test_a_saved_token_hides_no_genuine_warning() -> None:
+    """The Warning buckets are per resource and reason, and reports of operations not in
+    flight have one of their own: a flood of those, or of ResultBlocked, leaves a genuine
+    ResultConflict (and ResultBlocked) of the operation in flight its Event."""
+
+    class Core:
+        def __init__(self) -> None:
+            self.events: list[dict[str, Any]] = []
+
+        async def create_namespaced_event(self, namespace: str, body: dict[str, Any]) -> None:
+            self.events.append(body)
+
+    store = KubernetesResultStore(k8s_client.ApiClient(k8s_client.Configuration()))
+    core = Core()
+    store._core = core
+    resource = dict(RESOURCE)
+    for _ in range(50):
+        await store.record_event(resource, "ResultBlocked", "held")
+    await store.record_event(resource, "ResultConflict", "genuine")
+    assert core.events[-1]["message"] == "genuine"
+    for _ in range(50):
+        await store.record_event(resource, "ResultConflict", "late", late=True)
+    await store.record_event(resource, "ResultConflict", "genuine again")
+    assert core.events[-1]["message"] == "genuine again"

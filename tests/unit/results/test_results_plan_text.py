@@ -35,7 +35,9 @@ class NoStore:
     async def read_stored(self, namespace: str, name: str) -> StoredRecord | None:
         raise AssertionError("asked")
 
-    async def record_event(self, resource: Mapping[str, str], reason: str, message: str) -> None:
+    async def record_event(
+        self, resource: Mapping[str, str], reason: str, message: str, *, late: bool = False
+    ) -> None:
         raise AssertionError("asked")
 
     async def create_record(self, manifest: Mapping[str, Any]) -> bool:
