@@ -71,7 +71,7 @@ mutate: venv
 	$(PY) hack/mutation_report.py $(foreach m,$(MUTANTS),'$(m)')
 
 demo: deps venv control-plane image
-	$(PY) hack/demo.py
+	$(PY) hack/demo.py $(if $(KEEP),--keep)
 
 # Benchmarks print figures and their baselines side by side; they are not part of `make test`.
 # The schema benchmark's peers (SQLAlchemy's Inspector, schemainspect as migra uses it) live
