@@ -24,9 +24,8 @@ import sys
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import TracebackType
 
-from localstack.process import Process, StackError, free_port, port_open, run
+from localstack.process import OneProcessServer, Process, StackError, free_port, port_open, run
 
 HTTP_BACKEND = "/usr/lib/git-core/git-http-backend"
 AUTH_FILE = "ptah-http-auth"
@@ -271,7 +270,7 @@ class GitRepo:
         self.git("push", "--quiet", "origin", f":{ref}")
 
 
-class GitServer:
+class GitServer(OneProcessServer):
     """`with GitServer(workdir) as git:`; `git.create_repo("name")` -> GitRepo."""
 
     def __init__(self, workdir: Path, port: int | None = None) -> None:
@@ -334,23 +333,6 @@ class GitServer:
         self._proc.start()
         self._proc.wait_until(lambda: port_open(self.port), 30, "listening")
         return self
-
-    def stop(self) -> None:
-        if self._proc is not None:
-            self._proc.stop()
-            self._proc = None
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self) -> GitServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def main(argv: list[str] | None = None) -> int:

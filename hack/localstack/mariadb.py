@@ -10,9 +10,8 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from types import TracebackType
 
-from localstack.process import Process, StackError, free_port, port_open, run
+from localstack.process import OneProcessServer, Process, StackError, free_port, port_open, run
 
 
 def _need(binary: str) -> str:
@@ -24,7 +23,7 @@ def _need(binary: str) -> str:
     return path
 
 
-class MariaDBServer:
+class MariaDBServer(OneProcessServer):
     """Start with `with MariaDBServer(workdir) as db:`; `db.admin_url` reaches it as root."""
 
     engine = "mariadb"
@@ -106,20 +105,3 @@ class MariaDBServer:
             "mariadb ping",
         )
         return True
-
-    def stop(self) -> None:
-        if self._proc is not None:
-            self._proc.stop()
-            self._proc = None
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self) -> MariaDBServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

@@ -10,11 +10,9 @@ from __future__ import annotations
 import glob
 import os
 import pwd
-import shutil
 from pathlib import Path
-from types import TracebackType
 
-from localstack.process import Process, StackError, free_port, port_open, run
+from localstack.process import OneProcessServer, Process, StackError, free_port, port_open, run
 
 ADMIN_USER = "postgres"
 
@@ -36,7 +34,7 @@ def find_bindir() -> Path:
     return Path(candidates[-1]).parent
 
 
-class PostgresServer:
+class PostgresServer(OneProcessServer):
     """Start with `with PostgresServer(workdir) as pg:`; `pg.admin_url` reaches it as superuser."""
 
     engine = "postgresql"
@@ -122,20 +120,3 @@ class PostgresServer:
             "pg_isready",
         )
         return result.returncode == 0
-
-    def stop(self) -> None:
-        if self._proc is not None:
-            self._proc.stop()
-            self._proc = None
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self) -> PostgresServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

@@ -5,12 +5,15 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from types import TracebackType
+from typing import Self
 
 
 class StackError(RuntimeError):
@@ -133,3 +136,34 @@ def run(argv: Sequence[str], what: str, **kwargs: object) -> subprocess.Complete
             f"{what} failed ({result.returncode}): {result.stderr.strip() or result.stdout.strip()}"
         )
     return result  # type: ignore[no-any-return]
+
+
+class OneProcessServer:
+    """A server the stack runs as one `Process` in a throwaway directory of its own.
+
+    A subclass sets `workdir` and `_proc` and writes `start` (returning itself);
+    `with Server(...) as server:` starts it, and stopping it ends the process and removes the
+    directory, also when the body raised."""
+
+    workdir: Path
+    _proc: Process | None
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        if self._proc is not None:
+            self._proc.stop()
+            self._proc = None
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -15,13 +15,12 @@ import shutil
 import urllib.parse
 import urllib.request
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import yaml
 
 from localstack.controlplane import REPO
-from localstack.process import Process, StackError, free_port, port_open
+from localstack.process import OneProcessServer, Process, StackError, free_port, port_open
 
 BINARY = "prometheus"
 RULES = REPO / "deploy" / "prometheus" / "ptah-rules.yaml"
@@ -56,7 +55,7 @@ def dashboard_queries(path: Path = DASHBOARD) -> list[tuple[str, str]]:
     return queries
 
 
-class PrometheusServer:
+class PrometheusServer(OneProcessServer):
     """`with PrometheusServer(workdir, ["127.0.0.1:8080"]) as prom:`; `prom.url` is its address."""
 
     def __init__(
@@ -155,20 +154,3 @@ class PrometheusServer:
         """The alerts pending or firing now."""
         alerts: list[dict[str, Any]] = self.api("alerts")["alerts"]
         return alerts
-
-    def stop(self) -> None:
-        if self._proc is not None:
-            self._proc.stop()
-            self._proc = None
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self) -> PrometheusServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

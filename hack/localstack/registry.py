@@ -16,9 +16,8 @@ import shutil
 import urllib.request
 import warnings
 from pathlib import Path
-from types import TracebackType
 
-from localstack.process import Process, StackError, free_port, port_open
+from localstack.process import OneProcessServer, Process, StackError, free_port, port_open
 
 BINARY = "docker-registry"
 
@@ -35,7 +34,7 @@ def _bcrypt(password: str) -> str:
     return hashed
 
 
-class OciRegistry:
+class OciRegistry(OneProcessServer):
     """`with OciRegistry(workdir) as reg:`; `reg.host` is `127.0.0.1:PORT`, `reg.ref(repo,
     tag)` an `oci://` reference, `reg.root` the storage directory."""
 
@@ -116,20 +115,3 @@ class OciRegistry:
                 return int(answer.status) == 200
         except urllib.error.HTTPError as exc:
             return exc.code == 401 and (self.auth is not None or self.token_auth is not None)
-
-    def stop(self) -> None:
-        if self._proc is not None:
-            self._proc.stop()
-            self._proc = None
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self) -> OciRegistry:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()

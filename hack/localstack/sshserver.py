@@ -25,15 +25,14 @@ import os
 import secrets
 import shutil
 from pathlib import Path
-from types import TracebackType
 
-from localstack.process import Process, StackError, free_port, port_open, run
+from localstack.process import OneProcessServer, Process, StackError, free_port, port_open, run
 
 SSHD = "/usr/sbin/sshd"
 GIT_SHELL = "/usr/bin/git-shell"
 
 
-class SshGitServer:
+class SshGitServer(OneProcessServer):
     """`with SshGitServer(workdir, repos_root) as ssh:` ... `ssh.url_for(name)`."""
 
     def __init__(self, workdir: Path, root: Path, port: int | None = None) -> None:
@@ -142,23 +141,6 @@ class SshGitServer:
         self._proc.start()
         self._proc.wait_until(lambda: port_open(self.port), 30, "listening")
         return self
-
-    def stop(self) -> None:
-        if self._proc is not None:
-            self._proc.stop()
-            self._proc = None
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
-    def __enter__(self) -> SshGitServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
 
 def _keygen(path: Path) -> None:
