@@ -76,6 +76,8 @@ from ptah_operator.reconcile.schedule import (
     CLEANUP_CHECK,
     JOB_RECREATE_CHECK,
     LEASE_WAIT,
+    POD_STOP_CHECK,
+    POD_STOP_MARGIN,
     RESULT_GRACE,
     RUN_CAP,
     interval,
@@ -166,21 +168,16 @@ def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | No
     result = world.results.get(claim.operation_id)
     status = draft.status
 
-    if claim.job_uid is None and job is None and result is not None and draft.now >= _cap(claim):
-        # A result and never a Job, past the hard cap: nobody can account for the run.
-        _accept(draft, claim)
-        status.active_operation = claim
-        _end_unknown(draft, claim, None, f"Job {name} was never seen; its result is not taken")
-        return
     if claim.job_uid is None and job is not None:
         _accept(draft, claim)
         claim = claim.model_copy(update={"job_uid": job.uid})
     claim = _track_lease(draft, claim)
     status.active_operation = claim
 
+    if claim.job_uid is None and (result is not None or claim.operation_id in world.running_pods):
+        _begun_unseen(draft, claim, name)
+        return
     if claim.job_uid is None:
-        # A result before its Job was ever seen is no run's word: whoever holds the operation's
-        # token could have posted it (issue #18). The claim goes on as if none had come.
         why = _withdrawal(draft, claim, refusal)
         if why is None and status.unresolved_run is not None:
             # The gate again (MIG-46): a claim whose Job never showed, beside a held run (as
@@ -197,6 +194,28 @@ def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | No
             _recreate(draft, claim)
         return
     _follow_dispatched(draft, claim, name, job, result)
+
+
+def _begun_unseen(draft: MigrationDraft, claim: ActiveOperation, name: str) -> None:
+    """The Job was never seen, but the run has begun: a result came, or a Pod of it runs (the
+    Job deleted with its Pods orphaned before a pass recorded its UID). Nothing is withdrawn
+    and no Job made again, which would run the Apply twice; the result is not taken either (no
+    run's word: whoever holds the operation's token could have posted it, issue #18). The run
+    is over at its hard cap, from the claim, once no Pod of it runs: Unknown, read back."""
+    running = claim.operation_id in draft.world.running_pods
+    cap = _cap(claim)
+    if draft.now >= cap and (not running or draft.now >= cap + POD_STOP_MARGIN):
+        _accept(draft, claim)
+        _end_unknown(draft, claim, None, f"Job {name} was never seen; its result is not taken")
+        return
+    why = f"Job {name} was never seen but the run has begun"
+    if running:
+        why += "; a Pod of it still runs"
+    draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
+    if draft.now < cap:
+        draft.wake_at(cap)
+    else:
+        draft.wake_in(POD_STOP_CHECK)
 
 
 def _track_lease(draft: MigrationDraft, claim: ActiveOperation) -> ActiveOperation:

@@ -67,6 +67,8 @@ from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
     JOB_RECREATE_CHECK,
     LEASE_WAIT,
+    POD_STOP_CHECK,
+    POD_STOP_MARGIN,
     RESULT_GRACE,
     RUN_CAP,
     failure_retry_interval,
@@ -137,12 +139,6 @@ def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None)
     name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
     job = world.jobs.get(name)
     result = world.results.get(claim.operation_id)
-    if claim.job_uid is None and job is None and result is not None and draft.now >= _cap(claim):
-        # A result and never a Job, past the hard cap: nobody can account for the Apply.
-        _accept(draft, claim)
-        draft.status.active_operation = claim
-        _end(draft, claim, None, None, f"Job {name} was never seen; its result is not taken")
-        return
     if claim.job_uid is None and job is not None:
         claim = claim.model_copy(update={"job_uid": job.uid})
         _accept(draft, claim)
@@ -152,6 +148,9 @@ def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None)
     # A result before its Job was ever seen is no Apply's word: whoever holds the operation's
     # token could have posted it (issue #18). The claim goes on as if none had come.
     dispatched = claim.job_uid is not None
+    if not dispatched and (result is not None or claim.operation_id in world.running_pods):
+        _begun_unseen(draft, claim, name)
+        return
     if not dispatched:
         why = _withdrawal(draft, claim, refusal)
         if why is not None:
@@ -160,6 +159,28 @@ def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None)
         _undispatched(draft, claim)
         return
     _follow_dispatched(draft, claim, name, job, result)
+
+
+def _begun_unseen(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
+    """The Job was never seen, but the Apply has begun: a result came, or a Pod of it runs (the
+    Job deleted with its Pods orphaned before a pass recorded its UID). Nothing is withdrawn
+    and no Job made again, which would run the Apply twice; the result is not taken either.
+    The Apply is over at its hard cap, from the claim, once no Pod of it runs: no outcome,
+    proved."""
+    running = claim.operation_id in draft.world.running_pods
+    cap = _cap(claim)
+    if draft.now >= cap and (not running or draft.now >= cap + POD_STOP_MARGIN):
+        _accept(draft, claim)
+        _end(draft, claim, None, None, f"Job {name} was never seen; its result is not taken")
+        return
+    why = f"Job {name} was never seen but the Apply has begun"
+    if running:
+        why += "; a Pod of it still runs"
+    draft.stand(applying(claim.plan.name if claim.plan else "?", why))
+    if draft.now < cap:
+        draft.wake_at(cap)
+    else:
+        draft.wake_in(POD_STOP_CHECK)
 
 
 def _follow_dispatched(
