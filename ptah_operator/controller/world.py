@@ -304,6 +304,7 @@ def job_state(
         snapshot_refused=snapshot_refused,
         pod_problem=problem[1] if problem is not None else None,
         suspended=bool((job.get("spec") or {}).get("suspend")),
+        created_at=parse_time(meta.get("creationTimestamp")),
     )
 
 

@@ -170,7 +170,7 @@ def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | No
 
     if claim.job_uid is None and job is not None:
         _accept(draft, claim)
-        claim = claim.model_copy(update={"job_uid": job.uid})
+        claim = claim.model_copy(update={"job_uid": job.uid, "job_created_at": job.created_at})
     claim = _track_lease(draft, claim)
     status.active_operation = claim
 
@@ -309,26 +309,38 @@ def _follow_dispatched(
     _end_unknown(draft, claim, job, f"Job {name} ended without a readable result")
 
 
-def _cap(claim: ActiveOperation) -> dt.datetime:
-    return claim.started_at + RUN_CAP
+def _cap(claim: ActiveOperation, job: JobState | None = None) -> dt.datetime:
+    """The hard cap: RUN_CAP from the Job's creation once the Job was seen (a Job may be
+    created long after its claim: refused and retried, or after an API outage), else from the
+    claim."""
+    created = job.created_at if job is not None else None
+    created = created or claim.job_created_at
+    return max(claim.started_at, created or claim.started_at) + RUN_CAP
 
 
 def _not_over(
     draft: MigrationDraft, claim: ActiveOperation, job: JobState | None, why: str
 ) -> None:
     """The run is not over: the claim and the Lease stay, and status says why; but any run is
-    over at its hard cap (RUN_CAP from the claim): Unknown, its Job deleted, read back."""
+    over at its hard cap (`_cap`): its Job is deleted then, and once no Pod of it runs (or
+    POD_STOP_MARGIN later, whatever runs) it ends Unknown, read back."""
     name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
-    if draft.now >= _cap(claim):
+    cap = _cap(claim, job)
+    if draft.now >= cap:
         if job is not None:
             draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+        if claim.operation_id in draft.world.running_pods and draft.now < cap + POD_STOP_MARGIN:
+            why = f"past its hard cap: Job {name} is deleted, and a Pod of it still runs"
+            draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
+            draft.wake_in(POD_STOP_CHECK)
+            return
         minutes = int(RUN_CAP.total_seconds() // 60)
         _end_unknown(
-            draft, claim, job, f"the run was not over {minutes} minutes after it was claimed"
+            draft, claim, job, f"the run was not over {minutes} minutes after its Job was made"
         )
         return
     draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
-    draft.wake_at(_cap(claim))
+    draft.wake_at(cap)
 
 
 # --- before dispatch ---------------------------------------------------------------------------

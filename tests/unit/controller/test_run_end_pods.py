@@ -97,3 +97,12 @@ def test_an_orphaned_pod_wakes_the_resource_it_is_labelled_with() -> None:
         {"operator.ptah.run/owner-kind": "PtahMigration", "operator.ptah.run/owner-name": "o"}
     )
     assert watches.pod_keys(orphan) == ["ns/o"]
+
+
+def test_a_jobs_creation_time_is_read_for_its_hard_cap() -> None:
+    made = job()
+    made["metadata"]["creationTimestamp"] = "2026-09-01T12:00:00Z"
+    created = job_state(made).created_at
+    assert created is not None
+    assert created.isoformat() == "2026-09-01T12:00:00+00:00"
+    assert job_state(job()).created_at is None

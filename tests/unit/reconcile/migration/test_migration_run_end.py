@@ -100,7 +100,12 @@ def test_any_run_ends_unknown_at_its_hard_cap() -> None:
     assert status_of(before, reconcile_migration(before)).phase == MigrationPhase.APPLYING
     late = _pods_running(later(world, RUN_CAP + dt.timedelta(seconds=1)), claim_id(world))
     decision = reconcile_migration(late)
-    after = status_of(late, decision)
+    assert _job_deleted(decision)
+    assert status_of(late, decision).phase == MigrationPhase.APPLYING
+    # A Pod still running well past the cap is stuck or forged: the run ends all the same.
+    stuck = later(late, POD_STOP_MARGIN)
+    decision = reconcile_migration(stuck)
+    after = status_of(stuck, decision)
     assert after.phase == MigrationPhase.BLOCKED
     assert after.last_run is not None
     assert after.last_run.outcome == RunOutcome.UNKNOWN
@@ -197,3 +202,24 @@ def test_a_result_whose_job_was_never_seen_creates_no_job_and_withdraws_nothing(
     last = status(over).last_run
     assert last is not None
     assert last.outcome == RunOutcome.UNKNOWN
+
+
+def test_the_hard_cap_counts_from_a_late_jobs_creation() -> None:
+    # Review finding 3: a Job created after an API outage, long after the claim; the cap
+    # counts from the Job's creation, and at the cap the run ends only once no Pod of it runs.
+    world = applying(dispatched=False)
+    late_job = step(later(world, RUN_CAP))
+    running = _pods_running(late_job, claim_id(late_job))
+    decision = reconcile_migration(running)
+    assert status_of(running, decision).phase == MigrationPhase.APPLYING
+    assert not _job_deleted(decision)
+    capped = later(step(running), RUN_CAP + dt.timedelta(seconds=1))
+    decision = reconcile_migration(capped)
+    assert _job_deleted(decision)
+    after = status_of(capped, decision)
+    assert after.phase == MigrationPhase.APPLYING
+    assert after.message is not None
+    assert "Pod" in after.message
+    assert not _released(decision)
+    over = step(dataclasses.replace(step(capped), running_pods=frozenset()))
+    assert status(over).phase == MigrationPhase.BLOCKED

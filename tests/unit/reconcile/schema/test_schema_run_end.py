@@ -25,6 +25,7 @@ from ptah_operator.reconcile.world import JobPhase
 from tests.unit.reconcile.schema.worlds import (
     applying,
     claim_id,
+    claim_of,
     job_of,
     later,
     observing,
@@ -89,7 +90,11 @@ def test_any_apply_ends_at_its_hard_cap() -> None:
     late = _pods_running(later(world, RUN_CAP + dt.timedelta(seconds=1)), claim_id(world))
     decision = reconcile_schema(late)
     assert _job_deleted(decision)
-    _proof_starts(step(late))
+    assert status_of(late, decision).phase == SchemaPhase.APPLYING
+    # A Pod still running well past the cap is stuck or forged: the Apply ends all the same.
+    stuck = later(late, POD_STOP_MARGIN)
+    assert _job_deleted(reconcile_schema(stuck))
+    _proof_starts(step(stuck))
 
 
 def test_an_apply_whose_result_never_arrived_is_proved_at_once() -> None:
@@ -172,3 +177,32 @@ def test_a_result_whose_job_was_never_seen_creates_no_job_and_withdraws_nothing(
         assert job_of(decision) is None
         assert not _released(decision)
     _proof_starts(step(later(early, RUN_CAP + dt.timedelta(seconds=1))))
+
+
+def test_the_hard_cap_counts_from_a_late_jobs_creation() -> None:
+    # Review finding 3: a refused Apply keeps its claim across retries, so its Job may be
+    # created long after the claim; the cap counts from the Job's creation.
+    world = applying(dispatched=False)
+    claim = claim_of(world)
+    refused = step(
+        dataclasses.replace(
+            world, jobs={}, job_refusals={claim.job_name: "exceeded quota: count/jobs.batch"}
+        )
+    )
+    retried = step(dataclasses.replace(later(refused, RUN_CAP), job_refusals={}))
+    assert claim.job_name in retried.jobs
+    running = _pods_running(retried, claim.operation_id)
+    decision = reconcile_schema(running)
+    assert status_of(running, decision).phase == SchemaPhase.APPLYING
+    assert not _job_deleted(decision)
+    # At the cap from the Job's creation its Job goes, but the Apply ends only once no Pod of
+    # it runs.
+    capped = later(step(running), RUN_CAP + dt.timedelta(seconds=1))
+    decision = reconcile_schema(capped)
+    assert _job_deleted(decision)
+    after = status_of(capped, decision)
+    assert after.phase == SchemaPhase.APPLYING
+    assert after.message is not None
+    assert "Pod" in after.message
+    assert not _released(decision)
+    _proof_starts(step(dataclasses.replace(step(capped), running_pods=frozenset())))
