@@ -365,6 +365,9 @@ class ActiveOperation(ApiModel):
     job_name: LabelName | None = None
     """The Job's reserved name, deterministic from operationID."""
     job_uid: Uid | None = Field(default=None, alias="jobUID")
+    job_created_at: Timestamp | None = None
+    """When the Job was created (its creationTimestamp), recorded with jobUID: an Apply's hard
+    cap counts from it, and still does once the Job is gone."""
     started_at: Timestamp
     attempt: int = Field(default=1, ge=1)
     retry_at: Timestamp | None = None

@@ -29,6 +29,7 @@ BY_OWNER_UID = "owner-uid"
 BY_MIGRATION_NAME = "migration-name"
 BY_SCHEMA_NAME = "schema-name"
 BY_JOB_UID = "job-uid"
+BY_POD_NAME_STEM = "pod-name-stem"
 
 
 def spec_of(obj: KubeObject) -> Mapping[str, Any]:
@@ -101,6 +102,18 @@ def index_job_uid(obj: KubeObject) -> list[str]:
     """A Pod under the UID of the Job that controls it (not a "namespace/name" key)."""
     uid = job_uid_of_pod(obj)
     return [uid] if uid else []
+
+
+def pod_name_stem(name: str) -> str:
+    """The name a Pod's name was generated from: a Job's Pod is `<job name>-<suffix>`."""
+    return name.rsplit("-", 1)[0] if "-" in name else ""
+
+
+def index_pod_name_stem(obj: KubeObject) -> list[str]:
+    """A Pod under "namespace/<the name its name was generated from>" (a Job's name, for a
+    Job's Pod); a Pod's name cannot change, as its labels can."""
+    stem = pod_name_stem(str(metadata(obj).get("name", "")))
+    return [f"{metadata(obj).get('namespace')}/{stem}"] if stem else []
 
 
 def job_pod_keys(job: KubeObject) -> list[str]:

@@ -33,10 +33,10 @@ from ptah_operator.api.constants import (
     ANNOTATION_RESULT_SEAL,
     GROUP,
     LABEL_OPERATION_ID,
-    LABEL_OWNER_UID,
     LABEL_SNAPSHOT,
     VERSION,
     Kind,
+    OperationType,
 )
 from ptah_operator.api.content import MAX_SNAPSHOT_BYTES, ContentError, digest_of_files
 from ptah_operator.api.contracts.codes import ExitCode
@@ -46,6 +46,7 @@ from ptah_operator.api.names import (
     PIECE_KEY,
     RESULT_KEY,
     RESULT_PREFIX,
+    job_name,
     realm_lease_name,
     result_record_name,
 )
@@ -57,11 +58,14 @@ from ptah_operator.controller.indexes import (
     BY_COORDINATION_KEY,
     BY_JOB_UID,
     BY_OWNER_UID,
+    BY_POD_NAME_STEM,
     PRIMARY_INDEXES,
     index_job_uid,
     index_owner_uid,
+    index_pod_name_stem,
     job_pod_keys,
     job_uid_of_pod,
+    pod_name_stem,
     spec_of,
 )
 from ptah_operator.reconcile.schema.world import PlanText
@@ -300,6 +304,7 @@ def job_state(
         snapshot_refused=snapshot_refused,
         pod_problem=problem[1] if problem is not None else None,
         suspended=bool((job.get("spec") or {}).get("suspend")),
+        created_at=parse_time(meta.get("creationTimestamp")),
     )
 
 
@@ -310,26 +315,31 @@ def pod_running(pod: KubeObject) -> bool:
 
 
 def running_operations(
-    owner_uid: str,
     jobs: Iterable[tuple[KubeObject, Iterable[KubeObject]]],
-    labelled: Iterable[KubeObject],
+    named: Iterable[tuple[str, str, Iterable[KubeObject]]],
+    namespace: str | None = None,
 ) -> frozenset[str]:
-    """The operations of the resource `owner_uid` with a Pod still running: a Pod whose
-    controlling owner reference is one of its Jobs (`jobs`: each Job with the Pods found under
-    its UID), or one of `labelled` that carries the resource's owner label and an operation's
-    label, as a Pod orphaned by its Job's deletion still does. Labels count here only, for
-    keeping a run open (issue #18): they never make a Pod a Job's (`job_state`)."""
+    """The operations of a resource with a Pod still running: a Pod whose controlling owner
+    reference is one of its Jobs (`jobs`: each Job with the Pods found under its UID), or, for
+    `named` (the claim's operation id, its Job's name, and the Pods found under that name), a
+    Pod named `<job name>-<suffix>` in `namespace`, as a Pod orphaned by its Job's deletion
+    still is. A Pod's name cannot change, where its labels can, so removing a label does not
+    end a run (issue #18); a Pod made under such a name can only keep a run open (until its
+    hard cap). This counts for keeping a run open only: it never makes a Pod a Job's
+    (`job_state`)."""
     found: set[str] = set()
     for job, pods in jobs:
         uid = str(metadata(job).get("uid"))
         operation = (metadata(job).get("labels") or {}).get(LABEL_OPERATION_ID)
         if operation and any(job_uid_of_pod(p) == uid and pod_running(p) for p in pods):
             found.add(str(operation))
-    for pod in labelled:
-        labels = metadata(pod).get("labels") or {}
-        operation = labels.get(LABEL_OPERATION_ID)
-        if operation and labels.get(LABEL_OWNER_UID) == owner_uid and pod_running(pod):
-            found.add(str(operation))
+    for operation, name, pods in named:
+        for pod in pods:
+            meta = metadata(pod)
+            if namespace is not None and meta.get("namespace") != namespace:
+                continue
+            if pod_name_stem(str(meta.get("name", ""))) == name and pod_running(pod):
+                found.add(operation)
     return frozenset(found)
 
 
@@ -612,7 +622,12 @@ class SharedCaches:
         self.configmaps = manager.informer(CONFIG_MAPS, indexers={BY_OWNER_UID: index_owner_uid})
         self.jobs = manager.informer(JOBS, indexers={BY_OWNER_UID: index_owner_uid})
         self.pods = manager.informer(
-            PODS, indexers={BY_JOB_UID: index_job_uid, BY_OWNER_UID: index_owner_uid}
+            PODS,
+            indexers={
+                BY_JOB_UID: index_job_uid,
+                BY_OWNER_UID: index_owner_uid,
+                BY_POD_NAME_STEM: index_pod_name_stem,
+            },
         )
         self.onsets = ProblemOnsets()
         """When each Job's Pod was first seen unable to start (the Pod API has no such time)."""
@@ -644,9 +659,9 @@ class SharedCaches:
         snapshots, results = owned_records(owned, self.seal, claim)
         jobs = self.job_states(namespace, uid, now)
         running_pods = running_operations(
-            uid,
             ((j, self._pods_of(j)) for j in self.jobs.store.by_index(BY_OWNER_UID, uid)),
-            self.pods.store.by_index(BY_OWNER_UID, uid),
+            self._named_pods(namespace, claim[0] if claim is not None else None),
+            namespace,
         )
         claimants = self.claimants(spec.target.coordination_key)
         realm, realm_missing = self.realm(spec.target.realm)
@@ -699,6 +714,20 @@ class SharedCaches:
                 for j in self.jobs.store.by_index(BY_OWNER_UID, uid)
             )
         }
+
+    def _named_pods(
+        self, namespace: str, operation_id: str | None
+    ) -> list[tuple[str, str, list[KubeObject]]]:
+        """The Pods in `namespace` named after each Job the claimed operation may have (its
+        Job's name follows from its type and id), for `running_operations`."""
+        if operation_id is None:
+            return []
+        named = []
+        for operation_type in OperationType:
+            name = job_name(operation_type, operation_id)
+            pods = self.pods.store.by_index(BY_POD_NAME_STEM, f"{namespace}/{name}")
+            named.append((operation_id, name, pods))
+        return named
 
     def _pods_of(self, job: KubeObject) -> list[KubeObject]:
         """The Pods a Job controls (by its UID)."""

@@ -22,11 +22,21 @@ having left none. The runner stores its result before it exits, so the record is
 moment behind the Job's end; a minute covers a slow watch without delaying a real loss much."""
 
 RUN_CAP = dt.timedelta(seconds=ACTIVE_DEADLINE_SECONDS) + dt.timedelta(minutes=15)
-"""The longest an operation's claim is followed, from when it was written: the Job's
-activeDeadlineSeconds (the Job controller ends it then, unless someone suspended or edited it)
+"""The longest an Apply is followed, from its Job's creation (from the claim while no Job was
+seen; reconcile/*/apply.py `_cap`): the Job's activeDeadlineSeconds (the Job controller ends it then, unless someone suspended or edited it)
 and a margin for its Pods to stop and its result to show. A run still not over then ends
 Unknown (an Apply is held and read back); nothing holds the claim and the realm Lease for ever
 (issue #18; docs/design/lifecycle-decisions.md, "When a run is over")."""
+
+POD_STOP_MARGIN = dt.timedelta(minutes=15)
+"""How long past its hard cap a run waits for its Pods to stop (its Job deleted at the cap takes
+them with it, each within its termination grace). A Pod still running then is stuck on its node
+or was made by someone else under the Job's name; the run ends Unknown all the same, so no Pod
+holds a claim and the realm Lease for ever (issue #18, fourth review)."""
+
+POD_STOP_CHECK = dt.timedelta(seconds=30)
+"""How often a run past its hard cap, with a Pod of it still running, looks again (the Pod's
+own events wake it sooner)."""
 
 REALM_RECHECK = dt.timedelta(seconds=60)
 """A realm refusal is taken again at least once a minute (SCH-50)."""

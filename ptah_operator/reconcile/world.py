@@ -93,6 +93,9 @@ class JobState:
     suspended: bool = False
     """Someone set the Job's `spec.suspend`: the Job controller runs no Pod of it, and never
     ends it, while it stays so."""
+    created_at: dt.datetime | None = None
+    """When the Job was created (metadata.creationTimestamp, which nobody can change): a run's
+    hard cap counts from it (issue #18, fourth review)."""
 
 
 @dataclass(frozen=True)

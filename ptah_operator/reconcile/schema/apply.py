@@ -67,6 +67,8 @@ from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
     JOB_RECREATE_CHECK,
     LEASE_WAIT,
+    POD_STOP_CHECK,
+    POD_STOP_MARGIN,
     RESULT_GRACE,
     RUN_CAP,
     failure_retry_interval,
@@ -137,14 +139,8 @@ def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None)
     name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
     job = world.jobs.get(name)
     result = world.results.get(claim.operation_id)
-    if claim.job_uid is None and job is None and result is not None and draft.now >= _cap(claim):
-        # A result and never a Job, past the hard cap: nobody can account for the Apply.
-        _accept(draft, claim)
-        draft.status.active_operation = claim
-        _end(draft, claim, None, None, f"Job {name} was never seen; its result is not taken")
-        return
     if claim.job_uid is None and job is not None:
-        claim = claim.model_copy(update={"job_uid": job.uid})
+        claim = claim.model_copy(update={"job_uid": job.uid, "job_created_at": job.created_at})
         _accept(draft, claim)
     claim = leases.track(draft, claim)
     draft.status.active_operation = claim
@@ -152,6 +148,9 @@ def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None)
     # A result before its Job was ever seen is no Apply's word: whoever holds the operation's
     # token could have posted it (issue #18). The claim goes on as if none had come.
     dispatched = claim.job_uid is not None
+    if not dispatched and (result is not None or claim.operation_id in world.running_pods):
+        _begun_unseen(draft, claim, name)
+        return
     if not dispatched:
         why = _withdrawal(draft, claim, refusal)
         if why is not None:
@@ -160,6 +159,28 @@ def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None)
         _undispatched(draft, claim)
         return
     _follow_dispatched(draft, claim, name, job, result)
+
+
+def _begun_unseen(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
+    """The Job was never seen, but the Apply has begun: a result came, or a Pod of it runs (the
+    Job deleted with its Pods orphaned before a pass recorded its UID). Nothing is withdrawn
+    and no Job made again, which would run the Apply twice; the result is not taken either.
+    The Apply is over at its hard cap, from the claim, once no Pod of it runs: no outcome,
+    proved."""
+    running = claim.operation_id in draft.world.running_pods
+    cap = _cap(claim)
+    if draft.now >= cap and (not running or draft.now >= cap + POD_STOP_MARGIN):
+        _accept(draft, claim)
+        _end(draft, claim, None, None, f"Job {name} was never seen; its result is not taken")
+        return
+    why = f"Job {name} was never seen but the Apply has begun"
+    if running:
+        why += "; a Pod of it still runs"
+    draft.stand(applying(claim.plan.name if claim.plan else "?", why))
+    if draft.now < cap:
+        draft.wake_at(cap)
+    else:
+        draft.wake_in(POD_STOP_CHECK)
 
 
 def _follow_dispatched(
@@ -232,22 +253,34 @@ def _follow_dispatched(
     _end(draft, claim, job, None, f"Job {name} ended without a readable result")
 
 
-def _cap(claim: ActiveOperation) -> dt.datetime:
-    return claim.started_at + RUN_CAP
+def _cap(claim: ActiveOperation, job: JobState | None = None) -> dt.datetime:
+    """The hard cap: RUN_CAP from the Job's creation once the Job was seen (a Job may be
+    created long after its claim: refused and retried, or after an API outage), else from the
+    claim."""
+    created = job.created_at if job is not None else None
+    created = created or claim.job_created_at
+    return max(claim.started_at, created or claim.started_at) + RUN_CAP
 
 
 def _not_over(draft: SchemaDraft, claim: ActiveOperation, job: JobState | None, why: str) -> None:
     """The Apply is not over: the claim and the Lease stay, and status says why; but any Apply
-    is over at its hard cap (RUN_CAP from the claim): no outcome, its Job deleted, proved."""
+    is over at its hard cap (`_cap`): its Job is deleted then, and once no Pod of it runs (or
+    POD_STOP_MARGIN later, whatever runs) it ends with no outcome, proved."""
     name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
-    if draft.now >= _cap(claim):
+    cap = _cap(claim, job)
+    if draft.now >= cap:
         if job is not None:
             draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+        if claim.operation_id in draft.world.running_pods and draft.now < cap + POD_STOP_MARGIN:
+            why = f"past its hard cap: Job {name} is deleted, and a Pod of it still runs"
+            draft.stand(applying(claim.plan.name if claim.plan else "?", why))
+            draft.wake_in(POD_STOP_CHECK)
+            return
         minutes = int(RUN_CAP.total_seconds() // 60)
-        _end(draft, claim, job, None, f"it was not over {minutes} minutes after it was claimed")
+        _end(draft, claim, job, None, f"it was not over {minutes} minutes after its Job was made")
         return
     draft.stand(applying(claim.plan.name if claim.plan else "?", why))
-    draft.wake_at(_cap(claim))
+    draft.wake_at(cap)
 
 
 # --- before dispatch ---------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import pytest
 from kubernetes_asyncio import client
 
 from ptah_operator.api.constants import LABEL_OPERATION_ID, LABEL_OWNER_UID
-from ptah_operator.controller.indexes import BY_OWNER_UID
+from ptah_operator.controller.indexes import BY_OWNER_UID, BY_POD_NAME_STEM
 from ptah_operator.controller.world import running_operations
 from tests.integration.controller.test_schema_controller_api import (
     Running,
@@ -131,7 +131,8 @@ async def test_a_pod_orphaned_by_its_jobs_deletion_keeps_its_operation_running(
     api_client: client.ApiClient, namespace: str, running: Running
 ) -> None:
     # Issue #18: an `edit` user deletes a running Apply's Job with its Pods orphaned. The Pod
-    # loses its owner reference but keeps its labels; until it stops, its operation is running.
+    # loses its owner reference; until it stops, its operation is running, by the Pod's name,
+    # whatever labels the user then removes.
     core: Any = client.CoreV1Api(api_client)
     batch: Any = client.BatchV1Api(api_client)
     operation = "op-00000000dd"
@@ -162,12 +163,30 @@ async def test_a_pod_orphaned_by_its_jobs_deletion_keeps_its_operation_running(
         return bool(labelled()) and not labelled()[0]["metadata"].get("ownerReferences")
 
     await eventually(orphaned, "the cache to show the Pod orphaned")
-    assert running_operations(OWNER_UID, [], labelled()) == {operation}
+
+    def named() -> list[tuple[str, str, list[dict[str, Any]]]]:
+        key = f"{namespace}/ptah-apply-00000000dd"
+        return [
+            (operation, "ptah-apply-00000000dd", caches.pods.store.by_index(BY_POD_NAME_STEM, key))
+        ]
+
+    assert running_operations([], named(), namespace) == {operation}
+    await core.patch_namespaced_pod(
+        made["metadata"]["name"], namespace, {"metadata": {"labels": {LABEL_OPERATION_ID: None}}}
+    )
+
+    async def unlabelled() -> bool:
+        return not any(
+            LABEL_OPERATION_ID in (p["metadata"].get("labels") or {}) for p in labelled()
+        )
+
+    await eventually(unlabelled, "the cache to show the Pod's operation label removed")
+    assert running_operations([], named(), namespace) == {operation}
     pod = await _raw(core.read_namespaced_pod, made["metadata"]["name"], namespace)
     pod["status"] = {"phase": "Succeeded"}
     await core.replace_namespaced_pod_status(pod["metadata"]["name"], namespace, pod)
 
     async def stopped() -> bool:
-        return running_operations(OWNER_UID, [], labelled()) == frozenset()
+        return running_operations([], named(), namespace) == frozenset()
 
     await eventually(stopped, "the cache to show the Pod stopped")

@@ -255,6 +255,7 @@ class Worlds(Generic[WorldT, StatusT]):
                     uid=self.new_uid(),
                     operation_id=meta["labels"][LABEL_OPERATION_ID],
                     phase=JobPhase.ACTIVE,
+                    created_at=world.now,
                 )
             elif kind in plans and meta["name"] not in plans[kind]:
                 stamped = {**meta, "uid": self.new_uid(), "creationTimestamp": world.now}

@@ -20,7 +20,7 @@ from ptah_operator.api.constants import MigrationPhase, OperationType, Reason, R
 from ptah_operator.reconcile.decision import LeaseVerb
 from ptah_operator.reconcile.migration import reconcile_migration
 from ptah_operator.reconcile.migration.world import MigrationWorld
-from ptah_operator.reconcile.schedule import RUN_CAP
+from ptah_operator.reconcile.schedule import POD_STOP_MARGIN, RUN_CAP
 from ptah_operator.reconcile.world import JobPhase
 from tests.unit.reconcile.migration.worlds import (
     applying,
@@ -100,7 +100,12 @@ def test_any_run_ends_unknown_at_its_hard_cap() -> None:
     assert status_of(before, reconcile_migration(before)).phase == MigrationPhase.APPLYING
     late = _pods_running(later(world, RUN_CAP + dt.timedelta(seconds=1)), claim_id(world))
     decision = reconcile_migration(late)
-    after = status_of(late, decision)
+    assert _job_deleted(decision)
+    assert status_of(late, decision).phase == MigrationPhase.APPLYING
+    # A Pod still running well past the cap is stuck or forged: the run ends all the same.
+    stuck = later(late, POD_STOP_MARGIN)
+    decision = reconcile_migration(stuck)
+    after = status_of(stuck, decision)
     assert after.phase == MigrationPhase.BLOCKED
     assert after.last_run is not None
     assert after.last_run.outcome == RunOutcome.UNKNOWN
@@ -151,3 +156,70 @@ def test_a_suspended_read_job_with_no_pod_running_fails_its_attempt() -> None:
     claim = status_of(world, decision).active_operation
     assert claim is not None
     assert claim.retry_at is not None
+
+
+def _edited(world: MigrationWorld) -> MigrationWorld:
+    migration = world.migration.model_copy(deep=True)
+    migration.metadata.generation = (migration.metadata.generation or 1) + 1
+    return dataclasses.replace(world, migration=migration)
+
+
+def test_an_apply_whose_job_was_never_seen_but_whose_pod_runs_is_not_over() -> None:
+    # Review finding 1: the Job deleted --cascade=orphan before a pass recorded its UID.
+    world = applying(dispatched=False)
+    orphaned = _pods_running(world, claim_id(world))
+    for seen in (orphaned, _edited(orphaned)):
+        decision = reconcile_migration(seen)
+        after = status_of(seen, decision)
+        assert after.phase == MigrationPhase.APPLYING
+        assert after.active_operation is not None
+        assert after.message is not None
+        assert "never seen" in after.message
+        assert not _released(decision)
+        assert job_of(decision) is None
+    late = later(orphaned, RUN_CAP + dt.timedelta(seconds=1))
+    assert status_of(late, reconcile_migration(late)).phase == MigrationPhase.APPLYING
+    # A Pod still running well past the cap is stuck or forged: the run ends all the same.
+    over = step(later(late, POD_STOP_MARGIN))
+    assert status(over).phase == MigrationPhase.BLOCKED
+    assert status(over).next_reconciliation_time == over.now
+
+
+def test_a_result_whose_job_was_never_seen_creates_no_job_and_withdraws_nothing() -> None:
+    world = applying(dispatched=False)
+    early = with_result(
+        world,
+        report(world, OperationType.APPLY, run=run_block(RunOutcome.APPLIED, applied=["0002"])),
+        job=None,
+    )
+    for seen in (early, _edited(early)):
+        decision = reconcile_migration(seen)
+        assert status_of(seen, decision).phase == MigrationPhase.APPLYING
+        assert job_of(decision) is None
+        assert not _released(decision)
+    over = step(later(early, RUN_CAP + dt.timedelta(seconds=1)))
+    assert status(over).phase == MigrationPhase.BLOCKED
+    last = status(over).last_run
+    assert last is not None
+    assert last.outcome == RunOutcome.UNKNOWN
+
+
+def test_the_hard_cap_counts_from_a_late_jobs_creation() -> None:
+    # Review finding 3: a Job created after an API outage, long after the claim; the cap
+    # counts from the Job's creation, and at the cap the run ends only once no Pod of it runs.
+    world = applying(dispatched=False)
+    late_job = step(later(world, RUN_CAP))
+    running = _pods_running(late_job, claim_id(late_job))
+    decision = reconcile_migration(running)
+    assert status_of(running, decision).phase == MigrationPhase.APPLYING
+    assert not _job_deleted(decision)
+    capped = later(step(running), RUN_CAP + dt.timedelta(seconds=1))
+    decision = reconcile_migration(capped)
+    assert _job_deleted(decision)
+    after = status_of(capped, decision)
+    assert after.phase == MigrationPhase.APPLYING
+    assert after.message is not None
+    assert "Pod" in after.message
+    assert not _released(decision)
+    over = step(dataclasses.replace(step(capped), running_pods=frozenset()))
+    assert status(over).phase == MigrationPhase.BLOCKED

@@ -18,13 +18,14 @@ import datetime as dt
 
 from ptah_operator.api.constants import OperationType, SchemaPhase
 from ptah_operator.reconcile.decision import Decision, LeaseVerb
-from ptah_operator.reconcile.schedule import RESULT_GRACE, RUN_CAP
+from ptah_operator.reconcile.schedule import POD_STOP_MARGIN, RESULT_GRACE, RUN_CAP
 from ptah_operator.reconcile.schema import reconcile_schema
 from ptah_operator.reconcile.schema.world import SchemaWorld
 from ptah_operator.reconcile.world import JobPhase
 from tests.unit.reconcile.schema.worlds import (
     applying,
     claim_id,
+    claim_of,
     job_of,
     later,
     observing,
@@ -89,7 +90,11 @@ def test_any_apply_ends_at_its_hard_cap() -> None:
     late = _pods_running(later(world, RUN_CAP + dt.timedelta(seconds=1)), claim_id(world))
     decision = reconcile_schema(late)
     assert _job_deleted(decision)
-    _proof_starts(step(late))
+    assert status_of(late, decision).phase == SchemaPhase.APPLYING
+    # A Pod still running well past the cap is stuck or forged: the Apply ends all the same.
+    stuck = later(late, POD_STOP_MARGIN)
+    assert _job_deleted(reconcile_schema(stuck))
+    _proof_starts(step(stuck))
 
 
 def test_an_apply_whose_result_never_arrived_is_proved_at_once() -> None:
@@ -133,3 +138,71 @@ def test_a_suspended_plan_job_with_no_pod_running_fails_its_attempt() -> None:
     claim = status_of(world, decision).active_operation
     assert claim is not None
     assert claim.retry_at is not None
+
+
+def _edited(world: SchemaWorld) -> SchemaWorld:
+    schema = world.schema.model_copy(deep=True)
+    schema.metadata.generation = (schema.metadata.generation or 1) + 1
+    return dataclasses.replace(world, schema=schema)
+
+
+def test_an_apply_whose_job_was_never_seen_but_whose_pod_runs_is_not_over() -> None:
+    # Review finding 1: the Job deleted --cascade=orphan before a pass recorded its UID.
+    world = applying(dispatched=False)
+    orphaned = _pods_running(world, claim_id(world))
+    for seen in (orphaned, _edited(orphaned)):
+        decision = reconcile_schema(seen)
+        after = status_of(seen, decision)
+        assert after.phase == SchemaPhase.APPLYING
+        assert after.active_operation is not None
+        assert after.message is not None
+        assert "never seen" in after.message
+        assert not _released(decision)
+        assert job_of(decision) is None
+    late = later(orphaned, RUN_CAP + dt.timedelta(seconds=1))
+    assert status_of(late, reconcile_schema(late)).phase == SchemaPhase.APPLYING
+    # A Pod still running well past the cap is stuck or forged: the Apply ends all the same.
+    _proof_starts(step(later(late, POD_STOP_MARGIN)))
+
+
+def test_a_result_whose_job_was_never_seen_creates_no_job_and_withdraws_nothing() -> None:
+    world = applying(dispatched=False)
+    plan = status(world).plan
+    assert plan is not None
+    block = {"outcome": "Applied", "planDigest": plan.digest, "statementsExecuted": 1}
+    early = with_result(world, report(world, OperationType.APPLY, apply=block), job=None)
+    for seen in (early, _edited(early)):
+        decision = reconcile_schema(seen)
+        assert status_of(seen, decision).phase == SchemaPhase.APPLYING
+        assert job_of(decision) is None
+        assert not _released(decision)
+    _proof_starts(step(later(early, RUN_CAP + dt.timedelta(seconds=1))))
+
+
+def test_the_hard_cap_counts_from_a_late_jobs_creation() -> None:
+    # Review finding 3: a refused Apply keeps its claim across retries, so its Job may be
+    # created long after the claim; the cap counts from the Job's creation.
+    world = applying(dispatched=False)
+    claim = claim_of(world)
+    refused = step(
+        dataclasses.replace(
+            world, jobs={}, job_refusals={claim.job_name: "exceeded quota: count/jobs.batch"}
+        )
+    )
+    retried = step(dataclasses.replace(later(refused, RUN_CAP), job_refusals={}))
+    assert claim.job_name in retried.jobs
+    running = _pods_running(retried, claim.operation_id)
+    decision = reconcile_schema(running)
+    assert status_of(running, decision).phase == SchemaPhase.APPLYING
+    assert not _job_deleted(decision)
+    # At the cap from the Job's creation its Job goes, but the Apply ends only once no Pod of
+    # it runs.
+    capped = later(step(running), RUN_CAP + dt.timedelta(seconds=1))
+    decision = reconcile_schema(capped)
+    assert _job_deleted(decision)
+    after = status_of(capped, decision)
+    assert after.phase == SchemaPhase.APPLYING
+    assert after.message is not None
+    assert "Pod" in after.message
+    assert not _released(decision)
+    _proof_starts(step(dataclasses.replace(step(capped), running_pods=frozenset())))
