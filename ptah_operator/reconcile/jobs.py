@@ -233,13 +233,15 @@ def _registry_env(runner: RunnerConfig) -> list[Manifest]:
 
 
 def _credentials(
-    resource: Owner, runner: RunnerConfig
+    resource: Owner, runner: RunnerConfig, record: SourceRecord | None = None
 ) -> tuple[list[Manifest], list[Manifest], list[str]]:
     """The source credential (spec.git.secretRef or spec.artifact.secretRef): its volume, its
     mount and the flag that points the runner at it; only the container that reads the source
     gets them (JOB-01). ValueError (no Job) when the source's host is not on the manager's
     --allowed-source-hosts: the author chooses the host, so a Secret goes only where the
-    manager allows (issue #18, api/source_hosts.py)."""
+    manager allows (issue #18, api/source_hosts.py). When the runner reads a recorded source
+    (`record`: what an earlier read resolved) on another host than the spec names now, no
+    credential goes with it: the Secret was allowed for the spec's host only."""
     spec = resource.spec
     named = spec.git or spec.artifact
     secret = named.secret_ref if named is not None else None
@@ -253,9 +255,20 @@ def _credentials(
     refused = source_hosts.refusal(host, runner.allowed_source_hosts)
     if refused is not None:
         raise ValueError(source_hosts.refusal_words(field, refused))
+    if record is not None and _record_host(record) != host:
+        return [], [], []
     volume = {"name": "credentials", "secret": {"secretName": secret.name}}
     mount = {"name": "credentials", "mountPath": CREDENTIALS_MOUNT, "readOnly": True}
     return [volume], [mount], [f"--credentials={CREDENTIALS_MOUNT}"]
+
+
+def _record_host(record: SourceRecord) -> str | None:
+    """The host a fetch of `record` contacts (None for a source no host serves)."""
+    if record.kind == SourceKind.GIT and record.repository:
+        return source_hosts.git_host(record.repository)
+    if record.kind == SourceKind.ARTIFACT and record.oci_ref:
+        return source_hosts.registry_host(record.oci_ref)
+    return None
 
 
 def _source_containers(
@@ -276,7 +289,7 @@ def _source_containers(
             raise ValueError("the source record names no commit")
         if record.kind == SourceKind.ARTIFACT and not record.oci_digest:
             raise ValueError("the source record names no artifact digest")
-        cred_volumes, cred_mounts, cred_flags = _credentials(resource, runner)
+        cred_volumes, cred_mounts, cred_flags = _credentials(resource, runner, record)
         volumes = [{"name": "fetched", "emptyDir": {}}, *cred_volumes]
         checked_from = ("fetched", FETCHED_MOUNT)
         block = source_block(resource, record)
@@ -473,7 +486,7 @@ def source_verify_job(
     if artifact is None or record.kind != SourceKind.ARTIFACT or not record.oci_digest:
         raise ValueError("only an OCI artifact pinned to a digest is verified")
     policy = artifact.verification_policy_from
-    cred_volumes, cred_mounts, cred_flags = _credentials(resource, runner)
+    cred_volumes, cred_mounts, cred_flags = _credentials(resource, runner, record)
     volumes = [
         {
             "name": "policy",

@@ -103,3 +103,44 @@ def test_an_ssh_credential_goes_only_to_an_allowed_host() -> None:
         assert job_of(decision) == "Resolve"
         jobs = [o for o in decision.create if isinstance(o, dict) and o.get("kind") == "Job"]
         assert '"secretName": "deploy-key"' in json.dumps(jobs)
+
+
+@pytest.mark.req("JOB-01", "JOB-06")
+def test_a_credential_goes_only_to_the_host_the_spec_names_not_a_recorded_one() -> None:
+    """A fetch pinned to a recorded source (a proof read of the last run's) whose repository is
+    another host than the spec's: the spec's Secret was allowed for the spec's host only, so
+    the fetch gets no credential (found by review: an author reads from their own host, then
+    names an allowed host and a victim's Secret; the proof read fetched the recorded host with
+    the victim's Secret mounted)."""
+    from ptah_operator.api.common import SourceRecord
+    from ptah_operator.api.constants import SourceKind
+    from ptah_operator.reconcile.migration.jobs import history_job
+    from tests.unit.reconcile.migration.worlds import new
+
+    git = GitSource(
+        repository="https://git.example/acme/r.git",
+        ref="main",
+        secret_ref=LocalObjectReference(name="victim-creds"),
+    )
+    world = _with_spec(new(), git=git)
+    assert "git.example" in RUNNER.allowed_source_hosts
+
+    def fetch_of(repository: str) -> tuple[list[str], list[object]]:
+        record = SourceRecord(
+            kind=SourceKind.GIT,
+            content_digest="sha256:" + "a" * 64,
+            commit="b" * 40,
+            repository=repository,
+            ref="main",
+        )
+        job = history_job(world.migration, RUNNER, "op1", record)
+        pod = job["spec"]["template"]["spec"]
+        flags = [a for a in pod["initContainers"][0]["command"] if a.startswith("--cred")]
+        return flags, [v for v in pod["volumes"] if v["name"] == "credentials"]
+
+    flags, volumes = fetch_of(ATTACKER_GIT)
+    assert flags == [], "the victim's Secret went with a fetch of another host"
+    assert volumes == []
+    flags, volumes = fetch_of("https://git.example/acme/r.git")
+    assert flags, "the spec's own host keeps its credential"
+    assert volumes
