@@ -7,6 +7,8 @@ and so does its peer: `kubectl get KIND NAME -o yaml` (for `wait`, `kubectl wait
 --for=jsonpath`). Printed: the medians, side by side, and the ratio. Targets (issue 16): each
 read verb under 0.3 s and within 5x of its peer. Exit 1 when any is outside.
 
+The interpreter's own start (`python -c pass`) is printed first, as the run's floor.
+
 Run: `.venv/bin/python tests/bench/bench_plugin.py [--runs 15] [--baseline TREE]`
 """
 
@@ -135,6 +137,10 @@ def main() -> int:
             print(
                 f"kubectl ptah read verbs, medians of {args.runs} runs (targets: < {TARGET_SECONDS} s, <= x{TARGET_RATIO:.0f} kubectl)"
             )
+            # What no Python program starts under on this machine now: it says how loaded the
+            # run was (a few hundredths of a second when idle); the targets do not subtract it.
+            floor = timed([sys.executable, "-c", "pass"], env, args.runs)
+            print(f"  (floor: python -c pass {floor:.3f} s)")
             for label, ours, peer in cases:
                 mine = timed([kubectl, "ptah", *ours, *common], env, args.runs)
                 theirs = timed([kubectl, *peer, *common], env, args.runs)

@@ -16,11 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ptah_operator.api.approvals import PtahMigrationApproval, PtahSchemaApproval
-from ptah_operator.api.common import ObjectReference, StatusCommon
 from ptah_operator.api.constants import GROUP, VERSION
-from ptah_operator.api.kinds import kind_info, to_manifest
-from ptah_operator.api.objectmeta import ObjectMeta
 from ptah_operator.cli.kubectl.errors import EXIT_FAILED, EXIT_OK, CommandError
 from ptah_operator.cli.kubectl.reads import read_model
 from ptah_operator.cli.kubectl.targets import MIGRATION, SCHEMA, AnyTarget
@@ -29,9 +25,12 @@ from ptah_operator.cli.kubectl.wait import follow
 from ptah_operator.cli.kubectl.waits import RunProgress
 
 if TYPE_CHECKING:
+    # `kubectl ptah` imports this module for its flags: the models only when approving.
+    from ptah_operator.api.approvals import PtahMigrationApproval, PtahSchemaApproval
+    from ptah_operator.api.common import StatusCommon
     from ptah_operator.cli.kubectl.session import Session
 
-Approval = PtahMigrationApproval | PtahSchemaApproval
+    Approval = PtahMigrationApproval | PtahSchemaApproval
 
 
 @dataclass(frozen=True)
@@ -131,6 +130,9 @@ async def prepare(
 
 def approval_for(shown: PlanToApprove, namespace: str) -> Approval:
     """The approval of exactly that plan, of exactly that resource (APR-02)."""
+    from ptah_operator.api.common import ObjectReference
+    from ptah_operator.api.objectmeta import ObjectMeta
+
     r, p = shown.resource.metadata, shown.plan.metadata
     assert r.name is not None
     assert r.uid is not None
@@ -157,6 +159,7 @@ async def create_approval(session: Session, shown: PlanToApprove) -> Approval:
     # The client library only here: `kubectl ptah` imports this module for its flags too.
     from kubernetes_asyncio.client.exceptions import ApiException
 
+    from ptah_operator.api.kinds import kind_info, to_manifest
     from ptah_operator.cli.kubectl.session import api_message
 
     model = shown.target.approval_model
@@ -185,7 +188,7 @@ async def approve(
     shown = await prepare(session, target, name, reviewed)
     approval = await create_approval(session, shown)
     session.say(
-        f"approved: {kind_info(target.approval_model).singular}/{approval.metadata.name} "
+        f"approved: {target.approval_kind.lower()}/{approval.metadata.name} "
         f"by {person(approval.spec.approved_by)}"
     )
     if not wait:

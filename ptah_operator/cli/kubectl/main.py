@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from ptah_operator.api.constants import Kind, MigrationPhase, SchemaPhase
-from ptah_operator.api.fields import parse_duration
 from ptah_operator.cli.kubectl.approve import Reviewed, fingerprint_argument
 from ptah_operator.cli.kubectl.errors import (
     EXIT_FAILED,
@@ -30,6 +29,7 @@ from ptah_operator.cli.kubectl.errors import (
     UsageError,
     exit_codes_text,
 )
+from ptah_operator.cli.kubectl.manifest import parse_duration
 from ptah_operator.cli.kubectl.reads import Reads
 from ptah_operator.cli.kubectl.show import show_applied, show_plan, show_status
 from ptah_operator.cli.kubectl.targets import BY_ALIAS, BY_NOUN, TARGETS

@@ -10,17 +10,10 @@ migration's status carries no SQL and no row (PRIV-01, PRIV-02), and neither doe
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from ptah_operator.api.common import PlanReference
 from ptah_operator.api.constants import ApplyPolicy, ConditionType
-from ptah_operator.api.migration import (
-    History,
-    LastRun,
-    PtahMigration,
-    PtahMigrationStatus,
-    UnresolvedRun,
-)
-from ptah_operator.api.plans import PtahMigrationPlan
+from ptah_operator.cli.kubectl.manifest import empty
 from ptah_operator.cli.kubectl.view import (
     UNREADABLE_PLAN,
     approving_heading,
@@ -40,6 +33,17 @@ from ptah_operator.cli.kubectl.view import (
     verified_line,
     when,
 )
+
+if TYPE_CHECKING:
+    from ptah_operator.api.common import PlanReference
+    from ptah_operator.api.migration import (
+        History,
+        LastRun,
+        PtahMigration,
+        PtahMigrationStatus,
+        UnresolvedRun,
+    )
+    from ptah_operator.api.plans import PtahMigrationPlan
 
 
 def _versions(versions: Sequence[str], total: int | None = None) -> str:
@@ -255,7 +259,7 @@ def _unresolved(run: UnresolvedRun | None) -> list[str]:
 
 def render_migration(migration: PtahMigration, plan: PtahMigrationPlan | None = None) -> str:
     """`kubectl ptah migration NAME`: everything the status says, readable."""
-    status = migration.status or PtahMigrationStatus()
+    status = migration.status or empty("PtahMigrationStatus")
     return document(
         _overview(migration, status),
         condition_lines(status),
@@ -270,6 +274,8 @@ def render_migration(migration: PtahMigration, plan: PtahMigrationPlan | None = 
 
 def render_approval_summary(migration: PtahMigration, plan: PtahMigrationPlan) -> str:
     """What `kubectl ptah approve` is about to approve: the plan, exactly."""
+    from ptah_operator.api.common import PlanReference
+
     lines = [
         approving_heading(plan.metadata.name, "migration", migration.metadata),
         *plan_lines(

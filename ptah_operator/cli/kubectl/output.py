@@ -19,7 +19,6 @@ import json
 from typing import Any
 
 from ptah_operator.api.constants import Kind
-from ptah_operator.api.kinds import kind_info
 from ptah_operator.cli.kubectl.errors import EXIT_OK, CommandError
 from ptah_operator.cli.kubectl.reads import Reads
 from ptah_operator.cli.kubectl.targets import TARGETS
@@ -58,8 +57,7 @@ async def show_plan_object(
     what = "confirmed Apply (status.applied)" if applied else "plan published"
     if not reference.get("name"):
         raise CommandError(f"{target.noun} {name} has no {what}")
-    plan_kind = kind_info(target.plan_model).kind
-    plan = await session.get(plan_kind, str(reference["name"]), missing_ok=True)
+    plan = await session.get(target.plan_kind, str(reference["name"]), missing_ok=True)
     uid = reference.get("uid")
     meta = (plan or {}).get("metadata") or {}
     if plan is None or (uid is not None and meta.get("uid") != uid):

@@ -4,24 +4,26 @@ model; the plan a status names; a schema plan's SQL from its chunks; an object's
 `Reads` is the part of a session that only reads. Two connections give it `get` and
 `observe`: `session.Session` (the Kubernetes client library, which the writing verbs use) and
 `rest_session.RestSession` (the small HTTP client the reading verbs use, which starts fast).
+`read_object` is how an object is read: the read verbs take a `manifest` view (no pydantic),
+and its model only when the view does not take the manifest; `Session` takes the model.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any, TextIO, TypeVar
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from ptah_operator.api.constants import Kind
-from ptah_operator.api.kinds import from_manifest, kind_info
-from ptah_operator.api.objectmeta import Resource
-from ptah_operator.api.plans import PtahSchemaPlan, PtahSchemaPlanChunk
 from ptah_operator.cli.kubectl.errors import CommandError
+from ptah_operator.cli.kubectl.manifest import MismatchError, read_view
 from ptah_operator.cli.kubectl.schema_view import PlanText, plan_text
-from ptah_operator.cli.kubectl.targets import PlanT, ResourceT, Target
+from ptah_operator.cli.kubectl.targets import PlanT, ResourceT, Target, model_of
 
-R = TypeVar("R", bound=Resource)
+if TYPE_CHECKING:
+    from ptah_operator.api.objectmeta import Resource
+    from ptah_operator.api.plans import PtahSchemaPlan, PtahSchemaPlanChunk
+
+R = TypeVar("R", bound="Resource")
 
 
 class Reads:
@@ -41,6 +43,14 @@ class Reads:
         """The object's states, as listed and then watched (None while it does not exist)."""
         raise NotImplementedError
 
+    def read_object(self, kind: Kind, obj: dict[str, Any]) -> Any:
+        """The manifest read: a `manifest` view, or the kind's model when the view does not
+        take it (which reads it, or refuses it in one line)."""
+        try:
+            return read_view(kind.value, obj)
+        except MismatchError:
+            return read_model(model_of(kind), obj)
+
     def say(self, text: str) -> None:
         self.out.write(text if text.endswith("\n") else text + "\n")
         self.out.flush()
@@ -48,14 +58,15 @@ class Reads:
     async def resource(self, target: Target[ResourceT, Any, Any], name: str) -> ResourceT:
         obj = await self.get(target.kind, name)
         assert obj is not None
-        return read_model(target.model, obj)
+        resource: ResourceT = self.read_object(target.kind, obj)
+        return resource
 
     async def plan(
         self, target: Target[Any, Any, PlanT], name: str, uid: str | None
     ) -> PlanT | None:
         """The plan of that name, when it is the object of that UID (if one is given)."""
-        obj = await self.get(kind_info(target.plan_model).kind, name, missing_ok=True)
-        plan = None if obj is None else read_model(target.plan_model, obj)
+        obj = await self.get(target.plan_kind, name, missing_ok=True)
+        plan: PlanT | None = None if obj is None else self.read_object(target.plan_kind, obj)
         if plan is not None and uid is not None and plan.metadata.uid != uid:
             return None
         return plan
@@ -70,11 +81,16 @@ class Reads:
                 return PlanText(None, f"chunk {ref.name} could not be read: {exc}")
             if obj is None:
                 return PlanText(None, f"chunk {ref.name} does not exist")
-            chunks.append(read_model(PtahSchemaPlanChunk, obj))
+            chunks.append(self.read_object(Kind.PTAH_SCHEMA_PLAN_CHUNK, obj))
         return plan_text(plan, chunks)
 
 
 def read_model(model: type[R], obj: dict[str, Any]) -> R:
+    """The manifest read into its model; CommandError when the model refuses it."""
+    from pydantic import ValidationError
+
+    from ptah_operator.api.kinds import from_manifest
+
     try:
         return from_manifest(model, obj)
     except ValidationError as exc:

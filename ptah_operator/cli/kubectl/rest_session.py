@@ -19,8 +19,8 @@ from typing import Any, TextIO
 from urllib.parse import quote, urlencode
 
 from ptah_operator.api.constants import GROUP, VERSION, Kind
-from ptah_operator.api.kinds import kind_info
 from ptah_operator.cli.kubectl.errors import CommandError
+from ptah_operator.cli.kubectl.manifest import NAMES
 from ptah_operator.cli.kubectl.reads import Reads
 from ptah_operator.cli.kubectl.rest import FINAL_STATUSES, ApiError, Client
 
@@ -47,7 +47,7 @@ class RestSession(Reads):
     async def get(
         self, kind: Kind, name: str, *, missing_ok: bool = False
     ) -> dict[str, Any] | None:
-        info = kind_info(kind)
+        info = NAMES[kind]
         try:
             obj: dict[str, Any] = self.client.get(self._path(info.plural, name))
         except ApiError as exc:

@@ -19,19 +19,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ptah_operator.api.common import PlanReference
 from ptah_operator.api.constants import ApplyPolicy, ConditionType
-from ptah_operator.api.fingerprints import text_digest
-from ptah_operator.api.plans import PtahSchemaPlan, PtahSchemaPlanChunk
-from ptah_operator.api.schema import (
-    AppliedPlan,
-    ApplyRecord,
-    DriftSummary,
-    PtahSchema,
-    PtahSchemaStatus,
-    SchemaPlanStatus,
-)
+from ptah_operator.cli.kubectl.manifest import empty, text_digest
 from ptah_operator.cli.kubectl.view import (
     UNREADABLE_PLAN,
     approval_line,
@@ -51,6 +42,17 @@ from ptah_operator.cli.kubectl.view import (
     verified_line,
     when,
 )
+
+if TYPE_CHECKING:
+    from ptah_operator.api.plans import PtahSchemaPlan, PtahSchemaPlanChunk
+    from ptah_operator.api.schema import (
+        AppliedPlan,
+        ApplyRecord,
+        DriftSummary,
+        PtahSchema,
+        PtahSchemaStatus,
+        SchemaPlanStatus,
+    )
 
 SQL_BEGIN = "--- SQL (generated; from the plan's chunks, digest {digest}) ---"
 SQL_END = "--- end of SQL ---"
@@ -184,7 +186,7 @@ def _applied(applied: AppliedPlan | None) -> list[str]:
 
 def render_schema(schema: PtahSchema, plan: PtahSchemaPlan | None = None) -> str:
     """`kubectl ptah schema NAME`: everything the status says, readable, no SQL."""
-    status = schema.status or PtahSchemaStatus()
+    status = schema.status or empty("PtahSchemaStatus")
     retired = status.retired_plan
     return document(
         _overview(schema, status),
@@ -337,6 +339,9 @@ def render_applied(
 
 def render_schema_approval_summary(schema: PtahSchema, plan: PtahSchemaPlan) -> str:
     """What `kubectl ptah approve schema/NAME` is about to approve: the plan, exactly."""
+    from ptah_operator.api.common import PlanReference
+    from ptah_operator.api.schema import SchemaPlanStatus
+
     meta = schema.metadata
     reference = PlanReference(name=plan.metadata.name or "-", uid=plan.metadata.uid)
     status_ref = SchemaPlanStatus(

@@ -19,6 +19,7 @@ from ptah_operator.cli.kubectl.errors import CommandError
 from ptah_operator.cli.kubectl.follow import observe
 from ptah_operator.cli.kubectl.reads import Reads
 from ptah_operator.cli.kubectl.reads import read_model as read_model
+from ptah_operator.cli.kubectl.targets import model_of
 
 CONFLICT_RETRIES = 5
 
@@ -112,3 +113,7 @@ class Session(Reads):
 
     def observe(self, plural: str, name: str) -> AsyncIterator[dict[str, Any] | None]:
         return observe(self.api, plural, self.namespace, name)
+
+    def read_object(self, kind: Kind, obj: dict[str, Any]) -> Any:
+        """The writing verbs build objects from what they read: the kind's model."""
+        return read_model(model_of(kind), obj)

@@ -7,8 +7,8 @@ the plan status.applied records, and its SQL only while the object still gives t
 
 from __future__ import annotations
 
-from ptah_operator.api.schema import PtahSchemaStatus
 from ptah_operator.cli.kubectl.errors import EXIT_OK
+from ptah_operator.cli.kubectl.manifest import empty
 from ptah_operator.cli.kubectl.reads import Reads
 from ptah_operator.cli.kubectl.schema_view import render_applied
 from ptah_operator.cli.kubectl.targets import SCHEMA, AnyTarget
@@ -46,7 +46,7 @@ async def show_plan(session: Reads, target: AnyTarget, name: str, sql: bool) -> 
 async def show_applied(session: Reads, name: str, sql: bool) -> int:
     """The plan status.applied records (PLUGIN-03)."""
     schema = await session.resource(SCHEMA, name)
-    status = schema.status or PtahSchemaStatus()
+    status = schema.status or empty("PtahSchemaStatus")
     applied = status.applied
     if applied is None:
         session.say(f"schema {name} has no confirmed Apply yet (status.applied is empty)")

@@ -23,17 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from ptah_operator.api.approvals import PtahMigrationApproval, PtahSchemaApproval
-from ptah_operator.api.common import PlanReference, StatusCommon
 from ptah_operator.api.constants import ApplyPolicy, Kind, MigrationPhase, SchemaPhase
-from ptah_operator.api.kinds import KindInfo, kind_info
-from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
-from ptah_operator.api.objectmeta import Resource
-from ptah_operator.api.plans import PtahMigrationPlan, PtahSchemaPlan
-from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus
 from ptah_operator.cli.kubectl import migration_view, schema_view
+from ptah_operator.cli.kubectl.manifest import NAMES, Names, empty
 from ptah_operator.cli.kubectl.schema_view import PlanText
 from ptah_operator.cli.kubectl.waits import (
     RunProgress,
@@ -44,9 +38,26 @@ from ptah_operator.cli.kubectl.waits import (
     run_verdict,
 )
 
-ResourceT = TypeVar("ResourceT", bound=Resource)
-StatusT = TypeVar("StatusT", bound=StatusCommon)
-PlanT = TypeVar("PlanT", bound=Resource)
+if TYPE_CHECKING:
+    # The models only for the type checker: the read verbs print from `manifest` views, and
+    # the verbs that write import a model when they first use one (`model_of`).
+    from ptah_operator.api.approvals import PtahMigrationApproval, PtahSchemaApproval
+    from ptah_operator.api.common import PlanReference, StatusCommon
+    from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
+    from ptah_operator.api.objectmeta import Resource
+    from ptah_operator.api.plans import PtahMigrationPlan, PtahSchemaPlan
+    from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus
+
+ResourceT = TypeVar("ResourceT", bound="Resource")
+StatusT = TypeVar("StatusT", bound="StatusCommon")
+PlanT = TypeVar("PlanT", bound="Resource")
+
+
+def model_of(kind: Kind) -> Any:
+    """The API model of a kind, imported on first use (it brings pydantic)."""
+    from ptah_operator.api.kinds import kind_info
+
+    return kind_info(kind.value).model
 
 
 @dataclass(frozen=True)
@@ -55,14 +66,14 @@ class Target(Generic[ResourceT, StatusT, PlanT]):
 
     noun: str
     """The word the plugin uses for it: its `show` verb, and the kind in every message."""
-    model: type[ResourceT]
+    kind: Kind
     status: Callable[[ResourceT], StatusT]
     """The resource's status, or an empty one when it has none yet."""
     phases: type[MigrationPhase] | type[SchemaPhase]
     render_status: Callable[[ResourceT, PlanT | None], str]
 
     # plan
-    plan_model: type[PlanT]
+    plan_kind: Kind
     plan_has_sql: bool
     """`plan` reads the plan's SQL from its chunks (unless --no-sql)."""
     render_plan: Callable[[ResourceT, Any, PlanT | None, PlanText | None], str]
@@ -70,7 +81,7 @@ class Target(Generic[ResourceT, StatusT, PlanT]):
     """What `plan` adds when none is published: the plan that ran last."""
 
     # approve
-    approval_model: type[PtahMigrationApproval] | type[PtahSchemaApproval]
+    approval_kind: Kind
     owner_ref: str
     """The approval's spec field that names the resource (by name and UID)."""
     approving_policies: frozenset[ApplyPolicy]
@@ -90,12 +101,23 @@ class Target(Generic[ResourceT, StatusT, PlanT]):
     """The operation of the latest reading the status records, if the kind records one."""
 
     @property
-    def info(self) -> KindInfo:
-        return kind_info(self.model)
+    def info(self) -> Names:
+        return NAMES[self.kind]
 
     @property
-    def kind(self) -> Kind:
-        return self.info.kind
+    def model(self) -> type[ResourceT]:
+        model: type[ResourceT] = model_of(self.kind)
+        return model
+
+    @property
+    def plan_model(self) -> type[PlanT]:
+        model: type[PlanT] = model_of(self.plan_kind)
+        return model
+
+    @property
+    def approval_model(self) -> type[PtahMigrationApproval] | type[PtahSchemaApproval]:
+        model: type[PtahMigrationApproval] | type[PtahSchemaApproval] = model_of(self.approval_kind)
+        return model
 
     @property
     def aliases(self) -> tuple[str, ...]:
@@ -128,15 +150,15 @@ def _migration_plan(
 
 MIGRATION: Target[PtahMigration, PtahMigrationStatus, PtahMigrationPlan] = Target(
     noun="migration",
-    model=PtahMigration,
-    status=lambda migration: migration.status or PtahMigrationStatus(),
+    kind=Kind.PTAH_MIGRATION,
+    status=lambda migration: migration.status or empty("PtahMigrationStatus"),
     phases=MigrationPhase,
     render_status=migration_view.render_migration,
-    plan_model=PtahMigrationPlan,
+    plan_kind=Kind.PTAH_MIGRATION_PLAN,
     plan_has_sql=False,
     render_plan=_migration_plan,
     no_plan_tail=_last_ran,
-    approval_model=PtahMigrationApproval,
+    approval_kind=Kind.PTAH_MIGRATION_APPROVAL,
     owner_ref="migration_ref",
     approving_policies=frozenset({ApplyPolicy.ON_APPROVAL, ApplyPolicy.ALWAYS}),
     unpublished_plan_has_no_uid=False,
@@ -149,15 +171,15 @@ MIGRATION: Target[PtahMigration, PtahMigrationStatus, PtahMigrationPlan] = Targe
 
 SCHEMA: Target[PtahSchema, PtahSchemaStatus, PtahSchemaPlan] = Target(
     noun="schema",
-    model=PtahSchema,
-    status=lambda schema: schema.status or PtahSchemaStatus(),
+    kind=Kind.PTAH_SCHEMA,
+    status=lambda schema: schema.status or empty("PtahSchemaStatus"),
     phases=SchemaPhase,
     render_status=schema_view.render_schema,
-    plan_model=PtahSchemaPlan,
+    plan_kind=Kind.PTAH_SCHEMA_PLAN,
     plan_has_sql=True,
     render_plan=schema_view.render_schema_plan,
     no_plan_tail=_last_applied,
-    approval_model=PtahSchemaApproval,
+    approval_kind=Kind.PTAH_SCHEMA_APPROVAL,
     owner_ref="schema_ref",
     approving_policies=frozenset(ApplyPolicy),
     unpublished_plan_has_no_uid=True,

@@ -11,22 +11,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from ptah_operator.api.common import (
-    ActiveOperation,
-    ObjectReference,
-    PlanReference,
-    PlanSourceBinding,
-    SourceRecord,
-    StatusCommon,
-    UserInfo,
-)
 from ptah_operator.api.constants import ConditionType, SourceKind
-from ptah_operator.api.fields import format_time
-from ptah_operator.api.journal import Journal, JournalEntry
-from ptah_operator.api.migration import LastRun
-from ptah_operator.api.objectmeta import ObjectMeta
-from ptah_operator.api.schema import ApplyRecord
+from ptah_operator.cli.kubectl.manifest import format_time
+
+if TYPE_CHECKING:
+    # The views read the models' attributes, of a model or of a `manifest` view alike.
+    from ptah_operator.api.common import (
+        ActiveOperation,
+        ObjectReference,
+        PlanReference,
+        PlanSourceBinding,
+        SourceRecord,
+        StatusCommon,
+        UserInfo,
+    )
+    from ptah_operator.api.journal import Journal, JournalEntry
+    from ptah_operator.api.migration import LastRun
+    from ptah_operator.api.objectmeta import ObjectMeta
+    from ptah_operator.api.schema import ApplyRecord
 
 MESSAGE_WIDTH = 200
 _LABEL_WIDTH = 18

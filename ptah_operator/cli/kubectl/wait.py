@@ -9,16 +9,15 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ptah_operator.api.common import StatusCommon
 from ptah_operator.cli.kubectl.errors import EXIT_OK, CommandError
-from ptah_operator.cli.kubectl.reads import Reads, read_model
+from ptah_operator.cli.kubectl.reads import Reads
 from ptah_operator.cli.kubectl.targets import AnyTarget
 from ptah_operator.cli.kubectl.waits import phase_reached
 
 
 def phase_line(resource: Any) -> str:
-    status: StatusCommon = resource.status or StatusCommon()
-    progressing = status.condition("Progressing")
+    status = resource.status
+    progressing = status.condition("Progressing") if status is not None else None
     reason = f" ({progressing.reason})" if progressing is not None else ""
     phase = resource.status.phase if resource.status is not None else None
     return f"phase {phase or 'none yet'}{reason}"
@@ -43,7 +42,7 @@ async def states(session: Reads, target: AnyTarget, name: str) -> AsyncIterator[
     async for obj in session.observe(target.info.plural, name):
         if obj is None:
             raise CommandError(f"{target.noun} {name} was deleted")
-        yield read_model(target.model, obj)
+        yield session.read_object(target.kind, obj)
 
 
 async def follow(

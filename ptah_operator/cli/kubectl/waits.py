@@ -29,8 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
+from typing import TYPE_CHECKING
 
-from ptah_operator.api.common import PlanReference, StatusCommon
 from ptah_operator.api.constants import (
     ApplyOutcome,
     MigrationPhase,
@@ -38,10 +38,13 @@ from ptah_operator.api.constants import (
     RunOutcome,
     SchemaPhase,
 )
-from ptah_operator.api.fields import format_time
-from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
-from ptah_operator.api.read_requests import parse_read_request, recorded_read_request
-from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus
+from ptah_operator.cli.kubectl.manifest import format_time
+
+if TYPE_CHECKING:
+    # Pure functions of the status, a model's or a `manifest` view's alike.
+    from ptah_operator.api.common import PlanReference, StatusCommon
+    from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
+    from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus
 
 RUNNING_PHASES = frozenset({MigrationPhase.APPLYING, MigrationPhase.VERIFYING_HISTORY})
 # Where a migration rests without a plan: a plan gone in one of these will not run.
@@ -189,6 +192,8 @@ def next_read_request(now: datetime, held: Iterable[str | None]) -> str:
     """An RFC 3339 instant (whole seconds, Z) later than every instant in `held`, and not
     earlier than `now`. Values that are not instants (invalid, or a sha256: record) count for
     nothing: they name no time."""
+    from ptah_operator.api.read_requests import parse_read_request
+
     instants = [t for t in (parse_read_request(v) for v in held if v) if t is not None]
     value = now.replace(microsecond=0)
     if instants:
@@ -209,6 +214,8 @@ class ReadTracker:
 
     @property
     def recorded(self) -> str:
+        from ptah_operator.api.read_requests import recorded_read_request
+
         return recorded_read_request(self.value)
 
     def answered(self, status: StatusCommon) -> bool:
@@ -240,6 +247,9 @@ class ReadTracker:
 
 def _between_reads(status: StatusCommon) -> bool:
     """Whether a status with no claim is between two operations of a read's chain."""
+    from ptah_operator.api.migration import PtahMigrationStatus
+    from ptah_operator.api.schema import PtahSchemaStatus
+
     if isinstance(status, PtahMigrationStatus):
         if status.phase == MigrationPhase.PLANNING:
             # The reading planned, and the plan is not published yet (its UID comes next).
