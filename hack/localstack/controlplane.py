@@ -5,7 +5,12 @@ cache outside the repository, or a build from the Go module proxy), with generat
 certificates, RBAC on, and an admin kubeconfig in `system:masters`. The controller manager runs
 only the controllers the operator relies on (Job, garbage collector, namespace, service
 accounts), so Jobs get Pods and owner references cascade as in a cluster. There is no
-scheduler and no kubelet: the local Job executor plays the kubelet (issue #4).
+scheduler and no kubelet: the local Job executor plays the kubelet (issue #4), unless the stack
+runs a real node (`node.py`). Then, and only then, the control plane is set up the way a cluster
+with nodes has it: the Node authorizer and NodeRestriction admission, ServiceAccount admission
+(Pods get their tokens), a client certificate for the node (`system:node:<name>`), the kubelet
+client certificate and CA for `logs`/`exec`/`port-forward`, the kubelet reached by its InternalIP
+(there is no DNS for node names here), and the controllers a node's Pods rely on.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import ssl
 import subprocess
 import urllib.request
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
@@ -44,6 +50,21 @@ def control_plane_bindir() -> Path:
     return Path(result.stdout.strip().splitlines()[-1])
 
 
+@dataclass(frozen=True)
+class NodeIdentity:
+    """The real node the control plane is set up for: its name and the addresses the stack
+    assigned (the node IP, and the Pod bridge's gateway Pods reach the host by)."""
+
+    name: str
+    node_ip: str
+    gateway_ip: str
+
+
+_NODE_CONTROLLERS = "root-ca-cert-publisher,nodelifecycle,podgc,ttl-after-finished"
+"""Controllers a real node's Pods rely on besides the stack's own: kube-root-ca.crt for projected
+tokens, the not-ready taint lifted when the Node turns Ready, and Jobs' ttlSecondsAfterFinished."""
+
+
 def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
@@ -51,8 +72,11 @@ def _b64(data: bytes) -> str:
 class ControlPlane:
     """`with ControlPlane(workdir) as cp:` gives a live API server; `cp.kubeconfig` is admin."""
 
-    def __init__(self, workdir: Path, bindir: Path | None = None) -> None:
+    def __init__(
+        self, workdir: Path, bindir: Path | None = None, node: NodeIdentity | None = None
+    ) -> None:
         self.workdir = workdir / "control-plane"
+        self.node = node
         self.bindir = bindir or control_plane_bindir()
         self.etcd_port = free_port()
         self.etcd_peer_port = free_port()
@@ -62,6 +86,8 @@ class ControlPlane:
         self.kubeconfig = self.workdir / "admin.kubeconfig"
         self._procs: list[Process] = []
         self.ca: CertificateAuthority | None = None
+        self.sa: KeyPair | None = None
+        self.node_kubeconfig = self.workdir / "node.kubeconfig"
 
     def _bin(self, name: str) -> str:
         path = self.bindir / name
@@ -79,11 +105,23 @@ class ControlPlane:
             "kube-apiserver",
             server=True,
             dns_names=["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc"],
-            ips=["127.0.0.1", "10.0.0.1"],
+            ips=[
+                "127.0.0.1",
+                "10.0.0.1",
+                *([self.node.node_ip, self.node.gateway_ip] if self.node else []),
+            ],
         )
         admin = self.ca.issue("admin", ADMIN_USER, organizations=["system:masters"], client=True)
-        sa = service_account_keypair(self.certs_dir)
+        sa = self.sa = service_account_keypair(self.certs_dir)
         self._write_kubeconfig(self.kubeconfig, ADMIN_USER, admin)
+        if self.node is not None:
+            node_pair = self.ca.issue(
+                "node",
+                f"system:node:{self.node.name}",
+                organizations=["system:nodes"],
+                client=True,
+            )
+            self._write_kubeconfig(self.node_kubeconfig, f"system:node:{self.node.name}", node_pair)
         self._start_etcd()
         self._start_apiserver(serving, sa)
         if controller_manager and (self.bindir / "kube-controller-manager").exists():
@@ -129,8 +167,7 @@ class ControlPlane:
                 "--advertise-address=127.0.0.1",
                 "--service-cluster-ip-range=10.0.0.0/24",
                 "--allow-privileged=true",
-                "--disable-admission-plugins=ServiceAccount",
-                "--authorization-mode=RBAC",
+                *self._admission_flags(),
                 "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
                 f"--service-account-key-file={sa.cert_path}",
                 f"--service-account-signing-key-file={sa.key_path}",
@@ -144,6 +181,22 @@ class ControlPlane:
         self._procs.append(proc)
         proc.wait_until(self.ready, 60, "kube-apiserver /readyz ok")
 
+    def _admission_flags(self) -> list[str]:
+        """Without a node: envtest's flags (no ServiceAccount admission, RBAC only). With one:
+        what a cluster with nodes runs, so a Pod's token and a node's rights are as real."""
+        if self.node is None:
+            return ["--disable-admission-plugins=ServiceAccount", "--authorization-mode=RBAC"]
+        assert self.ca is not None
+        kubelet_client = self.certs_dir / "admin"
+        return [
+            "--enable-admission-plugins=NodeRestriction",
+            "--authorization-mode=Node,RBAC",
+            f"--kubelet-client-certificate={kubelet_client}.crt",
+            f"--kubelet-client-key={kubelet_client}.key",
+            f"--kubelet-certificate-authority={self.ca.cert_path}",
+            "--kubelet-preferred-address-types=InternalIP",
+        ]
+
     def _start_controller_manager(self, sa: KeyPair) -> None:
         assert self.ca is not None
         proc = Process(
@@ -151,7 +204,8 @@ class ControlPlane:
             [
                 self._bin("kube-controller-manager"),
                 f"--kubeconfig={self.kubeconfig}",
-                "--controllers=job,garbagecollector,namespace,serviceaccount-token,serviceaccount",
+                "--controllers=job,garbagecollector,namespace,serviceaccount-token,serviceaccount"
+                + (f",{_NODE_CONTROLLERS}" if self.node else ""),
                 f"--service-account-private-key-file={sa.key_path}",
                 f"--root-ca-file={self.ca.cert_path}",
                 "--leader-elect=false",

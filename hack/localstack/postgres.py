@@ -2,7 +2,9 @@
 
 As root the server runs as the `postgres` user (PostgreSQL refuses to run as root); the data
 directory lives under the stack's work directory and is removed when the server stops.
-`fsync=off`: the data is disposable and tests run faster without it.
+`fsync=off`: the data is disposable and tests run faster without it. With `trusted_network`
+(the real node's Pod subnet) connections from there are trusted too: Pods reach the server
+through the node's DNAT to 127.0.0.1 with their own source address.
 """
 
 from __future__ import annotations
@@ -39,8 +41,11 @@ class PostgresServer(OneProcessServer):
 
     engine = "postgresql"
 
-    def __init__(self, workdir: Path, port: int | None = None) -> None:
+    def __init__(
+        self, workdir: Path, port: int | None = None, trusted_network: str | None = None
+    ) -> None:
         self.workdir = workdir / "postgres"
+        self.trusted_network = trusted_network
         self.port = port or free_port()
         self.bindir = find_bindir()
         self.datadir = self.workdir / "data"
@@ -83,6 +88,9 @@ class PostgresServer(OneProcessServer):
             ),
             "initdb",
         )
+        if self.trusted_network is not None:
+            with (self.datadir / "pg_hba.conf").open("a") as hba:
+                hba.write(f"host all all {self.trusted_network} trust\n")
         self._proc = Process(
             "postgres",
             self._as_postgres(

@@ -7,6 +7,12 @@ be built, else process mode), and the operator itself as a normal process agains
 server, serving its admission webhooks and result endpoint over TLS on 127.0.0.1 with a
 certificate from the control plane's CA, and registering the webhooks with that CA as their
 caBundle; then a Prometheus scraping the operator's metrics and evaluating its alert rules. Everything is real; stopping the stack stops every process and removes its data.
+
+With `node="kubelet"` (or `PTAH_NODE=kubelet`) a real node (`node.py`: containerd, kube-scheduler,
+a kubelet, a CNI bridge) runs the Jobs' Pods instead of the executor, from the operator image
+imported into containerd. Pods reach the host's servers at the bridge's gateway (`pod_host`):
+each server's port is exposed there, PostgreSQL trusts the Pod subnet, the result endpoint's
+certificate names the gateway and the operator tells Jobs to report there.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from types import TracebackType
 from localstack.controlplane import REPO, ControlPlane
 from localstack.gitserver import GitServer
 from localstack.mariadb import MariaDBServer
+from localstack.node import IDENTITY, RealNode
 from localstack.postgres import PostgresServer
 from localstack.process import Process, StackError, free_port
 from localstack.prometheus import PrometheusServer
@@ -30,6 +37,7 @@ from localstack.registry import OciRegistry
 from localstack.sshserver import SshGitServer
 
 OPERATOR_NAMESPACE = "ptah-system"
+NODE_KINDS = ("executor", "kubelet")
 
 
 def build_image() -> str:
@@ -72,8 +80,13 @@ class LocalStack:
         operator_args: tuple[str, ...] = (),
         prometheus: bool = True,
         alert_for: str | None = None,
+        node: str | None = None,
     ) -> None:
         self.workdir = workdir
+        self.node_kind = node or os.environ.get("PTAH_NODE") or "executor"
+        """What runs the Jobs' Pods: the local executor, or a real kubelet (node.py)."""
+        if self.node_kind not in NODE_KINDS:
+            raise StackError(f"unknown node {self.node_kind!r} (PTAH_NODE): one of {NODE_KINDS}")
         self.want_mariadb = mariadb
         self.want_sources = sources
         self.executor_mode = executor_mode
@@ -89,12 +102,18 @@ class LocalStack:
         self.git: GitServer | None = None
         self.ssh_git: SshGitServer | None = None
         self.executor: Process | None = None
+        self.node: RealNode | None = None
         self.operator: Process | None = None
         self.prometheus: PrometheusServer | None = None
         self.image = "localhost/ptah-operator:dev"
         self.webhook_port = free_port()
         self.metrics_port = free_port()
         self._exit = ExitStack()
+
+    @property
+    def pod_host(self) -> str:
+        """The address a Job's Pod reaches the host's servers by (databases, result endpoint)."""
+        return self.node.gateway_ip if self.node is not None else "127.0.0.1"
 
     @property
     def cp(self) -> ControlPlane:
@@ -112,7 +131,10 @@ class LocalStack:
     def _start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.workdir.chmod(0o755)
-        self.control_plane = self._exit.enter_context(ControlPlane(self.workdir))
+        kubelet = self.node_kind == "kubelet"
+        self.control_plane = self._exit.enter_context(
+            ControlPlane(self.workdir, node=IDENTITY if kubelet else None)
+        )
         self.cp.kubectl("apply", "-f", str(REPO / "crds"))
         self.cp.kubectl(
             "wait", "--for=condition=established", "--timeout=60s", "-f", str(REPO / "crds")
@@ -120,17 +142,32 @@ class LocalStack:
         self.cp.kubectl("create", "namespace", OPERATOR_NAMESPACE)
         # The roles people are given (ptah-approver, ptah-viewer) as an installation has them.
         self.cp.kubectl("apply", "-n", OPERATOR_NAMESPACE, "-f", str(REPO / "deploy" / "rbac.yaml"))
-        self.postgres = self._exit.enter_context(PostgresServer(self.workdir))
+        if kubelet:
+            self.node = self._exit.enter_context(RealNode(self.workdir, self.cp))
+        self.postgres = self._exit.enter_context(
+            PostgresServer(
+                self.workdir, trusted_network=self.node.pod_subnet if self.node else None
+            )
+        )
+        self._expose(self.postgres.port)
         if self.want_mariadb:
             self.mariadb = self._exit.enter_context(MariaDBServer(self.workdir))
+            self._expose(self.mariadb.port)
         if self.want_sources:
             self.registry = self._exit.enter_context(OciRegistry(self.workdir))
             self.git = self._exit.enter_context(GitServer(self.workdir))
             self.ssh_git = self._exit.enter_context(SshGitServer(self.workdir, self.git.root))
-        if self.executor_mode == "podman":
-            self.image = build_image()
-            self.image = pinned(self.image) or self.image
-        self.executor = self._start_executor()
+            for port in (self.registry.port, self.git.port, self.ssh_git.port):
+                self._expose(port)
+        if self.node is not None:
+            # containerd knows the image by the digest of its own import, not podman's.
+            self.image = self.node.import_image(build_image())
+        else:
+            if self.executor_mode == "podman":
+                self.image = build_image()
+                self.image = pinned(self.image) or self.image
+            self.executor = self._start_executor()
+        self._expose(self.webhook_port)
         if self.want_operator:
             self.operator = self.start_operator()
         if self.want_prometheus:
@@ -139,6 +176,10 @@ class LocalStack:
                     self.workdir, [f"127.0.0.1:{self.metrics_port}"], alert_for=self.alert_for
                 )
             )
+
+    def _expose(self, port: int) -> None:
+        if self.node is not None:
+            self.node.expose(port)
 
     def _start_executor(self) -> Process:
         proc = Process(
@@ -171,7 +212,7 @@ class LocalStack:
             "operator-serving",
             "ptah-operator",
             server=True,
-            ips=["127.0.0.1"],
+            ips=["127.0.0.1", *([self.pod_host] if self.node else [])],
             dns_names=["localhost"],
         )
         key_file = pki / "result.key"
@@ -188,7 +229,7 @@ class LocalStack:
             f"--tls-key-file={serving.key_path}",
             f"--tls-ca-file={self.cp.ca.cert_path}",
             f"--result-key-file={key_file}",
-            f"--result-url=https://127.0.0.1:{self.webhook_port}/v1/results",
+            f"--result-url=https://{self.pod_host}:{self.webhook_port}/v1/results",
             f"--register-webhooks-url=https://127.0.0.1:{self.webhook_port}",
             f"--runner-image={self.image}",
             # Process mode runs no image at all; a podman build podman gave no digest is a tag.

@@ -1,0 +1,339 @@
+"""The local stack with a real node: containerd, kube-scheduler and a kubelet run the operator's
+Jobs, and nothing of the node is left on the machine once the stack stops.
+
+One stack for the module (`LocalStack(node="kubelet")`, the operator as a host process). The
+tests run in file order: the last stops the stack and checks the machine against what it was
+before the stack started. A component that cannot start fails the tests (never a skip).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from localstack import node as real_node
+from localstack.controlplane import REPO, ControlPlane
+from localstack.node import RealNode
+from localstack.process import StackError
+from localstack.stack import LocalStack
+
+from ptah_operator.reconcile.jobs import RUNNER_UID
+
+pytestmark = pytest.mark.timeout(900)
+FIGURES: dict[str, float] = {}
+
+
+def _machine() -> dict[str, Any]:
+    """What a node could leave behind, as a comparable snapshot."""
+
+    def out(*argv: str) -> str:
+        lines = subprocess.run(argv, capture_output=True, text=True, check=False).stdout
+        return "\n".join(line for line in lines.splitlines() if not line.startswith("#"))
+
+    cgroups = sorted(
+        str(h / name)
+        for h in real_node.CGROUP_ROOT.iterdir()
+        for name in real_node.CGROUP_NAMES
+        if (h / name).exists()
+    )
+    mounts = sorted(
+        point
+        for point in (
+            line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()
+        )
+        if "ptah-node-" in point
+    )
+    return {
+        "iptables": out("iptables-save"),
+        "ip6tables": out("ip6tables-save"),
+        "addresses": [a for a in out("ip", "-o", "addr", "show").splitlines() if "10.244." in a],
+        "links": sorted(
+            name
+            for name in (
+                line.split(":")[1].strip() for line in out("ip", "-o", "link").splitlines()
+            )
+            if name.startswith(("ptah", "veth"))
+        ),
+        "ip_forward": Path("/proc/sys/net/ipv4/ip_forward").read_text().strip(),
+        "cgroups": cgroups,
+        "mounts": mounts,
+        "host_paths": sorted(
+            p for p in (*real_node.HOST_PATHS, *real_node.AVOIDED_PATHS) if os.path.lexists(p)
+        ),
+        "state": [str(p) for p in (real_node.STATE_FILE, real_node.LOCK_FILE) if p.exists()],
+    }
+
+
+def _our_processes(workdir: Path) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and int(entry.name) != os.getpid():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if str(workdir).encode() in cmdline:
+                found.append(cmdline.replace(b"\0", b" ").decode(errors="replace")[:200])
+    return found
+
+
+@pytest.fixture(scope="module")
+def before() -> dict[str, Any]:
+    return _machine()
+
+
+@pytest.fixture(scope="module")
+def node_stack(before: dict[str, Any]) -> Iterator[LocalStack]:
+    workdir = Path(tempfile.mkdtemp(prefix="ptah-node-"))
+    workdir.chmod(0o755)
+    try:
+        begin = time.monotonic()
+        with LocalStack(workdir, node="kubelet", prometheus=False) as stack:
+            FIGURES["stack start"] = time.monotonic() - begin
+            yield stack
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _json(stack: LocalStack, *args: str) -> Any:
+    return json.loads(stack.cp.kubectl(*args, "-o", "json").stdout)
+
+
+def test_node_becomes_ready(node_stack: LocalStack) -> None:
+    assert node_stack.node is not None
+    node = _json(node_stack, "get", "node", real_node.NODE_NAME)
+    ready = [c["status"] for c in node["status"]["conditions"] if c["type"] == "Ready"]
+    assert ready == ["True"]
+    addresses = {a["type"]: a["address"] for a in node["status"]["addresses"]}
+    assert addresses["InternalIP"] == real_node.NODE_IP
+    assert node["status"]["nodeInfo"]["containerRuntimeVersion"].startswith("containerd://")
+    assert not node["spec"].get("taints"), node["spec"]
+    # The executor's stand-in node is not there: the kubelet is the only node.
+    assert [n["metadata"]["name"] for n in _json(node_stack, "get", "nodes")["items"]] == [
+        real_node.NODE_NAME
+    ]
+    assert Path("/proc/sys/net/ipv4/ip_forward").read_text().strip() == "0"
+    print(f"stack start {FIGURES['stack start']:.1f}s; node {node_stack.node.timings}")
+
+
+def _container_spec(stack: LocalStack, status: dict[str, Any]) -> dict[str, Any]:
+    """The OCI spec the kubelet had containerd give runc for a container of the Pod."""
+    assert stack.node is not None
+    assert stack.node.containerd is not None
+    container_id = status["containerID"].removeprefix("containerd://")
+    info = stack.node.containerd.ctr("containers", "info", container_id, what="ctr info")
+    spec: dict[str, Any] = json.loads(info.stdout)["Spec"]
+    return spec
+
+
+@pytest.mark.req("JOB-01")
+def test_operator_jobs_run_under_the_kubelet(node_stack: LocalStack) -> None:
+    """A PtahMigration with `apply: Always` against the stack's PostgreSQL: the operator's own
+    Jobs (History, then Apply) run as Pods of the kubelet and report to the result endpoint
+    through the bridge, and the Apply Pod is as the Job contract says."""
+    stack = node_stack
+    assert stack.postgres is not None
+    namespace = "n-" + secrets.token_hex(4)
+    database = "d_" + secrets.token_hex(4)
+    stack.cp.kubectl("create", "namespace", namespace)
+    subprocess.run(
+        ["psql", stack.postgres.admin_url, "-c", f"CREATE DATABASE {database}"],
+        check=True,
+        capture_output=True,
+    )
+    pod_url = stack.postgres.url_for(database).replace("127.0.0.1", stack.pod_host)
+    documents = [
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "migrations"},
+            "data": {"0001_orders.up.sql": "CREATE TABLE orders (id int PRIMARY KEY);\n"},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "orders-database"},
+            "stringData": {"url": pod_url},
+        },
+        {
+            "apiVersion": "operator.ptah.run/v1alpha1",
+            "kind": "PtahMigration",
+            "metadata": {"name": "orders"},
+            "spec": {
+                "target": {
+                    "engine": "PostgreSQL",
+                    "coordinationKey": f"{namespace}/{database}",
+                    "urlFrom": {"name": "orders-database", "key": "url"},
+                },
+                "configMap": {"name": "migrations"},
+                "policy": {"apply": "Always"},
+            },
+        },
+    ]
+    created = time.monotonic()
+    stack.cp.kubectl(
+        "apply", "-n", namespace, "-f", "-", input="\n---\n".join(json.dumps(d) for d in documents)
+    )
+    deadline = time.monotonic() + 300
+    phase = None
+    while time.monotonic() < deadline:
+        status = _json(stack, "get", "ptahmigration", "orders", "-n", namespace).get("status") or {}
+        phase = status.get("phase")
+        if phase in ("InSync", "Failed"):
+            break
+        time.sleep(0.5)
+    in_sync = time.monotonic() - created
+    assert phase == "InSync", json.dumps(status, indent=1)[:3000]
+    tables = subprocess.run(
+        ["psql", stack.postgres.url_for(database), "-At", "-c", "SELECT tablename FROM pg_tables"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    assert "orders" in tables
+
+    jobs = _json(stack, "get", "jobs", "-n", namespace)["items"]
+    apply_jobs = [
+        j for j in jobs if j["metadata"]["labels"]["operator.ptah.run/operation"] == "Apply"
+    ]
+    assert len(apply_jobs) == 1, [j["metadata"]["name"] for j in jobs]
+    job = apply_jobs[0]
+    complete = [c for c in job["status"]["conditions"] if c["type"] == "Complete"]
+    assert complete
+    assert complete[0]["status"] == "True"
+    pods = _json(stack, "get", "pods", "-n", namespace, "-l", f"job-name={job['metadata']['name']}")
+    assert len(pods["items"]) == 1
+    pod = pods["items"][0]
+    assert pod["spec"]["nodeName"] == real_node.NODE_NAME
+    assert pod["status"]["phase"] == "Succeeded"
+    assert pod["status"]["podIP"].startswith("10.244.77.")
+
+    # The URL Secret reaches the container that runs SQL and no other (JOB-01).
+    def holds_url(container: dict[str, Any]) -> bool:
+        refs = [
+            (e.get("valueFrom") or {}).get("secretKeyRef", {}).get("name")
+            for e in container.get("env") or []
+        ]
+        return "orders-database" in refs
+
+    containers = [*(pod["spec"].get("initContainers") or []), *pod["spec"]["containers"]]
+    assert [c["name"] for c in containers if holds_url(c)] == ["run"]
+    assert not [
+        v
+        for v in pod["spec"]["volumes"]
+        if (v.get("secret") or {}).get("secretName") == "orders-database"
+    ]
+
+    # What the kubelet actually had runc do, container by container.
+    statuses = [
+        *(pod["status"].get("initContainerStatuses") or []),
+        *pod["status"]["containerStatuses"],
+    ]
+    for status in statuses:
+        terminated = status["state"]["terminated"]
+        assert terminated["exitCode"] == 0, status
+        spec = _container_spec(stack, status)
+        assert spec["process"]["user"]["uid"] == RUNNER_UID, status["name"]
+        assert spec["root"].get("readonly") is True, status["name"]
+        destinations = [m["destination"] for m in spec["mounts"]]
+        assert not [d for d in destinations if "serviceaccount" in d], destinations
+        env_names = [e.split("=", 1)[0] for e in spec["process"]["env"]]
+        assert ("PTAH_DATABASE_URL" in env_names) == (status["name"] == "run"), status["name"]
+    # ServiceAccount admission is on with the node, and still no token in this Pod.
+    assert not [v for v in pod["spec"]["volumes"] if "projected" in v]
+    # The runner's termination message came back through the kubelet.
+    run_status = next(s for s in pod["status"]["containerStatuses"] if s["name"] == "run")
+    assert run_status["state"]["terminated"].get("message"), run_status
+
+    job_seconds = time.mktime(
+        time.strptime(complete[0]["lastTransitionTime"], "%Y-%m-%dT%H:%M:%SZ")
+    ) - time.mktime(time.strptime(job["metadata"]["creationTimestamp"], "%Y-%m-%dT%H:%M:%SZ"))
+    print(f"apply -> InSync {in_sync:.1f}s; Apply Job create -> Complete ~{job_seconds:.0f}s")
+
+
+def test_a_second_node_on_the_machine_refuses(node_stack: LocalStack, tmp_path: Path) -> None:
+    with pytest.raises(StackError, match="another local stack runs a real node"):
+        RealNode(tmp_path, node_stack.cp).start()
+    assert node_stack.node is not None
+    assert node_stack.node.kubelet is not None
+
+
+def test_nothing_is_left_after_stop(node_stack: LocalStack, before: dict[str, Any]) -> None:
+    workdir = node_stack.workdir
+    began = time.monotonic()
+    node_stack.stop()
+    print(f"stack stop {time.monotonic() - began:.1f}s")
+    assert _our_processes(workdir) == []
+    assert _machine() == before
+    assert not (workdir / "node").exists()
+
+
+_CRASHING_RUN = """
+import sys, time
+from pathlib import Path
+from localstack.controlplane import REPO, ControlPlane
+from localstack.node import IDENTITY, RealNode
+workdir = Path(sys.argv[1])
+cp = ControlPlane(workdir, node=IDENTITY).start()
+RealNode(workdir, cp).start()
+print("ready", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_start_after_a_crash_cleans_up_first(before: dict[str, Any], tmp_path: Path) -> None:
+    """A run killed with SIGKILL leaves its bridge, address, nat chain, cgroups and host paths;
+    the next node's start removes them before it makes its own, and its stop leaves nothing."""
+    crashed = Path(tempfile.mkdtemp(prefix="ptah-node-"))
+    crashed.chmod(0o755)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "hack")}
+    child = subprocess.Popen(
+        [sys.executable, "-c", _CRASHING_RUN, str(crashed)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline()
+        assert line.strip() == "ready", line + child.stdout.read()[-3000:]
+    finally:
+        child.kill()
+        child.wait()
+    left = _machine()
+    assert left != before
+    assert real_node.BRIDGE in left["links"]
+    assert real_node.STATE_FILE.exists()
+
+    workdir = Path(tempfile.mkdtemp(prefix="ptah-node-"))
+    workdir.chmod(0o755)
+    try:
+        with ControlPlane(workdir, node=real_node.IDENTITY) as cp, RealNode(workdir, cp) as node:
+            assert node.kubelet is not None
+            assert not (crashed / "node").exists()
+        assert _our_processes(crashed / "node") == []
+        assert _our_processes(workdir) == []
+        assert _machine() == before
+    finally:
+        # The crashed run's control plane got SIGTERM with its parent's death; kube-apiserver
+        # drains for a minute before it exits (REAL-NODE.md), so end it here, by its id.
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError):
+                    if str(crashed).encode() in (entry / "cmdline").read_bytes():
+                        os.kill(int(entry.name), signal.SIGKILL)
+        shutil.rmtree(crashed, ignore_errors=True)
+        shutil.rmtree(workdir, ignore_errors=True)
