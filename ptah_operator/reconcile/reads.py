@@ -36,7 +36,7 @@ from ptah_operator.reconcile.conditions import PhaseT
 from ptah_operator.reconcile.decision import ObjectRef
 from ptah_operator.reconcile.draft import Pass, binding_digest, current_binding
 from ptah_operator.reconcile.read_request import ReadRequest, answer_invalid, unanswered
-from ptah_operator.reconcile.schedule import CLEANUP_CHECK, POD_START_GRACE, interval
+from ptah_operator.reconcile.schedule import CLEANUP_CHECK, POD_START_GRACE, RESULT_GRACE, interval
 from ptah_operator.reconcile.world import JobPhase, JobState, OperationResult
 
 
@@ -245,6 +245,48 @@ def result_of_finished(
         return result if job.phase != JobPhase.ACTIVE else None
     ttl = dt.timedelta(seconds=draft.world.runner.job_ttl_seconds)
     return result if draft.now >= result.received_at + ttl else None
+
+
+@dataclass(frozen=True)
+class JobVerdict:
+    """What a read's Job with no counted result says of the attempt: it runs or its result is
+    awaited (neither field set), its files were refused (`refused`: the message), or the
+    attempt failed (`failed`: the reason, the message and when)."""
+
+    refused: str | None = None
+    failed: tuple[str, str, dt.datetime] | None = None
+
+
+RUNS = JobVerdict()
+
+
+def job_without_result(draft: Pass, job: JobState) -> JobVerdict:
+    """A read's Job with no counted result, the same rule for every read of both families: a
+    suspended Job with no Pod running, or a running one whose Pod cannot start, is deleted and
+    fails the attempt; a Job that ended waits RESULT_GRACE for its record, then fails it
+    (naming its Pod's problem or how its container ended)."""
+    name = job.name
+    if suspended_for_good(draft, job):
+        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+        return JobVerdict(failed=(Reason.OPERATION_FAILED, f"Job {name} was suspended", draft.now))
+    if job.phase == JobPhase.ACTIVE:
+        stuck = cannot_start(draft, job)
+        if stuck is None:
+            return RUNS
+        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+        return JobVerdict(failed=(*stuck, draft.now))
+    if job.snapshot_refused:
+        return JobVerdict(refused=job_ending(f"the files were refused by Job {name}", job))
+    if job.finished_at is not None and draft.now < job.finished_at + RESULT_GRACE:
+        draft.wake_at(job.finished_at + RESULT_GRACE)
+        return RUNS
+    if job.pod_problem is not None:
+        reason = conditions.reason_or(job.pod_problem.reason, Reason.OPERATION_FAILED)
+        message = pod_message(job)
+    else:
+        reason = conditions.reason_or(job.reason, Reason.OPERATION_FAILED)
+        message = job_ending(f"Job {name} ended without a readable result", job)
+    return JobVerdict(failed=(reason, message, job.finished_at or draft.now))
 
 
 def suspended_for_good(draft: Pass, job: JobState) -> bool:
