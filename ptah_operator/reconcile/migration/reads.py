@@ -139,16 +139,21 @@ def observe(draft: MigrationDraft, claim: ActiveOperation) -> None:
     if result is not None:
         _read_result(draft, claim, result)
         return
-    if job is None:
+    verdict = core.job_gone(draft, claim) if job is None else None
+    if job is None and verdict is None:
         refused = draft.world.job_refusals.get(name)
         if refused is not None:
             drop(draft, claim)
             source_read.not_built(draft, claim.type, refused, reason=Reason.JOB_REFUSED, job=name)
             return
+        claim = claim.model_copy(update={"job_uid": None, "job_created_at": None})
+        draft.status.active_operation = claim
         _create_job(draft, claim)
         draft.wake_in(JOB_RECREATE_CHECK)
         return
-    verdict = core.job_without_result(draft, job)
+    if verdict is None:
+        assert job is not None
+        verdict = core.job_without_result(draft, claim, job)
     if verdict.refused is not None:
         _refused(draft, claim, verdict.refused)
     elif verdict.failed is not None:
@@ -231,7 +236,7 @@ def _between_attempts(draft: MigrationDraft, claim: ActiveOperation) -> None:
 
     if not core.next_attempt_due(draft, claim, waiting=waiting, give_way=gives_way):
         return
-    claim = claim.model_copy(update={"attempt": claim.attempt + 1, "retry_at": None})
+    claim = core.next_attempt(claim)
     draft.status.active_operation = claim
     if _create_job(draft, claim):
         draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))

@@ -110,7 +110,10 @@ def _follow_job(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
         )
         return
     job = world.jobs.get(name)
-    if job is None:
+    gone = core.job_gone(draft, claim) if job is None else None
+    if job is None and gone is None:
+        claim = claim.model_copy(update={"job_uid": None, "job_created_at": None})
+        draft.status.active_operation = claim
         built = claims.build_job(draft, claim)
         if isinstance(built, str):
             claims.failed_attempt(
@@ -121,7 +124,10 @@ def _follow_job(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
         _running(draft, claim)
         draft.wake_in(JOB_RECREATE_CHECK)
         return
-    verdict = core.job_without_result(draft, job)
+    verdict = gone
+    if verdict is None:
+        assert job is not None
+        verdict = core.job_without_result(draft, claim, job)
     if verdict.refused is not None:
         _refused(draft, claim, verdict.refused)
     elif verdict.failed is not None:
@@ -215,10 +221,8 @@ def _between_attempts(draft: SchemaDraft, claim: ActiveOperation) -> None:
             f"the files it is bound to ({resolutions.describe(claim.source)}) are gone",
         )
         return
-    claim = claim.model_copy(
+    claim = core.next_attempt(claim).model_copy(
         update={
-            "attempt": claim.attempt + 1,
-            "retry_at": None,
             "lease_epoch": None if not is_proof else claim.lease_epoch,
             "lease_continuity_lost": None if not is_proof else claim.lease_continuity_lost,
         }

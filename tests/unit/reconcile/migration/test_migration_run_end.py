@@ -223,3 +223,32 @@ def test_the_hard_cap_counts_from_a_late_jobs_creation() -> None:
     assert not _released(decision)
     over = step(dataclasses.replace(step(capped), running_pods=frozenset()))
     assert status(over).phase == MigrationPhase.BLOCKED
+
+
+def test_a_read_is_over_at_its_hard_cap() -> None:
+    # Fifth review: a suspended History Job with a Pending Pod named after it held the read
+    # (and, for a schema Plan, the realm Lease) for ever. Reads have the Apply's hard cap.
+    world = with_job(reading(new()), JobPhase.ACTIVE, suspended=True)
+    wedged = _pods_running(world, claim_id(world))
+    before = later(wedged, RUN_CAP - dt.timedelta(minutes=1))
+    assert not _job_deleted(reconcile_migration(before))
+    capped = later(wedged, RUN_CAP + dt.timedelta(seconds=1))
+    decision = reconcile_migration(capped)
+    assert _job_deleted(decision)
+    claim = status_of(capped, decision).active_operation
+    assert claim is not None
+    assert claim.retry_at is None  # a Pod of it still runs
+    # Its Job gone, the Pod still running: no Job is made again, the attempt waits.
+    gone = step(capped)
+    decision = reconcile_migration(gone)
+    assert job_of(decision) is None
+    claim = status_of(gone, decision).active_operation
+    assert claim is not None
+    assert claim.retry_at is None
+    # The Pod stopped (or POD_STOP_MARGIN passed): the attempt failed, and is retried.
+    for over in (dataclasses.replace(gone, running_pods=frozenset()), later(gone, POD_STOP_MARGIN)):
+        decision = reconcile_migration(over)
+        assert job_of(decision) is None
+        claim = status_of(over, decision).active_operation
+        assert claim is not None
+        assert claim.retry_at is not None

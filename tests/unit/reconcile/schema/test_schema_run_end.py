@@ -206,3 +206,28 @@ def test_the_hard_cap_counts_from_a_late_jobs_creation() -> None:
     assert "Pod" in after.message
     assert not _released(decision)
     _proof_starts(step(dataclasses.replace(step(capped), running_pods=frozenset())))
+
+
+def test_a_plan_is_over_at_its_hard_cap_and_gives_the_lease_back() -> None:
+    # Fifth review: a suspended Plan Job with a Pending Pod named after it held the realm Lease
+    # for ever. Reads have the Apply's hard cap.
+    world = with_job(planning(), JobPhase.ACTIVE, suspended=True)
+    wedged = _pods_running(world, claim_id(world))
+    before = later(wedged, RUN_CAP - dt.timedelta(minutes=1))
+    assert not _job_deleted(reconcile_schema(before))
+    capped = later(wedged, RUN_CAP + dt.timedelta(seconds=1))
+    decision = reconcile_schema(capped)
+    assert _job_deleted(decision)
+    assert not _released(decision)
+    assert claim_of(step(capped)).retry_at is None
+    # Its Job gone, the Pod still running: no Job is made again, the Lease stays.
+    gone = step(capped)
+    decision = reconcile_schema(gone)
+    assert job_of(decision) is None
+    assert not _released(decision)
+    # The Pod stopped (or POD_STOP_MARGIN passed): the attempt failed; the Lease is given back.
+    for over in (dataclasses.replace(gone, running_pods=frozenset()), later(gone, POD_STOP_MARGIN)):
+        decision = reconcile_schema(over)
+        assert job_of(decision) is None
+        assert _released(decision)
+        assert claim_of(step(over)).retry_at is not None
