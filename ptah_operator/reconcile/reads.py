@@ -295,7 +295,7 @@ def _over_at_cap(draft: Pass, claim: ActiveOperation, job: JobState | None) -> J
         return None
     # The Job is deleted now: the claim keeps when it was made, so that it is not made again.
     draft.status.active_operation = seen(claim, job)
-    if at_cap == runs.AtCap.STOPPING:
+    if at_cap in (runs.AtCap.DELETING, runs.AtCap.STOPPING):
         return RUNS
     name = claim.job_name or job_name(claim.type, claim.operation_id)
     minutes = int(RUN_CAP.total_seconds() // 60)

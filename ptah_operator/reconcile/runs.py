@@ -5,8 +5,9 @@ schema/apply.py; docs/design/lifecycle-decisions.md, "When a run is over").
   Each family says what each stage means for it (an Unknown run read back, an Apply with no
   outcome proved).
 - `cap` and `at_cap`: the hard cap, RUN_CAP from the Job's creation (from the claim while no
-  Job was seen); at the cap the Job is deleted, and the run is over once no Pod of it runs,
-  or POD_STOP_MARGIN later whatever runs.
+  Job was seen); at the cap the Job is deleted, and the run is over once it is gone and no
+  Pod of it runs, or POD_STOP_MARGIN later whatever runs.
+- `deleted`: a run's end that a Job's deletion justifies waits for the Job to be gone.
 """
 
 from __future__ import annotations
@@ -84,6 +85,10 @@ class AtCap(Enum):
 
     BEFORE = "Before"
     """Not yet at its cap: the pass wakes at the cap."""
+    DELETING = "Deleting"
+    """Past its cap, and its Job, asked to go, is still there (not even marked for deletion):
+    the run is not over until it is gone, since a Job still there could still run (a resumed
+    suspension); the pass looks again soon."""
     STOPPING = "Stopping"
     """Past its cap, its Job deleted, and a Pod of it still runs (for at most
     POD_STOP_MARGIN): the pass looks again soon."""
@@ -91,15 +96,31 @@ class AtCap(Enum):
 
 
 def at_cap(draft: Pass, claim: ActiveOperation, job: JobState | None) -> AtCap:
-    """Where the run stands against its hard cap (`cap`); at the cap its Job is deleted."""
+    """Where the run stands against its hard cap (`cap`); at the cap its Job is deleted, and
+    the run is over only once it is gone (`deleted`)."""
     when = cap(claim, job)
     if draft.now < when:
         draft.wake_at(when)
         return AtCap.BEFORE
-    if job is not None:
-        name = claim.job_name or job_name(claim.type, claim.operation_id)
-        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+    if job is not None and not deleted(draft, claim, job):
+        return AtCap.DELETING
     if claim.operation_id in draft.world.running_pods and draft.now < when + POD_STOP_MARGIN:
         draft.wake_in(POD_STOP_CHECK)
         return AtCap.STOPPING
     return AtCap.OVER
+
+
+def deleted(draft: Pass, claim: ActiveOperation, job: JobState) -> bool:
+    """Ask for the Job's deletion (again: an earlier delete may have failed); whether it is
+    gone already, as a run's end needs: marked for deletion, so the Job controller starts no
+    Pod of it. A run's end that a delete justifies (a suspended Job, the cap) is written only
+    then, never in the pass that asks for the delete, which the status write precedes
+    (decision.py): a failed delete would leave a Job that a resume runs with no claim and no
+    Lease (issue #18, fifth review). Until then the pass looks again soon (the delete's own
+    watch event is sooner)."""
+    name = claim.job_name or job_name(claim.type, claim.operation_id)
+    draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+    if job.deleting:
+        return True
+    draft.wake_in(POD_STOP_CHECK)
+    return False

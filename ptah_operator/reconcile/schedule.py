@@ -22,8 +22,8 @@ having left none. The runner stores its result before it exits, so the record is
 moment behind the Job's end; a minute covers a slow watch without delaying a real loss much."""
 
 RUN_CAP = dt.timedelta(seconds=ACTIVE_DEADLINE_SECONDS) + dt.timedelta(minutes=15)
-"""The longest an Apply is followed, from its Job's creation (from the claim while no Job was
-seen; reconcile/*/apply.py `_cap`): the Job's activeDeadlineSeconds (the Job controller ends it then, unless someone suspended or edited it)
+"""The longest an Apply or a read is followed, from its Job's creation (from the claim while no
+Job was seen; reconcile/runs.py `cap`): the Job's activeDeadlineSeconds (the Job controller ends it then, unless someone suspended or edited it)
 and a margin for its Pods to stop and its result to show. A run still not over then ends
 Unknown (an Apply is held and read back); nothing holds the claim and the realm Lease for ever
 (issue #18; docs/design/lifecycle-decisions.md, "When a run is over")."""

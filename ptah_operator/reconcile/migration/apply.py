@@ -61,7 +61,6 @@ from ptah_operator.reconcile.approvals import accepted as approval_accepted
 from ptah_operator.reconcile.decision import (
     LeaseAction,
     LeaseVerb,
-    ObjectRef,
     OperationCredentials,
 )
 from ptah_operator.reconcile.draft import binding_digest, current_binding
@@ -248,8 +247,12 @@ def _follow_dispatched(
     elif stage == runs.Stage.SUSPENDED:
         # It would never end by itself. The run ends with no outcome, and its Job goes, so
         # that resuming it cannot run the Apply without the Lease.
-        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
-        _end_unknown(draft, claim, job, f"Job {name} was suspended before it ended")
+        assert job is not None
+        if runs.deleted(draft, claim, job):
+            _end_unknown(draft, claim, job, f"Job {name} was suspended before it ended")
+        else:
+            why = f"Job {name} was suspended: the run ends once it is deleted"
+            draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
     elif stage == runs.Stage.LEASE_LOST_RUNNING:
         # The run may still be changing the database: it is followed to its end, and only
         # then declared unknown, so no read of that database starts while it runs.
@@ -310,7 +313,9 @@ def _not_over(
             draft, claim, job, f"the run was not over {minutes} minutes after its Job was made"
         )
         return
-    if at_cap == runs.AtCap.STOPPING:
+    if at_cap == runs.AtCap.DELETING:
+        why = f"past its hard cap: Job {name} is being deleted"
+    elif at_cap == runs.AtCap.STOPPING:
         why = f"past its hard cap: Job {name} is deleted, and a Pod of it still runs"
     draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
 

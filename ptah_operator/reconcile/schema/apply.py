@@ -60,7 +60,6 @@ from ptah_operator.api.schema import ApplyRecord
 from ptah_operator.reconcile import conditions, runs, sources
 from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.approvals import accepted as approval_accepted
-from ptah_operator.reconcile.decision import ObjectRef
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.realm import Refusal
 from ptah_operator.reconcile.reports import Unreadable, read_report
@@ -192,8 +191,12 @@ def _follow_dispatched(
     elif stage == runs.Stage.SUSPENDED:
         # It would never end by itself. The Apply ends with no outcome, and its Job goes, so
         # that resuming it cannot run it without the Lease.
-        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
-        _end(draft, claim, job, None, f"Job {name} was suspended before it ended")
+        assert job is not None
+        if runs.deleted(draft, claim, job):
+            _end(draft, claim, job, None, f"Job {name} was suspended before it ended")
+        else:
+            why = f"Job {name} was suspended: the run ends once it is deleted"
+            draft.stand(applying(claim.plan.name if claim.plan else "?", why))
     elif stage == runs.Stage.LEASE_LOST_RUNNING:
         # Its result will be discarded, but the proof must not read a database the Apply may
         # still be changing: the Job is observed to its end (SUS-02).
@@ -241,7 +244,9 @@ def _not_over(draft: SchemaDraft, claim: ActiveOperation, job: JobState | None, 
         minutes = int(RUN_CAP.total_seconds() // 60)
         _end(draft, claim, job, None, f"it was not over {minutes} minutes after its Job was made")
         return
-    if at_cap == runs.AtCap.STOPPING:
+    if at_cap == runs.AtCap.DELETING:
+        why = f"past its hard cap: Job {name} is being deleted"
+    elif at_cap == runs.AtCap.STOPPING:
         why = f"past its hard cap: Job {name} is deleted, and a Pod of it still runs"
     draft.stand(applying(claim.plan.name if claim.plan else "?", why))
 

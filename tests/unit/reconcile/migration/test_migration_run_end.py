@@ -85,13 +85,14 @@ def test_a_suspended_apply_job_with_no_pod_running_ends_the_run_unknown() -> Non
     world = with_job(applying(), JobPhase.ACTIVE, suspended=True)
     held = reconcile_migration(_pods_running(world, claim_id(world)))
     assert status_of(world, held).phase == MigrationPhase.APPLYING
-    decision = reconcile_migration(world)
-    after = status_of(world, decision)
+    assert _job_deleted(reconcile_migration(world))
+    # It ends once its Job is gone (the delete comes first: below).
+    gone = step(world)
+    after = status_of(gone, reconcile_migration(gone))
     assert after.phase == MigrationPhase.BLOCKED
     assert after.last_run is not None
     assert after.last_run.outcome == RunOutcome.UNKNOWN
-    assert after.next_reconciliation_time == world.now
-    assert _job_deleted(decision)
+    assert after.next_reconciliation_time == gone.now
 
 
 def test_any_run_ends_unknown_at_its_hard_cap() -> None:
@@ -103,13 +104,12 @@ def test_any_run_ends_unknown_at_its_hard_cap() -> None:
     assert _job_deleted(decision)
     assert status_of(late, decision).phase == MigrationPhase.APPLYING
     # A Pod still running well past the cap is stuck or forged: the run ends all the same.
-    stuck = later(late, POD_STOP_MARGIN)
+    stuck = later(step(late), POD_STOP_MARGIN)
     decision = reconcile_migration(stuck)
     after = status_of(stuck, decision)
     assert after.phase == MigrationPhase.BLOCKED
     assert after.last_run is not None
     assert after.last_run.outcome == RunOutcome.UNKNOWN
-    assert _job_deleted(decision)
 
 
 def test_an_apply_result_before_its_job_was_ever_seen_ends_nothing() -> None:
@@ -216,12 +216,16 @@ def test_the_hard_cap_counts_from_a_late_jobs_creation() -> None:
     capped = later(step(running), RUN_CAP + dt.timedelta(seconds=1))
     decision = reconcile_migration(capped)
     assert _job_deleted(decision)
-    after = status_of(capped, decision)
+    assert status_of(capped, decision).phase == MigrationPhase.APPLYING
+    assert not _released(decision)
+    gone = step(capped)
+    decision = reconcile_migration(gone)
+    after = status_of(gone, decision)
     assert after.phase == MigrationPhase.APPLYING
     assert after.message is not None
     assert "Pod" in after.message
     assert not _released(decision)
-    over = step(dataclasses.replace(step(capped), running_pods=frozenset()))
+    over = step(dataclasses.replace(step(gone), running_pods=frozenset()))
     assert status(over).phase == MigrationPhase.BLOCKED
 
 
@@ -252,3 +256,37 @@ def test_a_read_is_over_at_its_hard_cap() -> None:
         claim = status_of(over, decision).active_operation
         assert claim is not None
         assert claim.retry_at is not None
+
+
+def test_a_run_ends_only_once_the_job_its_end_deletes_is_gone() -> None:
+    # Fifth review: the run's end was written before the Job delete that justifies it, so a
+    # failed delete left a suspended Job that a resume could run with no claim and no Lease.
+    world = with_job(applying(), JobPhase.ACTIVE, suspended=True)
+    for attempt in range(2):  # the delete failed: the Job is still there, and asked to go again
+        decision = reconcile_migration(world)
+        assert _job_deleted(decision), attempt
+        after = status_of(world, decision)
+        assert after.phase == MigrationPhase.APPLYING
+        assert after.active_operation is not None
+        assert after.last_run is None
+        assert not _released(decision)
+    for gone in (with_job(world, JobPhase.ACTIVE, suspended=True, deleting=True), step(world)):
+        decision = reconcile_migration(gone)
+        after = status_of(gone, decision)
+        assert after.phase == MigrationPhase.BLOCKED
+        assert after.last_run is not None
+        assert after.last_run.outcome == RunOutcome.UNKNOWN
+        assert _released(decision)
+
+
+def test_a_run_past_its_cap_ends_only_once_its_job_is_gone() -> None:
+    world = applying()
+    stuck = later(world, RUN_CAP + POD_STOP_MARGIN)
+    decision = reconcile_migration(stuck)
+    assert _job_deleted(decision)
+    after = status_of(stuck, decision)
+    assert after.phase == MigrationPhase.APPLYING
+    assert after.last_run is None
+    assert not _released(decision)
+    over = step(step(stuck))  # the Job gone: the run ends
+    assert status(over).phase == MigrationPhase.BLOCKED

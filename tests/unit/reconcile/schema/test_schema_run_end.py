@@ -80,7 +80,8 @@ def test_a_suspended_apply_job_with_no_pod_running_ends_the_apply() -> None:
     assert status_of(world, still).phase == SchemaPhase.APPLYING
     decision = reconcile_schema(world)
     assert _job_deleted(decision)
-    _proof_starts(step(world))
+    # It ends once its Job is gone (the delete comes first: below).
+    _proof_starts(step(step(world)))
 
 
 def test_any_apply_ends_at_its_hard_cap() -> None:
@@ -92,8 +93,7 @@ def test_any_apply_ends_at_its_hard_cap() -> None:
     assert _job_deleted(decision)
     assert status_of(late, decision).phase == SchemaPhase.APPLYING
     # A Pod still running well past the cap is stuck or forged: the Apply ends all the same.
-    stuck = later(late, POD_STOP_MARGIN)
-    assert _job_deleted(reconcile_schema(stuck))
+    stuck = later(step(late), POD_STOP_MARGIN)
     _proof_starts(step(stuck))
 
 
@@ -200,12 +200,16 @@ def test_the_hard_cap_counts_from_a_late_jobs_creation() -> None:
     capped = later(step(running), RUN_CAP + dt.timedelta(seconds=1))
     decision = reconcile_schema(capped)
     assert _job_deleted(decision)
-    after = status_of(capped, decision)
+    assert status_of(capped, decision).phase == SchemaPhase.APPLYING
+    assert not _released(decision)
+    gone = step(capped)
+    decision = reconcile_schema(gone)
+    after = status_of(gone, decision)
     assert after.phase == SchemaPhase.APPLYING
     assert after.message is not None
     assert "Pod" in after.message
     assert not _released(decision)
-    _proof_starts(step(dataclasses.replace(step(capped), running_pods=frozenset())))
+    _proof_starts(step(dataclasses.replace(step(gone), running_pods=frozenset())))
 
 
 def test_a_plan_is_over_at_its_hard_cap_and_gives_the_lease_back() -> None:
@@ -231,3 +235,27 @@ def test_a_plan_is_over_at_its_hard_cap_and_gives_the_lease_back() -> None:
         assert job_of(decision) is None
         assert _released(decision)
         assert claim_of(step(over)).retry_at is not None
+
+
+def test_an_apply_ends_only_once_the_job_its_end_deletes_is_gone() -> None:
+    # Fifth review: the Apply's end was written before the Job delete that justifies it, so a
+    # failed delete left a suspended Job that a resume could run with no claim and no Lease.
+    world = with_job(applying(), JobPhase.ACTIVE, suspended=True)
+    for attempt in range(2):  # the delete failed: the Job is still there, and asked to go again
+        decision = reconcile_schema(world)
+        assert _job_deleted(decision), attempt
+        after = status_of(world, decision)
+        assert after.phase == SchemaPhase.APPLYING
+        assert after.active_operation is not None
+        assert after.last_apply is None or after.last_apply.operation_id != claim_id(world)
+    for gone in (with_job(world, JobPhase.ACTIVE, suspended=True, deleting=True), step(world)):
+        _proof_starts(step(gone))
+
+
+def test_an_apply_past_its_cap_ends_only_once_its_job_is_gone() -> None:
+    world = applying()
+    stuck = later(world, RUN_CAP + POD_STOP_MARGIN)
+    decision = reconcile_schema(stuck)
+    assert _job_deleted(decision)
+    assert phase(step(stuck)) == SchemaPhase.APPLYING
+    _proof_starts(step(step(stuck)))
