@@ -8,6 +8,8 @@ schema/apply.py; docs/design/lifecycle-decisions.md, "When a run is over").
   Job was seen); at the cap the Job is deleted, and the run is over once it is gone and no
   Pod of it runs, or POD_STOP_MARGIN later whatever runs.
 - `deleted`: a run's end that a Job's deletion justifies waits for the Job to be gone.
+- `gone_settled`: a run whose Job is gone ends only POD_CACHE_GRACE after a pass first saw it
+  so, when no Pod of it showed meanwhile.
 """
 
 from __future__ import annotations
@@ -19,7 +21,13 @@ from ptah_operator.api.common import ActiveOperation
 from ptah_operator.api.names import job_name
 from ptah_operator.reconcile.decision import ObjectRef
 from ptah_operator.reconcile.draft import Pass
-from ptah_operator.reconcile.schedule import POD_STOP_CHECK, POD_STOP_MARGIN, RESULT_GRACE, RUN_CAP
+from ptah_operator.reconcile.schedule import (
+    POD_CACHE_GRACE,
+    POD_STOP_CHECK,
+    POD_STOP_MARGIN,
+    RESULT_GRACE,
+    RUN_CAP,
+)
 from ptah_operator.reconcile.world import JobPhase, JobState, OperationResult
 
 
@@ -124,3 +132,24 @@ def deleted(draft: Pass, claim: ActiveOperation, job: JobState) -> bool:
         return True
     draft.wake_in(POD_STOP_CHECK)
     return False
+
+
+def note_gone(draft: Pass, claim: ActiveOperation, job: JobState | None) -> ActiveOperation:
+    """The claim, with when a pass first found its Job gone recorded (`jobGoneAt`)."""
+    if job is not None or claim.job_gone_at is not None:
+        return claim
+    claim = claim.model_copy(update={"job_gone_at": draft.now})
+    draft.status.active_operation = claim
+    return claim
+
+
+def gone_settled(draft: Pass, claim: ActiveOperation) -> bool:
+    """Whether a dispatched run whose Job is gone, with no result and no Pod of it in the
+    cache, may end now: POD_CACHE_GRACE after a pass first found the Job gone (`note_gone`),
+    since an orphaned Pod of it may be a moment behind in the Pod cache (issue #18, fifth
+    review). Until then the pass wakes at the grace's end."""
+    since = claim.job_gone_at or draft.now
+    if draft.now < since + POD_CACHE_GRACE:
+        draft.wake_at(since + POD_CACHE_GRACE)
+        return False
+    return True

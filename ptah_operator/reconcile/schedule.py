@@ -34,6 +34,11 @@ them with it, each within its termination grace). A Pod still running then is st
 or was made by someone else under the Job's name; the run ends Unknown all the same, so no Pod
 holds a claim and the realm Lease for ever (issue #18, fourth review)."""
 
+POD_CACHE_GRACE = dt.timedelta(seconds=10)
+"""How long a dispatched run whose Job is gone (no result, no Pod of it in the cache) waits
+before it ends: an orphaned Pod of it may be a moment behind in the Pod cache, and ending the
+run would read back a database it may still change (issue #18, fifth review)."""
+
 POD_STOP_CHECK = dt.timedelta(seconds=30)
 """How often a run past its hard cap, with a Pod of it still running, looks again (the Pod's
 own events wake it sooner)."""

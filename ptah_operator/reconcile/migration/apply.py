@@ -239,6 +239,7 @@ def _follow_dispatched(
     result: OperationResult | None,
 ) -> None:
     """A dispatched run never gives way: follow it to its end, whatever it left (runs.stage)."""
+    claim = runs.note_gone(draft, claim, job)
     stage = runs.stage(draft, claim, job, result)
     if stage == runs.Stage.POD_RUNS:
         # The run may still change the database: nothing is read back and the Lease stays
@@ -266,8 +267,11 @@ def _follow_dispatched(
     elif stage == runs.Stage.RESULT:
         assert result is not None
         _end_reported(draft, claim, job, result)
-    elif stage == runs.Stage.GONE:
+    elif stage == runs.Stage.GONE and runs.gone_settled(draft, claim):
         _end_unknown(draft, claim, None, f"Job {name} is gone and left no result")
+    elif stage == runs.Stage.GONE:
+        why = f"Job {name} is gone: the run ends once no Pod of it shows"
+        draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
     elif stage == runs.Stage.RUNNING:
         assert job is not None
         _not_over(draft, claim, job, "")

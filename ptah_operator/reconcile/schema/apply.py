@@ -183,6 +183,7 @@ def _follow_dispatched(
 ) -> None:
     """A dispatched Apply never gives way: follow it to its end, whatever it left
     (runs.stage)."""
+    claim = runs.note_gone(draft, claim, job)
     stage = runs.stage(draft, claim, job, result)
     if stage == runs.Stage.POD_RUNS:
         # The proof must not read a database it may still change, and the Lease stays until
@@ -211,15 +212,12 @@ def _follow_dispatched(
         _not_over(draft, claim, job, "")
     elif stage == runs.Stage.RESULT:
         assert result is not None
-        report = read_report(
-            result, SchemaOperationReport, claim.operation_id, OperationType.APPLY, draft.uid
-        )
-        if isinstance(report, Unreadable):
-            _end(draft, claim, job, None, f"its result cannot be read: {report.why}")
-        else:
-            _end(draft, claim, job, report, None)
-    elif stage == runs.Stage.GONE:
+        _end_reported(draft, claim, job, result)
+    elif stage == runs.Stage.GONE and runs.gone_settled(draft, claim):
         _end(draft, claim, None, None, f"Job {name} is gone and left no result")
+    elif stage == runs.Stage.GONE:
+        why = f"Job {name} is gone: the run ends once no Pod of it shows"
+        draft.stand(applying(claim.plan.name if claim.plan else "?", why))
     elif stage == runs.Stage.RUNNING:
         assert job is not None
         _not_over(draft, claim, job, "")
@@ -232,6 +230,19 @@ def _follow_dispatched(
         draft.wake_at(job.finished_at + RESULT_GRACE)
     else:
         _end(draft, claim, job, None, f"Job {name} ended without a readable result")
+
+
+def _end_reported(
+    draft: SchemaDraft, claim: ActiveOperation, job: JobState | None, result: OperationResult
+) -> None:
+    """The Apply's result counts: its end is what it reports, no outcome if unreadable."""
+    report = read_report(
+        result, SchemaOperationReport, claim.operation_id, OperationType.APPLY, draft.uid
+    )
+    if isinstance(report, Unreadable):
+        _end(draft, claim, job, None, f"its result cannot be read: {report.why}")
+    else:
+        _end(draft, claim, job, report, None)
 
 
 def _not_over(draft: SchemaDraft, claim: ActiveOperation, job: JobState | None, why: str) -> None:

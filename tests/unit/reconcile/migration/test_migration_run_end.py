@@ -20,7 +20,7 @@ from ptah_operator.api.constants import MigrationPhase, OperationType, Reason, R
 from ptah_operator.reconcile.decision import LeaseVerb
 from ptah_operator.reconcile.migration import reconcile_migration
 from ptah_operator.reconcile.migration.world import MigrationWorld
-from ptah_operator.reconcile.schedule import POD_STOP_MARGIN, RUN_CAP
+from ptah_operator.reconcile.schedule import POD_CACHE_GRACE, POD_STOP_MARGIN, RUN_CAP
 from ptah_operator.reconcile.world import JobPhase
 from tests.unit.reconcile.migration.worlds import (
     applying,
@@ -67,7 +67,7 @@ def test_an_apply_whose_job_is_gone_while_a_pod_of_it_runs_is_not_over() -> None
     assert not _released(decision)
     assert job_of(decision) is None
     # The Pod stopped: now the run is over, Unknown, and read back.
-    over = step(dataclasses.replace(gone, running_pods=frozenset()))
+    over = step(later(dataclasses.replace(step(gone), running_pods=frozenset()), POD_CACHE_GRACE))
     assert status(over).phase == MigrationPhase.BLOCKED
     assert condition_reason(status(over)) == Reason.APPLY_OUTCOME_UNKNOWN
     assert status(over).next_reconciliation_time == over.now
@@ -87,7 +87,9 @@ def test_a_suspended_apply_job_with_no_pod_running_ends_the_run_unknown() -> Non
     assert status_of(world, held).phase == MigrationPhase.APPLYING
     assert _job_deleted(reconcile_migration(world))
     # It ends once its Job is gone (the delete comes first: below).
-    gone = step(world)
+    gone = later(
+        step(step(world)), POD_CACHE_GRACE
+    )  # and POD_CACHE_GRACE after a pass found it gone
     after = status_of(gone, reconcile_migration(gone))
     assert after.phase == MigrationPhase.BLOCKED
     assert after.last_run is not None
@@ -225,7 +227,7 @@ def test_the_hard_cap_counts_from_a_late_jobs_creation() -> None:
     assert after.message is not None
     assert "Pod" in after.message
     assert not _released(decision)
-    over = step(dataclasses.replace(step(gone), running_pods=frozenset()))
+    over = step(later(dataclasses.replace(step(gone), running_pods=frozenset()), POD_CACHE_GRACE))
     assert status(over).phase == MigrationPhase.BLOCKED
 
 
@@ -270,7 +272,10 @@ def test_a_run_ends_only_once_the_job_its_end_deletes_is_gone() -> None:
         assert after.active_operation is not None
         assert after.last_run is None
         assert not _released(decision)
-    for gone in (with_job(world, JobPhase.ACTIVE, suspended=True, deleting=True), step(world)):
+    for gone in (
+        with_job(world, JobPhase.ACTIVE, suspended=True, deleting=True),
+        later(step(step(world)), POD_CACHE_GRACE),
+    ):
         decision = reconcile_migration(gone)
         after = status_of(gone, decision)
         assert after.phase == MigrationPhase.BLOCKED
@@ -288,5 +293,21 @@ def test_a_run_past_its_cap_ends_only_once_its_job_is_gone() -> None:
     assert after.phase == MigrationPhase.APPLYING
     assert after.last_run is None
     assert not _released(decision)
-    over = step(step(stuck))  # the Job gone: the run ends
+    over = step(later(step(step(stuck)), POD_CACHE_GRACE))  # the Job gone: the run ends
+    assert status(over).phase == MigrationPhase.BLOCKED
+
+
+def test_a_gone_job_ends_the_run_only_after_the_pod_cache_grace() -> None:
+    # Fifth review: a Job gone ended the run in the same pass, though a Pod of it (orphaned)
+    # may not be in the Pod cache yet.
+    gone = without_job(applying())
+    decision = reconcile_migration(gone)
+    after = status_of(gone, decision)
+    assert after.phase == MigrationPhase.APPLYING
+    assert after.last_run is None
+    assert not _released(decision)
+    # The Pod shows within the grace: the run is not over while it runs.
+    seen = step(gone)
+    assert status(step(_pods_running(seen, claim_id(seen)))).phase == MigrationPhase.APPLYING
+    over = step(later(seen, POD_CACHE_GRACE))
     assert status(over).phase == MigrationPhase.BLOCKED

@@ -18,7 +18,7 @@ import datetime as dt
 
 from ptah_operator.api.constants import OperationType, SchemaPhase
 from ptah_operator.reconcile.decision import Decision, LeaseVerb
-from ptah_operator.reconcile.schedule import POD_STOP_MARGIN, RESULT_GRACE, RUN_CAP
+from ptah_operator.reconcile.schedule import POD_CACHE_GRACE, POD_STOP_MARGIN, RESULT_GRACE, RUN_CAP
 from ptah_operator.reconcile.schema import reconcile_schema
 from ptah_operator.reconcile.schema.world import SchemaWorld
 from ptah_operator.reconcile.world import JobPhase
@@ -71,7 +71,9 @@ def test_an_apply_whose_job_is_gone_while_a_pod_of_it_runs_is_not_over() -> None
     assert "Pod" in after.message
     assert not _released(decision)
     assert job_of(decision) is None
-    _proof_starts(step(dataclasses.replace(gone, running_pods=frozenset())))
+    _proof_starts(
+        step(later(dataclasses.replace(step(gone), running_pods=frozenset()), POD_CACHE_GRACE))
+    )
 
 
 def test_a_suspended_apply_job_with_no_pod_running_ends_the_apply() -> None:
@@ -81,7 +83,7 @@ def test_a_suspended_apply_job_with_no_pod_running_ends_the_apply() -> None:
     decision = reconcile_schema(world)
     assert _job_deleted(decision)
     # It ends once its Job is gone (the delete comes first: below).
-    _proof_starts(step(step(world)))
+    _proof_starts(step(later(step(step(world)), POD_CACHE_GRACE)))
 
 
 def test_any_apply_ends_at_its_hard_cap() -> None:
@@ -209,7 +211,9 @@ def test_the_hard_cap_counts_from_a_late_jobs_creation() -> None:
     assert after.message is not None
     assert "Pod" in after.message
     assert not _released(decision)
-    _proof_starts(step(dataclasses.replace(step(gone), running_pods=frozenset())))
+    _proof_starts(
+        step(later(dataclasses.replace(step(gone), running_pods=frozenset()), POD_CACHE_GRACE))
+    )
 
 
 def test_a_plan_is_over_at_its_hard_cap_and_gives_the_lease_back() -> None:
@@ -248,7 +252,10 @@ def test_an_apply_ends_only_once_the_job_its_end_deletes_is_gone() -> None:
         assert after.phase == SchemaPhase.APPLYING
         assert after.active_operation is not None
         assert after.last_apply is None or after.last_apply.operation_id != claim_id(world)
-    for gone in (with_job(world, JobPhase.ACTIVE, suspended=True, deleting=True), step(world)):
+    for gone in (
+        with_job(world, JobPhase.ACTIVE, suspended=True, deleting=True),
+        later(step(step(world)), POD_CACHE_GRACE),
+    ):
         _proof_starts(step(gone))
 
 
@@ -258,4 +265,16 @@ def test_an_apply_past_its_cap_ends_only_once_its_job_is_gone() -> None:
     decision = reconcile_schema(stuck)
     assert _job_deleted(decision)
     assert phase(step(stuck)) == SchemaPhase.APPLYING
-    _proof_starts(step(step(stuck)))
+    _proof_starts(step(later(step(step(stuck)), POD_CACHE_GRACE)))
+
+
+def test_a_gone_job_ends_the_apply_only_after_the_pod_cache_grace() -> None:
+    # Fifth review: a Job gone ended the Apply in the same pass, though a Pod of it (orphaned)
+    # may not be in the Pod cache yet.
+    gone = without_job(applying())
+    decision = reconcile_schema(gone)
+    assert status_of(gone, decision).phase == SchemaPhase.APPLYING
+    assert not _released(decision)
+    seen = step(gone)
+    assert phase(step(_pods_running(seen, claim_id(seen)))) == SchemaPhase.APPLYING
+    _proof_starts(step(later(seen, POD_CACHE_GRACE)))
