@@ -368,6 +368,9 @@ class ActiveOperation(ApiModel):
     job_created_at: Timestamp | None = None
     """When the Job was created (its creationTimestamp), recorded with jobUID: an Apply's hard
     cap counts from it, and still does once the Job is gone."""
+    job_gone_at: Timestamp | None = None
+    """When a pass first found a dispatched run's Job gone with no result and no Pod of it in
+    the cache: the run ends POD_CACHE_GRACE later, once that cache has caught up."""
     started_at: Timestamp
     attempt: int = Field(default=1, ge=1)
     retry_at: Timestamp | None = None

@@ -305,6 +305,7 @@ def job_state(
         pod_problem=problem[1] if problem is not None else None,
         suspended=bool((job.get("spec") or {}).get("suspend")),
         created_at=parse_time(meta.get("creationTimestamp")),
+        deleting=meta.get("deletionTimestamp") is not None,
     )
 
 

@@ -31,12 +31,18 @@ from typing import Generic
 from ptah_operator.api.common import ActiveOperation
 from ptah_operator.api.constants import ConditionType, EventReason, OperationType, Reason
 from ptah_operator.api.names import job_name, result_record_name
-from ptah_operator.reconcile import conditions, sources
+from ptah_operator.reconcile import conditions, runs, sources
 from ptah_operator.reconcile.conditions import PhaseT
 from ptah_operator.reconcile.decision import ObjectRef
 from ptah_operator.reconcile.draft import Pass, binding_digest, current_binding
 from ptah_operator.reconcile.read_request import ReadRequest, answer_invalid, unanswered
-from ptah_operator.reconcile.schedule import CLEANUP_CHECK, POD_START_GRACE, interval
+from ptah_operator.reconcile.schedule import (
+    CLEANUP_CHECK,
+    POD_START_GRACE,
+    RESULT_GRACE,
+    RUN_CAP,
+    interval,
+)
 from ptah_operator.reconcile.world import JobPhase, JobState, OperationResult
 
 
@@ -245,6 +251,97 @@ def result_of_finished(
         return result if job.phase != JobPhase.ACTIVE else None
     ttl = dt.timedelta(seconds=draft.world.runner.job_ttl_seconds)
     return result if draft.now >= result.received_at + ttl else None
+
+
+@dataclass(frozen=True)
+class JobVerdict:
+    """What a read's Job with no counted result says of the attempt: it runs or its result is
+    awaited (neither field set), its files were refused (`refused`: the message), or the
+    attempt failed (`failed`: the reason, the message and when)."""
+
+    refused: str | None = None
+    failed: tuple[str, str, dt.datetime] | None = None
+
+
+RUNS = JobVerdict()
+
+
+def seen(claim: ActiveOperation, job: JobState | None) -> ActiveOperation:
+    """The claim with its read Job's UID and creation time recorded (when the cap deletes the
+    Job): the read's hard cap counts from that creation, and still does once the Job is gone."""
+    if job is None or claim.job_uid is not None:
+        return claim
+    return claim.model_copy(update={"job_uid": job.uid, "job_created_at": job.created_at})
+
+
+def next_attempt(claim: ActiveOperation) -> ActiveOperation:
+    """The claim for its next attempt: a new Job, so no Job seen yet."""
+    return claim.model_copy(
+        update={
+            "attempt": claim.attempt + 1,
+            "retry_at": None,
+            "job_uid": None,
+            "job_created_at": None,
+        }
+    )
+
+
+def _over_at_cap(draft: Pass, claim: ActiveOperation, job: JobState | None) -> JobVerdict | None:
+    """A read is held to the Apply's hard cap (runs.at_cap, issue #18, fifth review): past it,
+    its Job is deleted, and the attempt fails once no Pod of it runs (or POD_STOP_MARGIN
+    later, whatever runs); until then it is still under way. None before the cap."""
+    at_cap = runs.at_cap(draft, claim, job)
+    if at_cap == runs.AtCap.BEFORE:
+        return None
+    # The Job is deleted now: the claim keeps when it was made, so that it is not made again.
+    draft.status.active_operation = seen(claim, job)
+    if at_cap in (runs.AtCap.DELETING, runs.AtCap.STOPPING):
+        return RUNS
+    name = claim.job_name or job_name(claim.type, claim.operation_id)
+    minutes = int(RUN_CAP.total_seconds() // 60)
+    why = f"Job {name} was not over {minutes} minutes after it was made"
+    return JobVerdict(failed=(Reason.OPERATION_FAILED, why, draft.now))
+
+
+def job_gone(draft: Pass, claim: ActiveOperation) -> JobVerdict | None:
+    """A read whose Job is not there: None when it is to be made (again); once the cap deleted
+    the attempt's Job, it is not made again (`_over_at_cap`)."""
+    if claim.job_uid is None:
+        return None
+    return _over_at_cap(draft, claim, None)
+
+
+def job_without_result(draft: Pass, claim: ActiveOperation, job: JobState) -> JobVerdict:
+    """A read's Job with no counted result, the same rule for every read of both families: past
+    its hard cap it is deleted and the attempt is over (`_over_at_cap`); a suspended Job with
+    no Pod running, or a running one whose Pod cannot start, is deleted and fails the attempt;
+    a Job that ended waits RESULT_GRACE for its record, then fails it (naming its Pod's problem
+    or how its container ended)."""
+    name = job.name
+    capped = _over_at_cap(draft, claim, job)
+    if capped is not None:
+        return capped
+    if suspended_for_good(draft, job):
+        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+        return JobVerdict(failed=(Reason.OPERATION_FAILED, f"Job {name} was suspended", draft.now))
+    if job.phase == JobPhase.ACTIVE:
+        stuck = cannot_start(draft, job)
+        if stuck is None:
+            return RUNS
+        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+        return JobVerdict(failed=(*stuck, draft.now))
+    if job.snapshot_refused:
+        return JobVerdict(refused=job_ending(f"the files were refused by Job {name}", job))
+    if job.finished_at is not None and draft.now < job.finished_at + RESULT_GRACE:
+        draft.wake_at(job.finished_at + RESULT_GRACE)
+        return RUNS
+    if job.pod_problem is not None:
+        reason = conditions.reason_or(job.pod_problem.reason, Reason.OPERATION_FAILED)
+        message = pod_message(job)
+    else:
+        reason = conditions.reason_or(job.reason, Reason.OPERATION_FAILED)
+        message = job_ending(f"Job {name} ended without a readable result", job)
+    return JobVerdict(failed=(reason, message, job.finished_at or draft.now))
 
 
 def suspended_for_good(draft: Pass, job: JobState) -> bool:

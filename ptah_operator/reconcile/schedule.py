@@ -22,8 +22,8 @@ having left none. The runner stores its result before it exits, so the record is
 moment behind the Job's end; a minute covers a slow watch without delaying a real loss much."""
 
 RUN_CAP = dt.timedelta(seconds=ACTIVE_DEADLINE_SECONDS) + dt.timedelta(minutes=15)
-"""The longest an Apply is followed, from its Job's creation (from the claim while no Job was
-seen; reconcile/*/apply.py `_cap`): the Job's activeDeadlineSeconds (the Job controller ends it then, unless someone suspended or edited it)
+"""The longest an Apply or a read is followed, from its Job's creation (from the claim while no
+Job was seen; reconcile/runs.py `cap`): the Job's activeDeadlineSeconds (the Job controller ends it then, unless someone suspended or edited it)
 and a margin for its Pods to stop and its result to show. A run still not over then ends
 Unknown (an Apply is held and read back); nothing holds the claim and the realm Lease for ever
 (issue #18; docs/design/lifecycle-decisions.md, "When a run is over")."""
@@ -33,6 +33,11 @@ POD_STOP_MARGIN = dt.timedelta(minutes=15)
 them with it, each within its termination grace). A Pod still running then is stuck on its node
 or was made by someone else under the Job's name; the run ends Unknown all the same, so no Pod
 holds a claim and the realm Lease for ever (issue #18, fourth review)."""
+
+POD_CACHE_GRACE = dt.timedelta(seconds=10)
+"""How long a dispatched run whose Job is gone (no result, no Pod of it in the cache) waits
+before it ends: an orphaned Pod of it may be a moment behind in the Pod cache, and ending the
+run would read back a database it may still change (issue #18, fifth review)."""
 
 POD_STOP_CHECK = dt.timedelta(seconds=30)
 """How often a run past its hard cap, with a Pod of it still running, looks again (the Pod's

@@ -96,6 +96,9 @@ class JobState:
     created_at: dt.datetime | None = None
     """When the Job was created (metadata.creationTimestamp, which nobody can change): a run's
     hard cap counts from it (issue #18, fourth review)."""
+    deleting: bool = False
+    """The Job is marked for deletion (metadata.deletionTimestamp): the Job controller starts no
+    Pod of it any more, so a run whose end waits for its Job to go counts it as gone."""
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,9 @@ Contract:
   server that cannot be reached (or answers 502/503/504) is retried by the outage limiter
   alone (`OutageRateLimiter`: per key, jittered, spread over the keys in the outage), never
   through the queue's limiter: an outage neither builds up a key's backoff nor spends the
-  shared bucket, so recovery after it is prompt (issue #18).
+  shared bucket, so recovery after it is prompt (issue #18). Only connection errors count as
+  an outage (`is_unreachable`), logged by class, as an error every OUTAGE_ESCALATE_EVERY
+  retries of a key in a row; any other OSError is a retry with backoff.
 - `watch(informer)` enqueues the object's own key; `watch(informer, map_func)` any keys;
   `owns(informer, kind, api_group)` enqueues the owner named by the object's controller
   ownerReference of that kind (Jobs, ConfigMaps, plans owned by a resource).
@@ -28,6 +30,8 @@ Contract:
 from __future__ import annotations
 
 import asyncio
+import socket
+import ssl
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -120,12 +124,35 @@ def is_conflict(error: BaseException) -> bool:
 
 _UNAVAILABLE = frozenset({502, 503, 504})
 
+OUTAGE_ESCALATE_EVERY = 20
+"""After this many outage retries of one key in a row (and every as many after), the outage
+is logged as an error, not a warning: one key alone retries every 4-6 s, so about every 1.5
+minutes of outage (longer with many keys, whose retries the limiter spreads out)."""
+
+
+def outage_escalates(retries: int) -> bool:
+    """Whether the `retries`-th outage retry of a key in a row is logged as an error."""
+    return retries > 0 and retries % OUTAGE_ESCALATE_EVERY == 0
+
 
 def is_unreachable(error: BaseException) -> bool:
-    """Whether the API server could not be reached or answered that it is unavailable."""
+    """Whether the API server could not be reached or answered that it is unavailable: 502,
+    503, 504, or a connection error (refused, reset, a timeout, a name that does not resolve,
+    aiohttp's connection errors). Any other OSError (a file, a permission, a certificate that
+    does not verify) is a fault of the manager's own, retried with backoff and logged as an
+    error, not an outage (issue #18, fifth review)."""
     if isinstance(error, ApiException | ApiStatusError):
         return error.status in _UNAVAILABLE
-    return isinstance(error, aiohttp.ClientConnectionError | OSError | asyncio.TimeoutError)
+    if isinstance(error, ssl.SSLCertVerificationError | aiohttp.ClientConnectorCertificateError):
+        return False
+    return isinstance(
+        error,
+        aiohttp.ClientConnectionError
+        | ConnectionError
+        | TimeoutError
+        | asyncio.TimeoutError
+        | socket.gaierror,
+    )
 
 
 class Controller:
@@ -255,6 +282,17 @@ class Controller:
             finally:
                 self.queue.done(key)
 
+    def _outage(self, key: str, error: BaseException) -> None:
+        """Retry `key` from the outage limiter; the log names the error's class only (its
+        message can carry what a server or a proxy said), as an error every
+        OUTAGE_ESCALATE_EVERY retries in a row."""
+        self.queue.add_after(key, self.outage_limiter.when(key))
+        retries = self.outage_limiter.num_requeues(key)
+        if outage_escalates(retries):
+            log.error("API server unreachable", error=type(error).__name__, retries=retries)
+        else:
+            log.warning("API server unreachable, retry", error=type(error).__name__)
+
     async def _process(self, key: str) -> None:
         started = self._clock.now()
         outcome: str | None = None
@@ -264,8 +302,7 @@ class Controller:
             except Exception as error:
                 outcome = "error"
                 if is_unreachable(error):
-                    log.warning("API server unreachable, retry", error=type(error).__name__)
-                    self.queue.add_after(key, self.outage_limiter.when(key))
+                    self._outage(key, error)
                     return
                 self.outage_limiter.forget(key)
                 if is_conflict(error):

@@ -55,13 +55,12 @@ from ptah_operator.api.contracts.result import OperationReport, run_failure, run
 from ptah_operator.api.migration import LastRun
 from ptah_operator.api.names import job_name
 from ptah_operator.api.plans import PtahMigrationPlan
-from ptah_operator.reconcile import conditions, leases, sources
+from ptah_operator.reconcile import conditions, leases, runs, sources
 from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.approvals import accepted as approval_accepted
 from ptah_operator.reconcile.decision import (
     LeaseAction,
     LeaseVerb,
-    ObjectRef,
     OperationCredentials,
 )
 from ptah_operator.reconcile.draft import binding_digest, current_binding
@@ -76,13 +75,11 @@ from ptah_operator.reconcile.schedule import (
     CLEANUP_CHECK,
     JOB_RECREATE_CHECK,
     LEASE_WAIT,
-    POD_STOP_CHECK,
-    POD_STOP_MARGIN,
     RESULT_GRACE,
     RUN_CAP,
     interval,
 )
-from ptah_operator.reconcile.world import JobPhase, JobState, OperationResult
+from ptah_operator.reconcile.world import JobState, OperationResult
 
 
 def start(
@@ -202,20 +199,14 @@ def _begun_unseen(draft: MigrationDraft, claim: ActiveOperation, name: str) -> N
     and no Job made again, which would run the Apply twice; the result is not taken either (no
     run's word: whoever holds the operation's token could have posted it, issue #18). The run
     is over at its hard cap, from the claim, once no Pod of it runs: Unknown, read back."""
-    running = claim.operation_id in draft.world.running_pods
-    cap = _cap(claim)
-    if draft.now >= cap and (not running or draft.now >= cap + POD_STOP_MARGIN):
+    if runs.at_cap(draft, claim, None) == runs.AtCap.OVER:
         _accept(draft, claim)
         _end_unknown(draft, claim, None, f"Job {name} was never seen; its result is not taken")
         return
     why = f"Job {name} was never seen but the run has begun"
-    if running:
+    if claim.operation_id in draft.world.running_pods:
         why += "; a Pod of it still runs"
     draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
-    if draft.now < cap:
-        draft.wake_at(cap)
-    else:
-        draft.wake_in(POD_STOP_CHECK)
 
 
 def _track_lease(draft: MigrationDraft, claim: ActiveOperation) -> ActiveOperation:
@@ -247,100 +238,90 @@ def _follow_dispatched(
     job: JobState | None,
     result: OperationResult | None,
 ) -> None:
-    """A dispatched run never gives way: follow it to its end, whatever it left."""
-    job_runs = job is not None and job.phase == JobPhase.ACTIVE and not job.suspended
-    if not job_runs and claim.operation_id in draft.world.running_pods:
-        # Its Job is gone, ended or suspended, but a Pod of the run still runs (orphaned, or
-        # still terminating): the run may still change the database, so nothing is read back
-        # and the Lease stays until that Pod stops (issue #18).
+    """A dispatched run never gives way: follow it to its end, whatever it left (runs.stage)."""
+    claim = runs.note_gone(draft, claim, job)
+    stage = runs.stage(draft, claim, job, result)
+    if stage == runs.Stage.POD_RUNS:
+        # The run may still change the database: nothing is read back and the Lease stays
+        # until that Pod stops (issue #18).
         _not_over(draft, claim, job, f"a Pod of Job {name} still runs")
-        return
-    if job is not None and job.suspended and job.phase == JobPhase.ACTIVE:
-        # Suspended, and no Pod of it runs: it would never end by itself. The run ends with no
-        # outcome, and its Job goes, so that resuming it cannot run the Apply without the Lease.
-        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
-        _end_unknown(draft, claim, job, f"Job {name} was suspended before it ended")
-        return
-    if claim.lease_continuity_lost:
-        if result is None and job_runs:
-            # The run may still be changing the database: it is followed to its end, and only
-            # then declared unknown, so no read of that database starts while it runs.
-            _not_over(draft, claim, job, "")
-            return
-        _end_unknown(
-            draft,
-            claim,
-            job,
-            "the database-realm Lease changed hands during the run: its result is discarded",
-        )
-        return
-    if result is not None and job is not None and job.phase == JobPhase.ACTIVE:
-        # A result before its Job's end is not yet the run's last word: whoever holds the
-        # operation's token could have posted it. The run is followed to its end, so the claim,
-        # the Lease and the gate to the next Apply stay until the Job is done.
-        _not_over(draft, claim, job, "")
-        return
-    if result is not None:
-        report = read_report(
-            result, OperationReport, claim.operation_id, OperationType.APPLY, draft.uid
-        )
-        if isinstance(report, Unreadable):
-            _end_unknown(draft, claim, job, f"the run's result cannot be read: {report.why}")
-        elif report.run is None:
-            _end_unknown(draft, claim, job, "the run's result holds no outcome")
+    elif stage == runs.Stage.SUSPENDED:
+        # It would never end by itself. The run ends with no outcome, and its Job goes, so
+        # that resuming it cannot run the Apply without the Lease.
+        assert job is not None
+        if runs.deleted(draft, claim, job):
+            _end_unknown(draft, claim, job, f"Job {name} was suspended before it ended")
         else:
-            _end(draft, claim, job, report)
-        return
-    if job is None:
+            why = f"Job {name} was suspended: the run ends once it is deleted"
+            draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
+    elif stage == runs.Stage.LEASE_LOST_RUNNING:
+        # The run may still be changing the database: it is followed to its end, and only
+        # then declared unknown, so no read of that database starts while it runs.
+        _not_over(draft, claim, job, "")
+    elif stage == runs.Stage.LEASE_LOST:
+        lost = "the database-realm Lease changed hands during the run: its result is discarded"
+        _end_unknown(draft, claim, job, lost)
+    elif stage == runs.Stage.EARLY_RESULT:
+        # The claim, the Lease and the gate to the next Apply stay until the Job is done.
+        _not_over(draft, claim, job, "")
+    elif stage == runs.Stage.RESULT:
+        assert result is not None
+        _end_reported(draft, claim, job, result)
+    elif stage == runs.Stage.GONE and runs.gone_settled(draft, claim):
         _end_unknown(draft, claim, None, f"Job {name} is gone and left no result")
-        return
-    if job.phase == JobPhase.ACTIVE:
+    elif stage == runs.Stage.GONE:
+        why = f"Job {name} is gone: the run ends once no Pod of it shows"
+        draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
+    elif stage == runs.Stage.RUNNING:
+        assert job is not None
         _not_over(draft, claim, job, "")
         if draft.status.active_operation is not None:
             core.apply_cannot_start(draft, job)
-        return
-    if job.snapshot_refused:
+    elif job is not None and job.snapshot_refused:
         _end_refused(draft, claim, job)
-        return
-    if job.finished_at is not None and draft.now < job.finished_at + RESULT_GRACE:
+    elif stage == runs.Stage.AWAITING_RESULT:
+        assert job is not None
+        assert job.finished_at is not None
         draft.stand(standings.applying(claim.plan.name if claim.plan else "?"))
         draft.wake_at(job.finished_at + RESULT_GRACE)
-        return
-    _end_unknown(draft, claim, job, f"Job {name} ended without a readable result")
+    else:
+        _end_unknown(draft, claim, job, f"Job {name} ended without a readable result")
 
 
-def _cap(claim: ActiveOperation, job: JobState | None = None) -> dt.datetime:
-    """The hard cap: RUN_CAP from the Job's creation once the Job was seen (a Job may be
-    created long after its claim: refused and retried, or after an API outage), else from the
-    claim."""
-    created = job.created_at if job is not None else None
-    created = created or claim.job_created_at
-    return max(claim.started_at, created or claim.started_at) + RUN_CAP
+def _end_reported(
+    draft: MigrationDraft, claim: ActiveOperation, job: JobState | None, result: OperationResult
+) -> None:
+    """The run's result counts: its end is what it reports, or Unknown if it says none."""
+    report = read_report(
+        result, OperationReport, claim.operation_id, OperationType.APPLY, draft.uid
+    )
+    if isinstance(report, Unreadable):
+        _end_unknown(draft, claim, job, f"the run's result cannot be read: {report.why}")
+    elif report.run is None:
+        _end_unknown(draft, claim, job, "the run's result holds no outcome")
+    else:
+        _end(draft, claim, job, report)
 
 
 def _not_over(
     draft: MigrationDraft, claim: ActiveOperation, job: JobState | None, why: str
 ) -> None:
     """The run is not over: the claim and the Lease stay, and status says why; but any run is
-    over at its hard cap (`_cap`): its Job is deleted then, and once no Pod of it runs (or
-    POD_STOP_MARGIN later, whatever runs) it ends Unknown, read back."""
+    over at its hard cap (`runs.at_cap`): its Job is deleted then, and once no Pod of it runs
+    (or POD_STOP_MARGIN later, whatever runs) it ends Unknown, read back."""
     name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
-    cap = _cap(claim, job)
-    if draft.now >= cap:
-        if job is not None:
-            draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
-        if claim.operation_id in draft.world.running_pods and draft.now < cap + POD_STOP_MARGIN:
-            why = f"past its hard cap: Job {name} is deleted, and a Pod of it still runs"
-            draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
-            draft.wake_in(POD_STOP_CHECK)
-            return
+    at_cap = runs.at_cap(draft, claim, job)
+    if at_cap == runs.AtCap.OVER:
         minutes = int(RUN_CAP.total_seconds() // 60)
         _end_unknown(
             draft, claim, job, f"the run was not over {minutes} minutes after its Job was made"
         )
         return
+    if at_cap == runs.AtCap.DELETING:
+        why = f"past its hard cap: Job {name} is being deleted"
+    elif at_cap == runs.AtCap.STOPPING:
+        why = f"past its hard cap: Job {name} is deleted, and a Pod of it still runs"
     draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
-    draft.wake_at(cap)
 
 
 # --- before dispatch ---------------------------------------------------------------------------

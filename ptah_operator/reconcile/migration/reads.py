@@ -49,7 +49,7 @@ from ptah_operator.api.contracts.result import OperationReport
 from ptah_operator.api.names import job_name
 from ptah_operator.reconcile import conditions, resolutions, sources
 from ptah_operator.reconcile import reads as core
-from ptah_operator.reconcile.decision import ObjectRef, OperationCredentials
+from ptah_operator.reconcile.decision import OperationCredentials
 from ptah_operator.reconcile.draft import current_binding
 from ptah_operator.reconcile.jobs import owner_reference
 from ptah_operator.reconcile.migration import (
@@ -64,10 +64,9 @@ from ptah_operator.reconcile.read_request import ReadRequest, answer, answer_inv
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
     JOB_RECREATE_CHECK,
-    RESULT_GRACE,
     failure_retry_interval,
 )
-from ptah_operator.reconcile.world import JobPhase
+from ptah_operator.reconcile.world import OperationResult
 
 
 def start(
@@ -138,67 +137,56 @@ def observe(draft: MigrationDraft, claim: ActiveOperation) -> None:
         return
     result = core.result_of_finished(draft, claim, job)
     if result is not None:
-        report = read_report(result, OperationReport, claim.operation_id, claim.type, draft.uid)
-        if isinstance(report, Unreadable):
-            _failed_attempt(draft, claim, Reason.OPERATION_FAILED, report.why, result.received_at)
-        elif report.error is not None and report.error.reason == ErrorReason.SNAPSHOT_REFUSED:
-            _refused(draft, claim, report.error.message or "the files were refused")
-        elif report.error is not None:
-            _failed_attempt(
-                draft,
-                claim,
-                conditions.reason_or(report.error.reason, Reason.OPERATION_FAILED),
-                report.error.message or f"the read failed: {report.error.reason}",
-                report.finished_at or draft.now,
-            )
-        elif claim.type != OperationType.HISTORY:
-            why = source_read.adopt(draft, claim, report)
-            if why is not None:
-                _failed_attempt(draft, claim, Reason.OPERATION_FAILED, why, draft.now)
-        elif report.history is None:
-            _failed_attempt(
-                draft, claim, Reason.OPERATION_FAILED, "the result holds no reading", draft.now
-            )
-        else:
-            history.adopt_reading(draft, claim, report, report.history)
+        _read_result(draft, claim, result)
         return
-    if job is None:
+    verdict = core.job_gone(draft, claim) if job is None else None
+    if job is None and verdict is None:
         refused = draft.world.job_refusals.get(name)
         if refused is not None:
             drop(draft, claim)
             source_read.not_built(draft, claim.type, refused, reason=Reason.JOB_REFUSED, job=name)
             return
+        claim = claim.model_copy(update={"job_uid": None, "job_created_at": None})
+        draft.status.active_operation = claim
         _create_job(draft, claim)
         draft.wake_in(JOB_RECREATE_CHECK)
         return
-    if core.suspended_for_good(draft, job):
-        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
-        _failed_attempt(
-            draft, claim, Reason.OPERATION_FAILED, f"Job {name} was suspended", draft.now
-        )
-        return
-    if job.phase == JobPhase.ACTIVE:
-        stuck = core.cannot_start(draft, job)
-        if stuck is not None:
-            draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
-            _failed_attempt(draft, claim, *stuck, draft.now)
-            return
-        draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))
-        return
-    if job.snapshot_refused:
-        _refused(draft, claim, core.job_ending(f"the files were refused by Job {name}", job))
-        return
-    if job.finished_at is not None and draft.now < job.finished_at + RESULT_GRACE:
-        draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))
-        draft.wake_at(job.finished_at + RESULT_GRACE)
-        return
-    if job.pod_problem is not None:
-        reason = conditions.reason_or(job.pod_problem.reason, Reason.OPERATION_FAILED)
-        message = core.pod_message(job)
+    if verdict is None:
+        assert job is not None
+        verdict = core.job_without_result(draft, claim, job)
+    if verdict.refused is not None:
+        _refused(draft, claim, verdict.refused)
+    elif verdict.failed is not None:
+        _failed_attempt(draft, claim, *verdict.failed)
     else:
-        reason = conditions.reason_or(job.reason, Reason.OPERATION_FAILED)
-        message = core.job_ending(f"Job {name} ended without a readable result", job)
-    _failed_attempt(draft, claim, reason, message, job.finished_at or draft.now)
+        draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))
+
+
+def _read_result(draft: MigrationDraft, claim: ActiveOperation, result: OperationResult) -> None:
+    """The attempt reported: fail it, refuse its files, or adopt what it says."""
+    report = read_report(result, OperationReport, claim.operation_id, claim.type, draft.uid)
+    if isinstance(report, Unreadable):
+        _failed_attempt(draft, claim, Reason.OPERATION_FAILED, report.why, result.received_at)
+    elif report.error is not None and report.error.reason == ErrorReason.SNAPSHOT_REFUSED:
+        _refused(draft, claim, report.error.message or "the files were refused")
+    elif report.error is not None:
+        _failed_attempt(
+            draft,
+            claim,
+            conditions.reason_or(report.error.reason, Reason.OPERATION_FAILED),
+            report.error.message or f"the read failed: {report.error.reason}",
+            report.finished_at or draft.now,
+        )
+    elif claim.type != OperationType.HISTORY:
+        why = source_read.adopt(draft, claim, report)
+        if why is not None:
+            _failed_attempt(draft, claim, Reason.OPERATION_FAILED, why, draft.now)
+    elif report.history is None:
+        _failed_attempt(
+            draft, claim, Reason.OPERATION_FAILED, "the result holds no reading", draft.now
+        )
+    else:
+        history.adopt_reading(draft, claim, report, report.history)
 
 
 def inputs_moved(draft: MigrationDraft, claim: ActiveOperation) -> str | None:
@@ -248,7 +236,7 @@ def _between_attempts(draft: MigrationDraft, claim: ActiveOperation) -> None:
 
     if not core.next_attempt_due(draft, claim, waiting=waiting, give_way=gives_way):
         return
-    claim = claim.model_copy(update={"attempt": claim.attempt + 1, "retry_at": None})
+    claim = core.next_attempt(claim)
     draft.status.active_operation = claim
     if _create_job(draft, claim):
         draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))

@@ -57,18 +57,15 @@ from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.names import job_name
 from ptah_operator.api.plans import PtahSchemaPlan
 from ptah_operator.api.schema import ApplyRecord
-from ptah_operator.reconcile import conditions, sources
+from ptah_operator.reconcile import conditions, runs, sources
 from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.approvals import accepted as approval_accepted
-from ptah_operator.reconcile.decision import ObjectRef
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.realm import Refusal
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
     JOB_RECREATE_CHECK,
     LEASE_WAIT,
-    POD_STOP_CHECK,
-    POD_STOP_MARGIN,
     RESULT_GRACE,
     RUN_CAP,
     failure_retry_interval,
@@ -86,7 +83,7 @@ from ptah_operator.reconcile.schema.standings import (
     suspended,
     verifying_convergence,
 )
-from ptah_operator.reconcile.world import JobPhase, JobState, OperationResult
+from ptah_operator.reconcile.world import JobState, OperationResult
 
 
 def start(draft: SchemaDraft, plan: PtahSchemaPlan, approval: PtahSchemaApproval | None) -> None:
@@ -167,20 +164,14 @@ def _begun_unseen(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None
     and no Job made again, which would run the Apply twice; the result is not taken either.
     The Apply is over at its hard cap, from the claim, once no Pod of it runs: no outcome,
     proved."""
-    running = claim.operation_id in draft.world.running_pods
-    cap = _cap(claim)
-    if draft.now >= cap and (not running or draft.now >= cap + POD_STOP_MARGIN):
+    if runs.at_cap(draft, claim, None) == runs.AtCap.OVER:
         _accept(draft, claim)
         _end(draft, claim, None, None, f"Job {name} was never seen; its result is not taken")
         return
     why = f"Job {name} was never seen but the Apply has begun"
-    if running:
+    if claim.operation_id in draft.world.running_pods:
         why += "; a Pod of it still runs"
     draft.stand(applying(claim.plan.name if claim.plan else "?", why))
-    if draft.now < cap:
-        draft.wake_at(cap)
-    else:
-        draft.wake_in(POD_STOP_CHECK)
 
 
 def _follow_dispatched(
@@ -190,97 +181,85 @@ def _follow_dispatched(
     job: JobState | None,
     result: OperationResult | None,
 ) -> None:
-    """A dispatched Apply never gives way: follow it to its end, whatever it left."""
-    job_runs = job is not None and job.phase == JobPhase.ACTIVE and not job.suspended
-    if not job_runs and claim.operation_id in draft.world.running_pods:
-        # Its Job is gone, ended or suspended, but a Pod of it still runs (orphaned, or still
-        # terminating): the proof must not read a database it may still change, and the Lease
-        # stays until that Pod stops (issue #18).
+    """A dispatched Apply never gives way: follow it to its end, whatever it left
+    (runs.stage)."""
+    claim = runs.note_gone(draft, claim, job)
+    stage = runs.stage(draft, claim, job, result)
+    if stage == runs.Stage.POD_RUNS:
+        # The proof must not read a database it may still change, and the Lease stays until
+        # that Pod stops (issue #18).
         _not_over(draft, claim, job, f"a Pod of Job {name} still runs")
-        return
-    if job is not None and job.suspended and job.phase == JobPhase.ACTIVE:
-        # Suspended, and no Pod of it runs: it would never end by itself. The Apply ends with
-        # no outcome, and its Job goes, so that resuming it cannot run it without the Lease.
-        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
-        _end(draft, claim, job, None, f"Job {name} was suspended before it ended")
-        return
-    if claim.lease_continuity_lost and result is None and job_runs:
+    elif stage == runs.Stage.SUSPENDED:
+        # It would never end by itself. The Apply ends with no outcome, and its Job goes, so
+        # that resuming it cannot run it without the Lease.
+        assert job is not None
+        if runs.deleted(draft, claim, job):
+            _end(draft, claim, job, None, f"Job {name} was suspended before it ended")
+        else:
+            why = f"Job {name} was suspended: the run ends once it is deleted"
+            draft.stand(applying(claim.plan.name if claim.plan else "?", why))
+    elif stage == runs.Stage.LEASE_LOST_RUNNING:
         # Its result will be discarded, but the proof must not read a database the Apply may
         # still be changing: the Job is observed to its end (SUS-02).
-        _not_over(
-            draft,
-            claim,
-            job,
-            "the database-realm Lease changed hands; its result will be discarded",
-        )
-        return
-    if claim.lease_continuity_lost:
-        _end(
-            draft,
-            claim,
-            job,
-            None,
-            "the database-realm Lease changed hands during the Apply: its result is discarded",
-        )
-        return
-    if result is not None and job is not None and job.phase == JobPhase.ACTIVE:
-        # A result before its Job's end is not yet the Apply's last word (whoever holds the
-        # operation's token could have posted it), and the proof must not read a database it
-        # may still be changing: the Job is followed to its end first.
+        why = "the database-realm Lease changed hands; its result will be discarded"
+        _not_over(draft, claim, job, why)
+    elif stage == runs.Stage.LEASE_LOST:
+        lost = "the database-realm Lease changed hands during the Apply: its result is discarded"
+        _end(draft, claim, job, None, lost)
+    elif stage == runs.Stage.EARLY_RESULT:
+        # Not yet the Apply's last word, and the proof must not read a database it may still
+        # be changing: the Job is followed to its end first.
         _not_over(draft, claim, job, "")
-        return
-    if result is not None:
-        report = read_report(
-            result, SchemaOperationReport, claim.operation_id, OperationType.APPLY, draft.uid
-        )
-        if isinstance(report, Unreadable):
-            _end(draft, claim, job, None, f"its result cannot be read: {report.why}")
-            return
-        _end(draft, claim, job, report, None)
-        return
-    if job is None:
+    elif stage == runs.Stage.RESULT:
+        assert result is not None
+        _end_reported(draft, claim, job, result)
+    elif stage == runs.Stage.GONE and runs.gone_settled(draft, claim):
         _end(draft, claim, None, None, f"Job {name} is gone and left no result")
-        return
-    if job.phase == JobPhase.ACTIVE:
+    elif stage == runs.Stage.GONE:
+        why = f"Job {name} is gone: the run ends once no Pod of it shows"
+        draft.stand(applying(claim.plan.name if claim.plan else "?", why))
+    elif stage == runs.Stage.RUNNING:
+        assert job is not None
         _not_over(draft, claim, job, "")
         if draft.status.active_operation is not None:
             core.apply_cannot_start(draft, job)
-        return
-    if job.finished_at is not None and draft.now < job.finished_at + RESULT_GRACE:
+    elif stage == runs.Stage.AWAITING_RESULT:
+        assert job is not None
+        assert job.finished_at is not None
         draft.stand(applying(claim.plan.name if claim.plan else "?", "its result is awaited"))
         draft.wake_at(job.finished_at + RESULT_GRACE)
-        return
-    _end(draft, claim, job, None, f"Job {name} ended without a readable result")
+    else:
+        _end(draft, claim, job, None, f"Job {name} ended without a readable result")
 
 
-def _cap(claim: ActiveOperation, job: JobState | None = None) -> dt.datetime:
-    """The hard cap: RUN_CAP from the Job's creation once the Job was seen (a Job may be
-    created long after its claim: refused and retried, or after an API outage), else from the
-    claim."""
-    created = job.created_at if job is not None else None
-    created = created or claim.job_created_at
-    return max(claim.started_at, created or claim.started_at) + RUN_CAP
+def _end_reported(
+    draft: SchemaDraft, claim: ActiveOperation, job: JobState | None, result: OperationResult
+) -> None:
+    """The Apply's result counts: its end is what it reports, no outcome if unreadable."""
+    report = read_report(
+        result, SchemaOperationReport, claim.operation_id, OperationType.APPLY, draft.uid
+    )
+    if isinstance(report, Unreadable):
+        _end(draft, claim, job, None, f"its result cannot be read: {report.why}")
+    else:
+        _end(draft, claim, job, report, None)
 
 
 def _not_over(draft: SchemaDraft, claim: ActiveOperation, job: JobState | None, why: str) -> None:
     """The Apply is not over: the claim and the Lease stay, and status says why; but any Apply
-    is over at its hard cap (`_cap`): its Job is deleted then, and once no Pod of it runs (or
-    POD_STOP_MARGIN later, whatever runs) it ends with no outcome, proved."""
+    is over at its hard cap (`runs.at_cap`): its Job is deleted then, and once no Pod of it
+    runs (or POD_STOP_MARGIN later, whatever runs) it ends with no outcome, proved."""
     name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
-    cap = _cap(claim, job)
-    if draft.now >= cap:
-        if job is not None:
-            draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
-        if claim.operation_id in draft.world.running_pods and draft.now < cap + POD_STOP_MARGIN:
-            why = f"past its hard cap: Job {name} is deleted, and a Pod of it still runs"
-            draft.stand(applying(claim.plan.name if claim.plan else "?", why))
-            draft.wake_in(POD_STOP_CHECK)
-            return
+    at_cap = runs.at_cap(draft, claim, job)
+    if at_cap == runs.AtCap.OVER:
         minutes = int(RUN_CAP.total_seconds() // 60)
         _end(draft, claim, job, None, f"it was not over {minutes} minutes after its Job was made")
         return
+    if at_cap == runs.AtCap.DELETING:
+        why = f"past its hard cap: Job {name} is being deleted"
+    elif at_cap == runs.AtCap.STOPPING:
+        why = f"past its hard cap: Job {name} is deleted, and a Pod of it still runs"
     draft.stand(applying(claim.plan.name if claim.plan else "?", why))
-    draft.wake_at(cap)
 
 
 # --- before dispatch ---------------------------------------------------------------------------

@@ -36,17 +36,15 @@ from ptah_operator.api.contracts.result import SchemaOperationReport
 from ptah_operator.api.names import job_name
 from ptah_operator.reconcile import conditions, resolutions, sources
 from ptah_operator.reconcile import reads as core
-from ptah_operator.reconcile.decision import ObjectRef
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
     JOB_RECREATE_CHECK,
     LEASE_WAIT,
-    RESULT_GRACE,
 )
 from ptah_operator.reconcile.schema import claims, leases, plans, proof, verdicts
 from ptah_operator.reconcile.schema.draft import SchemaDraft
 from ptah_operator.reconcile.schema.standings import operating, pending, read_retrying
-from ptah_operator.reconcile.world import JobPhase, OperationResult
+from ptah_operator.reconcile.world import OperationResult
 
 
 def observe(draft: SchemaDraft, claim: ActiveOperation) -> None:
@@ -112,7 +110,10 @@ def _follow_job(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
         )
         return
     job = world.jobs.get(name)
-    if job is None:
+    gone = core.job_gone(draft, claim) if job is None else None
+    if job is None and gone is None:
+        claim = claim.model_copy(update={"job_uid": None, "job_created_at": None})
+        draft.status.active_operation = claim
         built = claims.build_job(draft, claim)
         if isinstance(built, str):
             claims.failed_attempt(
@@ -123,34 +124,16 @@ def _follow_job(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
         _running(draft, claim)
         draft.wake_in(JOB_RECREATE_CHECK)
         return
-    if core.suspended_for_good(draft, job):
-        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
-        claims.failed_attempt(
-            draft, claim, Reason.OPERATION_FAILED, f"Job {name} was suspended", draft.now
-        )
-        return
-    if job.phase == JobPhase.ACTIVE:
-        stuck = core.cannot_start(draft, job)
-        if stuck is not None:
-            draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
-            claims.failed_attempt(draft, claim, *stuck, draft.now)
-            return
-        _running(draft, claim)
-        return
-    if job.snapshot_refused:
-        _refused(draft, claim, core.job_ending(f"the files were refused by Job {name}", job))
-        return
-    if job.finished_at is not None and draft.now < job.finished_at + RESULT_GRACE:
-        _running(draft, claim)
-        draft.wake_at(job.finished_at + RESULT_GRACE)
-        return
-    if job.pod_problem is not None:
-        reason = conditions.reason_or(job.pod_problem.reason, Reason.OPERATION_FAILED)
-        message = core.pod_message(job)
+    verdict = gone
+    if verdict is None:
+        assert job is not None
+        verdict = core.job_without_result(draft, claim, job)
+    if verdict.refused is not None:
+        _refused(draft, claim, verdict.refused)
+    elif verdict.failed is not None:
+        claims.failed_attempt(draft, claim, *verdict.failed)
     else:
-        reason = conditions.reason_or(job.reason, Reason.OPERATION_FAILED)
-        message = core.job_ending(f"Job {name} ended without a readable result", job)
-    claims.failed_attempt(draft, claim, reason, message, job.finished_at or draft.now)
+        _running(draft, claim)
 
 
 def inputs_moved(draft: SchemaDraft, claim: ActiveOperation) -> str | None:
@@ -238,10 +221,8 @@ def _between_attempts(draft: SchemaDraft, claim: ActiveOperation) -> None:
             f"the files it is bound to ({resolutions.describe(claim.source)}) are gone",
         )
         return
-    claim = claim.model_copy(
+    claim = core.next_attempt(claim).model_copy(
         update={
-            "attempt": claim.attempt + 1,
-            "retry_at": None,
             "lease_epoch": None if not is_proof else claim.lease_epoch,
             "lease_continuity_lost": None if not is_proof else claim.lease_continuity_lost,
         }

@@ -106,3 +106,10 @@ def test_a_jobs_creation_time_is_read_for_its_hard_cap() -> None:
     assert created is not None
     assert created.isoformat() == "2026-09-01T12:00:00+00:00"
     assert job_state(job()).created_at is None
+
+
+def test_a_job_marked_for_deletion_reads_as_deleting() -> None:
+    marked = job()
+    assert not job_state(marked).deleting
+    marked["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    assert job_state(marked).deleting

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import ssl
 from collections import defaultdict
 from typing import Any
 
+import aiohttp
 import pytest
 from kubernetes_asyncio.client.exceptions import ApiException
 from prometheus_client import CollectorRegistry
 
 from ptah_operator.runtime.clock import FakeClock
-from ptah_operator.runtime.controller import Controller, Result, controller_owner
+from ptah_operator.runtime.controller import (
+    OUTAGE_ESCALATE_EVERY,
+    Controller,
+    Result,
+    controller_owner,
+    is_unreachable,
+    outage_escalates,
+)
 from ptah_operator.runtime.informer import Informer, ListResult, WatchEvent
 from ptah_operator.runtime.metrics import RuntimeMetrics
 from tests.unit.runtime.scripted import ScriptedListWatch, cm
@@ -262,3 +272,44 @@ async def test_an_api_outage_retries_from_the_per_key_limiter_and_recovers_promp
     # its own 5 ms.
     assert controller.queue.rate_limiter.when("ns/new") == pytest.approx(0.005)
     await stop(controller, informer, tasks)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ConnectionRefusedError(111, "refused"),
+        ConnectionResetError(104, "reset"),
+        TimeoutError(),
+        socket.gaierror(-2, "Name or service not known"),
+        aiohttp.ServerDisconnectedError(),
+        ApiException(status=503),
+    ],
+    ids=type,
+)
+def test_a_connection_error_is_an_outage(error: BaseException) -> None:
+    assert is_unreachable(error)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        FileNotFoundError(2, "no such file"),
+        PermissionError(13, "permission denied"),
+        OSError(28, "no space left on device"),
+        ssl.SSLCertVerificationError("certificate verify failed"),
+        ApiException(status=500),
+    ],
+    ids=type,
+)
+def test_another_os_error_is_no_outage(error: BaseException) -> None:
+    # Fifth review: every OSError was taken as the API server being away, so a fault of the
+    # manager's own (a file, a certificate) was retried quietly for ever as an outage.
+    assert not is_unreachable(error)
+
+
+def test_a_long_outage_is_escalated_every_n_retries() -> None:
+    assert [n for n in range(1, 3 * OUTAGE_ESCALATE_EVERY + 1) if outage_escalates(n)] == [
+        OUTAGE_ESCALATE_EVERY,
+        2 * OUTAGE_ESCALATE_EVERY,
+        3 * OUTAGE_ESCALATE_EVERY,
+    ]

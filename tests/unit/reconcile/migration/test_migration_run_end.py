@@ -20,7 +20,7 @@ from ptah_operator.api.constants import MigrationPhase, OperationType, Reason, R
 from ptah_operator.reconcile.decision import LeaseVerb
 from ptah_operator.reconcile.migration import reconcile_migration
 from ptah_operator.reconcile.migration.world import MigrationWorld
-from ptah_operator.reconcile.schedule import POD_STOP_MARGIN, RUN_CAP
+from ptah_operator.reconcile.schedule import POD_CACHE_GRACE, POD_STOP_MARGIN, RUN_CAP
 from ptah_operator.reconcile.world import JobPhase
 from tests.unit.reconcile.migration.worlds import (
     applying,
@@ -67,7 +67,7 @@ def test_an_apply_whose_job_is_gone_while_a_pod_of_it_runs_is_not_over() -> None
     assert not _released(decision)
     assert job_of(decision) is None
     # The Pod stopped: now the run is over, Unknown, and read back.
-    over = step(dataclasses.replace(gone, running_pods=frozenset()))
+    over = step(later(dataclasses.replace(step(gone), running_pods=frozenset()), POD_CACHE_GRACE))
     assert status(over).phase == MigrationPhase.BLOCKED
     assert condition_reason(status(over)) == Reason.APPLY_OUTCOME_UNKNOWN
     assert status(over).next_reconciliation_time == over.now
@@ -85,13 +85,16 @@ def test_a_suspended_apply_job_with_no_pod_running_ends_the_run_unknown() -> Non
     world = with_job(applying(), JobPhase.ACTIVE, suspended=True)
     held = reconcile_migration(_pods_running(world, claim_id(world)))
     assert status_of(world, held).phase == MigrationPhase.APPLYING
-    decision = reconcile_migration(world)
-    after = status_of(world, decision)
+    assert _job_deleted(reconcile_migration(world))
+    # It ends once its Job is gone (the delete comes first: below).
+    gone = later(
+        step(step(world)), POD_CACHE_GRACE
+    )  # and POD_CACHE_GRACE after a pass found it gone
+    after = status_of(gone, reconcile_migration(gone))
     assert after.phase == MigrationPhase.BLOCKED
     assert after.last_run is not None
     assert after.last_run.outcome == RunOutcome.UNKNOWN
-    assert after.next_reconciliation_time == world.now
-    assert _job_deleted(decision)
+    assert after.next_reconciliation_time == gone.now
 
 
 def test_any_run_ends_unknown_at_its_hard_cap() -> None:
@@ -103,13 +106,12 @@ def test_any_run_ends_unknown_at_its_hard_cap() -> None:
     assert _job_deleted(decision)
     assert status_of(late, decision).phase == MigrationPhase.APPLYING
     # A Pod still running well past the cap is stuck or forged: the run ends all the same.
-    stuck = later(late, POD_STOP_MARGIN)
+    stuck = later(step(late), POD_STOP_MARGIN)
     decision = reconcile_migration(stuck)
     after = status_of(stuck, decision)
     assert after.phase == MigrationPhase.BLOCKED
     assert after.last_run is not None
     assert after.last_run.outcome == RunOutcome.UNKNOWN
-    assert _job_deleted(decision)
 
 
 def test_an_apply_result_before_its_job_was_ever_seen_ends_nothing() -> None:
@@ -216,10 +218,96 @@ def test_the_hard_cap_counts_from_a_late_jobs_creation() -> None:
     capped = later(step(running), RUN_CAP + dt.timedelta(seconds=1))
     decision = reconcile_migration(capped)
     assert _job_deleted(decision)
-    after = status_of(capped, decision)
+    assert status_of(capped, decision).phase == MigrationPhase.APPLYING
+    assert not _released(decision)
+    gone = step(capped)
+    decision = reconcile_migration(gone)
+    after = status_of(gone, decision)
     assert after.phase == MigrationPhase.APPLYING
     assert after.message is not None
     assert "Pod" in after.message
     assert not _released(decision)
-    over = step(dataclasses.replace(step(capped), running_pods=frozenset()))
+    over = step(later(dataclasses.replace(step(gone), running_pods=frozenset()), POD_CACHE_GRACE))
+    assert status(over).phase == MigrationPhase.BLOCKED
+
+
+def test_a_read_is_over_at_its_hard_cap() -> None:
+    # Fifth review: a suspended History Job with a Pending Pod named after it held the read
+    # (and, for a schema Plan, the realm Lease) for ever. Reads have the Apply's hard cap.
+    world = with_job(reading(new()), JobPhase.ACTIVE, suspended=True)
+    wedged = _pods_running(world, claim_id(world))
+    before = later(wedged, RUN_CAP - dt.timedelta(minutes=1))
+    assert not _job_deleted(reconcile_migration(before))
+    capped = later(wedged, RUN_CAP + dt.timedelta(seconds=1))
+    decision = reconcile_migration(capped)
+    assert _job_deleted(decision)
+    claim = status_of(capped, decision).active_operation
+    assert claim is not None
+    assert claim.retry_at is None  # a Pod of it still runs
+    # Its Job gone, the Pod still running: no Job is made again, the attempt waits.
+    gone = step(capped)
+    decision = reconcile_migration(gone)
+    assert job_of(decision) is None
+    claim = status_of(gone, decision).active_operation
+    assert claim is not None
+    assert claim.retry_at is None
+    # The Pod stopped (or POD_STOP_MARGIN passed): the attempt failed, and is retried.
+    for over in (dataclasses.replace(gone, running_pods=frozenset()), later(gone, POD_STOP_MARGIN)):
+        decision = reconcile_migration(over)
+        assert job_of(decision) is None
+        claim = status_of(over, decision).active_operation
+        assert claim is not None
+        assert claim.retry_at is not None
+
+
+def test_a_run_ends_only_once_the_job_its_end_deletes_is_gone() -> None:
+    # Fifth review: the run's end was written before the Job delete that justifies it, so a
+    # failed delete left a suspended Job that a resume could run with no claim and no Lease.
+    world = with_job(applying(), JobPhase.ACTIVE, suspended=True)
+    for attempt in range(2):  # the delete failed: the Job is still there, and asked to go again
+        decision = reconcile_migration(world)
+        assert _job_deleted(decision), attempt
+        after = status_of(world, decision)
+        assert after.phase == MigrationPhase.APPLYING
+        assert after.active_operation is not None
+        assert after.last_run is None
+        assert not _released(decision)
+    for gone in (
+        with_job(world, JobPhase.ACTIVE, suspended=True, deleting=True),
+        later(step(step(world)), POD_CACHE_GRACE),
+    ):
+        decision = reconcile_migration(gone)
+        after = status_of(gone, decision)
+        assert after.phase == MigrationPhase.BLOCKED
+        assert after.last_run is not None
+        assert after.last_run.outcome == RunOutcome.UNKNOWN
+        assert _released(decision)
+
+
+def test_a_run_past_its_cap_ends_only_once_its_job_is_gone() -> None:
+    world = applying()
+    stuck = later(world, RUN_CAP + POD_STOP_MARGIN)
+    decision = reconcile_migration(stuck)
+    assert _job_deleted(decision)
+    after = status_of(stuck, decision)
+    assert after.phase == MigrationPhase.APPLYING
+    assert after.last_run is None
+    assert not _released(decision)
+    over = step(later(step(step(stuck)), POD_CACHE_GRACE))  # the Job gone: the run ends
+    assert status(over).phase == MigrationPhase.BLOCKED
+
+
+def test_a_gone_job_ends_the_run_only_after_the_pod_cache_grace() -> None:
+    # Fifth review: a Job gone ended the run in the same pass, though a Pod of it (orphaned)
+    # may not be in the Pod cache yet.
+    gone = without_job(applying())
+    decision = reconcile_migration(gone)
+    after = status_of(gone, decision)
+    assert after.phase == MigrationPhase.APPLYING
+    assert after.last_run is None
+    assert not _released(decision)
+    # The Pod shows within the grace: the run is not over while it runs.
+    seen = step(gone)
+    assert status(step(_pods_running(seen, claim_id(seen)))).phase == MigrationPhase.APPLYING
+    over = step(later(seen, POD_CACHE_GRACE))
     assert status(over).phase == MigrationPhase.BLOCKED

@@ -235,7 +235,7 @@ def apply_job_failed() -> SchemaWorld:
 
 
 def apply_job_lost() -> SchemaWorld:
-    world = without_job(applying())
+    world = step(without_job(applying()))  # the pass that first finds the Job gone
     return later(world, A_MINUTE)
 
 

@@ -18,7 +18,7 @@ import datetime as dt
 
 from ptah_operator.api.constants import OperationType, SchemaPhase
 from ptah_operator.reconcile.decision import Decision, LeaseVerb
-from ptah_operator.reconcile.schedule import POD_STOP_MARGIN, RESULT_GRACE, RUN_CAP
+from ptah_operator.reconcile.schedule import POD_CACHE_GRACE, POD_STOP_MARGIN, RESULT_GRACE, RUN_CAP
 from ptah_operator.reconcile.schema import reconcile_schema
 from ptah_operator.reconcile.schema.world import SchemaWorld
 from ptah_operator.reconcile.world import JobPhase
@@ -71,7 +71,9 @@ def test_an_apply_whose_job_is_gone_while_a_pod_of_it_runs_is_not_over() -> None
     assert "Pod" in after.message
     assert not _released(decision)
     assert job_of(decision) is None
-    _proof_starts(step(dataclasses.replace(gone, running_pods=frozenset())))
+    _proof_starts(
+        step(later(dataclasses.replace(step(gone), running_pods=frozenset()), POD_CACHE_GRACE))
+    )
 
 
 def test_a_suspended_apply_job_with_no_pod_running_ends_the_apply() -> None:
@@ -80,7 +82,8 @@ def test_a_suspended_apply_job_with_no_pod_running_ends_the_apply() -> None:
     assert status_of(world, still).phase == SchemaPhase.APPLYING
     decision = reconcile_schema(world)
     assert _job_deleted(decision)
-    _proof_starts(step(world))
+    # It ends once its Job is gone (the delete comes first: below).
+    _proof_starts(step(later(step(step(world)), POD_CACHE_GRACE)))
 
 
 def test_any_apply_ends_at_its_hard_cap() -> None:
@@ -92,8 +95,7 @@ def test_any_apply_ends_at_its_hard_cap() -> None:
     assert _job_deleted(decision)
     assert status_of(late, decision).phase == SchemaPhase.APPLYING
     # A Pod still running well past the cap is stuck or forged: the Apply ends all the same.
-    stuck = later(late, POD_STOP_MARGIN)
-    assert _job_deleted(reconcile_schema(stuck))
+    stuck = later(step(late), POD_STOP_MARGIN)
     _proof_starts(step(stuck))
 
 
@@ -200,9 +202,79 @@ def test_the_hard_cap_counts_from_a_late_jobs_creation() -> None:
     capped = later(step(running), RUN_CAP + dt.timedelta(seconds=1))
     decision = reconcile_schema(capped)
     assert _job_deleted(decision)
-    after = status_of(capped, decision)
+    assert status_of(capped, decision).phase == SchemaPhase.APPLYING
+    assert not _released(decision)
+    gone = step(capped)
+    decision = reconcile_schema(gone)
+    after = status_of(gone, decision)
     assert after.phase == SchemaPhase.APPLYING
     assert after.message is not None
     assert "Pod" in after.message
     assert not _released(decision)
-    _proof_starts(step(dataclasses.replace(step(capped), running_pods=frozenset())))
+    _proof_starts(
+        step(later(dataclasses.replace(step(gone), running_pods=frozenset()), POD_CACHE_GRACE))
+    )
+
+
+def test_a_plan_is_over_at_its_hard_cap_and_gives_the_lease_back() -> None:
+    # Fifth review: a suspended Plan Job with a Pending Pod named after it held the realm Lease
+    # for ever. Reads have the Apply's hard cap.
+    world = with_job(planning(), JobPhase.ACTIVE, suspended=True)
+    wedged = _pods_running(world, claim_id(world))
+    before = later(wedged, RUN_CAP - dt.timedelta(minutes=1))
+    assert not _job_deleted(reconcile_schema(before))
+    capped = later(wedged, RUN_CAP + dt.timedelta(seconds=1))
+    decision = reconcile_schema(capped)
+    assert _job_deleted(decision)
+    assert not _released(decision)
+    assert claim_of(step(capped)).retry_at is None
+    # Its Job gone, the Pod still running: no Job is made again, the Lease stays.
+    gone = step(capped)
+    decision = reconcile_schema(gone)
+    assert job_of(decision) is None
+    assert not _released(decision)
+    # The Pod stopped (or POD_STOP_MARGIN passed): the attempt failed; the Lease is given back.
+    for over in (dataclasses.replace(gone, running_pods=frozenset()), later(gone, POD_STOP_MARGIN)):
+        decision = reconcile_schema(over)
+        assert job_of(decision) is None
+        assert _released(decision)
+        assert claim_of(step(over)).retry_at is not None
+
+
+def test_an_apply_ends_only_once_the_job_its_end_deletes_is_gone() -> None:
+    # Fifth review: the Apply's end was written before the Job delete that justifies it, so a
+    # failed delete left a suspended Job that a resume could run with no claim and no Lease.
+    world = with_job(applying(), JobPhase.ACTIVE, suspended=True)
+    for attempt in range(2):  # the delete failed: the Job is still there, and asked to go again
+        decision = reconcile_schema(world)
+        assert _job_deleted(decision), attempt
+        after = status_of(world, decision)
+        assert after.phase == SchemaPhase.APPLYING
+        assert after.active_operation is not None
+        assert after.last_apply is None or after.last_apply.operation_id != claim_id(world)
+    for gone in (
+        with_job(world, JobPhase.ACTIVE, suspended=True, deleting=True),
+        later(step(step(world)), POD_CACHE_GRACE),
+    ):
+        _proof_starts(step(gone))
+
+
+def test_an_apply_past_its_cap_ends_only_once_its_job_is_gone() -> None:
+    world = applying()
+    stuck = later(world, RUN_CAP + POD_STOP_MARGIN)
+    decision = reconcile_schema(stuck)
+    assert _job_deleted(decision)
+    assert phase(step(stuck)) == SchemaPhase.APPLYING
+    _proof_starts(step(later(step(step(stuck)), POD_CACHE_GRACE)))
+
+
+def test_a_gone_job_ends_the_apply_only_after_the_pod_cache_grace() -> None:
+    # Fifth review: a Job gone ended the Apply in the same pass, though a Pod of it (orphaned)
+    # may not be in the Pod cache yet.
+    gone = without_job(applying())
+    decision = reconcile_schema(gone)
+    assert status_of(gone, decision).phase == SchemaPhase.APPLYING
+    assert not _released(decision)
+    seen = step(gone)
+    assert phase(step(_pods_running(seen, claim_id(seen)))) == SchemaPhase.APPLYING
+    _proof_starts(step(later(seen, POD_CACHE_GRACE)))
