@@ -94,6 +94,20 @@ def set_condition(
     status.conditions = sorted([*others, new], key=lambda c: _ORDER.get(c.type, 99))
 
 
+def set_flag(
+    status: StatusCommon,
+    condition_type: ConditionType,
+    value: bool,
+    reason: str,
+    message: str,
+    now: dt.datetime,
+    generation: int | None,
+) -> None:
+    """Set one condition that is True or False (never Unknown), as `set_condition` does."""
+    truth = ConditionStatus.TRUE if value else ConditionStatus.FALSE
+    set_condition(status, condition_type, truth, reason, message, now, generation)
+
+
 _ORDER: dict[str, int] = {
     ConditionType.READY: 0,
     ConditionType.PROGRESSING: 1,
@@ -119,24 +133,8 @@ def kstatus(
     """status.message, Ready and Progressing of any resource (a migration's or a schema's
     standing): the two kstatus conditions carry the same reason and message."""
     status.message = bounded(message)
-    set_condition(
-        status,
-        ConditionType.READY,
-        ConditionStatus.TRUE if ready else ConditionStatus.FALSE,
-        reason,
-        message,
-        now,
-        generation,
-    )
-    set_condition(
-        status,
-        ConditionType.PROGRESSING,
-        ConditionStatus.TRUE if progressing else ConditionStatus.FALSE,
-        reason,
-        message,
-        now,
-        generation,
-    )
+    set_flag(status, ConditionType.READY, ready, reason, message, now, generation)
+    set_flag(status, ConditionType.PROGRESSING, progressing, reason, message, now, generation)
 
 
 def record_failure(
@@ -167,15 +165,7 @@ def artifact_resolved(
     now: dt.datetime,
     generation: int | None,
 ) -> None:
-    set_condition(
-        status,
-        ConditionType.ARTIFACT_RESOLVED,
-        ConditionStatus.TRUE if resolved else ConditionStatus.FALSE,
-        reason,
-        message,
-        now,
-        generation,
-    )
+    set_flag(status, ConditionType.ARTIFACT_RESOLVED, resolved, reason, message, now, generation)
 
 
 def ready_reason(status: StatusCommon) -> str | None:
@@ -199,12 +189,4 @@ def artifact_verified(
     now: dt.datetime,
     generation: int | None,
 ) -> None:
-    set_condition(
-        status,
-        ConditionType.ARTIFACT_VERIFIED,
-        ConditionStatus.TRUE if verified else ConditionStatus.FALSE,
-        reason,
-        message,
-        now,
-        generation,
-    )
+    set_flag(status, ConditionType.ARTIFACT_VERIFIED, verified, reason, message, now, generation)
