@@ -35,6 +35,7 @@ from ptah_operator.api.constants import (
     ConditionStatus,
     ConditionType,
     MigrationPhase,
+    Reason,
     SchemaPhase,
 )
 from ptah_operator.api.fields import REASON_PATTERN
@@ -54,6 +55,52 @@ class Standing(Generic[PhaseT]):
     message: str
     progressing: bool
     ready: bool = False
+
+
+@dataclass(frozen=True)
+class PlanStandings(Generic[PhaseT]):
+    """The standings both families share, the same rule in each but for what differs as data:
+    the phases (`phases`, and where a plan next to apply stands) and what the awaited approval
+    names. Each family's table (migration/standings.py, schema/standings.py) makes one and
+    exposes its methods under the family's names."""
+
+    phases: type[PhaseT]
+    next_to_apply: PhaseT
+    """The phase of a plan whose Apply is next under Always."""
+    awaited: str
+    """What a plan waits for, e.g. "a PtahMigrationApproval naming it"."""
+
+    def ready_to_apply(self, plan_name: str, why: str) -> Standing[PhaseT]:
+        message = f"plan {plan_name} is next to apply: {why}"
+        return Standing(self.next_to_apply, Reason.READY_TO_APPLY, message, True)
+
+    def awaiting_approval(self, plan_name: str, why: str = "") -> Standing[PhaseT]:
+        message = _with_why(f"plan {plan_name} waits for {self.awaited}", why)
+        phase = self.phases.AWAITING_APPROVAL
+        return Standing(phase, Reason.AWAITING_APPROVAL, message, False)
+
+    def approved(self, plan_name: str, why: str) -> Standing[PhaseT]:
+        """An exactly approved plan whose Apply is next: still AwaitingApproval (the approval
+        is consumed when the Apply's Job shows), but coming on its own."""
+        message = f"plan {plan_name} is approved; {why}"
+        return Standing(self.phases.AWAITING_APPROVAL, Reason.READY_TO_APPLY, message, True)
+
+    def applying(self, plan_name: str, why: str = "") -> Standing[PhaseT]:
+        message = _with_why(f"applying plan {plan_name}", why)
+        return Standing(self.phases.APPLYING, Reason.OPERATION_IN_PROGRESS, message, True)
+
+    def blocked(self, reason: str, message: str) -> Standing[PhaseT]:
+        return Standing(self.phases.BLOCKED, reason, message, False)
+
+    def failed(self, reason: str, message: str) -> Standing[PhaseT]:
+        return Standing(self.phases.FAILED, reason, message, False)
+
+    def pending(self, reason: str, message: str) -> Standing[PhaseT]:
+        return Standing(self.phases.PENDING, reason, message, True)
+
+
+def _with_why(message: str, why: str) -> str:
+    return f"{message} ({why})" if why else message
 
 
 def bounded(message: str) -> str:
@@ -94,6 +141,20 @@ def set_condition(
     status.conditions = sorted([*others, new], key=lambda c: _ORDER.get(c.type, 99))
 
 
+def set_flag(
+    status: StatusCommon,
+    condition_type: ConditionType,
+    value: bool,
+    reason: str,
+    message: str,
+    now: dt.datetime,
+    generation: int | None,
+) -> None:
+    """Set one condition that is True or False (never Unknown), as `set_condition` does."""
+    truth = ConditionStatus.TRUE if value else ConditionStatus.FALSE
+    set_condition(status, condition_type, truth, reason, message, now, generation)
+
+
 _ORDER: dict[str, int] = {
     ConditionType.READY: 0,
     ConditionType.PROGRESSING: 1,
@@ -119,24 +180,8 @@ def kstatus(
     """status.message, Ready and Progressing of any resource (a migration's or a schema's
     standing): the two kstatus conditions carry the same reason and message."""
     status.message = bounded(message)
-    set_condition(
-        status,
-        ConditionType.READY,
-        ConditionStatus.TRUE if ready else ConditionStatus.FALSE,
-        reason,
-        message,
-        now,
-        generation,
-    )
-    set_condition(
-        status,
-        ConditionType.PROGRESSING,
-        ConditionStatus.TRUE if progressing else ConditionStatus.FALSE,
-        reason,
-        message,
-        now,
-        generation,
-    )
+    set_flag(status, ConditionType.READY, ready, reason, message, now, generation)
+    set_flag(status, ConditionType.PROGRESSING, progressing, reason, message, now, generation)
 
 
 def record_failure(
@@ -167,15 +212,7 @@ def artifact_resolved(
     now: dt.datetime,
     generation: int | None,
 ) -> None:
-    set_condition(
-        status,
-        ConditionType.ARTIFACT_RESOLVED,
-        ConditionStatus.TRUE if resolved else ConditionStatus.FALSE,
-        reason,
-        message,
-        now,
-        generation,
-    )
+    set_flag(status, ConditionType.ARTIFACT_RESOLVED, resolved, reason, message, now, generation)
 
 
 def ready_reason(status: StatusCommon) -> str | None:
@@ -199,12 +236,4 @@ def artifact_verified(
     now: dt.datetime,
     generation: int | None,
 ) -> None:
-    set_condition(
-        status,
-        ConditionType.ARTIFACT_VERIFIED,
-        ConditionStatus.TRUE if verified else ConditionStatus.FALSE,
-        reason,
-        message,
-        now,
-        generation,
-    )
+    set_flag(status, ConditionType.ARTIFACT_VERIFIED, verified, reason, message, now, generation)

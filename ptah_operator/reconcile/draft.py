@@ -37,7 +37,6 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from ptah_operator.api.approvals import PtahMigrationApproval, PtahSchemaApproval
 from ptah_operator.api.common import (
     ActiveOperation,
     CommonSpec,
@@ -47,7 +46,6 @@ from ptah_operator.api.common import (
 )
 from ptah_operator.api.constants import (
     API_VERSION,
-    Engine,
     EventReason,
     EventType,
     JournalEntryType,
@@ -59,8 +57,6 @@ from ptah_operator.api.fingerprints import execution_binding_digest
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
 from ptah_operator.api.names import operation_secret_name, result_record_name
-from ptah_operator.api.plans import PtahMigrationPlan, PtahSchemaPlan
-from ptah_operator.api.realm import PtahRealm
 from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus
 from ptah_operator.reconcile import conditions, journal, retention
 from ptah_operator.reconcile.conditions import PhaseT, Standing
@@ -73,15 +69,7 @@ from ptah_operator.reconcile.decision import (
     Requeue,
 )
 from ptah_operator.reconcile.schedule import FINISHED_JOB_KEPT, failure_retry_interval
-from ptah_operator.reconcile.world import (
-    Claimant,
-    JobState,
-    LeaseState,
-    OperationResult,
-    PolicyFile,
-    RunnerConfig,
-    SourceFiles,
-)
+from ptah_operator.reconcile.world import FamilyWorld, RunnerConfig
 
 Creatable = Mapping[str, Any] | OperationCredentials
 
@@ -186,51 +174,12 @@ class Effects:
 # --- the draft of a pass ------------------------------------------------------------------------
 
 
-class _World(Protocol):
-    """What the core reads of a family's World."""
-
-    @property
-    def now(self) -> dt.datetime: ...
-    @property
-    def runner(self) -> RunnerConfig: ...
-    @property
-    def snapshots(self) -> frozenset[str]: ...
-    @property
-    def results(self) -> Mapping[str, OperationResult]: ...
-    @property
-    def plans(self) -> Mapping[str, PtahMigrationPlan | PtahSchemaPlan]: ...
-    @property
-    def approvals(self) -> tuple[PtahMigrationApproval | PtahSchemaApproval, ...]: ...
-    @property
-    def source(self) -> SourceFiles | None: ...
-    @property
-    def source_policy(self) -> PolicyFile | None: ...
-    @property
-    def verification_policy(self) -> PolicyFile | None: ...
-    @property
-    def lease(self) -> LeaseState | None: ...
-    @property
-    def manager_namespace(self) -> str: ...
-    @property
-    def jobs(self) -> Mapping[str, JobState]: ...
-    @property
-    def running_pods(self) -> frozenset[str]: ...
-    @property
-    def claimants(self) -> tuple[Claimant, ...]: ...
-    @property
-    def realm(self) -> PtahRealm | None: ...
-    @property
-    def realm_missing(self) -> bool: ...
-    @property
-    def supported_engines(self) -> frozenset[Engine]: ...
-
-
 class Pass(Protocol):
     """What the core's rules (sources.py, reads.py, leases.py, resolutions.py, approvals.py,
     realm.py) read and write of a pass of either family: a MigrationDraft or a SchemaDraft."""
 
     @property
-    def world(self) -> _World: ...
+    def world(self) -> FamilyWorld: ...
     @property
     def status(self) -> StatusCommon: ...
     @property
@@ -256,7 +205,7 @@ class Pass(Protocol):
     def rely_on_own_write(self) -> None: ...
 
 
-WorldT = TypeVar("WorldT", bound=_World)
+WorldT = TypeVar("WorldT", bound=FamilyWorld)
 StatusT = TypeVar("StatusT", bound=PtahMigrationStatus | PtahSchemaStatus)
 
 

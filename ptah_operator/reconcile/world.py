@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from ptah_operator.api.approvals import PtahMigrationApproval, PtahSchemaApproval
 from ptah_operator.api.common import ExecutionBinding
+from ptah_operator.api.constants import Engine
 from ptah_operator.api.images import image_digest
+from ptah_operator.api.plans import PtahMigrationPlan, PtahSchemaPlan
+from ptah_operator.api.realm import PtahRealm
 from ptah_operator.api.source_policy import SourcePolicy
 
 
@@ -198,3 +202,57 @@ class RunnerConfig:
         """Every digest an operation Job may run: the allowlist and the manager's own image's."""
         own = image_digest(self.image)
         return self.allowed_images | {own} if own else self.allowed_images
+
+
+@dataclass(frozen=True, kw_only=True)
+class FamilyWorld:
+    """What a pass of either family sees besides its own resource and kinds: the fields the
+    core reads (reconcile/draft.py and the rules beside it). Each family's World
+    (migration/world.py `MigrationWorld`, schema/world.py `SchemaWorld`) adds its resource and
+    its own objects, and narrows `plans` and `approvals` to its kinds."""
+
+    now: dt.datetime
+    new_operation_id: str
+    """A fresh id the decision may claim; unused when nothing new starts."""
+    runner: RunnerConfig
+    source: SourceFiles | None = None
+    """The ConfigMap source's files; None when the ConfigMap does not exist (or the source
+    is not a ConfigMap)."""
+    verification_policy: PolicyFile | None = None
+    """The OCI source's verification policy; None when the source is not an OCI artifact."""
+    source_policy: PolicyFile | None = None
+    """The source policy a ConfigMap or Git source names (sourcePolicyFrom), parsed; None when
+    it names none."""
+    snapshots: frozenset[str] = frozenset()
+    """Names of the snapshot ConfigMaps this resource owns that exist."""
+    jobs: Mapping[str, JobState] = field(default_factory=dict)
+    """The resource's Jobs by name. A Job the controller created must be here from then on:
+    the controller waits for its cache to hold its own creates (as controller-runtime's
+    expectations do), because an Apply claim with no Job is withdrawn when what it rests on
+    moved, and only an absent Job makes that safe."""
+    job_refusals: Mapping[str, str] = field(default_factory=dict)
+    """Jobs the API server refused to create (admission, validation, a quota), by name, with
+    the reason it gave, free of SQL and credentials. Such a Job does not exist and never will
+    as built."""
+    running_pods: frozenset[str] = frozenset()
+    """The operations (by id) with a Pod not yet Succeeded or Failed: a Pod its Job controls,
+    or one that still carries the operation's label after its Job went (orphaned, or still
+    terminating). A run is over only once none of its Pods runs (issue #18)."""
+    results: Mapping[str, OperationResult] = field(default_factory=dict)
+    """Reported results by operation id (contract ptah.run/result/v1)."""
+    plans: Mapping[str, PtahMigrationPlan | PtahSchemaPlan] = field(default_factory=dict)
+    """The resource's plans by name."""
+    approvals: tuple[PtahMigrationApproval | PtahSchemaApproval, ...] = ()
+    """Approvals in the namespace that name this resource."""
+    claimants: tuple[Claimant, ...] = ()
+    """Every resource (this one included) whose coordination key digest matches."""
+    realm: PtahRealm | None = None
+    """The PtahRealm spec.target.realm names, when it names one and it exists."""
+    realm_missing: bool = False
+    """spec.target.realm names a PtahRealm that does not exist."""
+    lease: LeaseState | None = None
+    """The database-realm Lease of the coordination key."""
+    supported_engines: frozenset[Engine] = frozenset(Engine)
+    """Engines this manager's runner can operate; any other is Blocked UnsupportedEngine."""
+    manager_namespace: str = "ptah-system"
+    """Where the database-realm Leases live (the manager's namespace)."""

@@ -39,6 +39,12 @@ class Finished:
     exit_code: int
     summary: str
 
+    @classmethod
+    def ended(cls, document: Json, summary: str, *, stopped: bool) -> Finished:
+        """The end of an operation of either family: REPORTED once the document is reported
+        when it did its work, NOT_DONE when it stopped with an error block."""
+        return cls(document, ExitCode.NOT_DONE if stopped else ExitCode.REPORTED, summary)
+
 
 def _seconds(name: str, default: float) -> float:
     text = os.environ.get(name)

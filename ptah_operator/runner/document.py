@@ -37,7 +37,7 @@ from ptah_operator.engine.migrations.apply import Outcome, RunResult
 from ptah_operator.engine.migrations.directory import MigrationDirectory
 from ptah_operator.engine.migrations.revision_table import STATE_APPLIED, Revision
 from ptah_operator.engine.migrations.status import Status, Verdict
-from ptah_operator.runner.envelope import Operated, envelope
+from ptah_operator.runner.envelope import Operated, envelope, present
 
 MAX_PENDING = 1000
 MAX_LISTED = 1000
@@ -265,14 +265,9 @@ def result_document(
 ) -> Json:
     """The whole `ptah.run/result/v1` document. `history`, `run` and `error` are left out when
     they do not apply (a History has no run; a reading that could not be made no history)."""
-    doc: Json = {
+    failure = None if error is None else error.as_json()
+    return {
         **envelope(operation, started_at, finished_at),
         "targetIdentityDigest": target_identity_digest,
+        **present({"history": history, "run": run, "error": failure}),
     }
-    if history is not None:
-        doc["history"] = history
-    if run is not None:
-        doc["run"] = run
-    if error is not None:
-        doc["error"] = error.as_json()
-    return doc

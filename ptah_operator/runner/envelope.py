@@ -5,6 +5,7 @@ clock (times come in as arguments), and light enough for every command to load."
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from ptah_operator.api.contracts.codes import RESULT_CONTRACT
@@ -34,3 +35,9 @@ def envelope(
         "startedAt": format_time(started_at),
         "finishedAt": format_time(finished_at),
     }
+
+
+def present(blocks: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of `blocks` that apply, in their order: a result document leaves out a
+    block (or a field) that is None rather than writing null."""
+    return {key: value for key, value in blocks.items() if value is not None}

@@ -273,9 +273,7 @@ def _finish(
         run=run,
         error=error,
     )
-    return Finished(
-        document, ExitCode.NOT_DONE if error is not None else ExitCode.REPORTED, summary
-    )
+    return Finished.ended(document, summary, stopped=error is not None)
 
 
 async def run_history(

@@ -359,9 +359,7 @@ def _finish(
         apply=apply,
         error=error,
     )
-    return Finished(
-        document, ExitCode.NOT_DONE if error is not None else ExitCode.REPORTED, summary
-    )
+    return Finished.ended(document, summary, stopped=error is not None)
 
 
 def _stopped(

@@ -38,7 +38,7 @@ from ptah_operator.engine.schema.diff import CATEGORIES, Statement
 from ptah_operator.engine.schema.plan import Policy, policy_refusals
 from ptah_operator.engine.schema.severity import Severity, highest
 from ptah_operator.runner.document import ErrorBlock, Json
-from ptah_operator.runner.envelope import Operated, envelope
+from ptah_operator.runner.envelope import Operated, envelope, present
 
 MAX_REPORTED_TABLES = 100
 MAX_PIECE_BYTES = MAX_CHUNK_CHARS
@@ -257,14 +257,11 @@ def apply_block(
     failure: Json | None = None,
 ) -> Json:
     """Apply's `apply`: Applied, Refused (nothing ran) or Unknown."""
-    block: Json = {"outcome": outcome, "statementsExecuted": executed}
-    if reason is not None:
-        block["reason"] = reason
-    if plan_digest is not None:
-        block["planDigest"] = plan_digest
-    if failure is not None:
-        block["failure"] = failure
-    return block
+    return {
+        "outcome": outcome,
+        "statementsExecuted": executed,
+        **present({"reason": reason, "planDigest": plan_digest, "failure": failure}),
+    }
 
 
 def failure_block(detail: dict[str, Any]) -> Json:
@@ -292,19 +289,12 @@ def schema_result(
     error: ErrorBlock | None = None,
 ) -> Json:
     """The whole `ptah.run/result/v1` document of a schema operation."""
-    doc: Json = {
+    failure = None if error is None else error.as_json()
+    return {
         **envelope(operation, started_at, finished_at),
         "targetIdentityDigest": target_identity_digest,
+        **present({"drift": drift, "plan": plan, "apply": apply, "error": failure}),
     }
-    if drift is not None:
-        doc["drift"] = drift
-    if plan is not None:
-        doc["plan"] = plan
-    if apply is not None:
-        doc["apply"] = apply
-    if error is not None:
-        doc["error"] = error.as_json()
-    return doc
 
 
 def describe_schema(document: dict[str, Any]) -> str:

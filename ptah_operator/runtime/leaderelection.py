@@ -169,31 +169,30 @@ class KubernetesLeaseLock:
         }
 
     async def create(self, record: LeaderElectionRecord) -> str:
-        try:
-            lease = await self._api.create_namespaced_lease(
-                self.namespace,
-                cast(client.V1Lease, self._body(record, None)),
-                _request_timeout=self._timeout,
-            )
-        except ApiException as error:
-            if error.status == 409:
-                raise LockConflictError(str(error.reason)) from error
-            raise
-        return str(lease.metadata.resource_version)
+        body = cast(client.V1Lease, self._body(record, None))
+        return await _written(
+            self._api.create_namespaced_lease(self.namespace, body, _request_timeout=self._timeout)
+        )
 
     async def update(self, record: LeaderElectionRecord, resource_version: str) -> str:
-        try:
-            lease = await self._api.replace_namespaced_lease(
-                self.name,
-                self.namespace,
-                cast(client.V1Lease, self._body(record, resource_version)),
-                _request_timeout=self._timeout,
+        body = cast(client.V1Lease, self._body(record, resource_version))
+        return await _written(
+            self._api.replace_namespaced_lease(
+                self.name, self.namespace, body, _request_timeout=self._timeout
             )
-        except ApiException as error:
-            if error.status == 409:
-                raise LockConflictError(str(error.reason)) from error
-            raise
-        return str(lease.metadata.resource_version)
+        )
+
+
+async def _written(write: Awaitable[Any]) -> str:
+    """The resourceVersion a create or a replace of the Lease gave it. A 409 (another holder
+    created it first, or it changed since it was read) is a LockConflictError."""
+    try:
+        lease = await write
+    except ApiException as error:
+        if error.status == 409:
+            raise LockConflictError(str(error.reason)) from error
+        raise
+    return str(lease.metadata.resource_version)
 
 
 def _utc_now() -> datetime:

@@ -17,6 +17,18 @@ from ptah_operator.reconcile import conditions
 Standing: TypeAlias = conditions.Standing[MigrationPhase]
 """Where a pass leaves the migration."""
 
+_PLAN = conditions.PlanStandings(
+    MigrationPhase, MigrationPhase.PLANNING, "a PtahMigrationApproval naming it"
+)
+ready_to_apply = _PLAN.ready_to_apply
+awaiting_approval = _PLAN.awaiting_approval
+approved = _PLAN.approved
+"""An exactly approved plan whose Apply is next: AwaitingApproval, coming on its own (MIG-52)."""
+applying = _PLAN.applying
+blocked = _PLAN.blocked
+failed = _PLAN.failed
+pending = _PLAN.pending
+
 
 def reading(proof: bool, attempt: int = 1) -> Standing:
     what = (
@@ -92,40 +104,6 @@ def apply_disabled(plan_name: str) -> Standing:
     )
 
 
-def ready_to_apply(plan_name: str, why: str) -> Standing:
-    return Standing(
-        MigrationPhase.PLANNING,
-        Reason.READY_TO_APPLY,
-        f"plan {plan_name} is next to apply: {why}",
-        True,
-    )
-
-
-def awaiting_approval(plan_name: str, why: str = "") -> Standing:
-    message = f"plan {plan_name} waits for a PtahMigrationApproval naming it"
-    if why:
-        message += f" ({why})"
-    return Standing(MigrationPhase.AWAITING_APPROVAL, Reason.AWAITING_APPROVAL, message, False)
-
-
-def approved(plan_name: str, why: str) -> Standing:
-    """An exactly approved plan whose Apply is next: still AwaitingApproval (the approval is
-    consumed when the Apply's Job shows), but coming on its own (MIG-52)."""
-    return Standing(
-        MigrationPhase.AWAITING_APPROVAL,
-        Reason.READY_TO_APPLY,
-        f"plan {plan_name} is approved; {why}",
-        True,
-    )
-
-
-def applying(plan_name: str, why: str = "") -> Standing:
-    message = f"applying plan {plan_name}"
-    if why:
-        message += f" ({why})"
-    return Standing(MigrationPhase.APPLYING, Reason.OPERATION_IN_PROGRESS, message, True)
-
-
 def verifying_history(operation_id: str) -> Standing:
     return Standing(
         MigrationPhase.VERIFYING_HISTORY,
@@ -133,14 +111,6 @@ def verifying_history(operation_id: str) -> Standing:
         f"run {operation_id} ended; the history is read next to confirm it",
         True,
     )
-
-
-def blocked(reason: str, message: str) -> Standing:
-    return Standing(MigrationPhase.BLOCKED, reason, message, False)
-
-
-def failed(reason: str, message: str) -> Standing:
-    return Standing(MigrationPhase.FAILED, reason, message, False)
 
 
 def suspended() -> Standing:
@@ -161,7 +131,3 @@ def proof_suspended(operation_id: str) -> Standing:
         "run runs again when the resource resumes",
         False,
     )
-
-
-def pending(reason: str, message: str) -> Standing:
-    return Standing(MigrationPhase.PENDING, reason, message, True)

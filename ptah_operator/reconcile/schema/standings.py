@@ -21,6 +21,19 @@ from ptah_operator.reconcile import conditions
 Standing: TypeAlias = conditions.Standing[SchemaPhase]
 """Where a pass leaves the schema."""
 
+_PLAN = conditions.PlanStandings(
+    SchemaPhase,
+    SchemaPhase.READY_TO_APPLY,
+    "a PtahSchemaApproval naming it and its fingerprint",
+)
+ready_to_apply = _PLAN.ready_to_apply
+awaiting_approval = _PLAN.awaiting_approval
+approved = _PLAN.approved
+applying = _PLAN.applying
+blocked = _PLAN.blocked
+failed = _PLAN.failed
+pending = _PLAN.pending
+
 
 _OPERATION_PHASES = {
     OperationType.RESOLVE: (SchemaPhase.RESOLVING, "resolving the source"),
@@ -73,55 +86,9 @@ def publishing(phase: SchemaPhase, plan_name: str, why: str) -> Standing:
     return Standing(phase, Reason.PLAN_PUBLISHED, f"publishing plan {plan_name}: {why}", True)
 
 
-def ready_to_apply(plan_name: str, why: str) -> Standing:
-    return Standing(
-        SchemaPhase.READY_TO_APPLY,
-        Reason.READY_TO_APPLY,
-        f"plan {plan_name} is next to apply: {why}",
-        True,
-    )
-
-
-def awaiting_approval(plan_name: str, why: str = "") -> Standing:
-    message = f"plan {plan_name} waits for a PtahSchemaApproval naming it and its fingerprint"
-    if why:
-        message += f" ({why})"
-    return Standing(SchemaPhase.AWAITING_APPROVAL, Reason.AWAITING_APPROVAL, message, False)
-
-
-def approved(plan_name: str, why: str) -> Standing:
-    """An exactly approved plan whose Apply is next: still AwaitingApproval (the approval is
-    consumed when the Apply's Job shows), but coming on its own."""
-    return Standing(
-        SchemaPhase.AWAITING_APPROVAL,
-        Reason.READY_TO_APPLY,
-        f"plan {plan_name} is approved; {why}",
-        True,
-    )
-
-
-def applying(plan_name: str, why: str = "") -> Standing:
-    message = f"applying plan {plan_name}"
-    if why:
-        message += f" ({why})"
-    return Standing(SchemaPhase.APPLYING, Reason.OPERATION_IN_PROGRESS, message, True)
-
-
 def verifying_convergence(message: str) -> Standing:
     return Standing(SchemaPhase.VERIFYING_CONVERGENCE, Reason.VERIFYING_CONVERGENCE, message, True)
 
 
-def blocked(reason: str, message: str) -> Standing:
-    return Standing(SchemaPhase.BLOCKED, reason, message, False)
-
-
-def failed(reason: str, message: str) -> Standing:
-    return Standing(SchemaPhase.FAILED, reason, message, False)
-
-
 def suspended(message: str = "spec.suspend is set: no new Job starts") -> Standing:
     return Standing(SchemaPhase.SUSPENDED, Reason.SUSPENDED, message, False)
-
-
-def pending(reason: str, message: str) -> Standing:
-    return Standing(SchemaPhase.PENDING, reason, message, True)
