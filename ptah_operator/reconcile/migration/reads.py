@@ -248,7 +248,9 @@ def _between_attempts(draft: MigrationDraft, claim: ActiveOperation) -> None:
 
     if not core.next_attempt_due(draft, claim, waiting=waiting, give_way=gives_way):
         return
-    claim = claim.model_copy(update={"attempt": claim.attempt + 1, "retry_at": None})
+    claim = claim.model_copy(
+        update={"attempt": claim.attempt + 1, "retry_at": None, "report": None}
+    )
     draft.status.active_operation = claim
     if _create_job(draft, claim):
         draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))

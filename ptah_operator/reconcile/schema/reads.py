@@ -242,6 +242,7 @@ def _between_attempts(draft: SchemaDraft, claim: ActiveOperation) -> None:
         update={
             "attempt": claim.attempt + 1,
             "retry_at": None,
+            "report": None,
             "lease_epoch": None if not is_proof else claim.lease_epoch,
             "lease_continuity_lost": None if not is_proof else claim.lease_continuity_lost,
         }
