@@ -15,6 +15,10 @@ webhooks (`add_routes` on its aiohttp application), with a PtahSchema's plan tex
   409  an operation the resource's claim (status.activeOperation) does not name: its result
        was taken, or it never ran (200 while an identical record is still kept), with a
        ResultConflict Event;
+  409  a report of the claim's attempt other than the one whose digest the claim remembers
+       (status.activeOperation.report), or any once the claim marks a conflict, even when no
+       record is left: a ResultConflict Event, the claim marked `conflict` (docs/security.md,
+       "A deleted and replaced record");
   409  a schema Plan with changes whose pieces are not all stored as it says (422: pieces that
        do not give its plan's digest and size), unless the same record already exists;
   413  the API server refused the record itself (too large, invalid): final;
@@ -30,7 +34,12 @@ webhooks (`add_routes` on its aiohttp application), with a PtahSchema's plan tex
        no result, and a ResultConflict Event names both digests (when the replacement cannot
        be created, the conflict record goes under the fallback);
   503  the API server could not be asked, or not reached at all, or no name is left to store
-       the record under (a ResultBlocked Event): the runner retries.
+       the record under (a ResultBlocked Event), or the stored report's digest could not be
+       written into the claim: the runner retries (its retry, 200, writes it).
+
+A 201 or 200 is answered only once the claim holds the report's digest: the endpoint writes it
+by a JSON patch on the resource's /status whose `test` ops check the claim's operation id,
+attempt and resourceVersion; until then the controller does not believe the record.
 
 Events are rate-limited per resource and reason, reports of operations not in flight apart
 (runtime/event_filter.py): a saved token sent in a loop makes a burst, then one per interval
