@@ -357,6 +357,23 @@ class PlanSourceBinding(ApiModel):
 # --- the claim ---------------------------------------------------------------------------------
 
 
+class ReceivedReport(ApiModel):
+    """The first report of an attempt the result endpoint stored (status.activeOperation.report),
+    written by the endpoint with a JSON patch that tests the claim's operation id and attempt.
+
+    The record ConfigMap is the report; this is the memory of it a ConfigMap writer cannot erase
+    (only the manager writes status): the controller takes only a record whose digest is this
+    one, and the endpoint refuses any other report of the attempt (409) even when no record is
+    left (docs/security.md, "A deleted and replaced record")."""
+
+    attempt: int = Field(ge=1)
+    """The claim's attempt the report was stored under; a report of another attempt is none."""
+    digest: Digest
+    """SHA-256 of the stored record's result.json, sha256:<hex>."""
+    conflict: bool | None = None
+    """A second, different report of the attempt arrived: neither is believed."""
+
+
 class ActiveOperation(ApiModel):
     """The claim: the operation in flight, written before its Job exists."""
 
@@ -398,6 +415,9 @@ class ActiveOperation(ApiModel):
     lease_epoch: int | None = Field(default=None, ge=0)
     lease_continuity_lost: bool | None = None
     """Set before any result is harvested when the epoch no longer owns an uninterrupted lock."""
+    report: ReceivedReport | None = None
+    """The digest of the first report the result endpoint stored for this attempt, which the
+    endpoint writes, never the controller; a new attempt starts without it."""
 
 
 class StatusCommon(ApiModel):

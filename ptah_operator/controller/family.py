@@ -210,7 +210,7 @@ class FamilyReconciler(ABC, Generic[ConfigT, WorldT]):
         namespace, uid = str(meta.namespace), str(meta.uid)
         key = f"{namespace}/{meta.name}"
         owned = self.caches.owned_configmaps(uid)
-        claimed = (claim.operation_id, claim.attempt) if claim is not None else None
+        claimed = (claim.operation_id, claim.attempt, claim.report) if claim is not None else None
         fields: dict[str, Any] = {
             "now": now,
             "new_operation_id": "op-" + secrets.token_hex(5),

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 import structlog
 
-from ptah_operator.api.common import CommonSpec
+from ptah_operator.api.common import CommonSpec, ReceivedReport
 from ptah_operator.api.constants import (
     ANNOTATION_LEASE_HOLDER_UID,
     ANNOTATION_RESULT_ATTEMPT,
@@ -418,8 +418,13 @@ def is_piece_record(configmap: KubeObject) -> bool:
     return _PIECE_RECORD.fullmatch(str(metadata(configmap).get("name", ""))) is not None
 
 
+Claimed = tuple[str, int, ReceivedReport | None]
+"""A resource's claim as its records are read: operation id, attempt, and the report the
+result endpoint wrote into it (status.activeOperation.report)."""
+
+
 def operation_result(
-    configmap: KubeObject, seal: ResultSeal, claim: tuple[str, int] | None = None
+    configmap: KubeObject, seal: ResultSeal, claim: Claimed | None = None
 ) -> OperationResult | None:
     """The result a record holds, when its seal opens for the resource that owns it (the
     owner-uid label), its name and the text it holds; None for anything else (`sealed` tells
@@ -651,7 +656,7 @@ class SharedCaches:
         uid: str,
         now: dt.datetime,
         owned_configmaps: list[KubeObject] | None = None,
-        claim: tuple[str, int] | None = None,
+        claim: Claimed | None = None,
     ) -> CommonWorld:
         """What the caches say about one resource's source, operations, census and Lease;
         `claim` is its claim's operation id and attempt, when it has one."""
@@ -767,18 +772,22 @@ class SharedCaches:
 
 
 def owned_records(
-    owned: list[KubeObject], seal: ResultSeal, claim: tuple[str, int] | None = None
+    owned: list[KubeObject], seal: ResultSeal, claim: Claimed | None = None
 ) -> tuple[frozenset[str], dict[str, OperationResult]]:
     """Among a resource's ConfigMaps: the names of its snapshots, and its results by operation
     (only records whose seal opens; of the claimed operation, only its attempt's). Of two
     records of one operation (its own name and the fallback), the one under its own name; two
-    of one attempt that differ are a conflict, as the endpoint's conflict record is."""
+    of one attempt that differ are a conflict, as the endpoint's conflict record is. The
+    claimed operation's record is its result only when its digest is the one the claim
+    remembers (`claim_checked`)."""
     snapshots = frozenset(
         str(metadata(cm).get("name"))
         for cm in owned
         if (metadata(cm).get("labels") or {}).get(LABEL_SNAPSHOT)
     )
     results: dict[str, OperationResult] = {}
+    texts: dict[str, str] = {}
+    """The text of each record read, by its name."""
     read: dict[str, list[tuple[int | None, str]]] = {}
     """The attempt and text of every record each operation's results were read from."""
     for cm in owned:
@@ -788,6 +797,7 @@ def owned_records(
             if result is None:
                 continue
             text = str((cm.get("data") or {}).get(RESULT_KEY))
+            texts[name] = text
             read.setdefault(result.operation_id, []).append((record_attempt(cm), text))
             kept = results.get(result.operation_id)
             if kept is None or result_record_name(result.operation_id) == name:
@@ -799,18 +809,46 @@ def owned_records(
             if any(a == attempt and t != text for a, t in records)
         }
         if differing:
-            texts = sorted(text for _, text in differing)
-            results[operation_id] = _conflicting(results[operation_id], texts[0], texts[-1])
+            ordered = sorted(text for _, text in differing)
+            results[operation_id] = _conflicting(results[operation_id], ordered[0], ordered[-1])
+    if claim is not None and claim[0] in results:
+        kept = results[claim[0]]
+        text = texts.get(kept.record_name or result_record_name(claim[0]), "")
+        results[claim[0]] = claim_checked(kept, text, claim)
     return snapshots, results
+
+
+def claim_checked(result: OperationResult, text: str, claim: Claimed) -> OperationResult:
+    """The claimed operation's result as the claim allows it (docs/security.md, "A deleted and
+    replaced record"): the record whose digest the claim remembers for its attempt is the
+    result; any other, or every one once the claim marks a conflict, is a conflict; a record
+    the claim remembers nothing of (the endpoint's patch not made yet, or failed, or a record
+    the previous version stored) is unconfirmed. Both are no result (reconcile/reports.py)."""
+    if "conflict" in result.payload:
+        return result
+    report = claim[2]
+    if report is None or report.attempt != claim[1]:
+        envelope = _envelope(result)
+        envelope["unconfirmed"] = {"received": body_digest(text)}
+        return replace(result, payload=envelope)
+    if report.conflict or report.digest != body_digest(text):
+        envelope = _envelope(result)
+        envelope["conflict"] = {"recorded": report.digest, "received": body_digest(text)}
+        return replace(result, payload=envelope)
+    return result
+
+
+def _envelope(result: OperationResult) -> dict[str, Any]:
+    return {
+        k: result.payload[k]
+        for k in ("contract", "operationID", "type", "resource")
+        if k in result.payload
+    }
 
 
 def _conflicting(result: OperationResult, text: str, other: str) -> OperationResult:
     """The result of two different sealed records of one attempt: their envelope and the
     digests of both, which is no result (reconcile/reports.py), as the conflict record is."""
-    envelope = {
-        k: result.payload[k]
-        for k in ("contract", "operationID", "type", "resource")
-        if k in result.payload
-    }
+    envelope = _envelope(result)
     envelope["conflict"] = {"recorded": body_digest(text), "received": body_digest(other)}
     return replace(result, payload=envelope)

@@ -275,13 +275,15 @@ def seen(claim: ActiveOperation, job: JobState | None) -> ActiveOperation:
 
 
 def next_attempt(claim: ActiveOperation) -> ActiveOperation:
-    """The claim for its next attempt: a new Job, so no Job seen yet."""
+    """The claim for its next attempt: a new Job, so no Job seen yet, and no report stored."""
     return claim.model_copy(
         update={
             "attempt": claim.attempt + 1,
             "retry_at": None,
             "job_uid": None,
             "job_created_at": None,
+            "job_gone_at": None,
+            "report": None,
         }
     )
 

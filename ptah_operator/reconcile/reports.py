@@ -38,9 +38,12 @@ def read_report(
 ) -> ReportT | Unreadable:
     """The report of this operation of this resource, read with `model`, or why it cannot be
     read. A record the endpoint made of two different reports of one operation (`conflict`:
-    the digests of both) is evidence of neither."""
+    the digests of both), or one whose digest the claim does not remember (`unconfirmed`,
+    controller/world.py `claim_checked`), is evidence of neither."""
     if "conflict" in result.payload:
         return Unreadable("two different results arrived for the operation")
+    if "unconfirmed" in result.payload:
+        return Unreadable("the result endpoint did not confirm the result in the claim")
     try:
         report = model.model_validate(dict(result.payload))
     except ValidationError as exc:

@@ -15,6 +15,10 @@ webhooks (`add_routes` on its aiohttp application), with a PtahSchema's plan tex
   409  an operation the resource's claim (status.activeOperation) does not name: its result
        was taken, or it never ran (200 while an identical record is still kept), with a
        ResultConflict Event;
+  409  a report of the claim's attempt other than the one whose digest the claim remembers
+       (status.activeOperation.report), or any once the claim marks a conflict, even when no
+       record is left: a ResultConflict Event, the claim marked `conflict` (docs/security.md,
+       "A deleted and replaced record");
   409  a schema Plan with changes whose pieces are not all stored as it says (422: pieces that
        do not give its plan's digest and size), unless the same record already exists;
   413  the API server refused the record itself (too large, invalid): final;
@@ -30,7 +34,12 @@ webhooks (`add_routes` on its aiohttp application), with a PtahSchema's plan tex
        no result, and a ResultConflict Event names both digests (when the replacement cannot
        be created, the conflict record goes under the fallback);
   503  the API server could not be asked, or not reached at all, or no name is left to store
-       the record under (a ResultBlocked Event): the runner retries.
+       the record under (a ResultBlocked Event), or the stored report's digest could not be
+       written into the claim: the runner retries (its retry, 200, writes it).
+
+A 201 or 200 is answered only once the claim holds the report's digest: the endpoint writes it
+by a JSON patch on the resource's /status whose `test` ops check the claim's operation id,
+attempt and resourceVersion; until then the controller does not believe the record.
 
 Events are rate-limited per resource and reason, reports of operations not in flight apart
 (runtime/event_filter.py): a saved token sent in a loop makes a burst, then one per interval
@@ -91,7 +100,9 @@ from ptah_operator.results.plan_text import (
     serve_plan,
 )
 from ptah_operator.results.store import (
+    ClaimedReport,
     RecordRefusedError,
+    ResourceClaim,
     ResultStore,
     StoreUnavailableError,
 )
@@ -250,7 +261,12 @@ async def receive(
             existing = await store.read_record(namespace, name)
             await _conflict(store, resource, operation_id, existing, text, late=True)
             return error(409, "the operation is not in flight; no result is taken for it")
-        attempt = found[2]
+        attempt = found.attempt
+        claimed = found.report
+        if claimed is not None and (claimed.conflict or claimed.digest != body_digest(text)):
+            # The claim remembers the attempt's first report: any other is refused, even when
+            # a ConfigMap writer deleted every record of it (docs/security.md).
+            return await _refuse_second(store, seal, document, found, claimed)
         if needs_pieces(document):
             live = await _live_records(
                 store, seal, namespace, operation_id, resource["uid"], attempt
@@ -259,12 +275,14 @@ async def receive(
                 if stored == text:
                     # A retry of a recorded report: its pieces may be gone, made into chunks.
                     # Only the endpoint's own live record of this attempt counts.
-                    return Answer(200, {"record": stored_name, "result": "exists"})
+                    exists = Answer(200, {"record": stored_name, "result": "exists"})
+                    return await _remembered(store, seal, document, found, exists)
             refused = await check_pieces(store, namespace, operation_id, document)
             if refused is not None:
                 log.warning("plan report refused", namespace=namespace, operation_id=operation_id)
                 return refused
-        return await _store(store, seal, document, operation_id, attempt)
+        answer = await _store(store, seal, document, operation_id, attempt)
+        return await _remembered(store, seal, document, found, answer)
     except StoreUnavailableError as exc:
         log.warning("result not recorded", operation_id=operation_id, error=str(exc))
         return error(503, "the record could not be stored; try again")
@@ -273,6 +291,88 @@ async def receive(
             "result refused by the API server", operation_id=operation_id, status=exc.status
         )
         return error(413, f"the record could not be stored: {exc}")
+
+
+WRITE_REPORT_TRIES = 5
+"""How often the endpoint reads the claim again when another write changed it under its patch."""
+
+
+async def _remembered(
+    store: ResultStore,
+    seal: ResultSeal,
+    document: dict[str, Any],
+    claim: ResourceClaim,
+    answer: Answer,
+) -> Answer:
+    """The answer to a report once the claim remembers it: the digest of a report stored (201)
+    or found stored (200) written into the claim, a conflict (409) marked there. Until the
+    claim holds the digest the record is not believed; when the patch cannot be made the
+    runner gets 503 and its retry (200, the record found) patches again."""
+    resource = document["resource"]
+    text = canonical_json(document)
+    digest = body_digest(text)
+    if answer.status == 409:
+        await _mark_conflict(store, resource, claim, digest)
+        return answer
+    if answer.status not in (200, 201) or claim.report is not None:
+        return answer
+    for _ in range(WRITE_REPORT_TRIES):
+        kind, namespace, name = resource["kind"], resource["namespace"], resource["name"]
+        if await store.write_report(kind, namespace, name, claim, ClaimedReport(digest)):
+            return answer
+        found = await store.resource_claim(kind, namespace, name)
+        if (
+            found is None
+            or found.uid != resource["uid"]
+            or found.operation_id != claim.operation_id
+            or found.attempt != claim.attempt
+        ):
+            log.warning("result stored for a claim that moved on", operation_id=claim.operation_id)
+            return error(409, "the operation is not in flight; no result is taken for it")
+        if found.report is not None:
+            if not found.report.conflict and found.report.digest == digest:
+                return answer
+            return await _refuse_second(store, seal, document, found, found.report)
+        claim = found
+    return error(503, "the record could not be stored; try again")
+
+
+async def _mark_conflict(
+    store: ResultStore, resource: dict[str, Any], claim: ResourceClaim, digest: str
+) -> None:
+    """Mark the claim's report a conflict (neither report believed), unless it is one."""
+    if claim.report is not None and claim.report.conflict:
+        return
+    report = ClaimedReport(claim.report.digest if claim.report else digest, conflict=True)
+    kind, namespace, name = resource["kind"], resource["namespace"], resource["name"]
+    if not await store.write_report(kind, namespace, name, claim, report):
+        # The claim is another's now: nothing will take this attempt's result.
+        log.info("conflict not marked: the claim moved on", operation_id=claim.operation_id)
+
+
+async def _refuse_second(
+    store: ResultStore,
+    seal: ResultSeal,
+    document: dict[str, Any],
+    claim: ResourceClaim,
+    claimed: ClaimedReport,
+) -> Answer:
+    """A report of the attempt other than the one the claim remembers (or after a conflict):
+    409 and a ResultConflict Event by digests, the claim marked a conflict, and the record
+    left, if any, made the conflict record too."""
+    resource = document["resource"]
+    namespace, operation_id = resource["namespace"], document["operationID"]
+    text = canonical_json(document)
+    await _mark_conflict(store, resource, claim, claimed.digest)
+    live = await _live_records(store, seal, namespace, operation_id, resource["uid"], claim.attempt)
+    if any(stored != text and not _is_conflict_record(stored) for _, stored in live):
+        # The record left becomes the conflict record (or, held, gives way to one under the
+        # fallback), with its Event, as without the claim's memory; the answer is 409
+        # whatever that found.
+        await _store(store, seal, document, operation_id, claim.attempt)
+    else:
+        await _conflict(store, resource, operation_id, None, text, recorded_digest=claimed.digest)
+    return error(409, "a different result is recorded for this operation")
 
 
 async def _store(
@@ -417,10 +517,14 @@ async def _conflict(
     received: str,
     *,
     late: bool = False,
+    recorded_digest: str | None = None,
 ) -> None:
     """Log and raise an Event that a second, different result arrived, by digests only;
-    `late`: of an operation not in flight."""
-    if recorded is None:
+    `late`: of an operation not in flight; `recorded_digest`: the first one's, as the claim
+    remembers it."""
+    if recorded is not None:
+        recorded_digest = body_digest(recorded)
+    if recorded_digest is None:
         message = (
             f"a result arrived for operation {operation_id}, which is not in flight (its "
             f"result was taken, or it never ran): received {body_digest(received)}; refused"
@@ -428,7 +532,7 @@ async def _conflict(
     else:
         message = (
             f"a second, different result arrived for operation {operation_id}: recorded "
-            f"{body_digest(recorded)}, received {body_digest(received)}; refused"
+            f"{recorded_digest}, received {body_digest(received)}; refused"
         )
     log.warning("conflicting result", namespace=resource["namespace"], operation_id=operation_id)
     await store.record_event(

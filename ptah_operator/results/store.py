@@ -23,7 +23,7 @@ import secrets
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ParamSpec, Protocol, TypeVar
+from typing import Any, NamedTuple, ParamSpec, Protocol, TypeVar
 
 import aiohttp
 import structlog
@@ -71,12 +71,45 @@ class StoredRecord:
     terminating: bool = False
 
 
+@dataclass(frozen=True)
+class ClaimedReport:
+    """What the claim says of the first report of its attempt (status.activeOperation.report):
+    the digest the endpoint stored, and whether a second, different one arrived."""
+
+    digest: str
+    conflict: bool = False
+
+
+class ResourceClaim(NamedTuple):
+    """A resource as the endpoint checks a report against it: its uid, the operation its claim
+    (status.activeOperation) names, the claim's attempt, the report the claim records for that
+    attempt (None for none, or one of another attempt) and the resourceVersion read."""
+
+    uid: str
+    operation_id: str | None
+    attempt: int
+    report: ClaimedReport | None = None
+    resource_version: str | None = None
+    attempt_written: bool = True
+    """Whether the claim holds its attempt (absent: the first, which a JSON patch cannot test)."""
+
+
 class ResultStore(Protocol):
-    async def resource_claim(
-        self, kind: str, namespace: str, name: str
-    ) -> tuple[str, str | None, int] | None:
-        """The uid of the named resource, the operation id its claim (status.activeOperation)
-        names and the claim's attempt, or None when it does not exist."""
+    async def resource_claim(self, kind: str, namespace: str, name: str) -> ResourceClaim | None:
+        """The named resource and its claim, or None when it does not exist."""
+
+    async def write_report(
+        self,
+        kind: str,
+        namespace: str,
+        name: str,
+        claim: ResourceClaim,
+        report: ClaimedReport,
+    ) -> bool:
+        """Write `report` into the claim (status.activeOperation.report, for `claim`'s
+        attempt) by a JSON patch on /status that tests the claim's operation id and attempt,
+        and, unless the report is a conflict, the resourceVersion `claim` was read at; False
+        when a test failed (the claim is another's now, or changed: read it again)."""
 
     async def create_record(self, manifest: Mapping[str, Any]) -> bool:
         """Create the record ConfigMap; False when one of that name already exists.
@@ -151,18 +184,72 @@ class KubernetesResultStore:
         found = await self.resource_claim(kind, namespace, name)
         return found[0] if found is not None else None
 
-    async def resource_claim(
-        self, kind: str, namespace: str, name: str
-    ) -> tuple[str, str | None, int] | None:
+    async def resource_claim(self, kind: str, namespace: str, name: str) -> ResourceClaim | None:
         obj = await self.read_object(kind, namespace, name)
         if obj is None:
             return None
-        uid = (obj.get("metadata") or {}).get("uid")
+        meta = obj.get("metadata") or {}
+        uid = meta.get("uid")
         claim = (obj.get("status") or {}).get("activeOperation") or {}
-        claimed = claim.get("operationID") if isinstance(claim, Mapping) else None
-        attempt = claim.get("attempt") if isinstance(claim, Mapping) else None
+        if not isinstance(claim, Mapping):
+            claim = {}
+        claimed = claim.get("operationID")
+        attempt = claim.get("attempt")
         attempt = attempt if isinstance(attempt, int) and attempt >= 1 else 1
-        return (str(uid) if uid else "", str(claimed) if claimed else None, attempt)
+        return ResourceClaim(
+            str(uid) if uid else "",
+            str(claimed) if claimed else None,
+            attempt,
+            _claimed_report(claim.get("report"), attempt),
+            str(meta["resourceVersion"]) if meta.get("resourceVersion") else None,
+            isinstance(claim.get("attempt"), int),
+        )
+
+    @_reachable
+    async def write_report(
+        self,
+        kind: str,
+        namespace: str,
+        name: str,
+        claim: ResourceClaim,
+        report: ClaimedReport,
+    ) -> bool:
+        claimed = "/status/activeOperation"
+        ops: list[dict[str, Any]] = [
+            {"op": "test", "path": f"{claimed}/operationID", "value": claim.operation_id}
+        ]
+        if claim.attempt_written:
+            ops.append({"op": "test", "path": f"{claimed}/attempt", "value": claim.attempt})
+        if not report.conflict or not claim.attempt_written:
+            # The first report of the attempt: only onto the claim as it was read, so that of
+            # two reports stored at once only one digest lands (the other reads it back).
+            ops.insert(
+                0,
+                {
+                    "op": "test",
+                    "path": "/metadata/resourceVersion",
+                    "value": claim.resource_version,
+                },
+            )
+        value: dict[str, Any] = {"attempt": claim.attempt, "digest": report.digest}
+        if report.conflict:
+            value["conflict"] = True
+        ops.append({"op": "add", "path": f"{claimed}/report", "value": value})
+        try:
+            await self._custom.patch_namespaced_custom_object_status(
+                GROUP,
+                VERSION,
+                namespace,
+                kind_info(kind).plural,
+                name,
+                ops,
+                _content_type="application/json-patch+json",
+            )
+        except ApiException as exc:
+            if exc.status in (404, 409, 422):
+                return False
+            raise StoreUnavailableError(f"writing the claim's report: HTTP {exc.status}") from None
+        return True
 
     @_reachable
     async def replace_record(self, manifest: Mapping[str, Any]) -> bool:
@@ -289,6 +376,17 @@ class KubernetesResultStore:
                 return None
             raise StoreUnavailableError(f"reading the {kind}: HTTP {exc.status}") from None
         return dict(found)
+
+
+def _claimed_report(found: object, attempt: int) -> ClaimedReport | None:
+    """The claim's report of `attempt`, when it records one (a report of another attempt is
+    none: a new attempt does not carry the old one)."""
+    if not isinstance(found, Mapping) or found.get("attempt") != attempt:
+        return None
+    digest = found.get("digest")
+    if not isinstance(digest, str) or not digest:
+        return None
+    return ClaimedReport(digest, found.get("conflict") is True)
 
 
 async def load_or_create_result_key(api_client: client.ApiClient, namespace: str) -> bytes:

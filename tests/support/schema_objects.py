@@ -40,6 +40,7 @@ from ptah_operator.api.constants import (
 )
 from ptah_operator.api.fingerprints import plan_source_binding, schema_plan_fingerprint
 from ptah_operator.api.kinds import from_manifest
+from ptah_operator.api.names import RESULT_KEY
 from ptah_operator.api.objectmeta import ObjectMeta
 from ptah_operator.api.plans import (
     ChunkReference,
@@ -48,7 +49,7 @@ from ptah_operator.api.plans import (
     PtahSchemaPlanSpec,
     SeveritySummary,
 )
-from ptah_operator.api.result_seal import ResultSeal
+from ptah_operator.api.result_seal import ResultSeal, body_digest
 from ptah_operator.api.schema import (
     DriftCategory,
     DriftSummary,
@@ -59,6 +60,7 @@ from ptah_operator.api.schema import (
 )
 from ptah_operator.results.endpoint import record_manifest
 from ptah_operator.results.plan_text import piece_manifest
+from ptah_operator.results.store import ClaimedReport, KubernetesResultStore
 from tests.support.migration_objects import T0, config_map_record, d, executor
 
 PLAN_SQL = "CREATE TABLE public.order_lines (id bigint NOT NULL PRIMARY KEY);\n"
@@ -182,6 +184,20 @@ def piece_record(
 async def create_config_map(api: client.ApiClient, manifest: dict[str, Any]) -> None:
     core: Any = client.CoreV1Api(api)
     await core.create_namespaced_config_map(manifest["metadata"]["namespace"], manifest)
+
+
+async def store_report(api: client.ApiClient, record: dict[str, Any]) -> None:
+    """Store a report as the result endpoint does: its record, then its digest in the claim of
+    the resource that owns it (status.activeOperation.report), without which the controller
+    does not believe the record (docs/security.md, "A deleted and replaced record")."""
+    await create_config_map(api, record)
+    owner = record["metadata"]["ownerReferences"][0]
+    namespace = record["metadata"]["namespace"]
+    store = KubernetesResultStore(api)
+    claim = await store.resource_claim(owner["kind"], namespace, owner["name"])
+    assert claim is not None
+    digest = ClaimedReport(body_digest(record["data"][RESULT_KEY]))
+    assert await store.write_report(owner["kind"], namespace, owner["name"], claim, digest)
 
 
 # --- API models --------------------------------------------------------------------------------

@@ -353,7 +353,12 @@ def _undispatched(draft: SchemaDraft, claim: ActiveOperation) -> None:
         return
     if claim.retry_at is not None:
         claim = claim.model_copy(
-            update={"retry_at": None, "attempt": claim.attempt + 1, "lease_epoch": None}
+            update={
+                "retry_at": None,
+                "attempt": claim.attempt + 1,
+                "lease_epoch": None,
+                "report": None,
+            }
         )
         draft.status.active_operation = claim
         leases.take(draft, claim.operation_id)

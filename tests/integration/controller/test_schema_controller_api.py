@@ -40,6 +40,7 @@ from tests.support.schema_objects import (
     plan_document,
     report_record,
     schema_manifest,
+    store_report,
 )
 
 pytestmark = pytest.mark.integration
@@ -281,7 +282,7 @@ async def test_a_configmap_schema_is_observed_planned_published_approved_and_app
     assert await cluster.lease_holder(lease) is None
 
     # The runner reports the drift: Planning, then the Plan under its own Lease (LCK-08).
-    await create_config_map(
+    await store_report(
         api_client, report_record(observe_document(schema, observe["operationID"]), SEAL)
     )
     await cluster.job_succeeded(observe["jobName"])
@@ -295,7 +296,7 @@ async def test_a_configmap_schema_is_observed_planned_published_approved_and_app
         await create_config_map(
             api_client, piece_record(schema, plan_claim["operationID"], index, piece)
         )
-    await create_config_map(
+    await store_report(
         api_client, report_record(plan_document(schema, plan_claim["operationID"], pieces), SEAL)
     )
     await cluster.job_succeeded(plan_claim["jobName"])

@@ -25,12 +25,13 @@ from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 from localstack.controlplane import ControlPlane
 
+from ptah_operator.api.common import ActiveOperation
 from ptah_operator.api.constants import GROUP, VERSION
 from ptah_operator.api.result_seal import ResultSeal
-from ptah_operator.controller.world import owned_records, unsealed_records
+from ptah_operator.controller.world import Claimed, owned_records, unsealed_records
 from ptah_operator.results.credentials import operation_token
 from ptah_operator.results.endpoint import receive, record_manifest
-from ptah_operator.results.store import KubernetesResultStore
+from ptah_operator.results.store import ClaimedReport, KubernetesResultStore
 from tests.support.webhook_stack import grant
 
 pytestmark = pytest.mark.integration
@@ -194,6 +195,16 @@ async def test_a_configmap_writer_forges_no_result_for_a_running_apply(
     assert not any("Applied" in e.message for e in events.items)
 
 
+async def _claimed(api_client: k8s_client.ApiClient, namespace: str) -> Claimed:
+    """The migration's claim as the controller reads it, the endpoint's report in it."""
+    custom: Any = k8s_client.CustomObjectsApi(api_client)
+    found = await custom.get_namespaced_custom_object(
+        GROUP, VERSION, namespace, "ptahmigrations", "orders"
+    )
+    claim = ActiveOperation.model_validate(found["status"]["activeOperation"])
+    return (claim.operation_id, claim.attempt, claim.report)
+
+
 async def _result_records(api_client: k8s_client.ApiClient, namespace: str) -> list[Any]:
     core: Any = k8s_client.CoreV1Api(api_client)
     listed = await core.list_namespaced_config_map(namespace)
@@ -228,7 +239,11 @@ async def test_a_configmap_writer_blocks_no_report_and_a_sealed_copy_wins_nothin
         assert (answer.status, answer.body) == (201, {"record": fallback, "result": "created"})
         again = await receive(store, KEY, namespace, APPLY, bearer, real)
         assert (again.status, again.body["record"]) == (200, fallback)
-        _, results = owned_records(await _result_records(api_client, namespace), SEAL, (APPLY, 1))
+        _, results = owned_records(
+            await _result_records(api_client, namespace),
+            SEAL,
+            await _claimed(api_client, namespace),
+        )
         assert results[APPLY].payload["run"]["outcome"] == "Partial"
         assert results[APPLY].record_name == fallback
 
@@ -241,7 +256,7 @@ async def test_a_configmap_writer_blocks_no_report_and_a_sealed_copy_wins_nothin
         copy["metadata"]["name"] = f"{primary}-zz"
         await mallory_core.create_namespaced_config_map(namespace, copy)
         records = await _result_records(api_client, namespace)
-        _, results = owned_records(records, SEAL, (APPLY, 1))
+        _, results = owned_records(records, SEAL, await _claimed(api_client, namespace))
         assert results[APPLY].record_name == fallback
         assert sorted(unsealed_records(records, SEAL)) == sorted([primary, f"{primary}-zz"])
 
@@ -252,9 +267,18 @@ async def test_a_configmap_writer_blocks_no_report_and_a_sealed_copy_wins_nothin
         # Her delete-and-replace of it by the conflict record leaves it being deleted, and no
         # name is free for the conflict record: 503, however often she sends it; the run has
         # no result (Unknown, held, read back), neither report believed.
+        # (Since issue #18's fourth review the claim remembers the first report's digest: the
+        # second is refused 409 at once, and the claim marks the conflict.)
         for _ in range(3):
-            assert (await receive(store, KEY, namespace, APPLY, bearer, forged)).status == 503
-        _, results = owned_records(await _result_records(api_client, namespace), SEAL, (APPLY, 1))
+            assert (await receive(store, KEY, namespace, APPLY, bearer, forged)).status == 409
+        claimed = await _claimed(api_client, namespace)
+        assert claimed[2] is not None
+        assert claimed[2].conflict
+        _, results = owned_records(
+            await _result_records(api_client, namespace),
+            SEAL,
+            await _claimed(api_client, namespace),
+        )
         assert APPLY not in results
         core: Any = k8s_client.CoreV1Api(api_client)
         events = await core.list_namespaced_event(namespace)
@@ -268,3 +292,62 @@ async def test_a_configmap_writer_blocks_no_report_and_a_sealed_copy_wins_nothin
                 await core.patch_namespaced_config_map(
                     cm["metadata"]["name"], namespace, {"metadata": {"finalizers": None}}
                 )
+
+
+async def test_a_deleted_and_replaced_record_is_refused_and_no_result(
+    crds_installed: ControlPlane,
+    api_client: k8s_client.ApiClient,
+    mallory: k8s_client.ApiClient,
+    namespace: str,
+) -> None:
+    """Issue #18, fourth review, finding 1 (its poc2 and poc3). Mallory, with ConfigMap rights
+    and the operation's token, deletes the runner's stored report and posts her own: the
+    claim remembers the first report's digest (status, which she cannot write), so hers is
+    refused 409 with no record left, and the claim marks the conflict. She deletes the
+    conflict record and posts again: 409. The controller takes no result (MIG-19: the Apply
+    ends Unknown, held and read back)."""
+    migration = await _applying(api_client, namespace)
+    mallory_core: Any = k8s_client.CoreV1Api(mallory)
+    store = KubernetesResultStore(api_client)
+    bearer = f"Bearer {operation_token(KEY, namespace, APPLY)}"
+    real = json.dumps(_report(migration, APPLY, "Partial")).encode()
+    forged = json.dumps(_report(migration, APPLY, "Applied")).encode()
+    read = await store.resource_claim("PtahMigration", namespace, "orders")
+    assert read is not None
+    assert (await receive(store, KEY, namespace, APPLY, bearer, real)).status == 201
+    # The patch tests what it was read against: a stale resourceVersion, or another
+    # operation's claim, and it does not land (the API server's failed `test`).
+    digest = ClaimedReport("sha256:" + "f" * 64)
+    assert not await store.write_report("PtahMigration", namespace, "orders", read, digest)
+    other = read._replace(operation_id=EARLIER)
+    conflict = ClaimedReport(digest.digest, conflict=True)
+    assert not await store.write_report("PtahMigration", namespace, "orders", other, conflict)
+    claimed = await _claimed(api_client, namespace)
+    assert claimed[2] is not None
+    assert not claimed[2].conflict
+    _, results = owned_records(await _result_records(api_client, namespace), SEAL, claimed)
+    assert results[APPLY].payload["run"]["outcome"] == "Partial"
+
+    record = SEAL.record_names(namespace, APPLY, 1)[0]
+    await mallory_core.delete_namespaced_config_map(record, namespace)
+    answer = await receive(store, KEY, namespace, APPLY, bearer, forged)
+    assert answer.status == 409
+    assert await _result_records(api_client, namespace) == []
+    claimed = await _claimed(api_client, namespace)
+    assert claimed[2] is not None
+    assert claimed[2].conflict
+
+    # The runner's retry, or hers again, after the conflict: nothing is stored or believed.
+    for body in (forged, real):
+        assert (await receive(store, KEY, namespace, APPLY, bearer, body)).status == 409
+    for cm in await _result_records(api_client, namespace):
+        await mallory_core.delete_namespaced_config_map(cm["metadata"]["name"], namespace)
+    assert (await receive(store, KEY, namespace, APPLY, bearer, forged)).status == 409
+    _, results = owned_records(
+        await _result_records(api_client, namespace), SEAL, await _claimed(api_client, namespace)
+    )
+    assert APPLY not in results or "conflict" in results[APPLY].payload
+    core: Any = k8s_client.CoreV1Api(api_client)
+    events = await core.list_namespaced_event(namespace)
+    assert "ResultConflict" in {e.reason for e in events.items}
+    assert not any("Partial" in e.message or "Applied" in e.message for e in events.items)

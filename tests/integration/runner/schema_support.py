@@ -98,6 +98,9 @@ async def claim(
         "operationID": operation_id,
         "type": operation_type.value,
         "startedAt": format_time(dt.datetime.now(dt.UTC)),
+        # A merge patch keeps what it does not name: the report the endpoint wrote into the
+        # previous claim is not this one's (the lifecycle replaces status whole).
+        "report": None,
     }
     if plan is not None:
         active["plan"] = {

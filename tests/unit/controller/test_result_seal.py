@@ -8,8 +8,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ptah_operator.api.result_seal import ResultSeal
-from ptah_operator.controller.world import owned_records, unsealed_records
+from ptah_operator.api.common import ReceivedReport
+from ptah_operator.api.result_seal import ResultSeal, body_digest
+from ptah_operator.controller.world import Claimed, owned_records, unsealed_records
+from ptah_operator.reconcile.reports import Unreadable, read_report
+from ptah_operator.results.answers import canonical_json
 from ptah_operator.results.endpoint import record_manifest
 
 SEAL = ResultSeal.derived_from(b"r" * 32)
@@ -26,6 +29,12 @@ def _document(**changes: Any) -> dict[str, Any]:
     }
     doc.update(changes)
     return doc
+
+
+def _claimed(attempt: int, doc: dict[str, Any] | None = None) -> Claimed:
+    """The claim of OP at `attempt`, remembering the digest of `doc` (the endpoint's patch)."""
+    text = canonical_json(doc or _document())
+    return (OP, attempt, ReceivedReport(attempt=attempt, digest=body_digest(text)))
 
 
 def _forged(record: dict[str, Any], **changes: Any) -> dict[str, Any]:
@@ -87,12 +96,12 @@ def test_the_record_of_an_earlier_attempt_is_no_result_of_the_claimed_one() -> N
     """A read retried under one claim: a saved record of the failed attempt, written back once
     its clean-up deleted it, does not open for the next attempt (the seal covers the attempt)."""
     first = record_manifest(_document(), OP, SEAL, attempt=1)
-    assert list(owned_records([first], SEAL, claim=(OP, 1))[1]) == [OP]
-    assert owned_records([first], SEAL, claim=(OP, 2))[1] == {}
+    assert list(owned_records([first], SEAL, claim=_claimed(1))[1]) == [OP]
+    assert owned_records([first], SEAL, claim=_claimed(2))[1] == {}
     second = record_manifest(_document(), OP, SEAL, attempt=2)
     replayed = _forged(second, metadata={"annotations": first["metadata"]["annotations"]})
-    assert owned_records([replayed], SEAL, claim=(OP, 2))[1] == {}
-    assert list(owned_records([second], SEAL, claim=(OP, 2))[1]) == [OP]
+    assert owned_records([replayed], SEAL, claim=_claimed(2))[1] == {}
+    assert list(owned_records([second], SEAL, claim=_claimed(2))[1]) == [OP]
 
 
 def test_a_record_being_deleted_is_no_result() -> None:
@@ -122,9 +131,9 @@ def test_the_fallback_name_is_the_attempts_own() -> None:
     assert first != second
     assert SEAL.record_names(NS, OP, 2) == ("ptah-result-3f9a2c7d1e", second)
     record = record_manifest(_document(), OP, SEAL, name=second, attempt=2)
-    assert owned_records([record], SEAL, (OP, 2))[1][OP].record_name == second
+    assert owned_records([record], SEAL, _claimed(2))[1][OP].record_name == second
     misnamed = record_manifest(_document(), OP, SEAL, name=first, attempt=2)
-    assert owned_records([misnamed], SEAL, (OP, 2))[1] == {}
+    assert owned_records([misnamed], SEAL, _claimed(2))[1] == {}
 
 
 def test_two_different_sealed_records_of_one_attempt_are_a_conflict() -> None:
@@ -135,11 +144,11 @@ def test_two_different_sealed_records_of_one_attempt_are_a_conflict() -> None:
     first = record_manifest(_document(), OP, SEAL)
     second = record_manifest(_document(history={"verdict": "Dirty"}), OP, SEAL, name=fallback)
     for order in ([first, second], [second, first]):
-        result = owned_records(order, SEAL, (OP, 1))[1][OP]
+        result = owned_records(order, SEAL, _claimed(1))[1][OP]
         assert set(result.payload["conflict"]) == {"recorded", "received"}
         assert result.record_name == "ptah-result-3f9a2c7d1e"
     same = record_manifest(_document(), OP, SEAL, name=fallback)
-    result = owned_records([same, first], SEAL, (OP, 1))[1][OP]
+    result = owned_records([same, first], SEAL, _claimed(1))[1][OP]
     assert "conflict" not in result.payload
     assert result.record_name == "ptah-result-3f9a2c7d1e"
 
@@ -183,3 +192,36 @@ def test_unsealed_records_are_reported_once_each_in_bounded_memory() -> None:
     assert reports.new("ns/r-9999", "u-9999", ["ptah-result-9999"]) == ["ptah-result-9999"]
     assert reports.new("ns/r-9998", "u-9998", []) == []
     assert len(reports) == 49, "a resource with no unsealed record is not remembered"
+
+
+# --- the claim remembers the report (issue #18, fourth review, finding 1) ----------------------
+
+
+def test_a_record_whose_digest_the_claim_does_not_remember_is_no_result() -> None:
+    """A ConfigMap writer with the operation's token deleted the stored report and had the
+    endpoint store another (or the claim marks a conflict): the record left is sealed, but its
+    digest is not the one the claim remembers for the attempt, so it is a conflict, no result.
+    A record the claim remembers nothing of (the endpoint's patch not made yet, or a record the
+    previous version stored) is unconfirmed, no result either (read back)."""
+    from ptah_operator.api.constants import OperationType
+    from ptah_operator.api.contracts.result import ResultEnvelope
+
+    replaced = record_manifest(_document(history={"verdict": "Dirty"}), OP, SEAL)
+    remembered = _claimed(1)
+    result = owned_records([replaced], SEAL, remembered)[1][OP]
+    assert result.payload["conflict"]["recorded"] == remembered[2].digest  # type: ignore[union-attr]
+    why = read_report(result, ResultEnvelope, OP, OperationType.HISTORY, UID)
+    assert isinstance(why, Unreadable)
+
+    genuine = record_manifest(_document(), OP, SEAL)
+    assert owned_records([genuine], SEAL, remembered)[1][OP].payload == _document()
+    report = remembered[2]
+    assert report is not None
+    marked = (OP, 1, report.model_copy(update={"conflict": True}))
+    assert "conflict" in owned_records([genuine], SEAL, marked)[1][OP].payload
+    stale = (OP, 1, ReceivedReport(attempt=2, digest=report.digest))
+    for unknown in ((OP, 1, None), stale):
+        result = owned_records([genuine], SEAL, unknown)[1][OP]
+        assert "unconfirmed" in result.payload
+        why = read_report(result, ResultEnvelope, OP, OperationType.HISTORY, UID)
+        assert isinstance(why, Unreadable)

@@ -15,8 +15,9 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from kubernetes_asyncio import client as k8s_client
 
+from ptah_operator.api.common import ReceivedReport
 from ptah_operator.api.result_seal import ResultSeal, body_digest
-from ptah_operator.controller.world import owned_records
+from ptah_operator.controller.world import Claimed, owned_records
 from ptah_operator.results.credentials import operation_token, token_matches
 from ptah_operator.results.endpoint import (
     MAX_BODY_BYTES,
@@ -26,7 +27,9 @@ from ptah_operator.results.endpoint import (
     record_manifest,
 )
 from ptah_operator.results.store import (
+    ClaimedReport,
     KubernetesResultStore,
+    ResourceClaim,
     StoredRecord,
     StoreUnavailableError,
 )
@@ -75,19 +78,50 @@ class MemoryStore:
         self.terminating: set[str] = set()
         self.late: list[bool] = []
         """Per Event: whether it is about a report of an operation not in flight."""
+        self.reports: dict[tuple[str, str, str], tuple[int, ClaimedReport]] = {}
+        """status.activeOperation.report of each resource: the attempt and the report."""
+        self.version = 1
+        """The resourceVersion of every resource (one counter: enough for these tests)."""
+        self.report_writes_fail = 0
+        """How many of the next report writes find the API server away."""
 
     async def resource_uid(self, kind: str, namespace: str, name: str) -> str | None:
         if self.unavailable:
             raise StoreUnavailableError("HTTP 500")
         return self.resources.get((kind, namespace, name))
 
-    async def resource_claim(
-        self, kind: str, namespace: str, name: str
-    ) -> tuple[str, str | None, int] | None:
+    async def resource_claim(self, kind: str, namespace: str, name: str) -> ResourceClaim | None:
         uid = await self.resource_uid(kind, namespace, name)
         if uid is None:
             return None
-        return (uid, self.claims.get((kind, namespace, name)), self.attempt)
+        key = (kind, namespace, name)
+        attempt, report = self.reports.get(key, (0, None))
+        return ResourceClaim(
+            uid,
+            self.claims.get(key),
+            self.attempt,
+            report if attempt == self.attempt else None,
+            str(self.version),
+        )
+
+    async def write_report(
+        self, kind: str, namespace: str, name: str, claim: ResourceClaim, report: ClaimedReport
+    ) -> bool:
+        if self.report_writes_fail:
+            self.report_writes_fail -= 1
+            raise StoreUnavailableError("HTTP 503")
+        key = (kind, namespace, name)
+        if self.claims.get(key) != claim.operation_id or self.attempt != claim.attempt:
+            return False
+        if not report.conflict and claim.resource_version != str(self.version):
+            return False
+        self.reports[key] = (claim.attempt, report)
+        self.version += 1
+        return True
+
+    def report_of(self, name: str = "orders") -> ClaimedReport | None:
+        attempt, report = self.reports.get(("PtahMigration", NS, name), (0, None))
+        return report if attempt == self.attempt else None
 
     async def replace_record(self, manifest: Mapping[str, Any]) -> bool:
         name = manifest["metadata"]["name"]
@@ -477,7 +511,7 @@ async def test_a_second_report_finds_the_first_under_any_of_the_operations_names
     assert answer.status == 409
     assert [reason for _, reason, _ in store.events] == ["ResultBlocked", "ResultConflict"]
     records = [dict(m) for m in store.records.values()]
-    _, results = owned_records(records, SEAL, (OP, 1))
+    _, results = owned_records(records, SEAL, _claim_of(store))
     assert "conflict" in results[OP].payload
 
 
@@ -497,7 +531,7 @@ async def test_a_report_after_a_key_rotation_finds_the_record_under_the_old_fall
     rotated = ResultSeal.derived_from(new, (old,))
     records = [dict(m) for m in store.records.values()]
     for order in (records, records[::-1]):
-        _, results = owned_records(order, rotated, (OP, 1))
+        _, results = owned_records(order, rotated, _claim_of(store))
         assert "conflict" in results[OP].payload
 
 
@@ -590,3 +624,137 @@ async def test_a_saved_token_hides_no_genuine_warning() -> None:
         await store.record_event(resource, "ResultConflict", "late", late=True)
     await store.record_event(resource, "ResultConflict", "genuine again")
     assert core.events[-1]["message"] == "genuine again"
+
+
+# --- a deleted and replaced record (issue #18, fourth review, finding 1) ------------------------
+
+
+def _digest(doc: dict[str, Any]) -> str:
+    return body_digest(canonical_json(doc))
+
+
+FORGED = _document(history={"verdict": "Dirty"})
+
+
+async def test_a_deleted_record_is_not_replaced_by_a_second_report() -> None:
+    """Someone with ConfigMap rights and the operation's token deletes the stored report and
+    posts another: the claim remembers the first one's digest, so the second is refused (409)
+    even with no record left, and the claim says neither is believed."""
+    store = MemoryStore()
+    first = await receive(store, KEY, NS, OP, BEARER, _body())
+    assert first.status == 201
+    assert store.report_of() == ClaimedReport(_digest(_document()))
+    store.records.clear()
+    forged = await receive(store, KEY, NS, OP, BEARER, _body(FORGED))
+    assert forged.status == 409
+    assert store.records == {}, "nothing is stored for the second report"
+    assert store.report_of() == ClaimedReport(_digest(_document()), conflict=True)
+    reasons = [reason for _, reason, _ in store.events]
+    assert reasons == ["ResultConflict"]
+    assert _digest(_document()) in store.events[0][2]
+    # Once a conflict is on record no report of the attempt is stored, the first one's either.
+    assert (await receive(store, KEY, NS, OP, BEARER, _body())).status == 409
+    assert (await receive(store, KEY, NS, OP, BEARER, _body(FORGED))).status == 409
+    assert store.records == {}
+
+
+async def test_a_deleted_conflict_record_lets_no_report_in() -> None:
+    """The conflict record deleted, the second report posted again (or the first): 409, the
+    claim still marks the conflict."""
+    store = MemoryStore()
+    assert (await receive(store, KEY, NS, OP, BEARER, _body(FORGED))).status == 201
+    assert (await receive(store, KEY, NS, OP, BEARER, _body())).status == 409
+    record = store.records[(NS, "ptah-result-3f9a2c7d1e")]
+    assert "conflict" in json.loads(record["data"]["result.json"])
+    store.records.clear()
+    for doc in (FORGED, _document()):
+        assert (await receive(store, KEY, NS, OP, BEARER, _body(doc))).status == 409
+    assert store.records == {}
+    report = store.report_of()
+    assert report is not None
+    assert report.conflict
+
+
+async def test_the_same_report_after_its_record_was_deleted_is_the_retry_answer() -> None:
+    """The runner's retry of the report the claim remembers is answered as stored, its record
+    made again: it is the attempt's first report."""
+    store = MemoryStore()
+    assert (await receive(store, KEY, NS, OP, BEARER, _body())).status == 201
+    store.records.clear()
+    again = await receive(store, KEY, NS, OP, BEARER, _body())
+    assert again.status in (200, 201)
+    assert list(store.records) == [(NS, "ptah-result-3f9a2c7d1e")]
+    assert store.report_of() == ClaimedReport(_digest(_document()))
+
+
+async def test_a_report_whose_digest_could_not_be_written_is_503_and_the_retry_writes_it() -> None:
+    """The record is stored but the claim could not be patched: 503 (the runner retries), the
+    record not believed meanwhile; the retry finds the record and writes the digest."""
+    store = MemoryStore()
+    store.report_writes_fail = 1
+    first = await receive(store, KEY, NS, OP, BEARER, _body())
+    assert first.status == 503
+    assert list(store.records) == [(NS, "ptah-result-3f9a2c7d1e")]
+    assert store.report_of() is None
+    _, results = owned_records(_all_records(store), SEAL, _claim_of(store))
+    assert "conflict" in results[OP].payload or "unconfirmed" in results[OP].payload
+    again = await receive(store, KEY, NS, OP, BEARER, _body())
+    assert (again.status, again.body["result"]) == (200, "exists")
+    report = store.report_of()
+    assert report == ClaimedReport(_digest(_document()))
+    _, results = owned_records(_all_records(store), SEAL, _claim_of(store))
+    assert results[OP].payload == _document()
+
+
+async def test_of_two_reports_stored_at_once_only_one_digest_lands() -> None:
+    """Between the endpoint's reading of the claim and its patch, another report of the attempt
+    wrote its digest (a record deleted and a second report posted, on another replica): the
+    patch tests the resourceVersion, fails, and the claim read again makes it a conflict."""
+
+    class Raced(MemoryStore):
+        raced = False
+
+        async def write_report(
+            self, kind: str, namespace: str, name: str, claim: ResourceClaim, report: ClaimedReport
+        ) -> bool:
+            if not self.raced:
+                self.raced = True
+                self.reports[(kind, namespace, name)] = (1, ClaimedReport(_digest(FORGED)))
+                self.version += 1
+            return await super().write_report(kind, namespace, name, claim, report)
+
+    store = Raced()
+    answer = await receive(store, KEY, NS, OP, BEARER, _body())
+    assert answer.status == 409
+    assert store.report_of() == ClaimedReport(_digest(FORGED), conflict=True)
+    _, results = owned_records(_all_records(store), SEAL, _claim_of(store))
+    assert "conflict" in results[OP].payload
+
+
+async def test_a_report_stored_for_a_claim_that_moved_on_is_not_answered_as_stored() -> None:
+    class MovedOn(MemoryStore):
+        async def write_report(
+            self, kind: str, namespace: str, name: str, claim: ResourceClaim, report: ClaimedReport
+        ) -> bool:
+            self.claims[(kind, namespace, name)] = "op-0000000001"
+            return await super().write_report(kind, namespace, name, claim, report)
+
+    answer = await receive(MovedOn(), KEY, NS, OP, BEARER, _body())
+    assert answer.status == 409
+
+
+def _all_records(store: MemoryStore) -> list[dict[str, Any]]:
+    return [json.loads(json.dumps(dict(record))) for record in store.records.values()]
+
+
+def _claim_of(store: MemoryStore) -> Claimed:
+    """The claim as the controller reads it, with the report the endpoint wrote into it."""
+    report = store.report_of()
+    received = (
+        ReceivedReport(
+            attempt=store.attempt, digest=report.digest, conflict=report.conflict or None
+        )
+        if report is not None
+        else None
+    )
+    return (OP, store.attempt, received)

@@ -16,7 +16,7 @@ from ptah_operator.results.plan_text import (
     piece_manifest,
     receive_piece,
 )
-from ptah_operator.results.store import StoredRecord
+from ptah_operator.results.store import ClaimedReport, ResourceClaim, StoredRecord
 
 OP = "op-3f9a2c7d1e"
 
@@ -24,9 +24,12 @@ OP = "op-3f9a2c7d1e"
 class NoStore:
     """A store that must not be asked: these refusals come before any read."""
 
-    async def resource_claim(
-        self, kind: str, namespace: str, name: str
-    ) -> tuple[str, str | None, int] | None:
+    async def resource_claim(self, kind: str, namespace: str, name: str) -> ResourceClaim | None:
+        raise AssertionError("asked")
+
+    async def write_report(
+        self, kind: str, namespace: str, name: str, claim: ResourceClaim, report: ClaimedReport
+    ) -> bool:
         raise AssertionError("asked")
 
     async def replace_record(self, manifest: Mapping[str, Any]) -> bool:

@@ -41,6 +41,7 @@ from tests.unit.reconcile.migration.worlds import (
     step,
     with_job,
     with_source,
+    with_status,
 )
 
 A_MINUTE = dt.timedelta(minutes=1)
@@ -329,3 +330,21 @@ def test_a_failed_attempts_record_is_cleaned_up_under_the_name_it_was_read_under
     decision = reconcile_migration(dataclasses.replace(world, results=results))
     deleted = sorted(ref.name for ref in decision.delete if ref.kind == "ConfigMap")
     assert deleted == [fallback]
+
+
+@pytest.mark.req("RETRY-01")
+def test_the_next_attempt_does_not_carry_the_report_digest_of_the_failed_one() -> None:
+    """The endpoint writes the digest of an attempt's first report into the claim
+    (status.activeOperation.report, issue #18); the next attempt under the same claim starts
+    without it, or its own runner's report would be refused as a second one."""
+    from ptah_operator.api.common import ReceivedReport
+
+    world = failed_once()
+    claim = status(world).active_operation
+    assert claim is not None
+    report = ReceivedReport(attempt=1, digest="sha256:" + "e" * 64)
+    world = with_status(world, active_operation=claim.model_copy(update={"report": report}))
+    after = status(retried(world)).active_operation
+    assert after is not None
+    assert after.attempt == 2
+    assert after.report is None

@@ -40,6 +40,7 @@ from tests.unit.reconcile.schema.worlds import (
     step,
     with_job,
     with_source,
+    with_status,
 )
 
 E = JournalEntryType
@@ -206,3 +207,20 @@ def test_a_read_job_the_api_server_refused_is_failed_and_its_claim_kept() -> Non
     assert condition_reason(after, ConditionType.RECONCILIATION_FAILED) == Reason.JOB_REFUSED
     assert after.active_operation is not None
     assert "Job" not in created_kinds(decision)
+
+
+@pytest.mark.req("RETRY-01")
+def test_the_next_attempt_does_not_carry_the_report_digest_of_the_failed_one() -> None:
+    """The endpoint's digest of an attempt's first report (status.activeOperation.report,
+    issue #18) stays with that attempt: the next one starts without it."""
+    from ptah_operator.api.common import ReceivedReport
+
+    world = failed(observing())
+    report = ReceivedReport(attempt=1, digest="sha256:" + "e" * 64)
+    world = with_status(
+        world, active_operation=claim_of(world).model_copy(update={"report": report})
+    )
+    after = status_of(world, reconcile_schema(step(later(world, A_MINUTE))))
+    assert after.active_operation is not None
+    assert after.active_operation.attempt == 2
+    assert after.active_operation.report is None
