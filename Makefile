@@ -84,8 +84,8 @@ bench: deps venv control-plane
 	$(PY) tests/bench/bench_migrations.py
 	test -d $(BENCH_PEERS)/schemainspect || $(PY) -m pip install -q --target $(BENCH_PEERS) 'sqlalchemy<2' psycopg2-binary schemainspect
 	PTAH_BENCH_PEERS=$(BENCH_PEERS) $(PY) tests/bench/bench_schema.py --baseline $(BENCH_SCHEMA_BASE)
-	$(PY) tests/bench/bench_cluster.py
-	$(PY) tests/bench/bench_cluster.py --kind schema
+	$(PY) tests/bench/bench_cluster.py --resources 100,1000 --batch 100
+	$(PY) tests/bench/bench_cluster.py --kind schema --resources 100,1000 --batch 100
 	$(PY) tests/bench/bench_plugin.py
 
 # The desired-schema readers, normalizers and renderer fuzzed far longer than `make test` does

@@ -33,6 +33,7 @@ from ptah_operator.api.common import ExecutionBinding
 from ptah_operator.api.constants import ANNOTATION_LEASE_HOLDER_UID, Kind
 from ptah_operator.api.result_seal import ResultSeal
 from ptah_operator.controller import observe
+from ptah_operator.controller.cache import CACHE_TRANSFORMS
 from ptah_operator.controller.executor import OperationSecretFactory
 from ptah_operator.controller.family import FamilyReconciler
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
@@ -274,6 +275,7 @@ def options_from(args: argparse.Namespace) -> ManagerOptions:
         metrics_bind_address=args.metrics_bind_address,
         leader_election=leader_election,
         graceful_shutdown_timeout=args.graceful_shutdown_timeout,
+        transforms=CACHE_TRANSFORMS,
     )
 
 

@@ -63,10 +63,17 @@ OperationSecretFactory = Callable[[str, str, Mapping[str, Any]], dict[str, Any]]
 
 
 class JobRefusals:
-    """Jobs the API server refused to create, by resource key and Job name."""
+    """Jobs the API server refused to create, by resource key and Job name: for each resource
+    the `MAX_PER_RESOURCE` latest (an older one's operation has long ended Failed, JobRefused),
+    for a resource until it is gone (`forget`)."""
+
+    MAX_PER_RESOURCE = 16
 
     def __init__(self) -> None:
         self._by_key: dict[str, tuple[str, dict[str, str]]] = {}
+
+    def __len__(self) -> int:
+        return sum(len(jobs) for _, jobs in self._by_key.values())
 
     def of(self, key: str, uid: str) -> dict[str, str]:
         held = self._by_key.get(key)
@@ -78,12 +85,17 @@ class JobRefusals:
         held = self._by_key.get(key)
         if held is None or held[0] != uid:
             held = self._by_key[key] = (uid, {})
+        held[1].pop(job, None)
         held[1][job] = reason
+        while len(held[1]) > self.MAX_PER_RESOURCE:
+            del held[1][next(iter(held[1]))]
 
     def created(self, key: str, job: str) -> None:
         held = self._by_key.get(key)
         if held is not None:
             held[1].pop(job, None)
+            if not held[1]:
+                del self._by_key[key]
 
     def forget(self, key: str) -> None:
         self._by_key.pop(key, None)

@@ -66,6 +66,10 @@ class Expectations:
         # - a Job key stays in `jobs` only while the Job cache does not hold it.
         self._by_key: dict[str, _Expected] = {}
 
+    def __len__(self) -> int:
+        """Resources with something expected."""
+        return len(self._by_key)
+
     def _entry(self, key: str) -> _Expected:
         deadline = self._clock.now() + self._timeout
         entry = self._by_key.get(key)

@@ -14,6 +14,13 @@ Contract (client-go's reflector + shared informer, for one event loop):
   held) for objects that vanished, on_update for those still there (changed or not) and
   on_add for new ones. An optional resync period delivers on_update(obj, obj) for every object.
   A handler added to a synced informer first gets on_add for every object held.
+- An optional `transform` (client-go's `TransformFunc`) is applied to every object a list or
+  a watch event brings (deleted ones included) before the store or a handler sees it: a cache
+  holds only what its readers read. It must be a pure function of the object, give an object
+  with the same metadata.name/namespace/resourceVersion, and may return the object it was given
+  changed in place (the parsed JSON is the informer's own). `drop_server_fields` drops what no
+  controller reads on any object: `metadata.managedFields` and kubectl's last-applied
+  annotation.
 - `has_synced` is true once the first list is in the store; `await wait_for_sync()`.
 - `ListWatch` is the seam to the API: `ApiListWatch` wraps any kubernetes_asyncio list
   function (core, batch, `CustomObjectsApi.list_*_custom_object`), reading raw JSON so every
@@ -50,6 +57,23 @@ _BACKOFF_INITIAL = 0.8
 _BACKOFF_MAX = 30.0
 _SHORT_WATCH = 1.0
 _PAGE_SIZE = 500
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+Transform = Callable[[KubeObject], KubeObject]
+"""What an informer keeps of an object (see the module contract)."""
+
+
+def drop_server_fields(obj: KubeObject) -> KubeObject:
+    """`obj` without `metadata.managedFields` and kubectl's last-applied annotation (in place)."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+        annotations = meta.get("annotations")
+        if isinstance(annotations, dict) and LAST_APPLIED in annotations:
+            del annotations[LAST_APPLIED]
+            if not annotations:
+                del meta["annotations"]
+    return obj
 
 
 class ResourceExpiredError(Exception):
@@ -251,8 +275,10 @@ class Informer:
         resync_period: float | None = None,
         clock: Clock | None = None,
         min_watch_timeout: float = DEFAULT_MIN_WATCH_TIMEOUT,
+        transform: Transform | None = None,
     ) -> None:
         self.name = name
+        self.transform = transform
         self.store = Store(indexers)
         self._list_watch = list_watch
         self._resync_period = resync_period
@@ -356,7 +382,7 @@ class Informer:
     async def _relist(self) -> None:
         result = await self._list_watch.list()
         self.lists += 1
-        fresh = {object_key(obj): obj for obj in result.items}
+        fresh = {object_key(obj): obj for obj in map(self._kept, result.items)}
         previous = {object_key(obj): obj for obj in self.store.list()}
         self.store.replace(fresh.values())
         self._resource_version = result.resource_version
@@ -391,6 +417,9 @@ class Informer:
             raise _VeryShortWatchError("watch ended at once without events")
         return count
 
+    def _kept(self, obj: KubeObject) -> KubeObject:
+        return self.transform(obj) if self.transform is not None else obj
+
     def _apply(self, event: WatchEvent) -> None:
         obj = event.object
         rv = resource_version(obj)
@@ -398,6 +427,7 @@ class Informer:
             if rv:
                 self._resource_version = rv
             return
+        obj = self._kept(obj)
         if event.type in ("ADDED", "MODIFIED"):
             old = self.store.upsert(obj)
             if rv:

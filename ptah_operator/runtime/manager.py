@@ -2,7 +2,11 @@
 
 Contract:
 - `informer(resource, namespace)` hands out one shared `Informer` per (resource, namespace);
-  controllers built before `run()` register what they need. Informers run on every replica,
+  controllers built before `run()` register what they need. Every informer of a resource
+  keeps its objects through one transform, whoever asks for it first:
+  `ManagerOptions.transforms[resource.kind]` when the table names the kind, else
+  `ManagerOptions.default_transform` (`drop_server_fields`: no managedFields, no
+  last-applied annotation). Informers run on every replica,
   leader or not, so a standby's caches are warm when it takes over.
 - Controllers run only while this replica leads (`ManagerOptions.leader_election`), or at
   once when leader election is off (then `ptah_leader_election_is_leader{name=""}` is 1 until
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import structlog
 from aiohttp import web
@@ -32,7 +36,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from ptah_operator.runtime.clock import Clock, MonotonicClock
 from ptah_operator.runtime.controller import Controller
-from ptah_operator.runtime.informer import Informer
+from ptah_operator.runtime.informer import Informer, Transform, drop_server_fields
 from ptah_operator.runtime.leaderelection import (
     KubernetesLeaseLock,
     LeaderElectionConfig,
@@ -56,6 +60,10 @@ class ManagerOptions:
     leader_election: LeaderElectionConfig | None = None
     graceful_shutdown_timeout: float = DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT
     resync_period: float | None = None
+    transforms: Mapping[str, Transform] = field(default_factory=dict)
+    """What each kind's informers keep of an object, by kind (see `Informer`)."""
+    default_transform: Transform | None = drop_server_fields
+    """The transform of a kind `transforms` does not name (None: keep everything)."""
 
 
 def parse_bind_address(address: str) -> tuple[str | None, int] | None:
@@ -134,6 +142,9 @@ class Manager:
                 indexers=indexers,
                 resync_period=self.options.resync_period,
                 clock=self.clock,
+                transform=self.options.transforms.get(
+                    resource.kind, self.options.default_transform
+                ),
             )
             self._informers[key] = informer
         elif indexers:

@@ -180,6 +180,9 @@ class WorkQueue(Generic[T]):
             self._metrics.work_duration.labels(self.name).observe(self._clock.now() - started)
 
 
+_STALE_SLACK = 64
+
+
 class DelayingQueue(WorkQueue[T]):
     """A `WorkQueue` plus `add_after`, driven by one background task on the queue's clock."""
 
@@ -207,6 +210,14 @@ class DelayingQueue(WorkQueue[T]):
             return
         self._ready_at[item] = ready_at
         heapq.heappush(self._waiting, (ready_at, next(self._seq), item))
+        if len(self._waiting) > 2 * len(self._ready_at) + _STALE_SLACK:
+            # Entries an earlier add_after superseded stay in the heap until their time; a key
+            # requeued far ahead and then sooner, again and again (or deleted meanwhile),
+            # would grow it without bound. Keep only the live ones.
+            self._waiting = [
+                entry for entry in self._waiting if self._ready_at.get(entry[2]) == entry[0]
+            ]
+            heapq.heapify(self._waiting)
         self._waiting_changed.set()
         if self._waiting_task is None or self._waiting_task.done():
             self._waiting_task = asyncio.get_running_loop().create_task(
@@ -216,6 +227,11 @@ class DelayingQueue(WorkQueue[T]):
     def waiting(self) -> int:
         """How many items wait for their `add_after` time."""
         return len(self._ready_at)
+
+    def held(self) -> int:
+        """Entries the waiting heap holds, superseded ones included: at most twice `waiting()`
+        plus a small slack."""
+        return len(self._waiting)
 
     def shut_down(self) -> None:
         super().shut_down()

@@ -7,8 +7,14 @@ and the wall time until the last one), and the API requests the operator made pe
 resource on the same stack: requests per resource should not grow with N, and a resource
 among N should not wait much longer than one alone, beyond what two cores can run at once.
 
-Run: `.venv/bin/python tests/bench/bench_cluster.py [--resources 100] [--executor process|podman]
-[--kind migration|schema]`
+With `--batch B`, the N resources are created B at a time, each batch taken to InSync before
+the next (a 2-core machine cannot take 1,000 at once); latencies still run from each resource's
+creation. After each count the manager's RSS at steady state (VmRSS of `ptah-operator`, the
+lowest of three readings 5 s apart) is printed beside them. `--resources 100,1000` measures
+each count in turn, in its own namespace, on one stack.
+
+Run: `.venv/bin/python tests/bench/bench_cluster.py [--resources 100[,1000]] [--batch 100]
+[--executor process|podman] [--kind migration|schema]`
 """
 
 from __future__ import annotations
@@ -117,8 +123,28 @@ def parse(value: str) -> dt.datetime:
     return dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
+def manager_rss_mib(stack: LocalStack) -> float:
+    """The manager's RSS at steady state: the lowest of three readings 5 s apart."""
+    assert stack.operator is not None
+    pid = stack.operator.pid
+    assert pid is not None
+    readings = []
+    for _ in range(3):
+        time.sleep(5)
+        status = Path(f"/proc/{pid}/status").read_text()
+        readings.append(
+            next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+        )
+    return round(min(readings) / 1024, 1)
+
+
 def run_batch(
-    stack: LocalStack, namespace: str, count: int, timeout: float, kind: str = "migration"
+    stack: LocalStack,
+    namespace: str,
+    count: int,
+    timeout: float,
+    kind: str = "migration",
+    batch: int | None = None,
 ) -> dict[str, Any]:
     assert stack.postgres is not None
     stack.cp.kubectl("create", "namespace", namespace)
@@ -131,30 +157,18 @@ def run_batch(
             check=True,
             capture_output=True,
         )
-    manifest = "\n---\n".join(
-        json.dumps(d) for i, url in enumerate(urls) for d in documents(namespace, i, url, kind)
-    )
+    step = batch or count
     before = operator_requests(stack)
     started = time.monotonic()
-    stack.cp.kubectl("apply", "-f", "-", input=manifest, timeout=600)
     deadline = started + timeout
     items: list[dict[str, Any]] = []
-    while time.monotonic() < deadline:
-        out = stack.cp.kubectl("get", f"ptah{kind}s", "-n", namespace, "-o", "json")
-        items = json.loads(out.stdout)["items"]
-        phases = [(i.get("status") or {}).get("phase") for i in items]
-        if len(items) == count and all(p == "InSync" for p in phases):
-            break
-        if any(p in ("Blocked", "Failed") for p in phases):
-            bad = [
-                i["metadata"]["name"]
-                for i in items
-                if (i.get("status") or {}).get("phase") in ("Blocked", "Failed")
-            ]
-            raise SystemExit(f"bench: {bad[:5]} ended Blocked/Failed")
-        time.sleep(1)
-    else:
-        raise SystemExit(f"bench: not all {count} InSync within {timeout:.0f}s")
+    for first in range(0, count, step):
+        chunk = range(first, min(count, first + step))
+        manifest = "\n---\n".join(
+            json.dumps(d) for i in chunk for d in documents(namespace, i, urls[i], kind)
+        )
+        stack.cp.kubectl("apply", "-f", "-", input=manifest, timeout=600)
+        items = wait_in_sync(stack, namespace, chunk.stop, kind, deadline)
     wall = time.monotonic() - started
     time.sleep(2)  # let the last status writes' follow-up passes settle before counting
     requests = operator_requests(stack) - before
@@ -175,12 +189,36 @@ def run_batch(
         "p95_seconds": latencies[max(0, int(len(latencies) * 0.95) - 1)],
         "max_seconds": latencies[-1],
         "requests_per_resource": round(requests / count, 1),
+        "rss_mib": manager_rss_mib(stack),
     }
+
+
+def wait_in_sync(
+    stack: LocalStack, namespace: str, count: int, kind: str, deadline: float
+) -> list[dict[str, Any]]:
+    """The namespace's resources once all `count` are InSync."""
+    items: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        out = stack.cp.kubectl("get", f"ptah{kind}s", "-n", namespace, "-o", "json", timeout=300)
+        items = json.loads(out.stdout)["items"]
+        phases = [(i.get("status") or {}).get("phase") for i in items]
+        if len(items) == count and all(p == "InSync" for p in phases):
+            return items
+        if any(p in ("Blocked", "Failed") for p in phases):
+            bad = [
+                i["metadata"]["name"]
+                for i in items
+                if (i.get("status") or {}).get("phase") in ("Blocked", "Failed")
+            ]
+            raise SystemExit(f"bench: {bad[:5]} ended Blocked/Failed")
+        time.sleep(1)
+    raise SystemExit(f"bench: not all {count} InSync in time")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--resources", type=int, default=100)
+    parser.add_argument("--resources", default="100", help="a count, or counts: 100,1000")
+    parser.add_argument("--batch", type=int, default=None, help="create this many at a time")
     parser.add_argument("--executor", choices=["process", "podman"], default="process")
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--kind", choices=["migration", "schema"], default="migration")
@@ -191,18 +229,26 @@ def main() -> int:
         print(f"kind: {args.kind}", flush=True)
         baseline = run_batch(stack, "bench-one", 1, args.timeout, args.kind)
         print("baseline (1 resource):", json.dumps(baseline), flush=True)
-        batch = run_batch(stack, "bench-many", args.resources, args.timeout, args.kind)
-        print(f"batch ({args.resources} resources):", json.dumps(batch), flush=True)
-    growth = batch["requests_per_resource"] / max(baseline["requests_per_resource"], 0.1)
+        batches = []
+        for count in (int(c) for c in args.resources.split(",")):
+            batch = run_batch(
+                stack, f"bench-many-{count}", count, args.timeout, args.kind, args.batch
+            )
+            print(f"batch ({count} resources):", json.dumps(batch), flush=True)
+            batches.append(batch)
     print(
-        f"\ncreate-to-InSync: p50 {batch['p50_seconds']:.1f}s, p95 {batch['p95_seconds']:.1f}s,"
-        f" max {batch['max_seconds']:.1f}s, all {args.resources} in {batch['wall_seconds']:.0f}s"
-        f" (one alone: {baseline['p50_seconds']:.1f}s)"
+        f"\none alone: p50 {baseline['p50_seconds']:.1f}s, {baseline['requests_per_resource']:.1f}"
+        f" API requests, manager RSS {baseline['rss_mib']:.1f} MiB"
     )
-    print(
-        f"API requests per resource: {batch['requests_per_resource']:.1f}"
-        f" (one alone: {baseline['requests_per_resource']:.1f}; ratio {growth:.2f})"
-    )
+    for batch in batches:
+        growth = batch["requests_per_resource"] / max(baseline["requests_per_resource"], 0.1)
+        print(
+            f"{batch['resources']:5d} resources: create-to-InSync p50 {batch['p50_seconds']:.1f}s,"
+            f" p95 {batch['p95_seconds']:.1f}s, max {batch['max_seconds']:.1f}s, all in"
+            f" {batch['wall_seconds']:.0f}s; API requests per resource"
+            f" {batch['requests_per_resource']:.1f} (ratio {growth:.2f}); manager RSS at steady"
+            f" state {batch['rss_mib']:.1f} MiB (cumulative: earlier counts' resources remain)"
+        )
     return 0
 
 

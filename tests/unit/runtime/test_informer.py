@@ -18,6 +18,7 @@ from ptah_operator.runtime.informer import (
     ListResult,
     ResourceExpiredError,
     WatchEvent,
+    drop_server_fields,
 )
 from ptah_operator.runtime.store import (
     NAMESPACE_INDEX,
@@ -107,6 +108,63 @@ async def test_watch_events_update_the_store_then_the_handlers() -> None:
     assert informer.last_sync_resource_version == "20"
     informer.stop()
     await task
+
+
+def _with_server_fields(obj: dict[str, Any]) -> dict[str, Any]:
+    obj["metadata"]["managedFields"] = [{"manager": "kubectl", "fieldsV1": {"f:data": {}}}]
+    obj["metadata"]["annotations"] = {
+        "kubectl.kubernetes.io/last-applied-configuration": "{}",
+        "kept": "yes",
+    }
+    obj["data"] = {"big": "x" * 100}
+    return obj
+
+
+async def test_the_transform_applies_to_listed_and_watched_objects_before_store_and_handlers() -> (
+    None
+):
+    clock = FakeClock()
+    lw = ScriptedListWatch()
+    lw.lists.append(ListResult([_with_server_fields(cm("a", "5"))], "10"))
+    lw.watches.append(
+        [
+            WatchEvent("ADDED", _with_server_fields(cm("b", "11"))),
+            WatchEvent("MODIFIED", _with_server_fields(cm("a", "12"))),
+            WatchEvent("DELETED", _with_server_fields(cm("b", "13"))),
+            WatchEvent("BOOKMARK", bookmark("20")),
+        ]
+    )
+
+    def keep(obj: dict[str, Any]) -> dict[str, Any]:
+        drop_server_fields(obj)
+        obj.pop("data", None)
+        return obj
+
+    informer = Informer(lw, name="cms", clock=clock, transform=keep)
+    handed: list[dict[str, Any]] = []
+    informer.add_handler(
+        EventHandler(
+            on_add=handed.append,
+            on_update=lambda old, new: handed.append(new),
+            on_delete=handed.append,
+        )
+    )
+    task = await start(informer, clock)
+    assert [_rv(o) for o in handed] == ["5", "11", "12", "13"]
+    for obj in [*handed, *informer.store.list()]:
+        assert "data" not in obj
+        assert "managedFields" not in obj["metadata"]
+        assert obj["metadata"]["annotations"] == {"kept": "yes"}
+    assert informer.last_sync_resource_version == "20"
+    informer.stop()
+    await task
+
+
+def test_drop_server_fields_leaves_no_empty_annotations() -> None:
+    obj = cm("a", "1")
+    obj["metadata"]["annotations"] = {"kubectl.kubernetes.io/last-applied-configuration": "{}"}
+    obj["metadata"]["managedFields"] = []
+    assert drop_server_fields(obj)["metadata"] == cm("a", "1")["metadata"]
 
 
 @pytest.mark.parametrize(
