@@ -24,6 +24,7 @@ SHAPES: dict[str, Any] = json.loads(
     ["job_name", "jobName", ["optional", ["str"]], null],
     ["job_uid", "jobUID", ["optional", ["str"]], null],
     ["job_created_at", "jobCreatedAt", ["optional", ["time"]], null],
+    ["job_gone_at", "jobGoneAt", ["optional", ["time"]], null],
     ["started_at", "startedAt", ["time"], "<required>"],
     ["attempt", "attempt", ["int"], 1],
     ["retry_at", "retryAt", ["optional", ["time"]], null],
@@ -41,7 +42,8 @@ SHAPES: dict[str, Any] = json.loads(
     ["read_request", "readRequest", ["optional", ["str"]], null],
     ["lease_name", "leaseName", ["optional", ["str"]], null],
     ["lease_epoch", "leaseEpoch", ["optional", ["int"]], null],
-    ["lease_continuity_lost", "leaseContinuityLost", ["optional", ["bool"]], null]
+    ["lease_continuity_lost", "leaseContinuityLost", ["optional", ["bool"]], null],
+    ["report", "report", ["optional", ["model", "ReceivedReport"]], null]
 ]],
 "AheadVersions": [false, [
     ["database_version", "databaseVersion", ["str"], "<required>"],
@@ -408,6 +410,11 @@ SHAPES: dict[str, Any] = json.loads(
     ["uid", "uid", ["optional", ["str"]], null],
     ["fingerprint", "fingerprint", ["optional", ["str"]], null],
     ["operation_id", "operationID", ["optional", ["str"]], null]
+]],
+"ReceivedReport": [false, [
+    ["attempt", "attempt", ["int"], "<required>"],
+    ["digest", "digest", ["str"], "<required>"],
+    ["conflict", "conflict", ["optional", ["bool"]], null]
 ]],
 "ResourceRequirements": [false, [
     ["limits", "limits", ["optional", ["dict", ["any"]]], null],

@@ -8,12 +8,14 @@ import datetime as dt
 import json
 from typing import Any
 
+from ptah_operator.api.common import ReceivedReport
 from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.migration import PtahMigration
-from ptah_operator.api.result_seal import ResultSeal
+from ptah_operator.api.result_seal import ResultSeal, body_digest
 from ptah_operator.controller.cache import CACHE_TRANSFORMS, keep_configmap, keep_job, keep_pod
 from ptah_operator.controller.indexes import FamilyWatches
 from ptah_operator.controller.world import SharedCaches
+from ptah_operator.results.answers import canonical_json
 from ptah_operator.results.endpoint import record_manifest
 from ptah_operator.runtime.informer import LAST_APPLIED, Informer
 from ptah_operator.runtime.manager import Manager, ManagerOptions
@@ -230,20 +232,24 @@ def _configmaps() -> list[KubeObject]:
         "immutable": True,
         "data": {"0000000001_a.up.sql": "CREATE TABLE a (id int);\n", "manifest": "x" * 2000},
     }
-    document = {
-        "contract": "ptah.run/result/v1",
-        "operationID": OP,
-        "type": "History",
-        "resource": {"kind": "PtahMigration", "namespace": NS, "name": "orders", "uid": UID},
-        "history": {"verdict": "NothingPending", "pendingCount": 0},
-    }
-    record = record_manifest(document, OP, SEAL)
+    record = record_manifest(RESULT_DOCUMENT, OP, SEAL)
     record["metadata"].update(uid="uid-record", creationTimestamp="2026-12-02T03:58:00Z")
     record["metadata"]["managedFields"] = copy.deepcopy(MANAGED)
     # A snapshot-looking ConfigMap no resource of ours controls: kept whole.
     lookalike = copy.deepcopy(snapshot)
     lookalike["metadata"].update(name="ptah-src-lookalike", ownerReferences=[])
     return [source, snapshot, record, lookalike]
+
+
+RESULT_DOCUMENT = {
+    "contract": "ptah.run/result/v1",
+    "operationID": OP,
+    "type": "History",
+    "resource": {"kind": "PtahMigration", "namespace": NS, "name": "orders", "uid": UID},
+    "history": {"verdict": "NothingPending", "pendingCount": 0},
+}
+# The claim remembers the digest of the attempt's first report (the endpoint's patch).
+CLAIM = (OP, 1, ReceivedReport(attempt=1, digest=body_digest(canonical_json(RESULT_DOCUMENT))))
 
 
 def _caches(options: ManagerOptions) -> SharedCaches:
@@ -274,7 +280,7 @@ def test_a_world_from_the_transformed_caches_is_the_world_from_whole_objects() -
     spec = from_manifest(PtahMigration, MIGRATION).spec
     worlds = []
     for caches in (_whole(), _kept()):
-        world = caches.common(spec, NS, UID, NOW, claim=(OP, 1))
+        world = caches.common(spec, NS, UID, NOW, claim=CLAIM)
         worlds.append(world)
         assert caches.configmaps.store.get(f"{NS}/orders-files") is not None
     whole, kept = worlds
