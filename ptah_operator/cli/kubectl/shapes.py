@@ -24,6 +24,7 @@ SHAPES: dict[str, Any] = json.loads(
     ["job_name", "jobName", ["optional", ["str"]], null],
     ["job_uid", "jobUID", ["optional", ["str"]], null],
     ["job_created_at", "jobCreatedAt", ["optional", ["time"]], null],
+    ["job_gone_at", "jobGoneAt", ["optional", ["time"]], null],
     ["started_at", "startedAt", ["time"], "<required>"],
     ["attempt", "attempt", ["int"], 1],
     ["retry_at", "retryAt", ["optional", ["time"]], null],
