@@ -146,7 +146,7 @@ def observe(draft: MigrationDraft, claim: ActiveOperation) -> None:
             drop(draft, claim)
             source_read.not_built(draft, claim.type, refused, reason=Reason.JOB_REFUSED, job=name)
             return
-        claim = claim.model_copy(update={"job_uid": None, "job_created_at": None})
+        claim = core.made_again(claim)
         draft.status.active_operation = claim
         _create_job(draft, claim)
         draft.wake_in(JOB_RECREATE_CHECK)
@@ -236,7 +236,7 @@ def _between_attempts(draft: MigrationDraft, claim: ActiveOperation) -> None:
 
     if not core.next_attempt_due(draft, claim, waiting=waiting, give_way=gives_way):
         return
-    claim = core.next_attempt(claim)
+    claim = core.next_attempt(claim, draft.now)
     draft.status.active_operation = claim
     if _create_job(draft, claim):
         draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))

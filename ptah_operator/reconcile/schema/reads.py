@@ -112,7 +112,7 @@ def _follow_job(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
     job = world.jobs.get(name)
     gone = core.job_gone(draft, claim) if job is None else None
     if job is None and gone is None:
-        claim = claim.model_copy(update={"job_uid": None, "job_created_at": None})
+        claim = core.made_again(claim)
         draft.status.active_operation = claim
         built = claims.build_job(draft, claim)
         if isinstance(built, str):
@@ -221,7 +221,7 @@ def _between_attempts(draft: SchemaDraft, claim: ActiveOperation) -> None:
             f"the files it is bound to ({resolutions.describe(claim.source)}) are gone",
         )
         return
-    claim = core.next_attempt(claim).model_copy(
+    claim = core.next_attempt(claim, draft.now).model_copy(
         update={
             "lease_epoch": None if not is_proof else claim.lease_epoch,
             "lease_continuity_lost": None if not is_proof else claim.lease_continuity_lost,

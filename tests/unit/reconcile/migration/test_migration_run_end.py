@@ -311,3 +311,22 @@ def test_a_gone_job_ends_the_run_only_after_the_pod_cache_grace() -> None:
     assert status(step(_pods_running(seen, claim_id(seen)))).phase == MigrationPhase.APPLYING
     over = step(later(seen, POD_CACHE_GRACE))
     assert status(over).phase == MigrationPhase.BLOCKED
+
+
+def test_a_read_cap_counts_from_its_attempts_first_job() -> None:
+    # Sixth review: an `edit` user deleted the suspended History Job just before its cap; the
+    # operator made it again, and the cap counted from the new Job: the read never ended.
+    world = with_job(reading(new()), JobPhase.ACTIVE, suspended=True)
+    wedged = _pods_running(world, claim_id(world))
+    start = wedged.now
+    for _ in range(2):
+        wedged = _pods_running(without_job(later(wedged, RUN_CAP / 3)), claim_id(wedged))
+        decision = reconcile_migration(wedged)
+        assert job_of(decision) == OperationType.HISTORY.value
+        wedged = _pods_running(
+            with_job(step(wedged), JobPhase.ACTIVE, suspended=True), claim_id(wedged)
+        )
+        wedged = step(wedged)
+    assert wedged.now < start + 2 * RUN_CAP
+    capped = later(wedged, start + RUN_CAP + dt.timedelta(seconds=1) - wedged.now)
+    assert _job_deleted(reconcile_migration(capped))
