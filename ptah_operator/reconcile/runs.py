@@ -89,6 +89,15 @@ def cap(claim: ActiveOperation, job: JobState | None = None) -> dt.datetime:
     return max(claim.started_at, min(times, default=claim.started_at)) + RUN_CAP
 
 
+def run_job(claim: ActiveOperation, job: JobState | None) -> JobState | None:
+    """The run's Job: a Job under its name with another UID than the claim recorded is not it
+    (one made in its place, its owner label copied): the run's Job is gone (issue #18, sixth
+    review)."""
+    if job is not None and claim.job_uid is not None and job.uid != claim.job_uid:
+        return None
+    return job
+
+
 class AtCap(Enum):
     """Where a run stands against its hard cap."""
 

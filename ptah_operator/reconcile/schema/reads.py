@@ -34,7 +34,7 @@ from ptah_operator.api.constants import EventReason, OperationType, Reason
 from ptah_operator.api.contracts.codes import ErrorReason
 from ptah_operator.api.contracts.result import SchemaOperationReport
 from ptah_operator.api.names import job_name
-from ptah_operator.reconcile import conditions, resolutions, sources
+from ptah_operator.reconcile import conditions, resolutions, runs, sources
 from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
@@ -56,7 +56,7 @@ def observe(draft: SchemaDraft, claim: ActiveOperation) -> None:
     if claim.retry_at is not None:
         _between_attempts(draft, claim)
         return
-    result = core.result_of_finished(draft, claim, world.jobs.get(name))
+    result = core.result_of_finished(draft, claim, runs.run_job(claim, world.jobs.get(name)))
     if result is not None:
         _read_result(draft, claim, result)
         return
@@ -109,8 +109,11 @@ def _follow_job(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
             draft, claim, Reason.JOB_REFUSED, f"the API server refused Job {name}: {refused}"
         )
         return
-    job = world.jobs.get(name)
+    found = world.jobs.get(name)
+    job = runs.run_job(claim, found)
     gone = core.job_gone(draft, claim) if job is None else None
+    if job is None and gone is None and found is not None:
+        gone = core.RUNS  # another Job holds the name: none is made over it; the cap runs
     if job is None and gone is None:
         claim = core.made_again(claim)
         draft.status.active_operation = claim

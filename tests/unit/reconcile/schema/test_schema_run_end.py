@@ -293,3 +293,20 @@ def test_a_plan_cap_counts_from_its_attempts_first_job() -> None:
         wedged = step(_pods_running(with_job(step(wedged), JobPhase.ACTIVE, suspended=True), op))
     capped = later(wedged, start + RUN_CAP + dt.timedelta(seconds=1) - wedged.now)
     assert _job_deleted(reconcile_schema(capped))
+
+
+def test_a_forged_job_under_the_apply_name_is_not_the_run_job() -> None:
+    # Sixth review: a same-name Job with another UID is not the Apply's Job: the run's is gone.
+    world = applying()
+    claim = claim_of(world)
+    assert claim.job_name is not None
+    assert claim.job_uid is not None
+    world = later(world, RUN_CAP - dt.timedelta(minutes=1))
+    forged = dataclasses.replace(
+        world.jobs[claim.job_name], uid="forged", created_at=world.now, phase=JobPhase.ACTIVE
+    )
+    world = dataclasses.replace(world, jobs={**world.jobs, claim.job_name: forged})
+    for _ in range(3):
+        world = step(later(world, POD_CACHE_GRACE))
+    after = status(world).active_operation
+    assert after is None or after.type != OperationType.APPLY
