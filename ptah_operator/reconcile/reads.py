@@ -268,20 +268,34 @@ RUNS = JobVerdict()
 
 def seen(claim: ActiveOperation, job: JobState | None) -> ActiveOperation:
     """The claim with its read Job's UID and creation time recorded (when the cap deletes the
-    Job): the read's hard cap counts from that creation, and still does once the Job is gone."""
+    Job): the read's hard cap counts from the attempt's first Job, and still does once the Job
+    is gone; the earliest creation recorded is kept (`made_again`, issue #18, sixth review)."""
     if job is None or claim.job_uid is not None:
         return claim
-    return claim.model_copy(update={"job_uid": job.uid, "job_created_at": job.created_at})
+    times = [t for t in (claim.job_created_at, job.created_at) if t is not None]
+    created = min(times, default=None)
+    return claim.model_copy(update={"job_uid": job.uid, "job_created_at": created})
 
 
-def next_attempt(claim: ActiveOperation) -> ActiveOperation:
-    """The claim for its next attempt: a new Job, so no Job seen yet, and no report stored."""
+def made_again(claim: ActiveOperation) -> ActiveOperation:
+    """The claim as its Job is made again within the attempt: the cap still counts from when
+    the attempt's first Job was made (the claim's start for the first attempt, the attempt's
+    own start after: `next_attempt`), recorded in the write this pass makes anyway, not on a
+    pass that only sees a Job (issue #18, sixth review)."""
+    return claim.model_copy(
+        update={"job_uid": None, "job_created_at": claim.job_created_at or claim.started_at}
+    )
+
+
+def next_attempt(claim: ActiveOperation, now: dt.datetime) -> ActiveOperation:
+    """The claim for its next attempt: a new Job, so no Job seen yet; its Job is made now, and
+    the attempt's cap counts from then at the latest (`made_again`); no report stored."""
     return claim.model_copy(
         update={
             "attempt": claim.attempt + 1,
             "retry_at": None,
             "job_uid": None,
-            "job_created_at": None,
+            "job_created_at": now,
             "job_gone_at": None,
             "report": None,
         }
@@ -308,7 +322,7 @@ def _over_at_cap(draft: Pass, claim: ActiveOperation, job: JobState | None) -> J
 def job_gone(draft: Pass, claim: ActiveOperation) -> JobVerdict | None:
     """A read whose Job is not there: None when it is to be made (again); once the cap deleted
     the attempt's Job, it is not made again (`_over_at_cap`)."""
-    if claim.job_uid is None:
+    if claim.job_uid is None and claim.job_created_at is None:
         return None
     return _over_at_cap(draft, claim, None)
 

@@ -80,12 +80,22 @@ def stage(
 
 
 def cap(claim: ActiveOperation, job: JobState | None = None) -> dt.datetime:
-    """The hard cap: RUN_CAP from the Job's creation once the Job was seen (a Job may be
-    created long after its claim: refused and retried, or after an API outage), else from the
-    claim."""
-    created = job.created_at if job is not None else None
-    created = created or claim.job_created_at
-    return max(claim.started_at, created or claim.started_at) + RUN_CAP
+    """The hard cap: RUN_CAP from the creation of the attempt's first Job once a Job was seen
+    (a Job may be created long after its claim: refused and retried, or after an API outage),
+    else from the claim. The earliest of the recorded creation and the Job's: a Job made again
+    within the attempt, or one made in its place, does not restart it (issue #18, sixth
+    review)."""
+    times = [t for t in (claim.job_created_at, job.created_at if job else None) if t is not None]
+    return max(claim.started_at, min(times, default=claim.started_at)) + RUN_CAP
+
+
+def run_job(claim: ActiveOperation, job: JobState | None) -> JobState | None:
+    """The run's Job: a Job under its name with another UID than the claim recorded is not it
+    (one made in its place, its owner label copied): the run's Job is gone (issue #18, sixth
+    review)."""
+    if job is not None and claim.job_uid is not None and job.uid != claim.job_uid:
+        return None
+    return job
 
 
 class AtCap(Enum):

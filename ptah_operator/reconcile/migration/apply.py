@@ -168,6 +168,7 @@ def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | No
     if claim.job_uid is None and job is not None:
         _accept(draft, claim)
         claim = claim.model_copy(update={"job_uid": job.uid, "job_created_at": job.created_at})
+    job = runs.run_job(claim, job)
     claim = _track_lease(draft, claim)
     status.active_operation = claim
 

@@ -47,7 +47,7 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.contracts.codes import ErrorReason
 from ptah_operator.api.contracts.result import OperationReport
 from ptah_operator.api.names import job_name
-from ptah_operator.reconcile import conditions, resolutions, sources
+from ptah_operator.reconcile import conditions, resolutions, runs, sources
 from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.decision import OperationCredentials
 from ptah_operator.reconcile.draft import current_binding
@@ -131,22 +131,25 @@ def start(
 def observe(draft: MigrationDraft, claim: ActiveOperation) -> None:
     """Follow a read under way: its result, its Job, its failure and its retry."""
     name = claim.job_name or job_name(claim.type, claim.operation_id)
-    job = draft.world.jobs.get(name)
+    found = draft.world.jobs.get(name)
     if claim.retry_at is not None:
         _between_attempts(draft, claim)
         return
+    job = runs.run_job(claim, found)
     result = core.result_of_finished(draft, claim, job)
     if result is not None:
         _read_result(draft, claim, result)
         return
     verdict = core.job_gone(draft, claim) if job is None else None
+    if job is None and verdict is None and found is not None:
+        verdict = core.RUNS  # another Job holds the name: none is made over it; the cap runs
     if job is None and verdict is None:
         refused = draft.world.job_refusals.get(name)
         if refused is not None:
             drop(draft, claim)
             source_read.not_built(draft, claim.type, refused, reason=Reason.JOB_REFUSED, job=name)
             return
-        claim = claim.model_copy(update={"job_uid": None, "job_created_at": None})
+        claim = core.made_again(claim)
         draft.status.active_operation = claim
         _create_job(draft, claim)
         draft.wake_in(JOB_RECREATE_CHECK)
@@ -236,7 +239,7 @@ def _between_attempts(draft: MigrationDraft, claim: ActiveOperation) -> None:
 
     if not core.next_attempt_due(draft, claim, waiting=waiting, give_way=gives_way):
         return
-    claim = core.next_attempt(claim)
+    claim = core.next_attempt(claim, draft.now)
     draft.status.active_operation = claim
     if _create_job(draft, claim):
         draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))

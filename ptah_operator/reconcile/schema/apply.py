@@ -139,6 +139,7 @@ def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None)
     if claim.job_uid is None and job is not None:
         claim = claim.model_copy(update={"job_uid": job.uid, "job_created_at": job.created_at})
         _accept(draft, claim)
+    job = runs.run_job(claim, job)
     claim = leases.track(draft, claim)
     draft.status.active_operation = claim
 

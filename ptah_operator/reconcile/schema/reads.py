@@ -34,7 +34,7 @@ from ptah_operator.api.constants import EventReason, OperationType, Reason
 from ptah_operator.api.contracts.codes import ErrorReason
 from ptah_operator.api.contracts.result import SchemaOperationReport
 from ptah_operator.api.names import job_name
-from ptah_operator.reconcile import conditions, resolutions, sources
+from ptah_operator.reconcile import conditions, resolutions, runs, sources
 from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
@@ -56,7 +56,7 @@ def observe(draft: SchemaDraft, claim: ActiveOperation) -> None:
     if claim.retry_at is not None:
         _between_attempts(draft, claim)
         return
-    result = core.result_of_finished(draft, claim, world.jobs.get(name))
+    result = core.result_of_finished(draft, claim, runs.run_job(claim, world.jobs.get(name)))
     if result is not None:
         _read_result(draft, claim, result)
         return
@@ -109,10 +109,13 @@ def _follow_job(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
             draft, claim, Reason.JOB_REFUSED, f"the API server refused Job {name}: {refused}"
         )
         return
-    job = world.jobs.get(name)
+    found = world.jobs.get(name)
+    job = runs.run_job(claim, found)
     gone = core.job_gone(draft, claim) if job is None else None
+    if job is None and gone is None and found is not None:
+        gone = core.RUNS  # another Job holds the name: none is made over it; the cap runs
     if job is None and gone is None:
-        claim = claim.model_copy(update={"job_uid": None, "job_created_at": None})
+        claim = core.made_again(claim)
         draft.status.active_operation = claim
         built = claims.build_job(draft, claim)
         if isinstance(built, str):
@@ -221,7 +224,7 @@ def _between_attempts(draft: SchemaDraft, claim: ActiveOperation) -> None:
             f"the files it is bound to ({resolutions.describe(claim.source)}) are gone",
         )
         return
-    claim = core.next_attempt(claim).model_copy(
+    claim = core.next_attempt(claim, draft.now).model_copy(
         update={
             "lease_epoch": None if not is_proof else claim.lease_epoch,
             "lease_continuity_lost": None if not is_proof else claim.lease_continuity_lost,

@@ -311,3 +311,64 @@ def test_a_gone_job_ends_the_run_only_after_the_pod_cache_grace() -> None:
     assert status(step(_pods_running(seen, claim_id(seen)))).phase == MigrationPhase.APPLYING
     over = step(later(seen, POD_CACHE_GRACE))
     assert status(over).phase == MigrationPhase.BLOCKED
+
+
+def test_a_read_cap_counts_from_its_attempts_first_job() -> None:
+    # Sixth review: an `edit` user deleted the suspended History Job just before its cap; the
+    # operator made it again, and the cap counted from the new Job: the read never ended.
+    world = with_job(reading(new()), JobPhase.ACTIVE, suspended=True)
+    wedged = _pods_running(world, claim_id(world))
+    start = wedged.now
+    for _ in range(2):
+        wedged = _pods_running(without_job(later(wedged, RUN_CAP / 3)), claim_id(wedged))
+        decision = reconcile_migration(wedged)
+        assert job_of(decision) == OperationType.HISTORY.value
+        wedged = _pods_running(
+            with_job(step(wedged), JobPhase.ACTIVE, suspended=True), claim_id(wedged)
+        )
+        wedged = step(wedged)
+    assert wedged.now < start + 2 * RUN_CAP
+    capped = later(wedged, start + RUN_CAP + dt.timedelta(seconds=1) - wedged.now)
+    assert _job_deleted(reconcile_migration(capped))
+
+
+def test_a_forged_job_under_the_apply_name_is_not_the_run_job() -> None:
+    # Sixth review: a Job made under the Apply's name (owner label copied) reset the cap; the
+    # claim's jobUID was never compared. Another UID is not the run's Job: the run's is gone.
+    world = applying()
+    claim = status(world).active_operation
+    assert claim is not None
+    assert claim.job_name is not None
+    assert claim.job_uid is not None
+    world = later(world, RUN_CAP - dt.timedelta(minutes=1))
+    forged = dataclasses.replace(
+        world.jobs[claim.job_name], uid="forged", created_at=world.now, phase=JobPhase.ACTIVE
+    )
+    world = later(
+        dataclasses.replace(world, jobs={**world.jobs, claim.job_name: forged}), POD_CACHE_GRACE
+    )
+    for _ in range(3):
+        world = step(later(world, POD_CACHE_GRACE))
+    after = status(world)
+    assert after.phase != MigrationPhase.APPLYING
+    assert after.active_operation is None or after.active_operation.type != OperationType.APPLY
+
+
+def test_a_forged_read_job_past_the_cap_does_not_hold_the_read() -> None:
+    # Sixth review: past its cap the read's Job was deleted (its UID recorded); a Job made
+    # in its place under the same name is not the read's: the attempt is over, none is made.
+    world = with_job(reading(new()), JobPhase.ACTIVE, suspended=True)
+    capped = step(later(world, RUN_CAP + dt.timedelta(seconds=1)))
+    claim = status(capped).active_operation
+    assert claim is not None
+    assert claim.job_name is not None
+    assert claim.job_uid is not None
+    forged = dataclasses.replace(
+        world.jobs[claim.job_name], uid="forged", created_at=capped.now, suspended=False
+    )
+    world = dataclasses.replace(capped, jobs={**capped.jobs, claim.job_name: forged})
+    decision = reconcile_migration(world)
+    assert job_of(decision) is None
+    after = status_of(world, decision).active_operation
+    assert after is not None
+    assert after.retry_at is not None

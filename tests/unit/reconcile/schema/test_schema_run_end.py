@@ -278,3 +278,35 @@ def test_a_gone_job_ends_the_apply_only_after_the_pod_cache_grace() -> None:
     seen = step(gone)
     assert phase(step(_pods_running(seen, claim_id(seen)))) == SchemaPhase.APPLYING
     _proof_starts(step(later(seen, POD_CACHE_GRACE)))
+
+
+def test_a_plan_cap_counts_from_its_attempts_first_job() -> None:
+    # Sixth review: the user deleted the suspended Plan Job just before its cap, the operator
+    # made it again, and the cap restarted: one attempt held the realm Lease for hours.
+    world = with_job(planning(), JobPhase.ACTIVE, suspended=True)
+    op = claim_id(world)
+    wedged = _pods_running(world, op)
+    start = wedged.now
+    for _ in range(2):
+        wedged = _pods_running(without_job(later(wedged, RUN_CAP / 3)), op)
+        assert job_of(reconcile_schema(wedged)) == OperationType.PLAN.value
+        wedged = step(_pods_running(with_job(step(wedged), JobPhase.ACTIVE, suspended=True), op))
+    capped = later(wedged, start + RUN_CAP + dt.timedelta(seconds=1) - wedged.now)
+    assert _job_deleted(reconcile_schema(capped))
+
+
+def test_a_forged_job_under_the_apply_name_is_not_the_run_job() -> None:
+    # Sixth review: a same-name Job with another UID is not the Apply's Job: the run's is gone.
+    world = applying()
+    claim = claim_of(world)
+    assert claim.job_name is not None
+    assert claim.job_uid is not None
+    world = later(world, RUN_CAP - dt.timedelta(minutes=1))
+    forged = dataclasses.replace(
+        world.jobs[claim.job_name], uid="forged", created_at=world.now, phase=JobPhase.ACTIVE
+    )
+    world = dataclasses.replace(world, jobs={**world.jobs, claim.job_name: forged})
+    for _ in range(3):
+        world = step(later(world, POD_CACHE_GRACE))
+    after = status(world).active_operation
+    assert after is None or after.type != OperationType.APPLY
