@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: all deps venv control-plane helm image lint types imports crds check-crds unit integration test soak demo bench fuzz mutate clean
+.PHONY: all deps venv control-plane helm image lint types imports crds check-crds unit integration test soak demo bench fuzz mutate mutate-clean clean
 
 all: test
 
@@ -63,12 +63,17 @@ soak: deps venv
 # of `make test`: all of both packages takes from 2 hours to a day and a half on two cores
 # (docs/contributing.md).
 # MUTANTS narrows it to mutant names, e.g. make mutate MUTANTS='ptah_operator.reconcile.approvals.*'
-# Each run starts from a clean mutants/, so tests changed since the last one count.
+# Incremental: mutmut keeps each function's results while its source (and what it calls) is
+# unchanged, so a run picks up where the last one stopped (the whole run is longer than a
+# session). A survivor is checked again only when named (MUTANTS=...), e.g. after a new test;
+# `make mutate-clean` starts over.
 MUTANTS ?=
 mutate: venv
-	rm -rf mutants
 	nice -n 15 .venv/bin/mutmut run $(foreach m,$(MUTANTS),'$(m)')
 	$(PY) hack/mutation_report.py $(foreach m,$(MUTANTS),'$(m)')
+
+mutate-clean:
+	rm -rf mutants
 
 demo: deps venv control-plane image
 	$(PY) hack/demo.py $(if $(KEEP),--keep)

@@ -139,6 +139,23 @@ async def test_mutate_answers_with_a_json_patch_of_the_requesting_user(
 
 
 @pytest.mark.req("APR-04")
+async def test_an_approval_without_an_authenticated_user_is_refused_and_counted(
+    http: TestClient[Any, Any], lookup: DictLookup, reviews: list[Review]
+) -> None:
+    body = _review("PtahMigrationApproval", _world(lookup))
+    body["request"]["userInfo"] = {}
+    response = await _post(http, MUTATE_PATH, body)
+    assert response["allowed"] is False
+    assert "patch" not in response
+    assert response["status"]["message"] == (
+        "PtahMigrationApproval refused: the request carries no authenticated user to record"
+    )
+    assert reviews == [
+        Review("mutate", "PtahMigrationApproval", "application", False, ("Unauthenticated",))
+    ]
+
+
+@pytest.mark.req("APR-04")
 async def test_mutate_refuses_a_request_without_a_user(http: TestClient[Any, Any]) -> None:
     body = _review("PtahMigrationApproval", {"spec": {}})
     body["request"]["userInfo"] = {}

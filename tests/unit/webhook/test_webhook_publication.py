@@ -16,7 +16,11 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from ptah_operator.api.approvals import PtahMigrationApproval, PtahSchemaApprovalSpec
+from ptah_operator.api.approvals import (
+    PtahMigrationApproval,
+    PtahSchemaApproval,
+    PtahSchemaApprovalSpec,
+)
 from ptah_operator.api.common import ObjectReference
 from ptah_operator.api.constants import Kind
 from ptah_operator.api.kinds import to_manifest
@@ -95,8 +99,12 @@ def test_a_schema_approval_of_a_retired_publication_of_the_same_plan_is_refused(
 
 
 class Lookup:
+    """Objects by (kind, namespace, name) as a fresh read finds them; `cached` is what a read
+    from the informer cache would answer, which may be a step behind."""
+
     def __init__(self) -> None:
-        self.objects: dict[tuple[str, str], Mapping[str, Any]] = {}
+        self.objects: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+        self.cached: dict[tuple[str, str, str], Mapping[str, Any]] = {}
         self.fail = False
 
     async def get(
@@ -104,7 +112,7 @@ class Lookup:
     ) -> Mapping[str, Any] | None:
         if self.fail:
             raise ObjectReadError(f"reading {kind} {name} failed: HTTP 500")
-        return self.objects.get((kind.value, name))
+        return (self.objects if fresh else self.cached).get((kind.value, namespace, name))
 
 
 @pytest.fixture
@@ -120,14 +128,18 @@ async def http(lookup: Lookup) -> AsyncIterator[TestClient[Any, Any]]:
 
 def _approval(lookup: Lookup, published_by: str | None, **spec: Any) -> dict[str, Any]:
     m, p = _migration_published_by(published_by)
-    lookup.objects[("PtahMigration", "orders")] = to_manifest(m)
+    lookup.objects[("PtahMigration", NS, "orders")] = to_manifest(m)
+    # the cache still holds the publication before it
+    lookup.cached[("PtahMigration", NS, "orders")] = to_manifest(_migration_published_by(FIRST)[0])
     manifest = to_manifest(PtahMigrationApproval(spec=approval_spec(m, p)))
     manifest["metadata"] = {"generateName": "orders-", "namespace": NS}
     manifest["spec"].update(spec)
     return manifest
 
 
-async def _patch(http: TestClient[Any, Any], obj: Mapping[str, Any]) -> list[dict[str, Any]]:
+async def _patch(
+    http: TestClient[Any, Any], obj: Mapping[str, Any], kind: str = "PtahMigrationApproval"
+) -> list[dict[str, Any]]:
     body = {
         "apiVersion": "admission.k8s.io/v1",
         "kind": "AdmissionReview",
@@ -136,7 +148,7 @@ async def _patch(http: TestClient[Any, Any], obj: Mapping[str, Any]) -> list[dic
             "kind": {
                 "group": "operator.ptah.run",
                 "version": "v1alpha1",
-                "kind": "PtahMigrationApproval",
+                "kind": kind,
             },
             "operation": "CREATE",
             "namespace": NS,
@@ -174,3 +186,62 @@ async def test_admission_fills_in_nothing_it_cannot_read(
     obj = _approval(lookup, AGAIN)
     lookup.fail = True
     assert await _patch(http, obj) == []
+
+
+@pytest.mark.req("APR-12", "APR-03")
+async def test_admission_fills_in_a_schema_approval_from_the_schema_it_names(
+    http: TestClient[Any, Any], lookup: Lookup
+) -> None:
+    s_ref = ObjectReference(name="catalog", uid="s-uid-1")
+    p = schema_plan(schema_plan_spec(s_ref))
+    status = schema_awaiting_approval(p)
+    assert status.plan is not None
+    status.plan = status.plan.model_copy(update={"operation_id": AGAIN})
+    lookup.objects[("PtahSchema", NS, "catalog")] = to_manifest(catalog_schema(status=status))
+    # a migration of the same name is not the resource a schema approval names
+    lookup.objects[("PtahMigration", NS, "catalog")] = to_manifest(
+        _migration_published_by(FIRST)[0]
+    )
+    spec = PtahSchemaApprovalSpec(
+        schema_ref=s_ref,
+        plan_ref=ObjectReference(name=status.plan.name, uid=status.plan.uid or ""),
+        plan_fingerprint=p.spec.fingerprint,
+    )
+    manifest = to_manifest(PtahSchemaApproval(spec=spec))
+    manifest["metadata"] = {"generateName": "catalog-", "namespace": NS}
+    ops = await _patch(http, manifest, "PtahSchemaApproval")
+    assert ops == [{"op": "add", "path": "/spec/planOperationID", "value": AGAIN}]
+
+
+@pytest.mark.req("APR-12")
+@pytest.mark.parametrize(
+    "spec",
+    ["x", None, {"migrationRef": "orders"}, {"migrationRef": {"name": 5}}, {"migrationRef": {}}],
+    ids=["a string", "null", "a ref that is a string", "a name that is a number", "no name"],
+)
+async def test_admission_reads_nothing_for_an_approval_whose_ref_is_malformed(
+    http: TestClient[Any, Any], lookup: Lookup, spec: Any
+) -> None:
+    lookup.fail = True  # any read would answer a 500
+    body = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "req-1",
+            "kind": {
+                "group": "operator.ptah.run",
+                "version": "v1alpha1",
+                "kind": "PtahMigrationApproval",
+            },
+            "operation": "CREATE",
+            "namespace": NS,
+            "object": {"metadata": {"generateName": "orders-", "namespace": NS}, "spec": spec},
+            "userInfo": {"username": "alice@example.com"},
+        },
+    }
+    response = await http.post(MUTATE_PATH, json=body)
+    assert response.status == 200
+    answer = (await response.json())["response"]
+    assert answer["allowed"] is True
+    ops = json.loads(base64.b64decode(answer["patch"])) if "patch" in answer else []
+    assert [op for op in ops if op["path"] == "/spec/planOperationID"] == []
