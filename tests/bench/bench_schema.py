@@ -245,24 +245,30 @@ def report(dialect: Dialect, numbers: dict[str, float], base: dict[str, float] |
     print(f"  targets: inspect under 1 s; diff + render under 200 ms ({ms(diff_render)})")
 
 
+async def loaded(pg: PostgresServer, maria: MariaDBServer) -> dict[Dialect, str]:
+    """The URLs of the 1,000-table database, loaded into each server (PostgreSQL first)."""
+    pg_url = pg.url_for("postgres")
+    await load_postgresql(pg_url)
+    port = int(maria.admin_url.rsplit(":", 1)[1].split("/")[0])
+    import aiomysql
+
+    admin = await aiomysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True)
+    async with admin.cursor() as cur:
+        await cur.execute("CREATE DATABASE bench")
+    admin.close()
+    maria_url = maria.url_for("bench")
+    await load_mariadb(maria_url, port, "bench")
+    return {Dialect.POSTGRESQL: pg_url, Dialect.MARIADB: maria_url}
+
+
 async def main(baseline: str | None, rounds: int) -> None:
     work = workdir()
     tree = baseline_tree(baseline, work) if baseline else None
     if baseline:
         print(f"baseline: {baseline}, best of {rounds} alternating rounds of {RUNS} runs each")
     with PostgresServer(work) as pg, MariaDBServer(work) as maria:
-        pg_url = pg.url_for("postgres")
-        await load_postgresql(pg_url)
-        port = int(maria.admin_url.rsplit(":", 1)[1].split("/")[0])
-        import aiomysql
-
-        admin = await aiomysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True)
-        async with admin.cursor() as cur:
-            await cur.execute("CREATE DATABASE bench")
-        admin.close()
-        maria_url = maria.url_for("bench")
-        await load_mariadb(maria_url, port, "bench")
-        for dialect, url in ((Dialect.POSTGRESQL, pg_url), (Dialect.MARIADB, maria_url)):
+        urls = await loaded(pg, maria)
+        for dialect, url in urls.items():
             numbers = await measure(dialect, url)
             base = None
             if tree is not None:

@@ -49,8 +49,6 @@ from tests.bench import bench_schema  # noqa: E402
 from tests.bench.bench_schema import (  # noqa: E402
     baseline_tree,
     generated_ddl,
-    load_mariadb,
-    load_postgresql,
     rebuilt,
     workdir,
 )
@@ -205,19 +203,9 @@ async def main(baseline: str, reps: int, jobs: int) -> None:
     base_tree = baseline_tree(baseline, work)
     print(f"baseline: {baseline}; instructions per run, of {reps} runs; inputs in {work}")
     with PostgresServer(work) as pg, MariaDBServer(work) as maria:
-        pg_url = pg.url_for("postgres")
-        await load_postgresql(pg_url)
-        port = int(maria.admin_url.rsplit(":", 1)[1].split("/")[0])
-        import aiomysql
-
-        admin = await aiomysql.connect(host="127.0.0.1", port=port, user="root", autocommit=True)
-        async with admin.cursor() as cur:
-            await cur.execute("CREATE DATABASE bench")
-        admin.close()
-        maria_url = maria.url_for("bench")
-        await load_mariadb(maria_url, port, "bench")
+        urls = await bench_schema.loaded(pg, maria)
         pairs: dict[tuple[str, Dialect], tuple[Path, Path, dict[str, float]]] = {}
-        for dialect, url in ((Dialect.POSTGRESQL, pg_url), (Dialect.MARIADB, maria_url)):
+        for dialect, url in urls.items():
             for side, tree in (("head", bench_schema.REPO), ("base", base_tree)):
                 pairs[(side, dialect)] = (tree, *dumped(tree, dialect, url, work))
     measure(pairs, reps, jobs)

@@ -137,25 +137,25 @@ def _approval(lookup: Lookup, published_by: str | None, **spec: Any) -> dict[str
     return manifest
 
 
-async def _patch(
-    http: TestClient[Any, Any], obj: Mapping[str, Any], kind: str = "PtahMigrationApproval"
-) -> list[dict[str, Any]]:
-    body = {
+def _review(obj: Mapping[str, Any], kind: str = "PtahMigrationApproval") -> dict[str, Any]:
+    return {
         "apiVersion": "admission.k8s.io/v1",
         "kind": "AdmissionReview",
         "request": {
             "uid": "req-1",
-            "kind": {
-                "group": "operator.ptah.run",
-                "version": "v1alpha1",
-                "kind": kind,
-            },
+            "kind": {"group": "operator.ptah.run", "version": "v1alpha1", "kind": kind},
             "operation": "CREATE",
             "namespace": NS,
             "object": obj,
             "userInfo": {"username": "alice@example.com"},
         },
     }
+
+
+async def _patch(
+    http: TestClient[Any, Any], obj: Mapping[str, Any], kind: str = "PtahMigrationApproval"
+) -> list[dict[str, Any]]:
+    body = _review(obj, kind)
     response = await http.post(MUTATE_PATH, json=body)
     answer = (await response.json())["response"]
     assert answer["allowed"] is True
@@ -223,22 +223,7 @@ async def test_admission_reads_nothing_for_an_approval_whose_ref_is_malformed(
     http: TestClient[Any, Any], lookup: Lookup, spec: Any
 ) -> None:
     lookup.fail = True  # any read would answer a 500
-    body = {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "req-1",
-            "kind": {
-                "group": "operator.ptah.run",
-                "version": "v1alpha1",
-                "kind": "PtahMigrationApproval",
-            },
-            "operation": "CREATE",
-            "namespace": NS,
-            "object": {"metadata": {"generateName": "orders-", "namespace": NS}, "spec": spec},
-            "userInfo": {"username": "alice@example.com"},
-        },
-    }
+    body = _review({"metadata": {"generateName": "orders-", "namespace": NS}, "spec": spec})
     response = await http.post(MUTATE_PATH, json=body)
     assert response.status == 200
     answer = (await response.json())["response"]

@@ -40,9 +40,9 @@ def applied(obj: dict[str, Any], patch: list[dict[str, Any]]) -> dict[str, Any]:
             target = target[token]  # a missing parent is an error, as in RFC 6902
         assert isinstance(target, dict), op
         if kind == "add":
-            target[_unescape(last)] = copy.deepcopy(op["value"])
+            target[last] = copy.deepcopy(op["value"])
         else:
-            del target[_unescape(last)]  # removing a missing member is an error too
+            del target[last]  # removing a missing member is an error too
     return out
 
 

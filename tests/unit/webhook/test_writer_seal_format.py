@@ -14,9 +14,7 @@ import pytest
 from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.migration import PtahMigration
 from ptah_operator.webhook.writers import spec_digest
-from tests.unit.webhook.test_webhook_four_eyes import ALICE, _record, write
-
-KEY = b"k" * 32  # the four-eyes tests' SEAL
+from tests.unit.webhook.test_webhook_four_eyes import ALICE, SEAL, _record, write
 
 SPEC = (
     '{"configMap":{"name":"orders-migrations"},'
@@ -43,6 +41,6 @@ def test_the_seal_is_an_hmac_over_place_spec_and_record_in_compact_sorted_json()
         f'{{"generation":1,"name":"orders","namespace":"application","spec":"{digest}",'
         f'"writers":{writers}}}'
     )
-    seal = hmac.new(KEY, message.encode(), hashlib.sha256).hexdigest()
+    seal = hmac.new(SEAL.key, message.encode(), hashlib.sha256).hexdigest()
     assert value == f'{{"generation":1,"seal":"{seal}","writers":{writers}}}'
     assert json.loads(value)["seal"] == seal
