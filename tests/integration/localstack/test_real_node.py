@@ -56,8 +56,8 @@ def _machine() -> dict[str, Any]:
         if "ptah-node-" in point
     )
     return {
-        "iptables": out("iptables-save"),
-        "ip6tables": out("ip6tables-save"),
+        "iptables": _without_idle_tables(out("iptables-save")),
+        "ip6tables": _without_idle_tables(out("ip6tables-save")),
         "addresses": [a for a in out("ip", "-o", "addr", "show").splitlines() if "10.244." in a],
         "links": sorted(
             name
@@ -74,6 +74,29 @@ def _machine() -> dict[str, Any]:
         ),
         "state": [str(p) for p in (real_node.STATE_FILE, real_node.LOCK_FILE) if p.exists()],
     }
+
+
+BUILT_IN_CHAINS = frozenset({"PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"})
+
+
+def _without_idle_tables(saved: str) -> str:
+    """`iptables-save` output without the tables that hold only built-in chains at ACCEPT and
+    no rule: such a table filters and rewrites nothing, and on the nf_tables backend it stays
+    once anything has used it (a rule, a chain of our own or another policy still shows)."""
+    tables, kept = [], []
+    for line in saved.splitlines():
+        tables.append(line)
+        if line == "COMMIT":
+            idle = all(
+                entry.startswith(":")
+                and entry.split()[0][1:] in BUILT_IN_CHAINS
+                and entry.split()[1] == "ACCEPT"
+                for entry in tables[1:-1]
+            )
+            if not idle:
+                kept.extend(tables)
+            tables = []
+    return "\n".join(kept + tables)
 
 
 def _our_processes(workdir: Path) -> list[str]:
