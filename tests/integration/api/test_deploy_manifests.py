@@ -15,14 +15,36 @@ def test_deploy_base_is_accepted_by_the_api_server(crds_installed: ControlPlane)
     # no Deployment controller runs here, so nothing starts.
     result = crds_installed.kubectl("apply", "-k", "deploy/")
     created = result.stdout
-    crds_installed.kubectl("delete", "-k", "deploy/", "--wait=false")
+    try:
+        # The one Secret the manager reads, its result key, in its own namespace only.
+        assert _manager_can(crds_installed, "get", "secrets/ptah-operator-result-key")
+        assert not _manager_can(crds_installed, "get", "secrets/someone-elses")
+        assert not _manager_can(crds_installed, "list", "secrets")
+    finally:
+        crds_installed.kubectl("delete", "-k", "deploy/", "--wait=false")
     for expected in (
         "namespace/ptah-system",
         "serviceaccount/ptah-operator",
         "clusterrole.rbac.authorization.k8s.io/ptah-operator-manager",
+        "role.rbac.authorization.k8s.io/ptah-operator-result-key",
+        "rolebinding.rbac.authorization.k8s.io/ptah-operator-result-key",
         "deployment.apps/ptah-operator",
     ):
         assert expected in created
+
+
+def _manager_can(cp: ControlPlane, verb: str, resource: str) -> bool:
+    """`kubectl auth can-i` as the manager's ServiceAccount in ptah-system, once the RBAC
+    objects just applied have reached the authorizer (a yes is waited for, a no is not)."""
+    manager = "--as=system:serviceaccount:ptah-system:ptah-operator"
+    for _ in range(50):
+        answer = cp.kubectl(
+            "auth", "can-i", verb, resource, "-n", "ptah-system", manager, check=False
+        ).stdout.strip()
+        if answer == "yes":
+            return True
+        time.sleep(0.2)
+    return False
 
 
 def test_viewers_read_every_kind_but_the_chunks_that_hold_sql(crds_installed: ControlPlane) -> None:

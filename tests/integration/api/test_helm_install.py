@@ -13,10 +13,15 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from kubernetes_asyncio import client as k8s_client
+from kubernetes_asyncio import config as k8s_config
 from localstack.controlplane import ControlPlane
 
+from ptah_operator.results.credentials import RESULT_KEY_SECRET
+from ptah_operator.results.store import load_or_create_result_key
 from tests.unit.deploy.test_helm_chart import CHART, NAMESPACE, helm
 
 pytestmark = pytest.mark.integration
@@ -53,7 +58,41 @@ def _can(cluster: ControlPlane, verb: str, resource: str, namespace: str = "defa
     return answer.stdout.strip() == "yes"
 
 
-def test_the_chart_installs_upgrades_and_uninstalls(cluster: ControlPlane) -> None:
+async def _as_the_manager(cluster: ControlPlane) -> k8s_client.ApiClient:
+    """A client that authenticates as the manager's ServiceAccount (a client certificate whose
+    name is the ServiceAccount's user name: RBAC binds a ServiceAccount subject by that name)."""
+    kubeconfig = cluster.user_kubeconfig(
+        MANAGER, ["system:serviceaccounts", f"system:serviceaccounts:{NAMESPACE}"]
+    )
+    configuration = k8s_client.Configuration()
+    await k8s_config.load_kube_config(
+        config_file=str(kubeconfig), client_configuration=configuration
+    )
+    return k8s_client.ApiClient(configuration)
+
+
+async def _the_manager_makes_and_then_reads_its_result_key(cluster: ControlPlane) -> None:
+    """What the manager does at every start (cli/manager.py), with only the chart's grants:
+    the first start makes the Secret, every later one reads it and gets the same key."""
+    async with await _as_the_manager(cluster) as api:
+        made = await load_or_create_result_key(api, NAMESPACE)
+        again = await load_or_create_result_key(api, NAMESPACE)
+        assert made == again
+        assert len(made) >= 32
+        core: Any = k8s_client.CoreV1Api(api)
+        cluster.kubectl(
+            "create", "secret", "generic", "someone-elses", "-n", NAMESPACE, "--from-literal=k=v"
+        )
+        with pytest.raises(k8s_client.ApiException) as refused:
+            await core.read_namespaced_secret("someone-elses", NAMESPACE)
+        assert refused.value.status == 403
+    stored = cluster.kubectl(
+        "get", "secret", RESULT_KEY_SECRET, "-n", NAMESPACE, "-o", "name"
+    ).stdout.strip()
+    assert stored == f"secret/{RESULT_KEY_SECRET}"
+
+
+async def test_the_chart_installs_upgrades_and_uninstalls(cluster: ControlPlane) -> None:
     cluster.kubectl("create", "namespace", NAMESPACE)
     cluster.kubectl(
         "label", "namespace", NAMESPACE, "pod-security.kubernetes.io/enforce=restricted"
@@ -87,6 +126,12 @@ def test_the_chart_installs_upgrades_and_uninstalls(cluster: ControlPlane) -> No
     # URL is read by the Job's container alone).
     assert not _can(cluster, "get", "secrets")
     assert not _can(cluster, "list", "secrets")
+    # In its own namespace, the result key's Secret alone: it makes it on first start and
+    # reads it on every start after (the manager refused to start in a cluster without it).
+    assert _can(cluster, "get", f"secrets/{RESULT_KEY_SECRET}", NAMESPACE)
+    assert not _can(cluster, "get", "secrets/someone-elses", NAMESPACE)
+    assert not _can(cluster, "list", "secrets", NAMESPACE)
+    await _the_manager_makes_and_then_reads_its_result_key(cluster)
 
     _helm(cluster, "upgrade", "ptah-operator", str(CHART), "-n", NAMESPACE, "--set", "replicas=3")
     replicas = cluster.kubectl(

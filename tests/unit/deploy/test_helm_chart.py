@@ -186,6 +186,9 @@ def _leader_election_namespace(objects: Objects) -> None:
     args[args.index(f"--leader-election-namespace={NAMESPACE}")] = (
         "--leader-election-namespace=kube-system"
     )
+    # The result key lives in the manager's namespace (--operator-namespace defaults to this).
+    for kind in ("Role", "RoleBinding"):
+        objects[(kind, "ptah-operator-result-key")]["metadata"]["namespace"] = "kube-system"
 
 
 def _runner_image(objects: Objects) -> None:
