@@ -261,7 +261,7 @@ def job_state(
     uid = str(meta.get("uid"))
     pods = [p for p in pods if job_uid_of_pod(p) == uid]
     conditions = (job.get("status") or {}).get("conditions") or []
-    phase, reason, message, finished = JobPhase.ACTIVE, None, None, None
+    phase, reason, finished = JobPhase.ACTIVE, None, None
     for condition in conditions:
         if condition.get("status") != "True":
             continue
@@ -271,21 +271,7 @@ def job_state(
         elif condition.get("type") == "Failed":
             phase, reason = JobPhase.FAILED, _reason_word(condition.get("reason"))
             finished = parse_time(condition.get("lastTransitionTime"))
-    snapshot_refused = False
-    for pod in pods:
-        status = pod.get("status") or {}
-        for container in status.get("initContainerStatuses") or []:
-            terminated = (container.get("state") or {}).get("terminated") or {}
-            if (
-                container.get("name") in SOURCE_CONTAINERS
-                and terminated.get("exitCode") == SNAPSHOT_REFUSED_EXIT
-            ):
-                snapshot_refused = True
-                message = container_ending(container)
-        for container in status.get("containerStatuses") or []:
-            terminated = (container.get("state") or {}).get("terminated") or {}
-            if terminated.get("exitCode") not in (None, 0):
-                message = container_ending(container)
+    snapshot_refused, message = _containers_ended(pods)
     problem = None if snapshot_refused else pod_problem(job, pods, phase)
     if onsets is not None and now is not None:
         if problem is None:
@@ -307,6 +293,27 @@ def job_state(
         created_at=parse_time(meta.get("creationTimestamp")),
         deleting=meta.get("deletionTimestamp") is not None,
     )
+
+
+def _containers_ended(pods: Iterable[KubeObject]) -> tuple[bool, str | None]:
+    """Whether a source init container refused the snapshot, and how the last container that
+    failed (or refused) ended (`container_ending`), over the Job's Pods."""
+    snapshot_refused, message = False, None
+    for pod in pods:
+        status = pod.get("status") or {}
+        for container in status.get("initContainerStatuses") or []:
+            terminated = (container.get("state") or {}).get("terminated") or {}
+            if (
+                container.get("name") in SOURCE_CONTAINERS
+                and terminated.get("exitCode") == SNAPSHOT_REFUSED_EXIT
+            ):
+                snapshot_refused = True
+                message = container_ending(container)
+        for container in status.get("containerStatuses") or []:
+            terminated = (container.get("state") or {}).get("terminated") or {}
+            if terminated.get("exitCode") not in (None, 0):
+                message = container_ending(container)
+    return snapshot_refused, message
 
 
 def pod_running(pod: KubeObject) -> bool:
