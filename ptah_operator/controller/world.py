@@ -100,6 +100,13 @@ SCHEMAS = ptah_resource(Kind.PTAH_SCHEMA)
 REALMS = ptah_resource(Kind.PTAH_REALM)
 
 SOURCE_CONTAINERS = frozenset({"source", "fetch"})
+REPORTING_CONTAINERS = frozenset({"run", "resolve", "verify"})
+"""The container of each Job that runs the operation and reports its result (reconcile/jobs.py)."""
+REPORTED_EXITS = frozenset({ExitCode.REPORTED, ExitCode.NOT_DONE})
+"""The runner's exit codes after the endpoint stored (201) or already held (200) its report."""
+JOB_END_SKEW = dt.timedelta(seconds=2)
+"""How much later than its Job's end (a condition the Job controller writes, in whole seconds)
+the reporting container may have ended by the kubelet's clock and still be what ended it."""
 SNAPSHOT_REFUSED_EXIT = ExitCode.REFUSED
 """The exit code of the runner's `source` and `fetch` init containers for files that do not
 give the bound digest (or a Git commit no longer reachable)."""
@@ -272,6 +279,7 @@ def job_state(
             phase, reason = JobPhase.FAILED, _reason_word(condition.get("reason"))
             finished = parse_time(condition.get("lastTransitionTime"))
     snapshot_refused, message = _containers_ended(pods)
+    witnessed = finished is not None and report_witnessed(pods, finished)
     problem = None if snapshot_refused else pod_problem(job, pods, phase)
     if onsets is not None and now is not None:
         if problem is None:
@@ -292,6 +300,36 @@ def job_state(
         suspended=bool((job.get("spec") or {}).get("suspend")),
         created_at=parse_time(meta.get("creationTimestamp")),
         deleting=meta.get("deletionTimestamp") is not None,
+        report_witnessed=witnessed,
+    )
+
+
+def report_witnessed(pods: Iterable[KubeObject], finished: dt.datetime) -> bool:
+    """Whether the Job that ended at `finished` shows its runner reporting (JobState's
+    `report_witnessed`): of all its Pods, one reporting container, terminated with exit code
+    0 or 1, restartCount 0, and ended by `finished` + JOB_END_SKEW. A container killed (137,
+    143), one that could not report (4), one still running or never started, or two of them
+    (a Pod made beside the Job's own), and the record is not the run's word."""
+    reporting = [
+        container
+        for pod in pods
+        for container in (pod.get("status") or {}).get("containerStatuses") or []
+        if container.get("name") in REPORTING_CONTAINERS
+    ]
+    if len(reporting) != 1 or finished.tzinfo is None:
+        return False
+    container = reporting[0]
+    terminated = (container.get("state") or {}).get("terminated") or {}
+    code = terminated.get("exitCode")
+    ended = parse_time(terminated.get("finishedAt"))
+    return (
+        type(code) is int
+        and code in REPORTED_EXITS
+        and type(container.get("restartCount")) is int
+        and container.get("restartCount") == 0
+        and ended is not None
+        and ended.tzinfo is not None
+        and ended <= finished + JOB_END_SKEW
     )
 
 

@@ -238,19 +238,17 @@ def read_due(
 def result_of_finished(
     draft: Pass, claim: ActiveOperation, job: JobState | None
 ) -> OperationResult | None:
-    """A read's result, once it counts: its Job is seen finished, or it is gone and could have
-    come and gone by its TTL since the result arrived. Before that a result is no read's word:
-    whoever holds the operation's token could have posted it before the runner (issue #18), and
-    the read goes on as if none had come (its Job created again if absent). A Job gone earlier
-    than its TTL is created again: a read may run twice; its second report, if different,
-    makes the record a conflict, and the attempt fails and is retried."""
+    """A read's result, once it counts: its Job is seen finished and its reporting container
+    confirms it by how it exited (JobState.report_witnessed). Anything else is no read's word:
+    whoever holds the operation's token could have posted it before the runner, and killed the
+    runner's Pod after (issue #18), so the read goes on as if none had come: a Job that ended
+    fails the attempt after RESULT_GRACE, and a gone Job is created again (a read may run
+    twice; its second report, if different, makes the record a conflict, and the attempt fails
+    and is retried)."""
     result = draft.world.results.get(claim.operation_id)
-    if result is None:
+    if result is None or job is None:
         return None
-    if job is not None:
-        return result if job.phase != JobPhase.ACTIVE else None
-    ttl = dt.timedelta(seconds=draft.world.runner.job_ttl_seconds)
-    return result if draft.now >= result.received_at + ttl else None
+    return result if job.phase != JobPhase.ACTIVE and job.report_witnessed else None
 
 
 @dataclass(frozen=True)

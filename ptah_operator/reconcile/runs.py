@@ -2,10 +2,11 @@
 schema/apply.py; docs/design/lifecycle-decisions.md, "When a run is over").
 
 - `stage`: where a dispatched run stands, from its Job, its result, its Pods and its Lease.
-  Each family says what each stage means for it (an Unknown run read back, an Apply with no
-  outcome proved).
-- `cap` and `at_cap`: the hard cap, RUN_CAP from the Job's creation (from the claim while no
-  Job was seen); at the cap the Job is deleted, and the run is over once it is gone and no
+  A result counts only once its Job ended and the Job's reporting container confirms it by how
+  it exited (JobState.report_witnessed). Each family says what each stage means for it (an
+  Unknown run read back, an Apply with no outcome proved).
+- `cap` and `at_cap`: the hard cap, RUN_CAP from the creation of the attempt's first Job
+  (from the claim while no Job was seen); at the cap the Job is deleted, and the run is over once it is gone and no
   Pod of it runs, or POD_STOP_MARGIN later whatever runs.
 - `deleted`: a run's end that a Job's deletion justifies waits for the Job to be gone.
 - `gone_settled`: a run whose Job is gone ends only POD_CACHE_GRACE after a pass first saw it
@@ -47,13 +48,15 @@ class Stage(Enum):
     """A result before its Job's end: not yet the run's last word (whoever holds the
     operation's token could have posted it)."""
     RESULT = "Result"
+    """Its Job ended, and the container that reports ended as a runner does once its report is
+    stored (JobState.report_witnessed): the result is the run's word."""
     GONE = "Gone"
-    """Its Job is gone and left no result."""
+    """Its Job is gone: whatever result it left, no container of it can confirm it any more."""
     RUNNING = "Running"
     AWAITING_RESULT = "AwaitingResult"
     """Its Job ended a moment ago; its result may be a moment behind (RESULT_GRACE)."""
     NO_RESULT = "NoResult"
-    """Its Job ended without a readable result."""
+    """Its Job ended without a readable result, or with one no container of it confirmed."""
 
 
 def stage(
@@ -67,9 +70,13 @@ def stage(
         return Stage.SUSPENDED
     if claim.lease_continuity_lost:
         return Stage.LEASE_LOST_RUNNING if result is None and job_runs else Stage.LEASE_LOST
-    if result is not None:
-        active = job is not None and job.phase == JobPhase.ACTIVE
-        return Stage.EARLY_RESULT if active else Stage.RESULT
+    if result is not None and job is not None:
+        if job.phase == JobPhase.ACTIVE:
+            return Stage.EARLY_RESULT
+        if job.report_witnessed:
+            return Stage.RESULT
+    # From here on a result is no result: its run's container did not end as a runner that
+    # reported it does, or its Job is gone and nothing can say (JobState.report_witnessed).
     if job is None:
         return Stage.GONE
     if job.phase == JobPhase.ACTIVE:

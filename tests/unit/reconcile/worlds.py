@@ -327,14 +327,18 @@ class Worlds(Generic[WorldT, StatusT]):
     def with_result(
         self, world: WorldT, result: OperationResult, *, job: JobPhase | None = JobPhase.SUCCEEDED
     ) -> WorldT:
-        """The runner reported; its Job ended (or is still ending)."""
+        """The runner reported; its Job ended (or is still ending), and, once ended, its
+        container shows the runner's exit (JobState.report_witnessed)."""
         results = {**world.results, result.operation_id: result}
         jobs = dict(world.jobs)
         claim = self.claim_of(world)
         assert claim.job_name is not None
         if job is not None and claim.job_name in jobs:
             jobs[claim.job_name] = dataclasses.replace(
-                jobs[claim.job_name], phase=job, finished_at=world.now
+                jobs[claim.job_name],
+                phase=job,
+                finished_at=world.now,
+                report_witnessed=job is not JobPhase.ACTIVE,
             )
         return dataclasses.replace(world, results=results, jobs=jobs)
 

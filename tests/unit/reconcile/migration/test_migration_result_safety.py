@@ -72,7 +72,7 @@ def test_once_that_job_ended_the_result_is_the_verdict() -> None:
     world = run_reported(
         applying(), run_block(RunOutcome.APPLIED, applied=["0002"]), job=JobPhase.ACTIVE
     )
-    world = with_job(step(world), JobPhase.SUCCEEDED, finished_at=world.now)
+    world = with_job(step(world), JobPhase.SUCCEEDED, finished_at=world.now, report_witnessed=True)
     after = status(step(world))
     assert after.phase == MigrationPhase.VERIFYING_HISTORY
     assert after.last_run is not None

@@ -16,11 +16,18 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 
+import pytest
+
 from ptah_operator.api.constants import MigrationPhase, OperationType, Reason, RunOutcome
 from ptah_operator.reconcile.decision import LeaseVerb
 from ptah_operator.reconcile.migration import reconcile_migration
 from ptah_operator.reconcile.migration.world import MigrationWorld
-from ptah_operator.reconcile.schedule import POD_CACHE_GRACE, POD_STOP_MARGIN, RUN_CAP
+from ptah_operator.reconcile.schedule import (
+    POD_CACHE_GRACE,
+    POD_STOP_MARGIN,
+    RESULT_GRACE,
+    RUN_CAP,
+)
 from ptah_operator.reconcile.world import JobPhase
 from tests.unit.reconcile.migration.worlds import (
     applying,
@@ -136,7 +143,7 @@ def test_a_history_result_counts_only_once_its_job_is_seen_finished() -> None:
     after = status(step(early))
     assert after.phase != MigrationPhase.IN_SYNC
     assert after.active_operation is not None
-    done = with_job(early, JobPhase.SUCCEEDED, finished_at=early.now)
+    done = with_job(early, JobPhase.SUCCEEDED, finished_at=early.now, report_witnessed=True)
     assert status(step(done)).phase == MigrationPhase.IN_SYNC
 
 
@@ -372,3 +379,61 @@ def test_a_forged_read_job_past_the_cap_does_not_hold_the_read() -> None:
     after = status_of(world, decision).active_operation
     assert after is not None
     assert after.retry_at is not None
+
+
+# --- a result is the run's word only with its runner's exit (issue #18, the open HIGH of
+# session 8's review: a token holder posts a report first, then kills the runner's Pod) ---------
+
+
+def _reported_early(outcome: RunOutcome = RunOutcome.APPLIED) -> MigrationWorld:
+    """An Apply with a result stored while its Job still ran (the first report, whoever sent it)."""
+    world = run_reported(applying(), run_block(outcome, applied=["0002"]), job=JobPhase.ACTIVE)
+    return step(world)
+
+
+def _over_unknown(over: MigrationWorld) -> None:
+    after = status(over)
+    assert after.phase == MigrationPhase.BLOCKED
+    assert condition_reason(after) == Reason.APPLY_OUTCOME_UNKNOWN
+    assert after.last_run is not None
+    assert after.last_run.outcome == RunOutcome.UNKNOWN
+    assert after.next_reconciliation_time == over.now  # read back at once
+
+
+@pytest.mark.parametrize("phase", [JobPhase.FAILED, JobPhase.SUCCEEDED])
+def test_an_apply_result_its_runners_exit_does_not_confirm_is_no_outcome(phase: JobPhase) -> None:
+    early = _reported_early()
+    ended = with_job(early, phase, finished_at=early.now)  # the container's exit says otherwise
+    waiting = step(ended)
+    assert status(waiting).phase == MigrationPhase.APPLYING  # the Pod cache may lag the Job's
+    _over_unknown(step(later(ended, RESULT_GRACE)))
+
+
+def test_an_apply_result_whose_job_is_gone_is_no_outcome() -> None:
+    gone = without_job(_reported_early())
+    noted = step(gone)
+    assert status(noted).phase == MigrationPhase.APPLYING
+    _over_unknown(step(later(noted, POD_CACHE_GRACE)))
+
+
+def test_a_history_result_its_runners_exit_does_not_confirm_fails_the_attempt() -> None:
+    world = reading(new())
+    early = with_result(
+        world, report(world, OperationType.HISTORY, history=nothing_pending()), job=None
+    )
+    ended = with_job(early, JobPhase.FAILED, finished_at=early.now)
+    after = status(step(later(ended, RESULT_GRACE)))
+    assert after.phase != MigrationPhase.IN_SYNC
+    assert after.active_operation is not None
+    assert after.active_operation.retry_at is not None
+
+
+def test_a_history_result_is_not_taken_once_its_job_went_by_its_ttl() -> None:
+    world = reading(new())
+    early = with_result(
+        without_job(world), report(world, OperationType.HISTORY, history=nothing_pending())
+    )
+    late = later(early, dt.timedelta(seconds=world.runner.job_ttl_seconds + 1))
+    decision = reconcile_migration(late)
+    assert status_of(late, decision).phase != MigrationPhase.IN_SYNC
+    assert job_of(decision) == OperationType.HISTORY.value

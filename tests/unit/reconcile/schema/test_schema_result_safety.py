@@ -23,5 +23,5 @@ def test_a_result_that_arrives_while_its_apply_job_runs_ends_nothing_yet() -> No
 
 def test_once_that_job_ended_the_result_is_the_verdict() -> None:
     world = step(applied(applying(), job=JobPhase.ACTIVE))
-    world = with_job(world, JobPhase.SUCCEEDED, finished_at=world.now)
+    world = with_job(world, JobPhase.SUCCEEDED, finished_at=world.now, report_witnessed=True)
     assert phase(step(world)) == SchemaPhase.VERIFYING_CONVERGENCE

@@ -16,6 +16,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 
+import pytest
+
 from ptah_operator.api.constants import OperationType, SchemaPhase
 from ptah_operator.reconcile.decision import Decision, LeaseVerb
 from ptah_operator.reconcile.schedule import POD_CACHE_GRACE, POD_STOP_MARGIN, RESULT_GRACE, RUN_CAP
@@ -23,6 +25,7 @@ from ptah_operator.reconcile.schema import reconcile_schema
 from ptah_operator.reconcile.schema.world import SchemaWorld
 from ptah_operator.reconcile.world import JobPhase
 from tests.unit.reconcile.schema.worlds import (
+    applied,
     applying,
     claim_id,
     claim_of,
@@ -121,7 +124,7 @@ def test_a_plan_result_counts_only_once_its_job_is_seen_finished() -> None:
     block, _ = plan_block(changes=False)
     early = with_result(world, report(world, OperationType.PLAN, plan=block), job=None)
     assert phase(step(early)) != SchemaPhase.IN_SYNC
-    done = with_job(early, JobPhase.SUCCEEDED, finished_at=early.now)
+    done = with_job(early, JobPhase.SUCCEEDED, finished_at=early.now, report_witnessed=True)
     assert phase(step(done)) == SchemaPhase.IN_SYNC
 
 
@@ -310,3 +313,31 @@ def test_a_forged_job_under_the_apply_name_is_not_the_run_job() -> None:
         world = step(later(world, POD_CACHE_GRACE))
     after = status(world).active_operation
     assert after is None or after.type != OperationType.APPLY
+
+
+# --- a result is the run's word only with its runner's exit (issue #18) ------------------------
+
+
+@pytest.mark.parametrize("ended", [JobPhase.FAILED, JobPhase.SUCCEEDED])
+def test_an_apply_result_its_runners_exit_does_not_confirm_is_no_outcome(ended: JobPhase) -> None:
+    early = step(applied(applying(), job=JobPhase.ACTIVE))
+    done = with_job(early, ended, finished_at=early.now)  # the container's exit says otherwise
+    assert phase(step(done)) == SchemaPhase.APPLYING  # the Pod cache may lag the Job's
+    _proof_starts(step(later(done, RESULT_GRACE)))
+
+
+def test_an_apply_result_whose_job_is_gone_is_no_outcome() -> None:
+    noted = step(without_job(step(applied(applying(), job=JobPhase.ACTIVE))))
+    assert phase(noted) == SchemaPhase.APPLYING
+    _proof_starts(step(later(noted, POD_CACHE_GRACE)))
+
+
+def test_a_plan_result_its_runners_exit_does_not_confirm_fails_the_attempt() -> None:
+    world = planning()
+    block, _ = plan_block(changes=False)
+    early = with_result(world, report(world, OperationType.PLAN, plan=block), job=None)
+    done = with_job(early, JobPhase.FAILED, finished_at=early.now)
+    after = step(later(done, RESULT_GRACE))
+    assert phase(after) != SchemaPhase.IN_SYNC
+    claim = claim_of(after)
+    assert claim.retry_at is not None
