@@ -42,6 +42,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from ptah_operator.runtime.clock import Clock, MonotonicClock, wait_tasks
 from ptah_operator.runtime.informer import ApiStatusError, EventHandler, Informer
+from ptah_operator.runtime.logging import error_fields
 from ptah_operator.runtime.metrics import RuntimeMetrics
 from ptah_operator.runtime.ratelimit import OutageRateLimiter, RateLimiter
 from ptah_operator.runtime.store import KubeObject, metadata, object_key
@@ -307,9 +308,9 @@ class Controller:
                 self.outage_limiter.forget(key)
                 if is_conflict(error):
                     outcome = "conflict"
-                    log.info("conflict, requeue", error=str(error))
+                    log.info("conflict, requeue", error=type(error).__name__)
                 else:
-                    log.exception("reconcile failed")
+                    log.error("reconcile failed", **error_fields(error))
                 self.queue.add_rate_limited(key)
             else:
                 self.outage_limiter.forget(key)

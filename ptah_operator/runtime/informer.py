@@ -41,6 +41,7 @@ import aiohttp
 import structlog
 
 from ptah_operator.runtime.clock import Clock, MonotonicClock
+from ptah_operator.runtime.logging import error_fields
 from ptah_operator.runtime.store import (
     IndexFunc,
     KubeObject,
@@ -470,7 +471,9 @@ class Informer:
     def _call(self, func: Callable[..., None], *objs: KubeObject) -> None:
         try:
             func(*objs)
-        except Exception:
-            self._log.exception(
-                "event handler failed", object=str(metadata(objs[-1]).get("name") or "")
+        except Exception as error:
+            self._log.error(
+                "event handler failed",
+                object=str(metadata(objs[-1]).get("name") or ""),
+                **error_fields(error),
             )

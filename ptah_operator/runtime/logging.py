@@ -5,17 +5,43 @@ Contract: after `configure_logging(level)`, every structlog logger and every std
 `timestamp` (RFC 3339, UTC), `level`, `event`, `logger`, the context bound on the logger and
 the context bound with `structlog.contextvars` (the controller binds `controller` and `key`
 around each reconcile). Exceptions are rendered into an `exception` field.
-Never log SQL text, row data or credentials: nothing here filters them.
+Never log SQL text, row data or credentials: nothing here filters them. An exception's message
+and its traceback's text may carry them (an API server's answer, a database's error), so the
+runtime logs an error it did not expect by `error_fields` (class and frames) instead.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+import traceback
 from typing import TextIO
 
 import structlog
 from structlog.typing import Processor
+
+MAX_FRAMES = 12
+"""The innermost frames `error_fields` keeps of a traceback."""
+
+
+def error_fields(error: BaseException) -> dict[str, object]:
+    """An error as a log line may carry it: its class, its cause's class, and where it was
+    raised (`module.py:line in function`, innermost last, at most MAX_FRAMES). Never its
+    message, its arguments or the source lines (issue #18; PRIV-05): an ApiException's text
+    is the API server's answer, a driver's is the database's."""
+    frames = [
+        f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno} in {frame.name}"
+        for frame in traceback.extract_tb(error.__traceback__)[-MAX_FRAMES:]
+    ]
+    fields: dict[str, object] = {"error": type(error).__name__, "frames": frames}
+    cause = error.__cause__ or error.__context__
+    if cause is not None:
+        fields["cause"] = type(cause).__name__
+    status = getattr(error, "status", None)
+    if type(status) is int:
+        fields["status"] = status
+    return fields
+
 
 _LEVELS = {
     "debug": logging.DEBUG,

@@ -43,6 +43,7 @@ from ptah_operator.runtime.leaderelection import (
     LeaderElector,
     LeaseLock,
 )
+from ptah_operator.runtime.logging import error_fields
 from ptah_operator.runtime.metrics import RuntimeMetrics
 from ptah_operator.runtime.resources import Resource, list_watch_for
 from ptah_operator.runtime.store import IndexFunc
@@ -203,8 +204,9 @@ class Manager:
         if self._shutting_down:
             return
         error = None if task.cancelled() else task.exception()
-        self._failure = f"{task.get_name()} ended: {error!r}"
-        log.error("runtime task ended unexpectedly", task=task.get_name(), error=repr(error))
+        fields = error_fields(error) if error is not None else {"error": "cancelled"}
+        self._failure = f"{task.get_name()} ended: {fields['error']}"
+        log.error("runtime task ended unexpectedly", task=task.get_name(), **fields)
         self._wake.set()
 
     def _elector_ended(self, task: asyncio.Task[None]) -> None:
@@ -214,7 +216,7 @@ class Manager:
             self._failure = "leader election lost"
         else:
             error = None if task.cancelled() else task.exception()
-            self._failure = f"leader election ended: {error!r}"
+            self._failure = f"leader election ended: {type(error).__name__}"
         self._wake.set()
 
     async def _start_controllers(self) -> None:

@@ -12,6 +12,7 @@ import aiohttp
 import pytest
 from kubernetes_asyncio.client.exceptions import ApiException
 from prometheus_client import CollectorRegistry
+from structlog.testing import capture_logs
 
 from ptah_operator.runtime.clock import FakeClock
 from ptah_operator.runtime.controller import (
@@ -313,3 +314,33 @@ def test_a_long_outage_is_escalated_every_n_retries() -> None:
         2 * OUTAGE_ESCALATE_EVERY,
         3 * OUTAGE_ESCALATE_EVERY,
     ]
+
+
+MARKER = "postgresql://app:hunter2@db/orders DROP TABLE accounts"
+
+
+async def test_a_failed_reconcile_is_logged_by_class_and_frames_never_its_text() -> None:
+    # Issue #18: an exception's message is whatever raised it held (an API server's answer,
+    # a database's error, a Secret's value); the log gets its class and where it was raised.
+    clock = FakeClock()
+    script = Script(clock)
+    conflict = ApiException(status=409, reason=MARKER)
+    conflict.body = MARKER
+    try:
+        raise ValueError(MARKER) from KeyError(MARKER)
+    except ValueError as raised:
+        failure = raised
+    script.answers["ns/a"] = [failure, conflict]
+    with capture_logs() as logs:
+        controller, informer, _, _, tasks = await running(clock, script, [cm("a", "1")])
+        await clock.advance(1)
+        await stop(controller, informer, tasks)
+    assert MARKER not in repr(logs)
+    failed = [e for e in logs if e["event"] == "reconcile failed"]
+    assert len(failed) == 1
+    assert failed[0]["error"] == "ValueError"
+    assert failed[0]["cause"] == "KeyError"
+    assert failed[0]["log_level"] == "error"
+    assert any("test_controller.py:" in frame for frame in failed[0]["frames"])
+    requeued = [e for e in logs if e["event"] == "conflict, requeue"]
+    assert [e["error"] for e in requeued] == ["ApiException"]

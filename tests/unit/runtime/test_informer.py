@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from ptah_operator.runtime.clock import FakeClock
 from ptah_operator.runtime.informer import (
@@ -290,15 +291,20 @@ async def test_a_failing_handler_does_not_stop_the_others() -> None:
     informer = Informer(lw, name="cms", clock=clock)
 
     def broken(obj: dict[str, Any]) -> None:
-        raise RuntimeError("handler bug")
+        raise RuntimeError("handler bug: password=hunter2")
 
     rec = Recorder()
     informer.add_handler(EventHandler(on_add=broken))
     informer.add_handler(rec.handler())
-    task = await start(informer, clock)
+    with capture_logs() as logs:
+        task = await start(informer, clock)
     assert rec.events == [("add", "ns/a", "1")]
     informer.stop()
     await task
+    # Logged by its class and frames, never the error's text (issue #18).
+    failed = [e for e in logs if e["event"] == "event handler failed"]
+    assert [e["error"] for e in failed] == ["RuntimeError"]
+    assert "hunter2" not in repr(logs)
 
 
 # --- the store ----------------------------------------------------------------------------
