@@ -11,6 +11,10 @@ Contract (`DecisionExecutor.carry_out(obj, decision, now)`):
   (400, 403, 422: validation or admission) is remembered in `JobRefusals` with the server's
   reason, bounded and on one line, for the next World (`job_refusals`); a later create of that
   name replaces what was remembered.
+- An Apply Job it created (201) is remembered in `MadeJobs` by the create's answer (UID,
+  creationTimestamp) for the next World (`jobs_made`), and never created again: asked for it
+  once more (the cache had not shown it), the executor only reads it, and a 404 marks it gone.
+  A second Apply Job of one operation would run the Apply twice (issue #18).
 - Deletes tolerate NotFound; a Job goes with propagationPolicy Background (its Pods with it).
 - Events are best effort: the journal in status is the record.
 
@@ -24,13 +28,14 @@ import datetime as dt
 import json
 import secrets
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import structlog
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from ptah_operator.api.constants import GROUP, VERSION
+from ptah_operator.api.constants import GROUP, LABEL_OPERATION_TYPE, VERSION, OperationType
 from ptah_operator.api.kinds import kind_info
 from ptah_operator.controller.expectations import Expectations
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
@@ -43,6 +48,7 @@ from ptah_operator.reconcile.decision import (
     ObjectRef,
     OperationCredentials,
 )
+from ptah_operator.reconcile.world import MadeJob
 from ptah_operator.runtime.clock import Clock
 from ptah_operator.runtime.controller import Result
 from ptah_operator.runtime.store import KubeObject, metadata, object_key
@@ -101,6 +107,48 @@ class JobRefusals:
         self._by_key.pop(key, None)
 
 
+class MadeJobs:
+    """The Apply Jobs the executor created, by resource key (for the resource of that UID):
+    the `MAX_PER_RESOURCE` latest (an older one's run has long ended), until the resource is
+    gone (`forget`)."""
+
+    MAX_PER_RESOURCE = 16
+
+    def __init__(self) -> None:
+        self._by_key: dict[str, tuple[str, dict[str, MadeJob]]] = {}
+
+    def __len__(self) -> int:
+        return sum(len(jobs) for _, jobs in self._by_key.values())
+
+    def of(self, key: str, uid: str) -> dict[str, MadeJob]:
+        held = self._by_key.get(key)
+        if held is None or held[0] != uid:
+            return {}
+        return dict(held[1])
+
+    def made(self, key: str, uid: str, job: str, made: MadeJob) -> None:
+        held = self._by_key.get(key)
+        if held is None or held[0] != uid:
+            held = self._by_key[key] = (uid, {})
+        held[1].pop(job, None)
+        held[1][job] = made
+        while len(held[1]) > self.MAX_PER_RESOURCE:
+            del held[1][next(iter(held[1]))]
+
+    def forget(self, key: str) -> None:
+        self._by_key.pop(key, None)
+
+
+def _made_job(answer: Any) -> MadeJob:
+    """The create's answer (a V1Job) as a `MadeJob`."""
+    meta = getattr(answer, "metadata", None)
+    created = getattr(meta, "creation_timestamp", None)
+    return MadeJob(
+        uid=str(getattr(meta, "uid", "") or ""),
+        created_at=created if isinstance(created, dt.datetime) else None,
+    )
+
+
 def refusal_reason(error: ApiException) -> str:
     """The API server's reason for refusing a create, on one line and bounded. A Job manifest
     holds no SQL and no credential (only the names of Secrets), so neither does its echo."""
@@ -137,6 +185,7 @@ class DecisionExecutor:
         self.metrics = metrics
         self.expectations = Expectations(clock)
         self.refusals = JobRefusals()
+        self.made = MadeJobs()
         # Typed as Any: the Decision's manifests are plain JSON dicts, which the client accepts
         # although its annotations name the generated model classes.
         self.custom: Any = client.CustomObjectsApi(api_client)
@@ -148,6 +197,7 @@ class DecisionExecutor:
         """The resource is gone."""
         self.expectations.forget(key)
         self.refusals.forget(key)
+        self.made.forget(key)
         self.metrics.forget(self.family, key)
 
     async def carry_out(self, obj: KubeObject, decision: Decision, now: dt.datetime) -> Result:
@@ -271,13 +321,26 @@ class DecisionExecutor:
         namespace = manifest["metadata"]["namespace"]
         name = str(manifest["metadata"]["name"])
         key = object_key(owner)
+        owner_uid = str(metadata(owner).get("uid"))
+        apply = (manifest["metadata"].get("labels") or {}).get(LABEL_OPERATION_TYPE) == str(
+            OperationType.APPLY
+        )
+        made = self.made.of(key, owner_uid).get(name) if kind == "Job" and apply else None
+        if made is not None:
+            # Never a second Apply Job of one operation: only whether the first is still there.
+            if not made.gone and not await self._job_exists(namespace, name):
+                self.made.made(key, owner_uid, name, replace(made, gone=True))
+                log.warning("apply job made and gone before it was seen", job=name)
+            return True
         try:
             if kind == "ConfigMap":
                 await self.core.create_namespaced_config_map(namespace, manifest)
             elif kind == "Secret":
                 await self.core.create_namespaced_secret(namespace, manifest)
             elif kind == "Job":
-                await self.batch.create_namespaced_job(namespace, manifest)
+                answer = await self.batch.create_namespaced_job(namespace, manifest)
+                if apply:
+                    self.made.made(key, owner_uid, name, _made_job(answer))
             elif str(manifest["apiVersion"]).startswith(GROUP + "/"):
                 plural = kind_info(kind).plural
                 await self.custom.create_namespaced_custom_object(
@@ -289,8 +352,7 @@ class DecisionExecutor:
             refused = kind == "Job" and error.status in REFUSED_JOB_STATUSES
             if refused and not await self._job_exists(namespace, name):
                 reason = refusal_reason(error)
-                uid = str(metadata(owner).get("uid"))
-                self.refusals.refused(key, uid, name, reason)
+                self.refusals.refused(key, owner_uid, name, reason)
                 log.warning("job refused", job=name, status=error.status)
                 return False
             if error.status != 409 and not refused:

@@ -113,6 +113,19 @@ class JobState:
 
 
 @dataclass(frozen=True)
+class MadeJob:
+    """An Apply Job this manager created (the API server's 201), by the create's answer: the
+    manager never creates a Job of that name again, since a second one would run the Apply
+    twice (issue #18: a Job made, finished and deleted before any pass saw it)."""
+
+    uid: str
+    created_at: dt.datetime | None
+    gone: bool = False
+    """Asked for again while no cache showed it, the API server answered 404: it was made and
+    is gone, and the run begun with it is followed as a dispatched run whose Job is gone."""
+
+
+@dataclass(frozen=True)
 class OperationResult:
     """The result a runner reported for an operation, read back from its durable record."""
 
@@ -237,6 +250,9 @@ class FamilyWorld:
     the controller waits for its cache to hold its own creates (as controller-runtime's
     expectations do), because an Apply claim with no Job is withdrawn when what it rests on
     moved, and only an absent Job makes that safe."""
+    jobs_made: Mapping[str, MadeJob] = field(default_factory=dict)
+    """The Apply Jobs this manager created for the resource, by name (`MadeJob`): a claim with
+    no Job seen whose Job is here began, and is never withdrawn nor its Job made again."""
     job_refusals: Mapping[str, str] = field(default_factory=dict)
     """Jobs the API server refused to create (admission, validation, a quota), by name, with
     the reason it gave, free of SQL and credentials. Such a Job does not exist and never will

@@ -38,6 +38,7 @@ record; a release the manager did not get to is done by a later pass, `release_e
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 
 from ptah_operator.api.approvals import PtahMigrationApproval
@@ -165,15 +166,23 @@ def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | No
     result = world.results.get(claim.operation_id)
     status = draft.status
 
+    made = world.jobs_made.get(name)
     if claim.job_uid is None and job is not None:
         _accept(draft, claim)
         claim = claim.model_copy(update={"job_uid": job.uid, "job_created_at": job.created_at})
+    elif claim.job_uid is None and made is not None and made.gone:
+        # Made, and gone before any pass saw it: the run began with it (issue #18).
+        _accept(draft, claim)
+        claim = claim.model_copy(update={"job_uid": made.uid, "job_created_at": made.created_at})
     job = runs.run_job(claim, job)
     claim = _track_lease(draft, claim)
     status.active_operation = claim
 
     if claim.job_uid is None and (result is not None or claim.operation_id in world.running_pods):
         _begun_unseen(draft, claim, name)
+        return
+    if claim.job_uid is None and made is not None:
+        _made_unseen(draft, claim, name)
         return
     if claim.job_uid is None:
         why = _withdrawal(draft, claim, refusal)
@@ -375,6 +384,28 @@ def _withdraw(
         planning.retire(draft, why)
     draft.stand(standings.pending(reason, f"the Apply was withdrawn before its Job existed: {why}"))
     draft.rely_on_own_write()
+
+
+def _made_unseen(draft: MigrationDraft, claim: ActiveOperation, name: str) -> None:
+    """The manager made the Job, and no cache shows it yet: the run may have begun, so the
+    claim is not withdrawn, whatever moved. The Job is asked for again, which the executor
+    turns into a read (a 404 marks it gone: `MadeJob.gone`); with its plan or snapshot gone
+    it cannot be asked for, and the run is over at its hard cap."""
+    if runs.at_cap(draft, claim, None) == runs.AtCap.OVER:
+        _accept(draft, claim)
+        _end_unknown(draft, claim, None, f"Job {name} was made but never seen")
+        return
+    plan = draft.world.plans.get(claim.plan.name) if claim.plan is not None else None
+    record = claim.source
+    if plan is not None and record is not None:
+        # (A manifest that cannot be built now asks for nothing: the one asked for is only read.)
+        with contextlib.suppress(ValueError):
+            draft.create(
+                apply_job(draft.migration, draft.world.runner, claim.operation_id, record, plan)
+            )
+        draft.wake_in(JOB_RECREATE_CHECK)
+    why = f"Job {name} was made but is not seen yet"
+    draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
 
 
 def _recreate(draft: MigrationDraft, claim: ActiveOperation) -> None:

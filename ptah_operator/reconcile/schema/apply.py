@@ -33,6 +33,7 @@ VerifyingConvergence, still holding the Lease, for the proof (proof.py). Nothing
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 
 from ptah_operator.api.approvals import PtahSchemaApproval
@@ -136,8 +137,13 @@ def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None)
     name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
     job = world.jobs.get(name)
     result = world.results.get(claim.operation_id)
+    made = world.jobs_made.get(name)
     if claim.job_uid is None and job is not None:
         claim = claim.model_copy(update={"job_uid": job.uid, "job_created_at": job.created_at})
+        _accept(draft, claim)
+    elif claim.job_uid is None and made is not None and made.gone:
+        # Made, and gone before any pass saw it: the Apply began with it (issue #18).
+        claim = claim.model_copy(update={"job_uid": made.uid, "job_created_at": made.created_at})
         _accept(draft, claim)
     job = runs.run_job(claim, job)
     claim = leases.track(draft, claim)
@@ -148,6 +154,9 @@ def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None)
     dispatched = claim.job_uid is not None
     if not dispatched and (result is not None or claim.operation_id in world.running_pods):
         _begun_unseen(draft, claim, name)
+        return
+    if not dispatched and made is not None:
+        _made_unseen(draft, claim, name)
         return
     if not dispatched:
         why = _withdrawal(draft, claim, refusal)
@@ -172,6 +181,25 @@ def _begun_unseen(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None
     why = f"Job {name} was never seen but the Apply has begun"
     if claim.operation_id in draft.world.running_pods:
         why += "; a Pod of it still runs"
+    draft.stand(applying(claim.plan.name if claim.plan else "?", why))
+
+
+def _made_unseen(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
+    """The manager made the Job, and no cache shows it yet: the Apply may have begun, so the
+    claim is not withdrawn, whatever moved. The Job is asked for again, which the executor
+    turns into a read (a 404 marks it gone: `MadeJob.gone`); with its plan gone it cannot be
+    asked for, and the Apply is over at its hard cap."""
+    if runs.at_cap(draft, claim, None) == runs.AtCap.OVER:
+        _accept(draft, claim)
+        _end(draft, claim, None, None, f"Job {name} was made but never seen")
+        return
+    plan = plans.published(draft)
+    if plan is not None:
+        # (A manifest that cannot be built now asks for nothing: the one asked for is only read.)
+        with contextlib.suppress(ValueError):
+            draft.create(jobs.apply_job(draft.schema, draft.world.runner, claim.operation_id, plan))
+        draft.wake_in(JOB_RECREATE_CHECK)
+    why = f"Job {name} was made but is not seen yet"
     draft.stand(applying(claim.plan.name if claim.plan else "?", why))
 
 

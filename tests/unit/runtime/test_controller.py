@@ -325,7 +325,7 @@ async def test_a_failed_reconcile_is_logged_by_class_and_frames_never_its_text()
     clock = FakeClock()
     script = Script(clock)
     conflict = ApiException(status=409, reason=MARKER)
-    conflict.body = MARKER
+    conflict.body = MARKER.encode()
     try:
         raise ValueError(MARKER) from KeyError(MARKER)
     except ValueError as raised:

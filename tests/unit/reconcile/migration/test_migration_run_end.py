@@ -28,8 +28,9 @@ from ptah_operator.reconcile.schedule import (
     RESULT_GRACE,
     RUN_CAP,
 )
-from ptah_operator.reconcile.world import JobPhase
+from ptah_operator.reconcile.world import JobPhase, MadeJob
 from tests.unit.reconcile.migration.worlds import (
+    apply_job_name,
     applying,
     claim_id,
     job_of,
@@ -437,3 +438,43 @@ def test_a_history_result_is_not_taken_once_its_job_went_by_its_ttl() -> None:
     decision = reconcile_migration(late)
     assert status_of(late, decision).phase != MigrationPhase.IN_SYNC
     assert job_of(decision) == OperationType.HISTORY.value
+
+
+# --- an Apply Job the manager made is never made again, nor its claim withdrawn (issue #18) ----
+
+
+def _made(gone: bool) -> MigrationWorld:
+    """An Apply claimed and its Job made (the create's answer remembered: `jobs_made`), no
+    cache showing the Job: not yet, or it ran and was deleted before any pass saw it."""
+    world = applying(dispatched=False)
+    made = MadeJob("job-made-1", world.now, gone=gone)
+    return dataclasses.replace(world, jobs_made={apply_job_name(world): made})
+
+
+def test_an_apply_whose_job_was_made_but_not_seen_is_not_withdrawn() -> None:
+    for world in (_made(gone=False), _edited(_made(gone=False))):
+        decision = reconcile_migration(world)
+        after = status_of(world, decision)
+        assert after.phase == MigrationPhase.APPLYING
+        assert after.active_operation is not None
+        assert not _released(decision)
+        # Asked for again, which the executor turns into a read of the one it made.
+        assert job_of(decision) == OperationType.APPLY.value
+
+
+def test_an_apply_whose_made_job_is_gone_ends_unknown_and_is_never_made_again() -> None:
+    world = _made(gone=True)
+    decision = reconcile_migration(world)
+    noted = status_of(world, decision)
+    assert job_of(decision) is None
+    assert noted.active_operation is not None
+    assert noted.active_operation.job_uid == "job-made-1"
+    assert noted.phase == MigrationPhase.APPLYING
+    over = step(later(step(world), POD_CACHE_GRACE))
+    _over_unknown(over)
+    assert job_of(reconcile_migration(over)) != OperationType.APPLY.value
+
+
+def test_an_apply_whose_made_job_never_shows_ends_unknown_at_its_hard_cap() -> None:
+    over = step(later(_made(gone=False), RUN_CAP + dt.timedelta(seconds=1)))
+    _over_unknown(over)

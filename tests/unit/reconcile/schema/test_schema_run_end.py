@@ -19,11 +19,12 @@ import datetime as dt
 import pytest
 
 from ptah_operator.api.constants import OperationType, SchemaPhase
+from ptah_operator.api.names import job_name
 from ptah_operator.reconcile.decision import Decision, LeaseVerb
 from ptah_operator.reconcile.schedule import POD_CACHE_GRACE, POD_STOP_MARGIN, RESULT_GRACE, RUN_CAP
 from ptah_operator.reconcile.schema import reconcile_schema
 from ptah_operator.reconcile.schema.world import SchemaWorld
-from ptah_operator.reconcile.world import JobPhase
+from ptah_operator.reconcile.world import JobPhase, MadeJob
 from tests.unit.reconcile.schema.worlds import (
     applied,
     applying,
@@ -341,3 +342,40 @@ def test_a_plan_result_its_runners_exit_does_not_confirm_fails_the_attempt() -> 
     assert phase(after) != SchemaPhase.IN_SYNC
     claim = claim_of(after)
     assert claim.retry_at is not None
+
+
+# --- an Apply Job the manager made is never made again, nor its claim withdrawn (issue #18) ----
+
+
+def _made(gone: bool) -> SchemaWorld:
+    """An Apply claimed and its Job made (`jobs_made`), no cache showing the Job: not yet, or
+    it ran and was deleted before any pass saw it."""
+    world = applying(dispatched=False)
+    name = job_name(OperationType.APPLY, claim_id(world))
+    made = MadeJob("job-made-1", world.now, gone=gone)
+    return dataclasses.replace(world, jobs_made={name: made})
+
+
+def test_an_apply_whose_job_was_made_but_not_seen_is_not_withdrawn() -> None:
+    for world in (_made(gone=False), _edited(_made(gone=False))):
+        decision = reconcile_schema(world)
+        after = status_of(world, decision)
+        assert after.phase == SchemaPhase.APPLYING
+        assert after.active_operation is not None
+        assert not _released(decision)
+        assert job_of(decision) == OperationType.APPLY.value  # (the executor only reads it)
+
+
+def test_an_apply_whose_made_job_is_gone_ends_with_no_outcome_and_is_never_made_again() -> None:
+    world = _made(gone=True)
+    decision = reconcile_schema(world)
+    noted = status_of(world, decision)
+    assert job_of(decision) is None
+    assert noted.active_operation is not None
+    assert noted.active_operation.job_uid == "job-made-1"
+    over = step(later(step(world), POD_CACHE_GRACE))
+    _proof_starts(over)
+
+
+def test_an_apply_whose_made_job_never_shows_has_no_outcome_at_its_hard_cap() -> None:
+    _proof_starts(step(later(_made(gone=False), RUN_CAP + dt.timedelta(seconds=1))))

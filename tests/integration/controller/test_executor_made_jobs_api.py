@@ -1,0 +1,119 @@
+"""An Apply Job the executor created is never created again (issue #18): on the real API server.
+
+A pass asks again for an Apply Job whose claim has no Job seen yet (the cache had not shown
+it). If the Job was made, ran and was deleted before any pass saw it, a second create would
+make a second Job of the same operation and run the Apply twice. The executor remembers the
+create's answer; asked again, it only reads the Job, and a 404 marks it gone for the next World.
+A read's Job (History, Plan...) is made again by name on its next attempt, so only Apply Jobs
+are held to this.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client
+from prometheus_client import CollectorRegistry
+
+from ptah_operator.api.constants import LABEL_OPERATION_TYPE
+from ptah_operator.controller.executor import DecisionExecutor
+from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
+from ptah_operator.runtime.clock import MonotonicClock
+from tests.integration.controller.test_schema_controller_api import eventually, namespace
+
+pytestmark = pytest.mark.integration
+
+__all__ = ["namespace"]
+
+
+def job(name: str, namespace: str, operation: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {LABEL_OPERATION_TYPE: operation},
+        },
+        "spec": {
+            "suspend": True,  # nothing here runs it either way
+            "template": {
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}
+            },
+        },
+    }
+
+
+def _executor(api_client: client.ApiClient) -> DecisionExecutor:
+    return DecisionExecutor(
+        api_client,
+        family="migration",
+        operation_secret=lambda namespace, operation, owner: {},
+        metrics=LifecycleMetrics(CollectorRegistry()),
+        clock=MonotonicClock(),
+    )
+
+
+async def _uid(batch: Any, namespace: str, name: str) -> str | None:
+    jobs = await batch.list_namespaced_job(namespace)
+    return next((j.metadata.uid for j in jobs.items if j.metadata.name == name), None)
+
+
+async def _deleted(batch: Any, namespace: str, name: str) -> None:
+    """Delete the Job and wait until the API server no longer holds it."""
+    await batch.delete_namespaced_job(name, namespace, propagation_policy="Background")
+
+    async def gone() -> bool:
+        return await _uid(batch, namespace, name) is None
+
+    await eventually(gone, f"Job {name} to be gone")
+
+
+async def test_an_apply_job_made_and_deleted_is_not_made_again(
+    api_client: client.ApiClient, namespace: str
+) -> None:
+    batch: Any = client.BatchV1Api(api_client)
+    executor = _executor(api_client)
+    owner = {"metadata": {"name": "orders", "namespace": namespace, "uid": "u-1"}}
+    key = f"{namespace}/orders"
+    apply = job("ptah-apply-00000000cc", namespace, "Apply")
+
+    assert await executor.create(owner, apply) is True
+    first = await _uid(batch, namespace, "ptah-apply-00000000cc")
+    made = executor.made.of(key, "u-1")["ptah-apply-00000000cc"]
+    assert made.uid == first
+    assert made.created_at is not None
+    assert not made.gone
+
+    # Asked again while it is there: nothing is made, and it is not gone.
+    assert await executor.create(owner, apply) is True
+    assert await _uid(batch, namespace, "ptah-apply-00000000cc") == first
+    assert not executor.made.of(key, "u-1")["ptah-apply-00000000cc"].gone
+
+    # Deleted (finished and removed before any pass saw it), then asked for again: still none.
+    await _deleted(batch, namespace, "ptah-apply-00000000cc")
+    assert await executor.create(owner, apply) is True
+    assert await _uid(batch, namespace, "ptah-apply-00000000cc") is None
+    gone = executor.made.of(key, "u-1")["ptah-apply-00000000cc"]
+    assert gone.gone
+    assert gone.uid == first
+    # Another resource of the same name (a new UID) remembers nothing of it.
+    assert executor.made.of(key, "u-2") == {}
+
+
+async def test_a_read_job_is_made_again_by_name(
+    api_client: client.ApiClient, namespace: str
+) -> None:
+    batch: Any = client.BatchV1Api(api_client)
+    executor = _executor(api_client)
+    owner = {"metadata": {"name": "orders", "namespace": namespace, "uid": "u-1"}}
+    history = job("ptah-history-00000000dd", namespace, "History")
+    assert await executor.create(owner, history) is True
+    first = await _uid(batch, namespace, "ptah-history-00000000dd")
+    await _deleted(batch, namespace, "ptah-history-00000000dd")
+    assert await executor.create(owner, history) is True
+    second = await _uid(batch, namespace, "ptah-history-00000000dd")
+    assert second is not None
+    assert second != first
+    assert executor.made.of(f"{namespace}/orders", "u-1") == {}
