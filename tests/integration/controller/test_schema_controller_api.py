@@ -10,6 +10,7 @@ move the schema on (PATH-10).
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -46,6 +47,13 @@ from tests.support.schema_objects import (
 pytestmark = pytest.mark.integration
 
 T = TypeVar("T")
+
+
+def _now() -> str:
+    """An instant as the API server writes one (what a kubelet puts in a container's state)."""
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 FAKE_CA = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 RUNNER = RunnerConfig(
     image="localhost/ptah-operator:dev",
@@ -198,7 +206,14 @@ class Cluster:
                         "imageID": "",
                         "ready": False,
                         "restartCount": 0,
-                        "state": {"terminated": {"exitCode": 0, "reason": "Completed"}},
+                        "state": {
+                            "terminated": {
+                                "exitCode": 0,
+                                "reason": "Completed",
+                                "startedAt": _now(),
+                                "finishedAt": _now(),
+                            }
+                        },
                     }
                 ],
             }
