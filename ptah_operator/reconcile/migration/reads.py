@@ -99,7 +99,14 @@ def start(
             source_read.start_resolve(draft, request)
             return
     else:
+        # A proof with no run's source on record (a restored or edited status) reads the
+        # ConfigMap as it is, which must be there and fit first, as for any plain read.
         proof = False
+        problem = sources.config_map_problem(draft)
+        if problem is not None:
+            sources.unresolved(draft, *problem)
+            draft.fail(*problem)
+            return
         record = sources.take_snapshot(draft)
     operation_id = draft.world.new_operation_id
     try:

@@ -162,3 +162,23 @@ def test_a_configmap_source_never_needs_a_resolve_job() -> None:
     ]
     assert kinds == ["History"]
     assert status_of(world, decision).phase == MigrationPhase.READING
+
+
+def test_a_proof_owed_with_no_source_on_record_and_no_configmap_fails_instead_of_crashing() -> None:
+    # Seen in the manager's log (session 11): a status restored or edited to VerifyingHistory
+    # with no lastRun, its ConfigMap absent, made every pass raise on the missing source.
+    from ptah_operator.api.constants import MigrationPhase, Reason
+    from ptah_operator.api.migration import PtahMigrationStatus
+    from tests.unit.reconcile.migration.worlds import new, status_of
+    from tests.unit.reconcile.worlds import condition_reason, job_of
+
+    world = new()
+    resource = world.migration.model_copy(
+        update={"status": PtahMigrationStatus(phase=MigrationPhase.VERIFYING_HISTORY)}
+    )
+    world = dataclasses.replace(world, migration=resource, source=None)
+    decision = reconcile_migration(world)
+    after = status_of(world, decision)
+    assert after.phase == MigrationPhase.FAILED
+    assert condition_reason(after) == Reason.CONFIGURATION_ERROR
+    assert job_of(decision) is None
