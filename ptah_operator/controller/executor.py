@@ -186,6 +186,8 @@ class DecisionExecutor:
         self.expectations = Expectations(clock)
         self.refusals = JobRefusals()
         self.made = MadeJobs()
+        self.since: dt.datetime | None = None
+        """The instant of the first World this executor's passes saw (`leading_since`)."""
         # Typed as Any: the Decision's manifests are plain JSON dicts, which the client accepts
         # although its annotations name the generated model classes.
         self.custom: Any = client.CustomObjectsApi(api_client)

@@ -253,6 +253,10 @@ class FamilyWorld:
     jobs_made: Mapping[str, MadeJob] = field(default_factory=dict)
     """The Apply Jobs this manager created for the resource, by name (`MadeJob`): a claim with
     no Job seen whose Job is here began, and is never withdrawn nor its Job made again."""
+    leading_since: dt.datetime | None = None
+    """When this manager process decided its first pass (it decides only while leading): a
+    claim written before then, by another process, whose Apply Job is not there and was not
+    made by this one (`jobs_made`), may have been made and removed while no one watched."""
     job_refusals: Mapping[str, str] = field(default_factory=dict)
     """Jobs the API server refused to create (admission, validation, a quota), by name, with
     the reason it gave, free of SQL and credentials. Such a Job does not exist and never will

@@ -184,6 +184,9 @@ def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | No
     if claim.job_uid is None and made is not None:
         _made_unseen(draft, claim, name)
         return
+    if runs.made_elsewhere(draft, claim, name):
+        _made_elsewhere(draft, claim, name)
+        return
     if claim.job_uid is None:
         why = _withdrawal(draft, claim, refusal)
         if why is None and status.unresolved_run is not None:
@@ -384,6 +387,19 @@ def _withdraw(
         planning.retire(draft, why)
     draft.stand(standings.pending(reason, f"the Apply was withdrawn before its Job existed: {why}"))
     draft.rely_on_own_write()
+
+
+def _made_elsewhere(draft: MigrationDraft, claim: ActiveOperation, name: str) -> None:
+    """The claim was written by another manager process and its Job is not there: it may have
+    been made, run and removed while no one watched (runs.made_elsewhere). Not withdrawn and
+    not made again; once no Pod of it shows (POD_CACHE_GRACE), Unknown, read back at once."""
+    claim = runs.note_gone(draft, claim, None)
+    if runs.gone_settled(draft, claim):
+        _accept(draft, claim)
+        _end_unknown(draft, claim, None, f"Job {name} may have been made before this manager ran")
+        return
+    why = f"Job {name} is not there and may have been made before this manager ran"
+    draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
 
 
 def _made_unseen(draft: MigrationDraft, claim: ActiveOperation, name: str) -> None:

@@ -158,6 +158,9 @@ def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None)
     if not dispatched and made is not None:
         _made_unseen(draft, claim, name)
         return
+    if runs.made_elsewhere(draft, claim, name):
+        _made_elsewhere(draft, claim, name)
+        return
     if not dispatched:
         why = _withdrawal(draft, claim, refusal)
         if why is not None:
@@ -181,6 +184,19 @@ def _begun_unseen(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None
     why = f"Job {name} was never seen but the Apply has begun"
     if claim.operation_id in draft.world.running_pods:
         why += "; a Pod of it still runs"
+    draft.stand(applying(claim.plan.name if claim.plan else "?", why))
+
+
+def _made_elsewhere(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
+    """The claim was written by another manager process and its Job is not there: it may have
+    been made, run and removed while no one watched (runs.made_elsewhere). Not withdrawn and
+    not made again; once no Pod of it shows (POD_CACHE_GRACE), no outcome, proved at once."""
+    claim = runs.note_gone(draft, claim, None)
+    if runs.gone_settled(draft, claim):
+        _accept(draft, claim)
+        _end(draft, claim, None, None, f"Job {name} may have been made before this manager ran")
+        return
+    why = f"Job {name} is not there and may have been made before this manager ran"
     draft.stand(applying(claim.plan.name if claim.plan else "?", why))
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+from typing import Any
 
 import pytest
 
@@ -478,3 +479,39 @@ def test_an_apply_whose_made_job_is_gone_ends_unknown_and_is_never_made_again() 
 def test_an_apply_whose_made_job_never_shows_ends_unknown_at_its_hard_cap() -> None:
     over = step(later(_made(gone=False), RUN_CAP + dt.timedelta(seconds=1)))
     _over_unknown(over)
+
+
+# --- after a restart or a new leader: a claim whose Job is not there may have been made ---------
+
+
+def _restarted(world: MigrationWorld, *, after_claim: bool) -> MigrationWorld:
+    """The manager process deciding this pass began leading after the claim was written (a
+    restart, a new leader) or before it (it wrote the claim itself)."""
+    started = claim_of_world(world).started_at
+    since = started + dt.timedelta(seconds=1 if after_claim else -1)
+    return dataclasses.replace(world, leading_since=since)
+
+
+def claim_of_world(world: MigrationWorld) -> Any:
+    claim = status(world).active_operation
+    assert claim is not None
+    return claim
+
+
+def test_after_a_restart_a_claim_whose_job_is_not_there_is_neither_withdrawn_nor_made_again() -> (
+    None
+):
+    world = _restarted(applying(dispatched=False), after_claim=True)
+    for seen in (world, _edited(world)):
+        decision = reconcile_migration(seen)
+        after = status_of(seen, decision)
+        assert after.phase == MigrationPhase.APPLYING
+        assert after.active_operation is not None
+        assert job_of(decision) is None
+        assert not _released(decision)
+    _over_unknown(step(later(step(world), POD_CACHE_GRACE)))
+
+
+def test_a_claim_this_process_wrote_whose_job_is_not_there_yet_is_asked_for_again() -> None:
+    world = _restarted(applying(dispatched=False), after_claim=False)
+    assert job_of(reconcile_migration(world)) == OperationType.APPLY.value

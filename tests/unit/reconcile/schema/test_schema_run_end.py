@@ -379,3 +379,39 @@ def test_an_apply_whose_made_job_is_gone_ends_with_no_outcome_and_is_never_made_
 
 def test_an_apply_whose_made_job_never_shows_has_no_outcome_at_its_hard_cap() -> None:
     _proof_starts(step(later(_made(gone=False), RUN_CAP + dt.timedelta(seconds=1))))
+
+
+# --- after a restart or a new leader: a claim whose Job is not there may have been made ---------
+
+
+def _restarted(world: SchemaWorld, *, after_claim: bool) -> SchemaWorld:
+    started = claim_of(world).started_at
+    since = started + dt.timedelta(seconds=1 if after_claim else -1)
+    return dataclasses.replace(world, leading_since=since)
+
+
+def test_after_a_restart_a_claim_whose_job_is_not_there_is_neither_withdrawn_nor_made_again() -> (
+    None
+):
+    world = _restarted(applying(dispatched=False), after_claim=True)
+    for seen in (world, _edited(world)):
+        decision = reconcile_schema(seen)
+        after = status_of(seen, decision)
+        assert after.phase == SchemaPhase.APPLYING
+        assert job_of(decision) is None
+        assert not _released(decision)
+    _proof_starts(step(later(step(world), POD_CACHE_GRACE)))
+
+
+def test_a_claim_this_process_wrote_whose_job_is_not_there_yet_is_asked_for_again() -> None:
+    world = _restarted(applying(dispatched=False), after_claim=False)
+    assert job_of(reconcile_schema(world)) == OperationType.APPLY.value
+
+
+def test_a_claim_waiting_to_try_again_after_a_restart_is_not_taken_for_a_made_job() -> None:
+    world = _restarted(applying(dispatched=False), after_claim=True)
+    claim = claim_of(world).model_copy(update={"retry_at": world.now + dt.timedelta(minutes=5)})
+    status(world).active_operation = claim
+    decision = reconcile_schema(world)
+    assert status_of(world, decision).active_operation is not None
+    assert "may have been made" not in (status_of(world, decision).message or "")
