@@ -135,6 +135,24 @@ class MadeJobs:
         while len(held[1]) > self.MAX_PER_RESOURCE:
             del held[1][next(iter(held[1]))]
 
+    def drop(self, key: str, uid: str, job: str) -> None:
+        """The create was refused and the Job does not exist: nothing was made."""
+        held = self._by_key.get(key)
+        if held is not None and held[0] == uid:
+            held[1].pop(job, None)
+
+    def gone(self, key: str, uid: str, job: str) -> None:
+        made = self.of(key, uid).get(job)
+        if made is not None and not made.gone:
+            self.made(key, uid, job, replace(made, gone=True))
+
+    def deleted(self, namespace: str, job: str) -> None:
+        """A Job of that name deleted (or found gone) in `namespace`: gone, for every resource
+        there that made one of that name."""
+        for key, (uid, jobs) in list(self._by_key.items()):
+            if key.startswith(f"{namespace}/") and job in jobs:
+                self.gone(key, uid, job)
+
     def forget(self, key: str) -> None:
         self._by_key.pop(key, None)
 
@@ -331,9 +349,14 @@ class DecisionExecutor:
         if made is not None:
             # Never a second Apply Job of one operation: only whether the first is still there.
             if not made.gone and not await self._job_exists(namespace, name):
-                self.made.made(key, owner_uid, name, replace(made, gone=True))
+                self.made.gone(key, owner_uid, name)
                 log.warning("apply job made and gone before it was seen", job=name)
             return True
+        if kind == "Job" and apply:
+            # Remembered before it is asked for: a create the server carried out whose answer
+            # was lost (a timeout, a reset, a 5xx after the write) made a Job all the same,
+            # its UID unknown (issue #18, the review of session 11).
+            self.made.made(key, owner_uid, name, MadeJob(uid="", created_at=None))
         try:
             if kind == "ConfigMap":
                 await self.core.create_namespaced_config_map(namespace, manifest)
@@ -354,6 +377,7 @@ class DecisionExecutor:
             refused = kind == "Job" and error.status in REFUSED_JOB_STATUSES
             if refused and not await self._job_exists(namespace, name):
                 reason = refusal_reason(error)
+                self.made.drop(key, owner_uid, name)
                 self.refusals.refused(key, owner_uid, name, reason)
                 log.warning("job refused", job=name, status=error.status)
                 return False
@@ -391,6 +415,7 @@ class DecisionExecutor:
                 await self.batch.delete_namespaced_job(
                     ref.name, ref.namespace, propagation_policy="Background"
                 )
+                self._deleted_job(ref)
             elif ref.api_version.startswith(GROUP + "/"):
                 await self.custom.delete_namespaced_custom_object(
                     GROUP, VERSION, ref.namespace, kind_info(ref.kind).plural, ref.name
@@ -398,6 +423,13 @@ class DecisionExecutor:
         except ApiException as error:
             if error.status != 404:
                 raise
+            if ref.kind == "Job":
+                self._deleted_job(ref)
+
+    def _deleted_job(self, ref: ObjectRef) -> None:
+        """An Apply Job this executor made, deleted (or found gone): gone for the next World,
+        whatever any cache shows (one relabelled out of the owner index stays deleted)."""
+        self.made.deleted(ref.namespace, ref.name)
 
     async def event(self, obj: KubeObject, event: Event, now: dt.datetime) -> None:
         meta = metadata(obj)

@@ -104,9 +104,11 @@ REPORTING_CONTAINERS = frozenset({"run", "resolve", "verify"})
 """The container of each Job that runs the operation and reports its result (reconcile/jobs.py)."""
 REPORTED_EXITS = frozenset({ExitCode.REPORTED, ExitCode.NOT_DONE})
 """The runner's exit codes after the endpoint stored (201) or already held (200) its report."""
-JOB_END_SKEW = dt.timedelta(seconds=2)
-"""How much later than its Job's end (a condition the Job controller writes, in whole seconds)
-the reporting container may have ended by the kubelet's clock and still be what ended it."""
+JOB_END_SKEW = dt.timedelta(seconds=60)
+"""How much later than its Job's end (a condition the Job controller writes by its clock, in
+whole seconds) the reporting container may have ended by its node's clock and still be what
+ended it. Wide enough for a node's clock a little ahead (a few seconds would disbelieve every
+run on that node); the exit code and the single reporting container do the real work."""
 SNAPSHOT_REFUSED_EXIT = ExitCode.REFUSED
 """The exit code of the runner's `source` and `fetch` init containers for files that do not
 give the bound digest (or a Git commit no longer reachable)."""

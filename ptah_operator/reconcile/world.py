@@ -106,7 +106,7 @@ class JobState:
     report_witnessed: bool = False
     """The Job ended, and the one container of it that reports (`run`, `resolve` or `verify`)
     ended as the runner ends once the endpoint stored its report: exit code 0 (REPORTED) or 1
-    (NOT_DONE) as the kubelet saw it, never restarted, and no later than the Job's end. Only
+    (NOT_DONE) as the kubelet saw it, never restarted, and not long after the Job's end. Only
     then is a result record of the run believed: a record alone is whatever the first holder
     of the operation's token posted, and one posted before a runner that was then killed would
     otherwise be the run's word (issue #18; docs/security.md, "The run's own exit")."""

@@ -173,9 +173,22 @@ def _fetch(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run a command. An error nothing expected ends it NOT_REPORTED (4), never Python's own
+    exit code 1, which is NOT_DONE: the manager believes a result only from a container that
+    exited 0 or 1 (issue #18), and a runner that crashed after someone else's report was
+    stored has reported nothing."""
     configure_logging()
     args = build_parser().parse_args(argv)
     structlog.contextvars.bind_contextvars(command=args.command)
+    try:
+        return _command(args)
+    except Exception as error:
+        structlog.get_logger(__name__).error("runner failed", error=type(error).__name__)
+        write_termination_message("result not reported")
+        return ExitCode.NOT_REPORTED
+
+
+def _command(args: argparse.Namespace) -> int:
     if args.command == "source":
         return _source(args)
     if args.command == "fetch":

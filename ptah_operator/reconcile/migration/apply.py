@@ -62,6 +62,7 @@ from ptah_operator.reconcile.approvals import accepted as approval_accepted
 from ptah_operator.reconcile.decision import (
     LeaseAction,
     LeaseVerb,
+    ObjectRef,
     OperationCredentials,
 )
 from ptah_operator.reconcile.draft import binding_digest, current_binding
@@ -76,6 +77,7 @@ from ptah_operator.reconcile.schedule import (
     CLEANUP_CHECK,
     JOB_RECREATE_CHECK,
     LEASE_WAIT,
+    POD_STOP_CHECK,
     RESULT_GRACE,
     RUN_CAP,
     interval,
@@ -167,19 +169,24 @@ def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | No
     status = draft.status
 
     made = world.jobs_made.get(name)
-    if claim.job_uid is None and job is not None:
-        _accept(draft, claim)
-        claim = claim.model_copy(update={"job_uid": job.uid, "job_created_at": job.created_at})
-    elif claim.job_uid is None and made is not None and made.gone:
-        # Made, and gone before any pass saw it: the run began with it (issue #18).
+    if claim.job_uid is None and made is not None and made.uid and (made.gone or job):
+        # The Job this manager made, by the create's answer: the run began with it, and a
+        # Job under its name with another UID is not it (runs.run_job; issue #18).
         _accept(draft, claim)
         claim = claim.model_copy(update={"job_uid": made.uid, "job_created_at": made.created_at})
+    elif claim.job_uid is None and job is not None:
+        _accept(draft, claim)
+        claim = claim.model_copy(update={"job_uid": job.uid, "job_created_at": job.created_at})
     job = runs.run_job(claim, job)
     claim = _track_lease(draft, claim)
     status.active_operation = claim
 
     if claim.job_uid is None and (result is not None or claim.operation_id in world.running_pods):
         _begun_unseen(draft, claim, name)
+        return
+    if claim.job_uid is None and made is not None and made.gone:
+        # Asked for, its answer lost, and not there: it may have been made (issue #18).
+        _made_elsewhere(draft, claim, name)
         return
     if claim.job_uid is None and made is not None:
         _made_unseen(draft, claim, name)
@@ -406,10 +413,15 @@ def _made_unseen(draft: MigrationDraft, claim: ActiveOperation, name: str) -> No
     """The manager made the Job, and no cache shows it yet: the run may have begun, so the
     claim is not withdrawn, whatever moved. The Job is asked for again, which the executor
     turns into a read (a 404 marks it gone: `MadeJob.gone`); with its plan or snapshot gone
-    it cannot be asked for, and the run is over at its hard cap."""
-    if runs.at_cap(draft, claim, None) == runs.AtCap.OVER:
-        _accept(draft, claim)
-        _end_unknown(draft, claim, None, f"Job {name} was made but never seen")
+    it cannot be asked for. Past its hard cap it is deleted by name, and the run is over once
+    the delete is done."""
+    if runs.at_cap(draft, claim, None) != runs.AtCap.BEFORE:
+        # Still there for all the executor knows (relabelled out of the cache, say): deleted,
+        # and the run ends once that delete is done (MadeJob.gone), never before.
+        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+        draft.wake_in(POD_STOP_CHECK)
+        why = f"past its hard cap: Job {name}, made but never seen, is being deleted"
+        draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
         return
     plan = draft.world.plans.get(claim.plan.name) if claim.plan is not None else None
     record = claim.source

@@ -61,12 +61,14 @@ from ptah_operator.api.schema import ApplyRecord
 from ptah_operator.reconcile import conditions, runs, sources
 from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.approvals import accepted as approval_accepted
+from ptah_operator.reconcile.decision import ObjectRef
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.realm import Refusal
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
     JOB_RECREATE_CHECK,
     LEASE_WAIT,
+    POD_STOP_CHECK,
     RESULT_GRACE,
     RUN_CAP,
     failure_retry_interval,
@@ -138,12 +140,13 @@ def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None)
     job = world.jobs.get(name)
     result = world.results.get(claim.operation_id)
     made = world.jobs_made.get(name)
-    if claim.job_uid is None and job is not None:
-        claim = claim.model_copy(update={"job_uid": job.uid, "job_created_at": job.created_at})
-        _accept(draft, claim)
-    elif claim.job_uid is None and made is not None and made.gone:
-        # Made, and gone before any pass saw it: the Apply began with it (issue #18).
+    if claim.job_uid is None and made is not None and made.uid and (made.gone or job):
+        # The Job this manager made, by the create's answer: the Apply began with it, and a
+        # Job under its name with another UID is not it (runs.run_job; issue #18).
         claim = claim.model_copy(update={"job_uid": made.uid, "job_created_at": made.created_at})
+        _accept(draft, claim)
+    elif claim.job_uid is None and job is not None:
+        claim = claim.model_copy(update={"job_uid": job.uid, "job_created_at": job.created_at})
         _accept(draft, claim)
     job = runs.run_job(claim, job)
     claim = leases.track(draft, claim)
@@ -154,6 +157,10 @@ def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None)
     dispatched = claim.job_uid is not None
     if not dispatched and (result is not None or claim.operation_id in world.running_pods):
         _begun_unseen(draft, claim, name)
+        return
+    if not dispatched and made is not None and made.gone:
+        # Asked for, its answer lost, and not there: it may have been made (issue #18).
+        _made_elsewhere(draft, claim, name)
         return
     if not dispatched and made is not None:
         _made_unseen(draft, claim, name)
@@ -204,10 +211,15 @@ def _made_unseen(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
     """The manager made the Job, and no cache shows it yet: the Apply may have begun, so the
     claim is not withdrawn, whatever moved. The Job is asked for again, which the executor
     turns into a read (a 404 marks it gone: `MadeJob.gone`); with its plan gone it cannot be
-    asked for, and the Apply is over at its hard cap."""
-    if runs.at_cap(draft, claim, None) == runs.AtCap.OVER:
-        _accept(draft, claim)
-        _end(draft, claim, None, None, f"Job {name} was made but never seen")
+    asked for. Past its hard cap it is deleted by name, and the Apply is over once the delete
+    is done."""
+    if runs.at_cap(draft, claim, None) != runs.AtCap.BEFORE:
+        # Still there for all the executor knows (relabelled out of the cache, say): deleted,
+        # and the Apply ends once that delete is done (MadeJob.gone), never before.
+        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
+        draft.wake_in(POD_STOP_CHECK)
+        why = f"past its hard cap: Job {name}, made but never seen, is being deleted"
+        draft.stand(applying(claim.plan.name if claim.plan else "?", why))
         return
     plan = plans.published(draft)
     if plan is not None:

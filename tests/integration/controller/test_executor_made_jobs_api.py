@@ -19,6 +19,7 @@ from prometheus_client import CollectorRegistry
 from ptah_operator.api.constants import LABEL_OPERATION_TYPE
 from ptah_operator.controller.executor import DecisionExecutor
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
+from ptah_operator.reconcile.decision import ObjectRef
 from ptah_operator.runtime.clock import MonotonicClock
 from tests.integration.controller.test_schema_controller_api import eventually, namespace
 
@@ -117,3 +118,17 @@ async def test_a_read_job_is_made_again_by_name(
     assert second is not None
     assert second != first
     assert executor.made.of(f"{namespace}/orders", "u-1") == {}
+
+
+async def test_an_apply_job_the_executor_deletes_is_gone_whatever_the_cache_shows(
+    api_client: client.ApiClient, namespace: str
+) -> None:
+    # A Job relabelled out of the owner index is not in the resource's World; past its cap it
+    # is deleted by name, and the run ends only once that delete is done.
+    executor = _executor(api_client)
+    owner = {"metadata": {"name": "orders", "namespace": namespace, "uid": "u-1"}}
+    apply = job("ptah-apply-00000000ee", namespace, "Apply")
+    assert await executor.create(owner, apply) is True
+    assert not executor.made.of(f"{namespace}/orders", "u-1")["ptah-apply-00000000ee"].gone
+    await executor.delete(ObjectRef("batch/v1", "Job", namespace, "ptah-apply-00000000ee"))
+    assert executor.made.of(f"{namespace}/orders", "u-1")["ptah-apply-00000000ee"].gone

@@ -476,9 +476,42 @@ def test_an_apply_whose_made_job_is_gone_ends_unknown_and_is_never_made_again() 
     assert job_of(reconcile_migration(over)) != OperationType.APPLY.value
 
 
-def test_an_apply_whose_made_job_never_shows_ends_unknown_at_its_hard_cap() -> None:
-    over = step(later(_made(gone=False), RUN_CAP + dt.timedelta(seconds=1)))
-    _over_unknown(over)
+def test_an_apply_whose_made_job_never_shows_is_deleted_at_its_cap_and_ends_once_gone() -> None:
+    late = later(_made(gone=False), RUN_CAP + dt.timedelta(seconds=1))
+    decision = reconcile_migration(late)
+    assert _job_deleted(decision)
+    assert status_of(late, decision).phase == MigrationPhase.APPLYING
+    assert not _released(decision)
+    deleted = step(late)
+    gone = dataclasses.replace(
+        deleted, jobs_made={apply_job_name(late): MadeJob("job-made-1", late.now, gone=True)}
+    )
+    _over_unknown(step(later(step(gone), POD_CACHE_GRACE)))
+
+
+def test_a_job_under_its_name_with_another_uid_than_the_one_made_is_not_the_runs() -> None:
+    world = applying()  # a Job in the cache, its UID recorded by nobody yet
+    name = apply_job_name(world)
+    claim = status(world).active_operation
+    assert claim is not None
+    unseen = claim.model_copy(update={"job_uid": None})
+    status(world).active_operation = unseen
+    made = dataclasses.replace(world, jobs_made={name: MadeJob("job-made-1", world.now)})
+    after = status_of(made, reconcile_migration(made)).active_operation
+    assert after is not None
+    assert after.job_uid == "job-made-1"
+    assert world.jobs[name].uid != "job-made-1"
+
+
+def test_an_apply_create_whose_answer_was_lost_and_whose_job_is_absent_ends_unknown() -> None:
+    world = applying(dispatched=False)
+    lost = dataclasses.replace(
+        world, jobs_made={apply_job_name(world): MadeJob("", None, gone=True)}
+    )
+    decision = reconcile_migration(lost)
+    assert job_of(decision) is None
+    assert status_of(lost, decision).phase == MigrationPhase.APPLYING
+    _over_unknown(step(later(step(lost), POD_CACHE_GRACE)))
 
 
 # --- after a restart or a new leader: a claim whose Job is not there may have been made ---------

@@ -377,8 +377,26 @@ def test_an_apply_whose_made_job_is_gone_ends_with_no_outcome_and_is_never_made_
     _proof_starts(over)
 
 
-def test_an_apply_whose_made_job_never_shows_has_no_outcome_at_its_hard_cap() -> None:
-    _proof_starts(step(later(_made(gone=False), RUN_CAP + dt.timedelta(seconds=1))))
+def test_an_apply_whose_made_job_never_shows_is_deleted_at_its_cap_and_ends_once_gone() -> None:
+    late = later(_made(gone=False), RUN_CAP + dt.timedelta(seconds=1))
+    decision = reconcile_schema(late)
+    assert _job_deleted(decision)
+    assert status_of(late, decision).phase == SchemaPhase.APPLYING
+    assert not _released(decision)
+    name = job_name(OperationType.APPLY, claim_id(late))
+    gone = dataclasses.replace(
+        step(late), jobs_made={name: MadeJob("job-made-1", late.now, gone=True)}
+    )
+    _proof_starts(step(later(step(gone), POD_CACHE_GRACE)))
+
+
+def test_an_apply_create_whose_answer_was_lost_and_whose_job_is_absent_has_no_outcome() -> None:
+    world = applying(dispatched=False)
+    name = job_name(OperationType.APPLY, claim_id(world))
+    lost = dataclasses.replace(world, jobs_made={name: MadeJob("", None, gone=True)})
+    decision = reconcile_schema(lost)
+    assert job_of(decision) is None
+    _proof_starts(step(later(step(lost), POD_CACHE_GRACE)))
 
 
 # --- after a restart or a new leader: a claim whose Job is not there may have been made ---------
