@@ -172,22 +172,20 @@ def gone_settled(draft: Pass, claim: ActiveOperation) -> bool:
     return True
 
 
-def made_elsewhere(draft: Pass, claim: ActiveOperation, name: str) -> bool:
+def made_elsewhere(draft: Pass, claim: ActiveOperation) -> bool:
     """Whether an Apply claim with no Job seen may have had its Job made by another manager
     process (before a restart, or the previous leader): written before this process decided
-    its first pass, its Job not there now, not made by this process (`jobs_made`), and not
-    refused. Such a Job may have run and been removed while no one watched; made again, the
+    its first pass, not waiting to try again, and no Job of it seen (`jobUID` unset: the caller
+    takes a Job in the cache, and looks at `jobs_made`, first; this process never asked for a
+    claim it did not write, so it has neither made nor been refused that Job). Such a Job may have run and been removed while
+    no one watched; made again, the
     Apply would run twice (issue #18). The claim is then not withdrawn and its Job not made
     again; once POD_CACHE_GRACE passed with no Pod of it showing (`gone_settled`), the run
     ends with no outcome and its database is read back."""
-    world = draft.world
-    since = world.leading_since
+    since = draft.world.leading_since
     return (
         claim.job_uid is None
         and claim.retry_at is None  # (a claim waiting to try again has no Job out)
         and since is not None
         and claim.started_at < since
-        and name not in world.jobs
-        and name not in world.jobs_made
-        and name not in world.job_refusals
     )

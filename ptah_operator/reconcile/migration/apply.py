@@ -191,7 +191,7 @@ def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | No
     if claim.job_uid is None and made is not None:
         _made_unseen(draft, claim, name)
         return
-    if runs.made_elsewhere(draft, claim, name):
+    if runs.made_elsewhere(draft, claim):
         _made_elsewhere(draft, claim, name)
         return
     if claim.job_uid is None:

@@ -165,7 +165,7 @@ def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None)
     if not dispatched and made is not None:
         _made_unseen(draft, claim, name)
         return
-    if runs.made_elsewhere(draft, claim, name):
+    if runs.made_elsewhere(draft, claim):
         _made_elsewhere(draft, claim, name)
         return
     if not dispatched:

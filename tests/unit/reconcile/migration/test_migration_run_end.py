@@ -548,3 +548,9 @@ def test_after_a_restart_a_claim_whose_job_is_not_there_is_neither_withdrawn_nor
 def test_a_claim_this_process_wrote_whose_job_is_not_there_yet_is_asked_for_again() -> None:
     world = _restarted(applying(dispatched=False), after_claim=False)
     assert job_of(reconcile_migration(world)) == OperationType.APPLY.value
+
+
+def test_a_claim_written_in_this_processs_first_pass_is_its_own() -> None:
+    world = applying(dispatched=False)
+    first = dataclasses.replace(world, leading_since=claim_of_world(world).started_at)
+    assert job_of(reconcile_migration(first)) == OperationType.APPLY.value

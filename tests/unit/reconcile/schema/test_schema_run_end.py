@@ -433,3 +433,14 @@ def test_a_claim_waiting_to_try_again_after_a_restart_is_not_taken_for_a_made_jo
     decision = reconcile_schema(world)
     assert status_of(world, decision).active_operation is not None
     assert "may have been made" not in (status_of(world, decision).message or "")
+
+
+def test_a_job_under_its_name_with_another_uid_than_the_one_made_is_not_the_runs() -> None:
+    world = applying()  # a Job in the cache, its UID recorded by nobody yet
+    name = job_name(OperationType.APPLY, claim_id(world))
+    status(world).active_operation = claim_of(world).model_copy(update={"job_uid": None})
+    made = dataclasses.replace(world, jobs_made={name: MadeJob("job-made-1", world.now)})
+    after = status_of(made, reconcile_schema(made)).active_operation
+    assert after is not None
+    assert after.job_uid == "job-made-1"
+    assert world.jobs[name].uid != "job-made-1"
