@@ -29,7 +29,7 @@ import json
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import structlog
 from kubernetes_asyncio import client
@@ -55,6 +55,8 @@ from ptah_operator.runtime.store import KubeObject, metadata, object_key
 
 log = structlog.get_logger(__name__)
 
+T = TypeVar("T")
+
 RETRY_SOON = 2.0
 REFUSED_JOB_STATUSES = frozenset({400, 403, 422})
 """Answers to a Job create that mean "this Job will not exist as built": invalid, or refused
@@ -68,93 +70,81 @@ OperationSecretFactory = Callable[[str, str, Mapping[str, Any]], dict[str, Any]]
 # --- refused Jobs ------------------------------------------------------------------------------
 
 
-class JobRefusals:
-    """Jobs the API server refused to create, by resource key and Job name: for each resource
-    the `MAX_PER_RESOURCE` latest (an older one's operation has long ended Failed, JobRefused),
-    for a resource until it is gone (`forget`)."""
+class JobMemory(Generic[T]):
+    """Something remembered of Jobs, by resource key (for the resource of that UID: one made
+    again under the same name remembers nothing) and Job name: for each resource the
+    `MAX_PER_RESOURCE` latest, until the resource is gone (`forget`)."""
 
     MAX_PER_RESOURCE = 16
 
     def __init__(self) -> None:
-        self._by_key: dict[str, tuple[str, dict[str, str]]] = {}
+        self._by_key: dict[str, tuple[str, dict[str, T]]] = {}
 
     def __len__(self) -> int:
         return sum(len(jobs) for _, jobs in self._by_key.values())
 
-    def of(self, key: str, uid: str) -> dict[str, str]:
+    def of(self, key: str, uid: str) -> dict[str, T]:
         held = self._by_key.get(key)
         if held is None or held[0] != uid:
             return {}
         return dict(held[1])
 
-    def refused(self, key: str, uid: str, job: str, reason: str) -> None:
+    def remember(self, key: str, uid: str, job: str, value: T) -> None:
         held = self._by_key.get(key)
         if held is None or held[0] != uid:
             held = self._by_key[key] = (uid, {})
         held[1].pop(job, None)
-        held[1][job] = reason
+        held[1][job] = value
         while len(held[1]) > self.MAX_PER_RESOURCE:
             del held[1][next(iter(held[1]))]
 
-    def created(self, key: str, job: str) -> None:
+    def drop(self, key: str, job: str, uid: str | None = None) -> None:
+        """Forget the Job (of the resource of `uid`, when given)."""
         held = self._by_key.get(key)
-        if held is not None:
+        if held is not None and uid in (None, held[0]):
             held[1].pop(job, None)
             if not held[1]:
                 del self._by_key[key]
 
+    def holding(self, namespace: str, job: str) -> list[tuple[str, str]]:
+        """The (key, uid) of every resource in `namespace` that remembers a Job of that name."""
+        return [
+            (key, uid)
+            for key, (uid, jobs) in self._by_key.items()
+            if key.startswith(f"{namespace}/") and job in jobs
+        ]
+
     def forget(self, key: str) -> None:
         self._by_key.pop(key, None)
 
 
-class MadeJobs:
-    """The Apply Jobs the executor created, by resource key (for the resource of that UID):
-    the `MAX_PER_RESOURCE` latest (an older one's run has long ended), until the resource is
-    gone (`forget`)."""
+class JobRefusals(JobMemory[str]):
+    """Jobs the API server refused to create, with its reason (an older one's operation has
+    long ended Failed, JobRefused)."""
 
-    MAX_PER_RESOURCE = 16
+    def refused(self, key: str, uid: str, job: str, reason: str) -> None:
+        self.remember(key, uid, job, reason)
 
-    def __init__(self) -> None:
-        self._by_key: dict[str, tuple[str, dict[str, MadeJob]]] = {}
+    def created(self, key: str, job: str) -> None:
+        self.drop(key, job)
 
-    def __len__(self) -> int:
-        return sum(len(jobs) for _, jobs in self._by_key.values())
 
-    def of(self, key: str, uid: str) -> dict[str, MadeJob]:
-        held = self._by_key.get(key)
-        if held is None or held[0] != uid:
-            return {}
-        return dict(held[1])
+class MadeJobs(JobMemory[MadeJob]):
+    """The Apply Jobs the executor created (an older one's run has long ended)."""
 
     def made(self, key: str, uid: str, job: str, made: MadeJob) -> None:
-        held = self._by_key.get(key)
-        if held is None or held[0] != uid:
-            held = self._by_key[key] = (uid, {})
-        held[1].pop(job, None)
-        held[1][job] = made
-        while len(held[1]) > self.MAX_PER_RESOURCE:
-            del held[1][next(iter(held[1]))]
-
-    def drop(self, key: str, uid: str, job: str) -> None:
-        """The create was refused and the Job does not exist: nothing was made."""
-        held = self._by_key.get(key)
-        if held is not None and held[0] == uid:
-            held[1].pop(job, None)
+        self.remember(key, uid, job, made)
 
     def gone(self, key: str, uid: str, job: str) -> None:
         made = self.of(key, uid).get(job)
         if made is not None and not made.gone:
-            self.made(key, uid, job, replace(made, gone=True))
+            self.remember(key, uid, job, replace(made, gone=True))
 
     def deleted(self, namespace: str, job: str) -> None:
         """A Job of that name deleted (or found gone) in `namespace`: gone, for every resource
         there that made one of that name."""
-        for key, (uid, jobs) in list(self._by_key.items()):
-            if key.startswith(f"{namespace}/") and job in jobs:
-                self.gone(key, uid, job)
-
-    def forget(self, key: str) -> None:
-        self._by_key.pop(key, None)
+        for key, uid in self.holding(namespace, job):
+            self.gone(key, uid, job)
 
 
 def _made_job(answer: Any) -> MadeJob:
@@ -377,7 +367,7 @@ class DecisionExecutor:
             refused = kind == "Job" and error.status in REFUSED_JOB_STATUSES
             if refused and not await self._job_exists(namespace, name):
                 reason = refusal_reason(error)
-                self.made.drop(key, owner_uid, name)
+                self.made.drop(key, name, owner_uid)
                 self.refusals.refused(key, owner_uid, name, reason)
                 log.warning("job refused", job=name, status=error.status)
                 return False
