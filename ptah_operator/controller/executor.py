@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
+import aiohttp
 import structlog
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
@@ -363,6 +364,10 @@ class DecisionExecutor:
                 )
             else:
                 raise ValueError(f"the {self.family} controller does not create {kind}")
+        except aiohttp.ClientConnectorError:
+            # Never connected, so never sent: nothing was made.
+            self.made.drop(key, name, owner_uid)
+            raise
         except ApiException as error:
             refused = kind == "Job" and error.status in REFUSED_JOB_STATUSES
             if refused and not await self._job_exists(namespace, name):
@@ -372,6 +377,8 @@ class DecisionExecutor:
                 log.warning("job refused", job=name, status=error.status)
                 return False
             if error.status != 409 and not refused:
+                if isinstance(error.status, int) and error.status < 500:
+                    self.made.drop(key, name, owner_uid)  # (answered, and not made)
                 raise  # (a refused create of a Job that exists is taken as the 409 it hides)
             if kind == "Job":
                 self.refusals.created(key, name)

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import aiohttp
 import pytest
 from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
 from prometheus_client import CollectorRegistry
 
 from ptah_operator.api.constants import LABEL_OPERATION_TYPE
@@ -132,3 +134,24 @@ async def test_an_apply_job_the_executor_deletes_is_gone_whatever_the_cache_show
     assert not executor.made.of(f"{namespace}/orders", "u-1")["ptah-apply-00000000ee"].gone
     await executor.delete(ObjectRef("batch/v1", "Job", namespace, "ptah-apply-00000000ee"))
     assert executor.made.of(f"{namespace}/orders", "u-1")["ptah-apply-00000000ee"].gone
+
+
+async def test_an_apply_job_create_that_was_answered_or_never_sent_made_nothing(
+    api_client: client.ApiClient,
+) -> None:
+    # Remembered before it is asked for (an answer lost after the write made one all the same);
+    # forgotten when the API server answered that it made none, or was never reached.
+    owner = {"metadata": {"name": "orders", "namespace": "no-such-namespace", "uid": "u-1"}}
+    apply = job("ptah-apply-00000000ff", "no-such-namespace", "Apply")
+    executor = _executor(api_client)
+    with pytest.raises(ApiException) as answered:
+        await executor.create(owner, apply)
+    assert answered.value.status == 404
+    assert executor.made.of("no-such-namespace/orders", "u-1") == {}
+
+    unreachable = client.Configuration(host="https://127.0.0.1:9")
+    async with client.ApiClient(unreachable) as nowhere:
+        executor = _executor(nowhere)
+        with pytest.raises(aiohttp.ClientConnectorError):
+            await executor.create(owner, apply)
+        assert executor.made.of("no-such-namespace/orders", "u-1") == {}
