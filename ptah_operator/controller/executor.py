@@ -195,8 +195,8 @@ class DecisionExecutor:
         self.expectations = Expectations(clock)
         self.refusals = JobRefusals()
         self.made = MadeJobs()
-        self.since: dt.datetime | None = None
-        """The instant of the first World this executor's passes saw (`leading_since`)."""
+        self.claims: JobMemory[bool] = JobMemory()
+        """The operation ids of the claims this process asked to write (`claims_written`)."""
         # Typed as Any: the Decision's manifests are plain JSON dicts, which the client accepts
         # although its annotations name the generated model classes.
         self.custom: Any = client.CustomObjectsApi(api_client)
@@ -209,6 +209,7 @@ class DecisionExecutor:
         self.expectations.forget(key)
         self.refusals.forget(key)
         self.made.forget(key)
+        self.claims.forget(key)
         self.metrics.forget(self.family, key)
 
     async def carry_out(self, obj: KubeObject, decision: Decision, now: dt.datetime) -> Result:
@@ -298,6 +299,10 @@ class DecisionExecutor:
             "status": decision.status,
         }
         plural = kind_info(str(obj.get("kind"))).plural
+        claim = decision.status.get("activeOperation")
+        if isinstance(claim, Mapping) and claim.get("operationID"):
+            # Before the write: one whose answer is lost may be on record all the same.
+            self.claims.remember(key, str(meta.get("uid")), str(claim["operationID"]), True)
         try:
             await self.custom.replace_namespaced_custom_object_status(
                 GROUP, VERSION, namespace, plural, name, body
@@ -370,6 +375,9 @@ class DecisionExecutor:
             raise
         except ApiException as error:
             refused = kind == "Job" and error.status in REFUSED_JOB_STATUSES
+            if refused:
+                # Answered: not made by this request (a Job already there is in the cache).
+                self.made.drop(key, name, owner_uid)
             if refused and not await self._job_exists(namespace, name):
                 reason = refusal_reason(error)
                 self.made.drop(key, name, owner_uid)

@@ -220,9 +220,7 @@ class FamilyReconciler(ABC, Generic[ConfigT, WorldT]):
         if self.family.takes_job_refusals:
             fields["job_refusals"] = self.executor.refusals.of(key, uid)
             fields["jobs_made"] = self.executor.made.of(key, uid)
-        if self.executor.since is None:
-            self.executor.since = now
-        fields["leading_since"] = self.executor.since
+        fields["claims_written"] = frozenset(self.executor.claims.of(key, uid))
         return Seen(key, namespace, uid, owned, fields)
 
     def owned_informer(self, manager: Manager, kind: Kind) -> Informer:

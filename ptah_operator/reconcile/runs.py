@@ -174,18 +174,17 @@ def gone_settled(draft: Pass, claim: ActiveOperation) -> bool:
 
 def made_elsewhere(draft: Pass, claim: ActiveOperation) -> bool:
     """Whether an Apply claim with no Job seen may have had its Job made by another manager
-    process (before a restart, or the previous leader): written before this process decided
-    its first pass, not waiting to try again, and no Job of it seen (`jobUID` unset: the caller
-    takes a Job in the cache, and looks at `jobs_made`, first; this process never asked for a
-    claim it did not write, so it has neither made nor been refused that Job). Such a Job may have run and been removed while
-    no one watched; made again, the
-    Apply would run twice (issue #18). The claim is then not withdrawn and its Job not made
-    again; once POD_CACHE_GRACE passed with no Pod of it showing (`gone_settled`), the run
-    ends with no outcome and its database is read back."""
-    since = draft.world.leading_since
+    process (before a restart, or the previous leader): this process did not write the claim
+    (`claims_written`), and no Job of it was seen (`jobUID` unset: the caller takes a Job in
+    the cache, and looks at `jobs_made`, first). Such a Job may have run and been removed while
+    no one watched; made again, the Apply would run twice (issue #18). The claim is then not
+    withdrawn and its Job not made again; once POD_CACHE_GRACE passed with no Pod of it
+    showing (`gone_settled`), the run ends with no outcome and its database is read back. A
+    claim this process writes again (a schema Apply's retry) is its own from then on."""
+    written = draft.world.claims_written
     return (
         claim.job_uid is None
         and claim.retry_at is None  # (a claim waiting to try again has no Job out)
-        and since is not None
-        and claim.started_at < since
+        and written is not None
+        and claim.operation_id not in written
     )

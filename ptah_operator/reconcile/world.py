@@ -253,10 +253,12 @@ class FamilyWorld:
     jobs_made: Mapping[str, MadeJob] = field(default_factory=dict)
     """The Apply Jobs this manager created for the resource, by name (`MadeJob`): a claim with
     no Job seen whose Job is here began, and is never withdrawn nor its Job made again."""
-    leading_since: dt.datetime | None = None
-    """When this manager process decided its first pass (it decides only while leading): a
-    claim written before then, by another process, whose Apply Job is not there and was not
-    made by this one (`jobs_made`), may have been made and removed while no one watched."""
+    claims_written: frozenset[str] | None = None
+    """The operation ids of the claims this manager process wrote for the resource (asked to
+    write: remembered before the write), or None where nobody keeps them (a table test). A
+    claim on record that is not among them was written by another process (before a restart,
+    or the previous leader): its Apply Job, not there and not made here (`jobs_made`), may have
+    been made and removed while no one watched (runs.made_elsewhere)."""
     job_refusals: Mapping[str, str] = field(default_factory=dict)
     """Jobs the API server refused to create (admission, validation, a quota), by name, with
     the reason it gave, free of SQL and credentials. Such a Job does not exist and never will

@@ -182,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     structlog.contextvars.bind_contextvars(command=args.command)
     try:
         return _command(args)
-    except Exception as error:
+    except (Exception, asyncio.CancelledError) as error:
         structlog.get_logger(__name__).error("runner failed", error=type(error).__name__)
         write_termination_message("result not reported")
         return ExitCode.NOT_REPORTED

@@ -518,11 +518,10 @@ def test_an_apply_create_whose_answer_was_lost_and_whose_job_is_absent_ends_unkn
 
 
 def _restarted(world: MigrationWorld, *, after_claim: bool) -> MigrationWorld:
-    """The manager process deciding this pass began leading after the claim was written (a
-    restart, a new leader) or before it (it wrote the claim itself)."""
-    started = claim_of_world(world).started_at
-    since = started + dt.timedelta(seconds=1 if after_claim else -1)
-    return dataclasses.replace(world, leading_since=since)
+    """The manager process deciding this pass did not write the claim (a restart, a new
+    leader: `after_claim`) or wrote it itself."""
+    written = frozenset() if after_claim else frozenset({claim_of_world(world).operation_id})
+    return dataclasses.replace(world, claims_written=written)
 
 
 def claim_of_world(world: MigrationWorld) -> Any:
@@ -550,7 +549,10 @@ def test_a_claim_this_process_wrote_whose_job_is_not_there_yet_is_asked_for_agai
     assert job_of(reconcile_migration(world)) == OperationType.APPLY.value
 
 
-def test_a_claim_written_in_this_processs_first_pass_is_its_own() -> None:
+def test_a_claim_whose_write_this_process_asked_for_is_its_own_whatever_the_clocks() -> None:
+    # The second review of session 11: a clock decides nothing; the executor remembers each
+    # claim it asked to write, before the write (one whose answer is lost may be on record).
     world = applying(dispatched=False)
-    first = dataclasses.replace(world, leading_since=claim_of_world(world).started_at)
-    assert job_of(reconcile_migration(first)) == OperationType.APPLY.value
+    written = frozenset({"op-another", claim_of_world(world).operation_id})
+    mine = dataclasses.replace(world, claims_written=written)
+    assert job_of(reconcile_migration(mine)) == OperationType.APPLY.value

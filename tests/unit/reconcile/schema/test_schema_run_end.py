@@ -403,9 +403,8 @@ def test_an_apply_create_whose_answer_was_lost_and_whose_job_is_absent_has_no_ou
 
 
 def _restarted(world: SchemaWorld, *, after_claim: bool) -> SchemaWorld:
-    started = claim_of(world).started_at
-    since = started + dt.timedelta(seconds=1 if after_claim else -1)
-    return dataclasses.replace(world, leading_since=since)
+    written = frozenset() if after_claim else frozenset({claim_of(world).operation_id})
+    return dataclasses.replace(world, claims_written=written)
 
 
 def test_after_a_restart_a_claim_whose_job_is_not_there_is_neither_withdrawn_nor_made_again() -> (
@@ -444,3 +443,16 @@ def test_a_job_under_its_name_with_another_uid_than_the_one_made_is_not_the_runs
     assert after is not None
     assert after.job_uid == "job-made-1"
     assert world.jobs[name].uid != "job-made-1"
+
+
+def test_a_claim_another_process_left_waiting_to_try_again_is_tried_again_here() -> None:
+    # The second review of session 11: the claim written before a restart waits for its retry
+    # (its Job refused); this process tries it again, and the claim is its own from then on.
+    world = _restarted(applying(dispatched=False), after_claim=True)
+    due = claim_of(world).model_copy(update={"retry_at": world.now})
+    status(world).active_operation = due
+    decision = reconcile_schema(world)
+    assert job_of(decision) == OperationType.APPLY.value
+    retried = status_of(world, decision).active_operation
+    assert retried is not None
+    assert retried.retry_at is None
