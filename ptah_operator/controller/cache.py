@@ -11,11 +11,12 @@ World from transformed and from whole objects says when one is missing). No kind
 through a label selector: see docs/controller-runtime.md, "Memory", for why.
 
 - Pod: all metadata; `status` with phase, reason, message, startTime and, per container, its
-  name, state, lastState, ready and restartCount; no `spec` (nothing reads a Pod's spec: the
-  containers' env, volumes, args, image are the Job's, which the manager made).
+  name, state, lastState, ready and restartCount; no `spec`, only the digest of what its
+  reporting container runs and reaches (witness.py, `ptahReportingDigest`).
 - Job: all metadata; `status`; of `spec` the scalars (suspend, activeDeadlineSeconds,
   backoffLimit, ttlSecondsAfterFinished, ...), not `template` nor `selector` (the manager
-  built the template; a decision reads the Job's conditions and its Pods).
+  built the template; a decision reads the Job's conditions and its Pods), and the same
+  digest of its template, to which a Pod's must be equal for its exit to witness a report.
 - ConfigMap: kept whole (a user's source or policy ConfigMap is read from the cache, and the
   result records and plan pieces are read by their text), except a snapshot the operator made
   (`ptah-src-...`, labelled a snapshot, controlled by one of our kinds): a decision reads only
@@ -29,6 +30,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ptah_operator.api.constants import GROUP, LABEL_SNAPSHOT, SNAPSHOT_NAME_PREFIX
+from ptah_operator.controller.witness import KEPT_BY_TRANSFORM, reporting_digest
 from ptah_operator.runtime.informer import Transform, drop_server_fields
 from ptah_operator.runtime.store import KubeObject
 
@@ -51,7 +53,12 @@ def keep_pod(pod: KubeObject) -> KubeObject:
     """A Pod as the manager reads it: its metadata, phase and container states."""
     drop_server_fields(pod)
     status = pod.get("status")
-    kept: dict[str, Any] = {k: v for k, v in pod.items() if k not in ("spec", "status")}
+    kept: dict[str, Any] = {
+        k: v for k, v in pod.items() if k not in ("spec", "status", KEPT_BY_TRANSFORM)
+    }
+    digest = reporting_digest(pod.get("spec"))
+    if digest is not None:  # (most Pods a cluster holds are not a Job's of ours)
+        kept[KEPT_BY_TRANSFORM] = digest
     if isinstance(status, dict):
         trimmed = {k: v for k, v in status.items() if k in POD_STATUS_KEPT}
         for field in ("initContainerStatuses", "containerStatuses"):
@@ -65,6 +72,11 @@ def keep_job(job: KubeObject) -> KubeObject:
     """A Job as the manager reads it: its metadata, status and spec without its Pod template."""
     drop_server_fields(job)
     spec = job.get("spec")
+    template = spec.get("template") if isinstance(spec, dict) else None
+    digest = reporting_digest(template.get("spec") if isinstance(template, dict) else None)
+    job.pop(KEPT_BY_TRANSFORM, None)
+    if digest is not None:
+        job[KEPT_BY_TRANSFORM] = digest
     if isinstance(spec, dict):
         job["spec"] = {k: v for k, v in spec.items() if k not in JOB_SPEC_DROPPED}
     return job

@@ -68,6 +68,11 @@ from ptah_operator.controller.indexes import (
     pod_name_stem,
     spec_of,
 )
+from ptah_operator.controller.witness import (
+    REPORTING_CONTAINERS,
+    job_reporting_digest,
+    pod_reporting_digest,
+)
 from ptah_operator.reconcile.schema.world import PlanText
 from ptah_operator.reconcile.world import (
     FAILED_CREATE,
@@ -100,8 +105,6 @@ SCHEMAS = ptah_resource(Kind.PTAH_SCHEMA)
 REALMS = ptah_resource(Kind.PTAH_REALM)
 
 SOURCE_CONTAINERS = frozenset({"source", "fetch"})
-REPORTING_CONTAINERS = frozenset({"run", "resolve", "verify"})
-"""The container of each Job that runs the operation and reports its result (reconcile/jobs.py)."""
 REPORTED_EXITS = frozenset({ExitCode.REPORTED, ExitCode.NOT_DONE})
 """The runner's exit codes after the endpoint stored (201) or already held (200) its report."""
 JOB_END_SKEW = dt.timedelta(seconds=60)
@@ -281,7 +284,7 @@ def job_state(
             phase, reason = JobPhase.FAILED, _reason_word(condition.get("reason"))
             finished = parse_time(condition.get("lastTransitionTime"))
     snapshot_refused, message = _containers_ended(pods)
-    witnessed = finished is not None and report_witnessed(pods, finished)
+    witnessed = finished is not None and report_witnessed(pods, finished, job_reporting_digest(job))
     problem = None if snapshot_refused else pod_problem(job, pods, phase)
     if onsets is not None and now is not None:
         if problem is None:
@@ -306,21 +309,27 @@ def job_state(
     )
 
 
-def report_witnessed(pods: Iterable[KubeObject], finished: dt.datetime) -> bool:
+def report_witnessed(
+    pods: Iterable[KubeObject], finished: dt.datetime, template: str | None
+) -> bool:
     """Whether the Job that ended at `finished` shows its runner reporting (JobState's
     `report_witnessed`): of all its Pods, one reporting container, terminated with exit code
-    0 or 1, restartCount 0, and ended by `finished` + JOB_END_SKEW. A container killed (137,
-    143), one that could not report (4), one still running or never started, or two of them
-    (a Pod made beside the Job's own), and the record is not the run's word."""
+    0 or 1, restartCount 0, and ended by `finished` + JOB_END_SKEW, in a Pod that runs what the
+    Job's template runs (`template`, witness.py's digest). A container killed (137, 143), one
+    that could not report (4), one still running or never started, two of them (a Pod made
+    beside the Job's own), or one in a Pod someone made with other commands, mounts or DNS,
+    and the record is not the run's word."""
     reporting = [
-        container
+        (pod, container)
         for pod in pods
         for container in (pod.get("status") or {}).get("containerStatuses") or []
         if container.get("name") in REPORTING_CONTAINERS
     ]
-    if len(reporting) != 1 or finished.tzinfo is None:
+    if len(reporting) != 1 or finished.tzinfo is None or template is None:
         return False
-    container = reporting[0]
+    pod, container = reporting[0]
+    if pod_reporting_digest(pod) != template:
+        return False
     terminated = (container.get("state") or {}).get("terminated") or {}
     code = terminated.get("exitCode")
     ended = parse_time(terminated.get("finishedAt"))
