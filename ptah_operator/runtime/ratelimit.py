@@ -15,7 +15,8 @@ Contract (as `k8s.io/client-go/util/workqueue`):
   shares no bucket with anything (an outage spends no tokens the queue needs afterwards). A
   key waits `base * 2**failures` up to `key_cap`, but never less than (keys in the outage) /
   `qps`, up to `max_delay`, times a jitter in [1, 1.5): once the keys have failed once each,
-  the retries of all of them together stay under `qps` a second, and each key is back within
+  the retries of all of them together stay under `qps` a second on average (the jitter can
+  bunch a 10-second window by up to about a quarter), and each key is back within
   1.5 * max(key_cap, keys / qps) seconds of the server's return (issue #18).
 """
 
