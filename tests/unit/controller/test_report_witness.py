@@ -161,6 +161,15 @@ def test_a_pod_another_job_controls_witnesses_nothing() -> None:
 # --- a Pod someone made beside the Job's, its owner reference copied (issue #18) ---------------
 
 
+def _mounted(**changes: Any) -> dict[str, Any]:
+    """The template's spec with the result mount changed."""
+    return spec(
+        container={
+            "volumeMounts": [{"name": "result", "mountPath": "/var/run/ptah/result"} | changes]
+        }
+    )
+
+
 @pytest.mark.parametrize(
     ("why", "made"),
     [
@@ -188,6 +197,21 @@ def test_a_pod_another_job_controls_witnesses_nothing() -> None:
         ),
         ("the endpoint's name pointed elsewhere", spec(hostAliases=[{"ip": "10.0.0.9"}])),
         ("the node's network", spec(hostNetwork=True)),
+        # One row for each other field the digest keeps: dropping any one from witness.py
+        # must fail here.
+        ("other arguments", spec(container={"args": ["--endpoint", "x"]})),
+        ("another working directory", spec(container={"workingDir": "/tmp/mine"})),
+        ("environment from a Secret", spec(container={"envFrom": [{"secretRef": {"name": "x"}}]})),
+        ("the result mounted elsewhere", _mounted(mountPath="/var/run/ptah/other")),
+        ("a sub-path of the result", _mounted(subPath="token")),
+        ("a sub-path expression", _mounted(subPathExpr="$(POD_NAME)")),
+        ("a read-only result", _mounted(readOnly=True)),
+        ("mounts propagated", _mounted(mountPropagation="HostToContainer")),
+        ("another DNS policy", spec(dnsPolicy="None")),
+        ("another name server", spec(dnsConfig={"nameservers": ["10.0.0.9"]})),
+        ("the node's processes", spec(hostPID=True)),
+        ("the node's IPC", spec(hostIPC=True)),
+        ("a process namespace shared", spec(shareProcessNamespace=True)),
     ],
 )
 def test_a_pod_that_runs_other_than_the_jobs_template_witnesses_nothing(
