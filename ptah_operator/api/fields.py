@@ -46,6 +46,11 @@ GIT_REPOSITORY_PATTERN = r"^(https?://|ssh://|git://|[A-Za-z0-9._-]+@[A-Za-z0-9.
 COMMIT_PATTERN = r"^([0-9a-f]{40}|[0-9a-f]{64})$"
 SQLSTATE_PATTERN = r"^[0-9A-Z]{5}$"
 NO_SPACE_PATTERN = r"^\S+$"
+REPORT_CODE_PATTERN = r"^[A-Z][A-Za-z0-9]{0,63}$"
+"""A code a runner's report may carry beside its reason (the engine's own, CamelCase)."""
+REPORTED_FILE_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9._+-]{0,254}$"
+"""A file a runner's report may name as a position: a flat name of printable ASCII that holds
+no space, no path separator and no control character (anything else is left unnamed)."""
 
 Name = Annotated[
     str, StringConstraints(min_length=1, max_length=253, pattern=DNS_SUBDOMAIN_PATTERN)

@@ -29,13 +29,21 @@ from enum import Enum
 from typing import Generic
 
 from ptah_operator.api.common import ActiveOperation
-from ptah_operator.api.constants import ConditionType, EventReason, OperationType, Reason
+from ptah_operator.api.constants import (
+    ConditionType,
+    EventReason,
+    OperationType,
+    Reason,
+    SourceKind,
+)
+from ptah_operator.api.contracts.result import ErrorReport
 from ptah_operator.api.names import job_name, result_record_name
-from ptah_operator.reconcile import conditions, runs, sources
+from ptah_operator.reconcile import conditions, resolutions, runs, sources
 from ptah_operator.reconcile.conditions import PhaseT
 from ptah_operator.reconcile.decision import ObjectRef
 from ptah_operator.reconcile.draft import Pass, binding_digest, current_binding
 from ptah_operator.reconcile.read_request import ReadRequest, answer_invalid, unanswered
+from ptah_operator.reconcile.reports import error_words
 from ptah_operator.reconcile.schedule import (
     CLEANUP_CHECK,
     POD_START_GRACE,
@@ -366,3 +374,15 @@ def suspended_for_good(draft: Pass, job: JobState) -> bool:
         and job.suspended
         and job.operation_id not in draft.world.running_pods
     )
+
+
+def failure_words(draft: Pass, claim: ActiveOperation, error: ErrorReport) -> str:
+    """Why a read could not do its work, in the manager's words (reports.error_words); a
+    Resolve's or a Verify's names the source it last recorded (the commit a ref moved away
+    from, the artifact), which the runner's own words named before (issue #18)."""
+    words = error_words(error)
+    record = draft.status.source
+    reads_source = claim.type in (OperationType.RESOLVE, OperationType.VERIFY)
+    if reads_source and record is not None and record.kind != SourceKind.CONFIG_MAP:
+        return f"{words}; the source last recorded is {resolutions.describe(record)}"
+    return words

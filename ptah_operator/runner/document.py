@@ -37,7 +37,13 @@ from ptah_operator.engine.migrations.apply import Outcome, RunResult
 from ptah_operator.engine.migrations.directory import MigrationDirectory
 from ptah_operator.engine.migrations.revision_table import STATE_APPLIED, Revision
 from ptah_operator.engine.migrations.status import Status, Verdict
-from ptah_operator.runner.envelope import Operated, envelope, present
+from ptah_operator.runner.envelope import (
+    Operated,
+    envelope,
+    present,
+    report_code,
+    reported_file,
+)
 
 MAX_PENDING = 1000
 MAX_LISTED = 1000
@@ -62,9 +68,19 @@ class ErrorBlock:
 
     reason: str
     message: str
+    """The runner's own words, for a person reading the record or the Pod's log; the manager
+    words status from `reason`, `code`, `file` and `line` alone (issue #18)."""
+    code: str | None = None
+    file: str | None = None
+    line: int | None = None
 
     def as_json(self) -> Json:
-        return {"reason": self.reason, "message": self.message}
+        where = {
+            "code": report_code(self.code),
+            "file": reported_file(self.file),
+            "line": self.line if self.line and reported_file(self.file) else None,
+        }
+        return {"reason": self.reason, **present(where), "message": self.message}
 
 
 class VersionSpelling:
@@ -208,7 +224,10 @@ def run_block(result: RunResult, spell: VersionSpelling) -> Json:
             "mysqlErrno": failure.mysql_errno,
         },
         "message": run_message(result, spell),
+        **present({"reason": report_code(result.reason)}),
     }
+    if result.reason == "CommitFailed":
+        block.update(present(error_class_of(result.message)))
     stop = result.stopped_at
     if stop is not None and result.outcome not in (Outcome.APPLIED, Outcome.UP_TO_DATE):
         block["stoppedAt"] = stopped_at_block(
@@ -228,7 +247,7 @@ def stopped_at_block(version: str, applied: int | None, total: int | None) -> Js
     return block
 
 
-def not_selected_run(message: str) -> Json:
+def not_selected_run(message: str, reason: str | None = None) -> Json:
     """The run block of an Apply that stopped before it selected anything: nothing ran."""
     return {
         "outcome": Outcome.FAILED.value,
@@ -236,7 +255,19 @@ def not_selected_run(message: str) -> Json:
         "appliedVersions": [],
         "failure": None,
         "message": message,
+        **present({"reason": reason}),
     }
+
+
+def error_class_of(message: str) -> Json:
+    """The `sqlstate` or `mysqlErrno` an engine message names (its error class), else nothing."""
+    found = _ERROR_CLASS.search(message)
+    if found is None:
+        return {}
+    word = found.group(0)
+    if word.startswith("SQLSTATE "):
+        return {"sqlstate": word.removeprefix("SQLSTATE ")}
+    return {"mysqlErrno": int(word.removeprefix("MySQL error "))}
 
 
 def unknown_run(message: str, applied: Sequence[str] = (), stopped_at: Json | None = None) -> Json:

@@ -5,12 +5,13 @@ clock (times come in as arguments), and light enough for every command to load."
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping
 from typing import Any, Protocol
 
 from ptah_operator.api.contracts.codes import RESULT_CONTRACT
 from ptah_operator.api.contracts.operation import ResourceRef
-from ptah_operator.api.fields import format_time
+from ptah_operator.api.fields import REPORT_CODE_PATTERN, REPORTED_FILE_PATTERN, format_time
 
 
 class Operated(Protocol):
@@ -41,3 +42,13 @@ def present(blocks: Mapping[str, Any]) -> dict[str, Any]:
     """The entries of `blocks` that apply, in their order: a result document leaves out a
     block (or a field) that is None rather than writing null."""
     return {key: value for key, value in blocks.items() if value is not None}
+
+
+def report_code(code: str | None) -> str | None:
+    """`code` when a report may carry it (api/fields.py REPORT_CODE_PATTERN), else None."""
+    return code if code and re.fullmatch(REPORT_CODE_PATTERN, code) else None
+
+
+def reported_file(name: str | None) -> str | None:
+    """`name` when a report may name it (api/fields.py REPORTED_FILE_PATTERN), else None."""
+    return name if name and re.fullmatch(REPORTED_FILE_PATTERN, name) else None

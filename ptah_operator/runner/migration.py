@@ -217,7 +217,13 @@ def _check_files(operation: Operation, files_dir: Path) -> MigrationDirectory:
         return read_directory(files_dir)
     except DirectoryError as exc:
         raise _StoppedError(
-            ErrorBlock(ErrorReason.DIRECTORY_REFUSED, f"{exc.reason}: {exc}")
+            ErrorBlock(
+                ErrorReason.DIRECTORY_REFUSED,
+                f"{exc.reason}: {exc}",
+                code=exc.reason,
+                file=exc.name,
+                line=exc.line,
+            )
         ) from None
 
 
@@ -371,7 +377,8 @@ async def run_apply(
                 progress,
                 now,
                 run=not_selected_run(
-                    "the database is not the one the plan was read from; nothing ran"
+                    "the database is not the one the plan was read from; nothing ran",
+                    reason="TargetIdentityChanged",
                 ),
                 summary="TargetIdentityChanged",
             )

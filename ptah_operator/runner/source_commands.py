@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,7 +60,7 @@ from ptah_operator.engine.sources.errors import (
 from ptah_operator.engine.sources.files import Credentials, read_credentials, total_bytes
 from ptah_operator.engine.sources.git_ssh import SshCredentials
 from ptah_operator.engine.sources.verification import decide, policy_digest
-from ptah_operator.runner.envelope import envelope
+from ptah_operator.runner.envelope import envelope, present, report_code
 from ptah_operator.runner.report import (
     DEFAULT_BUDGET_SECONDS,
     ReportConfigError,
@@ -401,6 +402,16 @@ def verify_block(
     return block
 
 
+_TRAILING_CODE = re.compile(r"\(([A-Z][A-Za-z0-9]{0,63})\)$")
+
+
+def _trailing_code(message: str) -> str | None:
+    """The engine's finer code a source error's message ends with, as `(HostKeyNotPinned)`:
+    the part of the message a report carries as `error.code` (issue #18)."""
+    found = _TRAILING_CODE.search(message)
+    return found.group(1) if found else None
+
+
 def source_result(
     operation: SourceDocument,
     *,
@@ -412,7 +423,11 @@ def source_result(
     """The whole result document: the envelope plus `resolve`/`verify`, or `error`."""
     doc: Json = envelope(operation, started_at, finished_at)
     if error is not None:
-        doc["error"] = {"reason": error[0], "message": error[1]}
+        doc["error"] = {
+            "reason": error[0],
+            **present({"code": report_code(_trailing_code(error[1]))}),
+            "message": error[1],
+        }
     elif block is not None:
         doc[operation.type.lower()] = block
     return doc

@@ -32,8 +32,10 @@ class ExitCode(IntEnum):
 
 
 class ErrorReason(StrEnum):
-    """`error.reason` values: why an operation could not do its work. The source operations'
-    reasons (SourceUnreachable, RefNotFound, ...) are the engine's own."""
+    """`error.reason` values: why an operation could not do its work. The set is closed: a
+    report giving any other reason does not fit its contract (issue #18: the manager words
+    status from these codes, never from a runner's text). The source operations' reasons are
+    engine/sources/errors.py's, the same words."""
 
     CONNECTION_FAILED = "ConnectionFailed"
     BAD_URL = "BadURL"
@@ -63,3 +65,9 @@ class ErrorReason(StrEnum):
     PLAN_TOO_LARGE = "PlanTooLarge"
     PLAN_NOT_UPLOADED = "PlanNotUploaded"
     PLAN_UNAVAILABLE = "PlanUnavailable"
+    # A Resolve's and a Verify's (engine/sources/errors.py REASONS).
+    SOURCE_UNREACHABLE = "SourceUnreachable"
+    REF_NOT_FOUND = "RefNotFound"
+    COMMIT_NOT_ADVERTISED = "CommitNotAdvertised"
+    COMMIT_UNREACHABLE = "CommitUnreachable"
+    SOURCE_REFUSED = "SourceRefused"

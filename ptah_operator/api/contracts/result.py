@@ -4,9 +4,10 @@ The runner builds it (runner/document.py, runner/schema_document.py,
 runner/source_commands.py); the manager reads it with these models (reconcile/reports.py
 `read_report`). The envelope is the
 same for every family: contract, operationID, type, resource, startedAt, finishedAt,
-targetIdentityDigest, and `error` {reason, message} for an operation that could not do its
-work. Resolve and Verify carry `resolve` and `verify`. A migration's blocks are `history` and
-`run`; a schema's are:
+targetIdentityDigest, and `error` {reason, code, file, line, message} for an operation that
+could not do its work (the manager words status from the codes and positions and never reads a
+`message`: issue #18). Resolve and Verify carry `resolve` and `verify`. A migration's blocks
+are `history` and `run`; a schema's are:
 
 - `drift` (Observe): the aggregates of the raw drift report, whose detail stays inside the
   runner (SCH-54, PRIV-03): its digest, the dialect, the total, the highest severity and at
@@ -30,9 +31,9 @@ from __future__ import annotations
 
 import datetime as dt
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from pydantic.alias_generators import to_camel
 
 from ptah_operator.api.constants import (
@@ -47,7 +48,17 @@ from ptah_operator.api.constants import (
     Severity,
     SourceKind,
 )
-from ptah_operator.api.fields import COMMIT_PATTERN, Checksum, Description, Digest, Version
+from ptah_operator.api.contracts.codes import ErrorReason
+from ptah_operator.api.fields import (
+    COMMIT_PATTERN,
+    REPORT_CODE_PATTERN,
+    REPORTED_FILE_PATTERN,
+    SQLSTATE_PATTERN,
+    Checksum,
+    Description,
+    Digest,
+    Version,
+)
 from ptah_operator.api.migration import (
     AheadVersions,
     DirtyRevision,
@@ -58,6 +69,11 @@ from ptah_operator.api.migration import (
 )
 
 MAX_REPORTED_TABLES = 100
+
+ReportCode = Annotated[str, StringConstraints(pattern=REPORT_CODE_PATTERN)]
+ReportedFile = Annotated[str, StringConstraints(pattern=REPORTED_FILE_PATTERN)]
+Category = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+"""A change's category (engine/schema/diff.py CATEGORIES: columns_added, ...)."""
 
 
 class _Report(BaseModel):
@@ -90,7 +106,7 @@ class HistoryReport(_Report):
 class FailureReport(_Report):
     version: Version
     statement_index: int | None = Field(default=None, ge=0)
-    sqlstate: str | None = None
+    sqlstate: str | None = Field(default=None, pattern=SQLSTATE_PATTERN)
     mysql_errno: int | None = Field(default=None, ge=0)
 
 
@@ -109,12 +125,28 @@ class RunReport(_Report):
     failure: FailureReport | None = None
     stopped_at: StoppedAtReport | None = None
     """The file a run that did not finish stopped in, whatever stopped it (RUN-12)."""
+    reason: ReportCode | None = None
+    """The engine's code for how the run ended (StatementFailed, TransactionModeRefused,
+    CommitFailed, ...): the manager words status from it and the fields around it."""
+    sqlstate: str | None = Field(default=None, pattern=SQLSTATE_PATTERN)
+    mysql_errno: int | None = Field(default=None, ge=0)
+    """The database's error class of what stopped a run when no statement's failure says it
+    (a failed commit)."""
     message: str | None = None
+    """The runner's own words, kept in the record for a person reading it. The manager never
+    reads them (issue #18): no text a container wrote reaches status, an Event or a log."""
 
 
 class ErrorReport(_Report):
-    reason: str = Field(min_length=1)
+    reason: ErrorReason
+    """Why the operation could not do its work, from a closed set: any other does not fit."""
+    code: ReportCode | None = None
+    """The engine's finer code (a directory refusal's rule: BadFileName, SymlinkRefused...)."""
+    file: ReportedFile | None = None
+    """The file the refusal is about, when its name is one a status may hold."""
+    line: int | None = Field(default=None, ge=1)
     message: str = ""
+    """The runner's own words; never read by the manager (RunReport.message)."""
 
 
 class ResourceReport(_Report):
@@ -151,7 +183,7 @@ class VerifyReport(_Report):
 
 
 class DriftCategoryReport(_Report):
-    category: str = Field(min_length=1, max_length=64)
+    category: Category
     count: int = Field(ge=0)
     highest_severity: Severity | None = None
 
@@ -178,7 +210,7 @@ class PlanSeverityReport(_Report):
 class FindingReport(_Report):
     code: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z][A-Za-z0-9_.-]*$")
     severity: Severity
-    category: str | None = Field(default=None, max_length=256)
+    category: Category | None = None
     object: str | None = Field(default=None, max_length=256)
     related: str | None = Field(default=None, max_length=256)
     statement_index: int | None = Field(default=None, ge=0)
@@ -222,7 +254,7 @@ class ApplyOutcomeReport(StrEnum):
 
 class ApplyFailureReport(_Report):
     statement_index: int | None = Field(default=None, ge=0)
-    sqlstate: str | None = Field(default=None, max_length=5)
+    sqlstate: str | None = Field(default=None, pattern=SQLSTATE_PATTERN)
     mysql_errno: int | None = Field(default=None, ge=0)
 
 
@@ -230,7 +262,7 @@ class ApplyReport(_Report):
     """Apply: what the engine answered. Only Applied with the plan's digest is Succeeded."""
 
     outcome: ApplyOutcomeReport
-    reason: str | None = Field(default=None, max_length=128)
+    reason: ReportCode | None = None
     """Why it was refused or is unknown (StalePlan, PlanDigestMismatch, LockNotAcquired, ...)."""
     plan_digest: Digest | None = None
     """The digest of the bytes the runner hashed just before it ran them."""

@@ -116,10 +116,15 @@ class DirectoryError(ValueError):
     escaped by `printable` (a name with a newline or a control byte cannot break or forge a
     line of output); `raw` keeps it unescaped for a caller that escapes on its own."""
 
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(
+        self, reason: str, message: str, *, name: str | None = None, line: int | None = None
+    ) -> None:
         super().__init__(printable(message))
         self.reason = reason
         self.raw = message
+        self.name = name
+        """The file refused, when one is, and the line: positions a report may carry."""
+        self.line = line
 
 
 class FileKind(StrEnum):
@@ -194,14 +199,14 @@ def _read_regular(dir_fd: int, name: str, limit: int) -> bytes:
         fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise DirectoryError("SymlinkRefused", f"{name} is a symbolic link") from exc
-        raise DirectoryError("Unreadable", f"{name} cannot be opened") from exc
+            raise DirectoryError("SymlinkRefused", f"{name} is a symbolic link", name=name) from exc
+        raise DirectoryError("Unreadable", f"{name} cannot be opened", name=name) from exc
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise DirectoryError("NotAFile", f"{name} is not a regular file")
+            raise DirectoryError("NotAFile", f"{name} is not a regular file", name=name)
         if info.st_size > limit:
-            raise DirectoryError("FileTooLarge", f"{name} is larger than {limit} bytes")
+            raise DirectoryError("FileTooLarge", f"{name} is larger than {limit} bytes", name=name)
         chunks: list[bytes] = []
         remaining = limit + 1
         while remaining > 0:
@@ -214,7 +219,7 @@ def _read_regular(dir_fd: int, name: str, limit: int) -> bytes:
     finally:
         os.close(fd)
     if len(data) > limit:
-        raise DirectoryError("FileTooLarge", f"{name} is larger than {limit} bytes")
+        raise DirectoryError("FileTooLarge", f"{name} is larger than {limit} bytes", name=name)
     return data
 
 
@@ -253,10 +258,14 @@ def parse_directives(name: str, sql: str) -> frozenset[str]:
                 raise DirectoryError(
                     "MisplacedDirective",
                     f"{where}: a +ptah directive must come before the first statement",
+                    name=name,
+                    line=number,
                 )
             words = match.group("rest").split()
             if len(words) != 1 or words[0] not in _KNOWN_DIRECTIVES:
-                raise DirectoryError("UnknownDirective", f"{where}: unknown +ptah directive")
+                raise DirectoryError(
+                    "UnknownDirective", f"{where}: unknown +ptah directive", name=name, line=number
+                )
             found.add(words[0])
             continue
         foreign = _foreign_directive(where, number, raw, line, in_header)
@@ -273,6 +282,8 @@ def parse_directives(name: str, sql: str) -> frozenset[str]:
                 f"{where}: a {tool} marker in a file holding {other}'s (line"
                 f" {first_line[other]}): which tool's rules apply would be a guess: keep one"
                 " tool's markers, or write -- +ptah no_transaction",
+                name=name,
+                line=number,
             )
         first_line.setdefault(tool, number)
         if tool == "goose":
@@ -290,6 +301,8 @@ def parse_directives(name: str, sql: str) -> frozenset[str]:
                 " -- +goose Up, which goose would not run, so the marker is not goose's: write"
                 " -- +ptah no_transaction if the file must run outside a transaction, or delete"
                 " the line",
+                name=name,
+                line=goose_no_transaction,
             )
         found.add(NO_TRANSACTION)
     return frozenset(found)
@@ -427,19 +440,24 @@ def _read(root: Path, dir_fd: int, limits: Limits, verify_sum: bool) -> Migratio
     with os.scandir(dir_fd) as listing:
         for entry in listing:
             if entry.is_symlink():
-                raise DirectoryError("SymlinkRefused", f"{entry.name} is a symbolic link")
+                raise DirectoryError(
+                    "SymlinkRefused", f"{entry.name} is a symbolic link", name=entry.name
+                )
             if is_near_miss(entry.name):
                 near_misses.append(entry.name)
             elif entry.name.endswith(".sql") or entry.name == SUM_FILE:
                 if not entry.is_file(follow_symlinks=False):
-                    raise DirectoryError("NotAFile", f"{entry.name} is not a regular file")
+                    raise DirectoryError(
+                        "NotAFile", f"{entry.name} is not a regular file", name=entry.name
+                    )
                 names.append(entry.name)
                 if len(names) > limits.max_files + 1:
                     raise DirectoryError(
                         "TooManyFiles", f"the directory holds more than {limits.max_files} files"
                     )
     if near_misses:
-        raise DirectoryError("BadFileName", explain_near_miss(min(near_misses)))
+        first = min(near_misses)
+        raise DirectoryError("BadFileName", explain_near_miss(first), name=first)
     sql_names = sorted(n for n in names if n.endswith(".sql"))
     if len(sql_names) > limits.max_files:
         raise DirectoryError(
@@ -450,7 +468,7 @@ def _read(root: Path, dir_fd: int, limits: Limits, verify_sum: bool) -> Migratio
     contents: dict[str, bytes] = {}
     for name in sql_names:
         if _NAME.match(name) is None:
-            raise DirectoryError("BadFileName", explain_bad_name(name))
+            raise DirectoryError("BadFileName", explain_bad_name(name), name=name)
         data = _read_regular(dir_fd, name, limits.max_file_bytes)
         total += len(data)
         if total > limits.max_total_bytes:
@@ -488,7 +506,7 @@ def _read(root: Path, dir_fd: int, limits: Limits, verify_sum: bool) -> Migratio
         try:
             sql = contents[name].decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise DirectoryError("NotUTF8", f"{name} is not UTF-8 text") from exc
+            raise DirectoryError("NotUTF8", f"{name} is not UTF-8 text", name=name) from exc
         sql = sql.removeprefix("\ufeff")
         ups[version] = MigrationFile(
             version=version,
@@ -508,9 +526,11 @@ def _read(root: Path, dir_fd: int, limits: Limits, verify_sum: bool) -> Migratio
         ):
             raise DirectoryError("BadFileName", _ambiguous_checkpoint(up.name, down))
         if up is None or up.description != down_descriptions[version]:
-            raise DirectoryError("OrphanDownFile", f"{down} has no up file of the same name")
+            raise DirectoryError(
+                "OrphanDownFile", f"{down} has no up file of the same name", name=down
+            )
         if up.kind is FileKind.CHECKPOINT:
-            raise DirectoryError("OrphanDownFile", f"{down} pairs with a checkpoint")
+            raise DirectoryError("OrphanDownFile", f"{down} pairs with a checkpoint", name=down)
         ups[version] = MigrationFile(
             version=up.version,
             description=up.description,

@@ -72,7 +72,7 @@ from ptah_operator.reconcile.migration.draft import MigrationDraft
 from ptah_operator.reconcile.migration.jobs import apply_job
 from ptah_operator.reconcile.migration.standings import Standing
 from ptah_operator.reconcile.realm import Refusal
-from ptah_operator.reconcile.reports import Unreadable, read_report
+from ptah_operator.reconcile.reports import Unreadable, read_report, run_words
 from ptah_operator.reconcile.schedule import (
     CLEANUP_CHECK,
     JOB_RECREATE_CHECK,
@@ -497,7 +497,7 @@ def _end(
         failure=run_failure(run.failure) if run.failure is not None else None,
         stopped_at=run_stopped_at(run.stopped_at) if run.stopped_at is not None else None,
         target_identity_digest=report.target_identity_digest,
-        message=run.message,
+        message=run_words(run, report.error),
         reason=_refusal_reason(report),
     )
     _close(draft, claim, record)
@@ -527,12 +527,11 @@ def _end(
 
 def _refusal_reason(report: OperationReport) -> str | None:
     """The error reason of a run that stopped before it selected anything, when the result
-    gives one that is a condition reason."""
+    gives one (a closed code: api/contracts/codes.py ErrorReason)."""
     run = report.run
     if report.error is None or run is None or run.selected:
         return None
-    reason = report.error.reason
-    return reason if conditions.reason_or(reason, "") == reason else None
+    return report.error.reason
 
 
 def _end_unknown(

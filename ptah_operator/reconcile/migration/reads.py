@@ -178,13 +178,13 @@ def _read_result(draft: MigrationDraft, claim: ActiveOperation, result: Operatio
     if isinstance(report, Unreadable):
         _failed_attempt(draft, claim, Reason.OPERATION_FAILED, report.why, result.received_at)
     elif report.error is not None and report.error.reason == ErrorReason.SNAPSHOT_REFUSED:
-        _refused(draft, claim, report.error.message or "the files were refused")
+        _refused(draft, claim, core.failure_words(draft, claim, report.error))
     elif report.error is not None:
         _failed_attempt(
             draft,
             claim,
             conditions.reason_or(report.error.reason, Reason.OPERATION_FAILED),
-            report.error.message or f"the read failed: {report.error.reason}",
+            core.failure_words(draft, claim, report.error),
             report.finished_at or draft.now,
         )
     elif claim.type != OperationType.HISTORY:

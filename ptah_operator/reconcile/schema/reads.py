@@ -74,7 +74,7 @@ def _read_result(draft: SchemaDraft, claim: ActiveOperation, result: OperationRe
         return
     error = report.error
     if error is not None and error.reason == ErrorReason.SNAPSHOT_REFUSED:
-        _refused(draft, claim, error.message or "the files were refused")
+        _refused(draft, claim, core.failure_words(draft, claim, error))
         return
     if (
         error is not None
@@ -91,7 +91,7 @@ def _read_result(draft: SchemaDraft, claim: ActiveOperation, result: OperationRe
             draft,
             claim,
             conditions.reason_or(error.reason, Reason.OPERATION_FAILED),
-            error.message or f"the read failed: {error.reason}",
+            core.failure_words(draft, claim, error),
             report.finished_at or draft.now,
         )
         return

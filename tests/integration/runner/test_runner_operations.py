@@ -265,6 +265,7 @@ async def test_apply_of_another_sequence_is_refused_before_changing_anything(
         assert record["run"]["appliedVersions"] == []
         assert record["run"]["failure"] is None
         assert "expected sequence" in record["run"]["message"]
+        assert record["run"]["reason"] == "SequenceMismatch"
         assert "error" not in record
         assert await snapshot(url) == before
 
@@ -359,6 +360,9 @@ async def test_a_failed_commit_names_the_migration_and_error_class_but_no_statem
     assert record["run"]["outcome"] == "Failed"
     assert record["run"]["failure"] is None
     assert record["run"]["message"] == "migration 0000000002 failed at commit: SQLSTATE 23503"
+    # What the manager words status from (issue #18): the code and the error class.
+    assert (record["run"]["reason"], record["run"]["sqlstate"]) == ("CommitFailed", "23503")
+    assert record["run"]["stoppedAt"]["version"] == "0000000002"
     assert record["run"]["appliedVersions"] == ["0000000001"]
 
 

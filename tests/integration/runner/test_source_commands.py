@@ -537,6 +537,7 @@ async def test_resolve_over_ssh_takes_only_the_host_key_the_secret_pins(
         assert run.code == 1, (run.termination, run.stderr)
         assert record["error"]["reason"] == "SourceUnreachable"
         assert f"({code})" in record["error"]["message"]
+        assert record["error"]["code"] == code
         everything = run.stderr + run.termination + json.dumps(record)
         for ssh_text in ("IDENTIFICATION", "Offending", "SHA256:", "known_hosts:1"):
             assert ssh_text not in everything

@@ -20,7 +20,11 @@ from ptah_operator.engine.migrations.apply import (
     StoppedAt,
 )
 from ptah_operator.engine.migrations.connection import DatabaseError, ErrorClass
-from ptah_operator.engine.migrations.directory import MigrationDirectory, read_directory
+from ptah_operator.engine.migrations.directory import (
+    DirectoryError,
+    MigrationDirectory,
+    read_directory,
+)
 from ptah_operator.engine.migrations.revision_table import Revision, RevisionRead
 from ptah_operator.engine.migrations.status import Status, evaluate
 from ptah_operator.reconcile.reports import read_report
@@ -218,6 +222,7 @@ SELECTION = [ExpectedMigration(1, "a" * 64), ExpectedMigration(2, "b" * 64)]
                 "selected": True,
                 "appliedVersions": ["0000000001", "0000000002"],
                 "failure": None,
+                "reason": "Applied",
                 "message": "applied 2 migration(s)",
             },
         ),
@@ -229,6 +234,7 @@ SELECTION = [ExpectedMigration(1, "a" * 64), ExpectedMigration(2, "b" * 64)]
                 "selected": False,
                 "appliedVersions": [],
                 "failure": None,
+                "reason": "UpToDate",
                 "message": "the database already has every planned migration",
             },
         ),
@@ -253,6 +259,7 @@ SELECTION = [ExpectedMigration(1, "a" * 64), ExpectedMigration(2, "b" * 64)]
                     "sqlstate": "23505",
                     "mysqlErrno": None,
                 },
+                "reason": "StatementFailed",
                 "message": "migration 0000000002 failed: SQLSTATE 23505",
                 "stoppedAt": {
                     "version": "0000000002",
@@ -276,6 +283,8 @@ SELECTION = [ExpectedMigration(1, "a" * 64), ExpectedMigration(2, "b" * 64)]
                 "selected": True,
                 "appliedVersions": ["0000000001"],
                 "failure": None,
+                "reason": "CommitFailed",
+                "sqlstate": "23503",
                 "message": "migration 0000000002 failed at commit: SQLSTATE 23503",
                 "stoppedAt": {
                     "version": "0000000002",
@@ -303,6 +312,7 @@ SELECTION = [ExpectedMigration(1, "a" * 64), ExpectedMigration(2, "b" * 64)]
                     "sqlstate": None,
                     "mysqlErrno": 1062,
                 },
+                "reason": "StatementFailed",
                 "message": "migration 0000000001 failed at statement 2: MySQL error 1062;"
                 " earlier statements of it committed",
                 "stoppedAt": {
@@ -331,6 +341,7 @@ SELECTION = [ExpectedMigration(1, "a" * 64), ExpectedMigration(2, "b" * 64)]
                     "sqlstate": None,
                     "mysqlErrno": 1062,
                 },
+                "reason": "OutcomeNotRecorded",
                 "message": "migration 0000000003 failed at statement 1: MySQL error 1062;"
                 " it is not recorded whether it committed",
             },
@@ -348,6 +359,7 @@ SELECTION = [ExpectedMigration(1, "a" * 64), ExpectedMigration(2, "b" * 64)]
                 "selected": True,
                 "appliedVersions": [],
                 "failure": None,
+                "reason": "ConnectionLostError",
                 "message": "the session was lost during the run; what it committed is not known",
             },
         ),
@@ -364,6 +376,7 @@ SELECTION = [ExpectedMigration(1, "a" * 64), ExpectedMigration(2, "b" * 64)]
                 "selected": False,
                 "appliedVersions": [],
                 "failure": None,
+                "reason": "SequenceMismatch",
                 "message": "the pending sequence under the lock differs from the expected"
                 " sequence (expected [2], selected [1, 2])",
             },
@@ -592,3 +605,55 @@ def test_more_than_a_plans_worth_of_pending_lists_the_first_and_counts_them_all(
     assert block["pendingCount"] == MAX_PLAN_VERSIONS + 2
     assert len(block["pending"]) == MAX_PLAN_VERSIONS
     assert block["pending"][-1]["version"] == f"{MAX_PLAN_VERSIONS:05d}"
+
+
+# --- the codes and positions an error block carries (issue #18) ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "files"),
+    [
+        ("0000000002_b.up.SQL", {"0000000001_a.up.sql": b"SELECT 1;", "0000000002_b.up.SQL": b""}),
+        ("0000000001_a.up.sql", {"0000000001_a.up.sql": b"\xff\xfe"}),
+    ],
+    ids=["a misspelt name", "not UTF-8"],
+)
+def test_a_refused_directory_names_its_rule_and_file(
+    tmp_path: Path, name: str, files: dict[str, bytes]
+) -> None:
+    for file, content in files.items():
+        (tmp_path / file).write_bytes(content)
+    with pytest.raises(DirectoryError) as refused:
+        read_directory(tmp_path, verify_sum=False)
+    assert refused.value.name == name
+    block = ErrorBlock(
+        "DirectoryRefused", str(refused.value), code=refused.value.reason, file=refused.value.name
+    ).as_json()
+    assert block["code"] == refused.value.reason
+    assert block["file"] == name
+
+
+def test_a_directive_refused_names_its_line(tmp_path: Path) -> None:
+    (tmp_path / "0000000001_a.up.sql").write_text("SELECT 1;\n-- +ptah no_transaction\n")
+    with pytest.raises(DirectoryError) as refused:
+        read_directory(tmp_path, verify_sum=False)
+    assert (refused.value.reason, refused.value.name, refused.value.line) == (
+        "MisplacedDirective",
+        "0000000001_a.up.sql",
+        2,
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["2_b\x1b[31mred.up.sql", "a b.sql", "../x.sql", "x" * 300, "résumé.sql"]
+)
+def test_a_file_name_a_status_may_not_hold_is_left_out(name: str) -> None:
+    block = ErrorBlock("DirectoryRefused", "words", code="BadFileName", file=name, line=2).as_json()
+    assert "file" not in block
+    assert "line" not in block
+    assert block["code"] == "BadFileName"
+
+
+def test_a_code_that_is_not_one_is_left_out() -> None:
+    block = ErrorBlock("DirectoryRefused", "words", code="not a code").as_json()
+    assert "code" not in block

@@ -408,7 +408,13 @@ RUNS = [
         "a commit that failed has no statement to point at: failure unset, the message names it",
         lambda: run_reported(
             applying(),
-            run_block(RunOutcome.FAILED, message="migration 0002 failed at commit: SQLSTATE 23514"),
+            run_block(
+                RunOutcome.FAILED,
+                message="the runner's words, never read",
+                reason="CommitFailed",
+                stoppedAt={"version": "0002"},
+                sqlstate="23514",
+            ),
         ),
         ("RUN-18",),
         then=no_failure_for_a_commit,
@@ -893,11 +899,19 @@ def test_under_always_a_partial_run_a_person_acknowledged_is_not_replayed() -> N
 
 
 @pytest.mark.req("MIG-44", "PRIV-04")
-def test_a_refusal_reason_that_is_not_a_condition_reason_is_not_recorded() -> None:
+def test_a_refusal_reason_outside_the_closed_set_is_no_evidence_of_what_ran() -> None:
+    """Issue #18: `error.reason` is a closed code; a report giving another does not fit its
+    contract, so it is no evidence the run stopped before it selected anything: the run is
+    Unknown, held and read back, and nothing of the report's text is recorded."""
     error = {"reason": "lock timeout: 10s!", "message": "the migration lock was not free"}
     world = step(read(step(new(apply=ApplyPolicy.ALWAYS)), ready_to_plan()))
     world = run_reported(step(world), _REFUSED, error=error, job=JobPhase.FAILED)
     after = status_of(world, reconcile_migration(world))
-    assert after.phase == MigrationPhase.FAILED
+    assert after.phase == MigrationPhase.BLOCKED
     assert after.last_run is not None
+    assert after.last_run.outcome == RunOutcome.UNKNOWN
     assert after.last_run.reason is None
+    assert after.unresolved_run is not None
+    shown = after.model_dump_json()
+    assert "lock timeout" not in shown
+    assert "was not free" not in shown

@@ -754,9 +754,11 @@ def test_a_resolve_refused_for_an_unpinned_ssh_host_key_names_the_code_on_reconc
         " (HostKeyNotPinned)"
     )
     world = step(git_new())
-    error = {"reason": "SourceUnreachable", "message": message}
+    # As the runner reports it (source_commands.source_result): the code beside the words.
+    error = {"reason": "SourceUnreachable", "code": "HostKeyNotPinned", "message": message}
     world = step(with_result(world, report(world, OperationType.RESOLVE, target=None, error=error)))
     failed_condition = status(world).condition(ConditionType.RECONCILIATION_FAILED)
     assert failed_condition is not None
     assert failed_condition.reason == "SourceUnreachable"
-    assert failed_condition.message == message
+    # The manager's words and the code; never the runner's text (issue #18).
+    assert failed_condition.message == "the source could not be reached (HostKeyNotPinned)"

@@ -272,13 +272,17 @@ def run_block(
     applied: Sequence[str] = (),
     failure: dict[str, Any] | None = None,
     message: str | None = None,
+    **more: Any,
 ) -> dict[str, Any]:
+    """A run block; `more` adds its other fields (reason, stoppedAt, sqlstate...), by their
+    names in the contract."""
     return {
         "outcome": outcome.value,
         "selected": selected,
         "appliedVersions": list(applied),
         "failure": failure,
         "message": message or f"{outcome.value.lower()}",
+        **more,
     }
 
 
