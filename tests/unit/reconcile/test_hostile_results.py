@@ -299,3 +299,9 @@ def test_a_schema_apply_shows_only_the_managers_words(outcome: str) -> None:
     with capture_logs() as logs:
         decision = reconcile_schema(world)
     _clean(_said(decision, logs))
+
+
+def test_every_reason_a_source_read_reports_is_in_the_closed_set() -> None:
+    from ptah_operator.engine.sources.errors import REASONS
+
+    assert set(REASONS) <= set(ErrorReason)
