@@ -54,7 +54,7 @@ def read_report(
     if report.operation_id != operation_id:
         return Unreadable("the result names another operation")
     if report.type != operation_type.value:
-        return Unreadable(f"the result is of a {report.type} operation")
+        return Unreadable("the result is of another type of operation")
     if report.resource.uid != resource_uid:
         return Unreadable("the result names another resource")
     why = report.misfit()

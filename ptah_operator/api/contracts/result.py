@@ -57,7 +57,6 @@ from ptah_operator.api.fields import (
     Checksum,
     Description,
     Digest,
-    Version,
 )
 from ptah_operator.api.migration import (
     AheadVersions,
@@ -74,6 +73,26 @@ ReportCode = Annotated[str, StringConstraints(pattern=REPORT_CODE_PATTERN)]
 ReportedFile = Annotated[str, StringConstraints(pattern=REPORTED_FILE_PATTERN)]
 Category = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
 """A change's category (engine/schema/diff.py CATEGORIES: columns_added, ...)."""
+ReportedVersion = Annotated[str, StringConstraints(pattern=r"^[0-9A-Za-z._-]{1,128}$")]
+"""A migration version as a report spells it (the files' digits): printable, no control
+character, so a version quoted in status or an Event cannot carry text of its own."""
+ObjectName = Annotated[
+    str,
+    StringConstraints(
+        min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]+$"
+    ),
+]
+"""A database object a report names (a table, `schema.table`, `table.column`): any characters
+but control characters and the bidirectional overrides; a report naming another is unreadable."""
+Dialect = Annotated[str, StringConstraints(pattern=r"^[a-z]{1,32}$")]
+MediaType = Annotated[
+    str,
+    StringConstraints(
+        max_length=255,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$",
+    ),
+]
+"""An artifact type: a media type (RFC 6838), the registry's word for what the artifact is."""
 
 
 class _Report(BaseModel):
@@ -83,35 +102,35 @@ class _Report(BaseModel):
 
 
 class PendingMigration(_Report):
-    version: Version
+    version: ReportedVersion
     description: Description | None = None
     checksum: Checksum
 
 
 class HistoryReport(_Report):
     verdict: HistoryVerdict
-    current_version: Version | None = None
-    checkpoint_version: Version | None = None
+    current_version: ReportedVersion | None = None
+    checkpoint_version: ReportedVersion | None = None
     applied_count: int = Field(default=0, ge=0)
     pending_count: int = Field(default=0, ge=0)
     pending: list[PendingMigration] = Field(default_factory=list, max_length=MAX_PLAN_VERSIONS)
     dirty: DirtyRevision | None = None
-    modified_versions: list[Version] = Field(default_factory=list)
-    out_of_order_versions: list[Version] = Field(default_factory=list)
+    modified_versions: list[ReportedVersion] = Field(default_factory=list)
+    out_of_order_versions: list[ReportedVersion] = Field(default_factory=list)
     ahead: AheadVersions | None = None
     fingerprint: Digest | None = None
     revisions: list[Revision] = Field(default_factory=list)
 
 
 class FailureReport(_Report):
-    version: Version
+    version: ReportedVersion
     statement_index: int | None = Field(default=None, ge=0)
     sqlstate: str | None = Field(default=None, pattern=SQLSTATE_PATTERN)
     mysql_errno: int | None = Field(default=None, ge=0)
 
 
 class StoppedAtReport(_Report):
-    version: Version
+    version: ReportedVersion
     statements_applied: int | None = Field(default=None, ge=0)
     statements_total: int | None = Field(default=None, ge=0)
 
@@ -121,7 +140,9 @@ class RunReport(_Report):
     selected: bool = True
     """False only when the run stopped before it selected a migration. Absent counts as True:
     a run that may have started is never taken for one that did not."""
-    applied_versions: list[Version] = Field(default_factory=list, max_length=MAX_PLAN_VERSIONS)
+    applied_versions: list[ReportedVersion] = Field(
+        default_factory=list, max_length=MAX_PLAN_VERSIONS
+    )
     failure: FailureReport | None = None
     stopped_at: StoppedAtReport | None = None
     """The file a run that did not finish stopped in, whatever stopped it (RUN-12)."""
@@ -176,7 +197,7 @@ class VerifyReport(_Report):
     """Verify's verdict on the pinned digest under the verification policy it read."""
 
     accepted: bool
-    artifact_type: str | None = Field(default=None, max_length=256)
+    artifact_type: MediaType | None = None
     policy_digest: Digest | None = None
     content_digest: Digest | None = None
     refusal: str | None = Field(default=None, max_length=1024)
@@ -193,7 +214,7 @@ class DriftReport(_Report):
 
     digest: Digest
     """SHA-256 of the raw report, which stays inside the runner."""
-    dialect: str = Field(min_length=1, max_length=32)
+    dialect: Dialect
     total: int = Field(ge=0)
     highest_severity: Severity | None = None
     categories: list[DriftCategoryReport] = Field(
@@ -211,8 +232,8 @@ class FindingReport(_Report):
     code: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z][A-Za-z0-9_.-]*$")
     severity: Severity
     category: Category | None = None
-    object: str | None = Field(default=None, max_length=256)
-    related: str | None = Field(default=None, max_length=256)
+    object: ObjectName | None = None
+    related: ObjectName | None = None
     statement_index: int | None = Field(default=None, ge=0)
 
 
@@ -231,7 +252,7 @@ class PlanReport(_Report):
 
     changes: bool
     """False: the plan is empty, the authoritative statement that the database converged."""
-    dialect: str | None = Field(default=None, max_length=32)
+    dialect: Dialect | None = None
     observed_fingerprint: Digest
     desired_fingerprint: Digest
     digest: Digest | None = None
@@ -241,7 +262,7 @@ class PlanReport(_Report):
     severity: PlanSeverityReport = Field(default_factory=PlanSeverityReport)
     findings: list[FindingReport] = Field(default_factory=list, max_length=MAX_PLAN_FINDINGS)
     findings_total: int = Field(default=0, ge=0)
-    protected_tables: list[str] = Field(default_factory=list, max_length=MAX_REPORTED_TABLES)
+    protected_tables: list[ObjectName] = Field(default_factory=list, max_length=MAX_REPORTED_TABLES)
     """The tables the plan would change that spec.policy.protectedTables names."""
     pieces: list[PieceReport] = Field(default_factory=list, max_length=MAX_PLAN_CHUNKS)
 

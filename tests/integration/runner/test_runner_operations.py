@@ -219,6 +219,7 @@ async def test_apply_runs_the_expected_sequence(
         "appliedVersions": ["0000000001", "0000000002"],
         "failure": None,
         "message": "applied 2 migration(s)",
+        "reason": "Applied",
     }
     assert record["targetIdentityDigest"] == read["targetIdentityDigest"]
     # The Apply's own reading, under the lock before it ran anything.

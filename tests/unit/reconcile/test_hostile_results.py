@@ -16,7 +16,13 @@ from structlog.testing import capture_logs
 
 from ptah_operator.api.constants import OperationType, RunOutcome
 from ptah_operator.api.contracts.codes import ErrorReason
-from ptah_operator.api.contracts.result import ErrorReport, OperationReport, RunReport
+from ptah_operator.api.contracts.result import (
+    ErrorReport,
+    OperationReport,
+    PlanReport,
+    RunReport,
+    VerifyReport,
+)
 from ptah_operator.reconcile.decision import Decision
 from ptah_operator.reconcile.migration import reconcile_migration
 from ptah_operator.reconcile.reports import (
@@ -31,6 +37,13 @@ from tests.unit.reconcile.migration import worlds as mig
 from tests.unit.reconcile.schema import worlds as sch
 
 MARKER = "hostile-MARKER postgres://app:hunter2@db/orders DROP TABLE accounts"
+_DIGEST = "sha256:" + "a" * 64
+_PLAN: dict[str, Any] = {
+    "changes": False,
+    "observedFingerprint": _DIGEST,
+    "desiredFingerprint": _DIGEST,
+}
+_FINDING = {"code": "ProtectedTable", "severity": "Critical", "object": "accounts"}
 
 
 def _said(decision: Decision, logs: list[Any]) -> str:
@@ -305,3 +318,45 @@ def test_every_reason_a_source_read_reports_is_in_the_closed_set() -> None:
     from ptah_operator.engine.sources.errors import REASONS
 
     assert set(REASONS) <= set(ErrorReason)
+
+
+@pytest.mark.parametrize(
+    ("model", "body"),
+    [
+        (
+            RunReport,
+            {"outcome": "Failed", "failure": {"version": "1\x1b]0;pwn\x07", "statementIndex": 1}},
+        ),
+        (RunReport, {"outcome": "Unknown", "stoppedAt": {"version": "2\u202e"}}),
+        (RunReport, {"outcome": "Applied", "appliedVersions": ["0002\x00"]}),
+        (PlanReport, {**_PLAN, "protectedTables": ["accounts\n\x1b[2J" + MARKER]}),
+        (PlanReport, {**_PLAN, "findings": [{**_FINDING, "object": "t\r\nForged: line"}]}),
+        (PlanReport, {**_PLAN, "dialect": "postgres\n" + MARKER}),
+        (VerifyReport, {"accepted": True, "artifactType": "application/x\n" + MARKER}),
+    ],
+    ids=[
+        "a failure's version",
+        "where a run stopped",
+        "an applied version",
+        "a protected table",
+        "a finding's object",
+        "a plan's dialect",
+        "an artifact type",
+    ],
+)
+def test_text_a_report_may_not_quote_makes_it_unreadable(model: Any, body: dict[str, Any]) -> None:
+    """From a review of this change: each of these went into status, an Event or a plan's spec
+    as the runner wrote it (a control character could rewrite a terminal line)."""
+    with pytest.raises(ValueError, match="validation error"):
+        model.model_validate(body)
+    # Without the hostile value the same body is read.
+    fitting = json.loads(
+        json.dumps(body)
+        .replace("\\u001b]0;pwn\\u0007", "")
+        .replace("\\u202e", "")
+        .replace("\\u0000", "")
+        .replace("\\n\\u001b[2J" + MARKER, "")
+        .replace("\\r\\nForged: line", "")
+        .replace("\\n" + MARKER, "")
+    )
+    model.model_validate(fitting)
