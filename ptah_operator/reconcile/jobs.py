@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from ptah_operator.api import images, source_hosts
@@ -61,6 +62,20 @@ Manifest = dict[str, Any]
 
 Owner = PtahMigration | PtahSchema
 """The resource an operation belongs to: its Jobs, snapshots and records are owned by it."""
+
+
+NO_INJECTION_LABELS: Mapping[str, str] = {"sidecar.istio.io/inject": "false"}
+NO_INJECTION_ANNOTATIONS: Mapping[str, str] = {
+    "sidecar.istio.io/inject": "false",
+    "linkerd.io/inject": "disabled",
+    "kuma.io/sidecar-injection": "disabled",
+    "consul.hashicorp.com/connect-inject": "false",
+    "openservicemesh.io/sidecar-injection": "disabled",
+}
+"""What every operation Pod's template says to the service meshes' sidecar injectors (Istio's
+label and annotation, Linkerd, Kuma, Consul, Open Service Mesh): no sidecar. An injector that
+adds a mount or an environment variable to the reporting container makes its exit witness
+nothing (controller/witness.py), and a sidecar that never exits keeps a Job from ending."""
 
 
 def owner_reference(resource: Owner) -> Manifest:
@@ -393,7 +408,13 @@ def _job_manifest(
             "backoffLimit": 0,
             "activeDeadlineSeconds": ACTIVE_DEADLINE_SECONDS,
             "ttlSecondsAfterFinished": ttl,
-            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
+            "template": {
+                "metadata": {
+                    "labels": {**labels, **NO_INJECTION_LABELS},
+                    "annotations": dict(NO_INJECTION_ANNOTATIONS),
+                },
+                "spec": pod_spec,
+            },
         },
     }
 

@@ -165,3 +165,23 @@ def test_no_operation_ever_carries_a_shadow_database_credential() -> None:
     for info in KINDS:
         assert "shadow" not in json.dumps(info.model.model_json_schema()).lower(), info.kind
     assert "shadow" not in build_parser().format_help().lower()
+
+
+def test_every_operation_pod_asks_the_service_meshes_for_no_sidecar() -> None:
+    """Issue #18: a sidecar injector that changes the reporting container makes its exit
+    witness nothing, and a sidecar that never exits keeps the Job from ending."""
+    for job in (
+        history_job(MIGRATION, RUNNER, "op-0123456789", RECORD),
+        apply_job(MIGRATION, RUNNER, "op-0123456789", RECORD, _plan()),
+    ):
+        template = job["spec"]["template"]["metadata"]
+        assert template["labels"]["sidecar.istio.io/inject"] == "false"
+        assert template["annotations"] == {
+            "sidecar.istio.io/inject": "false",
+            "linkerd.io/inject": "disabled",
+            "kuma.io/sidecar-injection": "disabled",
+            "consul.hashicorp.com/connect-inject": "false",
+            "openservicemesh.io/sidecar-injection": "disabled",
+        }
+        # The Job's own labels, which the owner index and the cache select by, are unchanged.
+        assert "sidecar.istio.io/inject" not in job["metadata"]["labels"]
