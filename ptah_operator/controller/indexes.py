@@ -86,6 +86,19 @@ def index_owner_uid(obj: KubeObject) -> list[str]:
     return [str(ref["uid"]) for ref in metadata(obj).get("ownerReferences") or [] if "uid" in ref]
 
 
+def index_job_owner_uid(obj: KubeObject) -> list[str]:
+    """A Job under the UID of the resource it belongs to: its owner label and its controlling
+    owner reference, both. A label is anyone's to change who may edit Jobs; a Job relabelled
+    (by hand, a policy engine, a `commonLabels`) stays under the resource whose controller
+    reference it carries, so its run is still followed (review of #18)."""
+    label = (metadata(obj).get("labels") or {}).get(LABEL_OWNER_UID)
+    uids = {str(label)} if label else set()
+    for ref in metadata(obj).get("ownerReferences") or []:
+        if ref.get("controller") is True and ref.get("uid"):
+            uids.add(str(ref["uid"]))
+    return sorted(uids)
+
+
 def job_uid_of_pod(obj: KubeObject) -> str | None:
     """The UID of the Job that controls a Pod: its controlling owner reference to a Job, and
     nothing else. Labels (`job-name`, `controller-uid`) are anyone's to write who may create

@@ -60,6 +60,7 @@ from ptah_operator.controller.indexes import (
     BY_OWNER_UID,
     BY_POD_NAME_STEM,
     PRIMARY_INDEXES,
+    index_job_owner_uid,
     index_job_uid,
     index_owner_uid,
     index_pod_name_stem,
@@ -682,7 +683,7 @@ class SharedCaches:
         self.migrations = manager.informer(MIGRATIONS, indexers=PRIMARY_INDEXES)
         self.schemas = manager.informer(SCHEMAS, indexers=PRIMARY_INDEXES)
         self.configmaps = manager.informer(CONFIG_MAPS, indexers={BY_OWNER_UID: index_owner_uid})
-        self.jobs = manager.informer(JOBS, indexers={BY_OWNER_UID: index_owner_uid})
+        self.jobs = manager.informer(JOBS, indexers={BY_OWNER_UID: index_job_owner_uid})
         self.pods = manager.informer(
             PODS,
             indexers={

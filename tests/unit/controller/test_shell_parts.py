@@ -13,7 +13,12 @@ from prometheus_client import CollectorRegistry
 
 from ptah_operator.controller.executor import JobRefusals, refusal_reason
 from ptah_operator.controller.expectations import Expectations
-from ptah_operator.controller.indexes import index_owner_uid, index_schema_name, labelled_owner
+from ptah_operator.controller.indexes import (
+    index_job_owner_uid,
+    index_owner_uid,
+    index_schema_name,
+    labelled_owner,
+)
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
 from ptah_operator.controller.world import is_piece_record, plan_texts
 from ptah_operator.runtime.clock import FakeClock
@@ -166,3 +171,28 @@ def test_a_schema_apply_that_finished_counts_as_a_run() -> None:
     assert (
         _value(registry, "ptah_resources", family="PtahSchema", phase="VerifyingConvergence") == 1
     )
+
+
+def _job(labels: dict[str, str], owners: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "ptah-apply-0123456789", "labels": labels, "ownerReferences": owners}
+    }
+
+
+OWNED_BY_M = {"kind": "PtahMigration", "name": "orders", "uid": "m-uid", "controller": True}
+
+
+def test_a_relabelled_job_stays_under_the_resource_that_controls_it() -> None:
+    """Review of #18: a Job was found by its owner label only, so one relabelled by someone
+    who may edit Jobs dropped out of its resource's World while its run went on."""
+    as_made = _job({"operator.ptah.run/owner-uid": "m-uid"}, [OWNED_BY_M])
+    assert index_job_owner_uid(as_made) == ["m-uid"]
+    relabelled = _job({"operator.ptah.run/owner-uid": "another"}, [OWNED_BY_M])
+    assert "m-uid" in index_job_owner_uid(relabelled)
+    unlabelled = _job({}, [OWNED_BY_M])
+    assert index_job_owner_uid(unlabelled) == ["m-uid"]
+    # An owner that is not the controller (a reference someone added) places nothing.
+    added = {**OWNED_BY_M, "uid": "x-uid", "controller": False}
+    assert index_job_owner_uid(_job({}, [OWNED_BY_M, added])) == ["m-uid"]
+    # A label alone still places the Job (a Job made before its owner reference was set).
+    assert index_job_owner_uid(_job({"operator.ptah.run/owner-uid": "m-uid"}, [])) == ["m-uid"]
