@@ -153,7 +153,7 @@ def _made_job(answer: Any) -> MadeJob:
     meta = getattr(answer, "metadata", None)
     created = getattr(meta, "creation_timestamp", None)
     return MadeJob(
-        uid=str(getattr(meta, "uid", "") or ""),
+        uid=str(getattr(meta, "uid", "") or "") or None,
         created_at=created if isinstance(created, dt.datetime) else None,
     )
 
@@ -352,7 +352,7 @@ class DecisionExecutor:
             # Remembered before it is asked for: a create the server carried out whose answer
             # was lost (a timeout, a reset, a 5xx after the write) made a Job all the same,
             # its UID unknown (issue #18, the review of session 11).
-            self.made.made(key, owner_uid, name, MadeJob(uid="", created_at=None))
+            self.made.made(key, owner_uid, name, MadeJob(uid=None, created_at=None))
         try:
             if kind == "ConfigMap":
                 await self.core.create_namespaced_config_map(namespace, manifest)
@@ -420,7 +420,7 @@ class DecisionExecutor:
                 await self.batch.delete_namespaced_job(
                     ref.name, ref.namespace, propagation_policy="Background"
                 )
-                self._deleted_job(ref)
+                self.made.deleted(ref.namespace, ref.name)
             elif ref.api_version.startswith(GROUP + "/"):
                 await self.custom.delete_namespaced_custom_object(
                     GROUP, VERSION, ref.namespace, kind_info(ref.kind).plural, ref.name
@@ -429,12 +429,9 @@ class DecisionExecutor:
             if error.status != 404:
                 raise
             if ref.kind == "Job":
-                self._deleted_job(ref)
-
-    def _deleted_job(self, ref: ObjectRef) -> None:
-        """An Apply Job this executor made, deleted (or found gone): gone for the next World,
-        whatever any cache shows (one relabelled out of the owner index stays deleted)."""
-        self.made.deleted(ref.namespace, ref.name)
+                # An Apply Job this executor made, deleted or found gone: gone for the next
+                # World, whatever any cache shows.
+                self.made.deleted(ref.namespace, ref.name)
 
     async def event(self, obj: KubeObject, event: Event, now: dt.datetime) -> None:
         meta = metadata(obj)

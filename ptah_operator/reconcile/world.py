@@ -118,7 +118,9 @@ class MadeJob:
     manager never creates a Job of that name again, since a second one would run the Apply
     twice (issue #18: a Job made, finished and deleted before any pass saw it)."""
 
-    uid: str
+    uid: str | None
+    """None: asked for, and no answer came (a timeout, a 5xx, the process ended): it may have
+    been made all the same."""
     created_at: dt.datetime | None
     gone: bool = False
     """Asked for again while no cache showed it, the API server answered 404: it was made and

@@ -169,7 +169,7 @@ def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | No
     status = draft.status
 
     made = world.jobs_made.get(name)
-    if claim.job_uid is None and made is not None and made.uid and (made.gone or job):
+    if claim.job_uid is None and made is not None and made.uid is not None and (made.gone or job):
         # The Job this manager made, by the create's answer: the run began with it, and a
         # Job under its name with another UID is not it (runs.run_job; issue #18).
         _accept(draft, claim)

@@ -140,7 +140,7 @@ def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None)
     job = world.jobs.get(name)
     result = world.results.get(claim.operation_id)
     made = world.jobs_made.get(name)
-    if claim.job_uid is None and made is not None and made.uid and (made.gone or job):
+    if claim.job_uid is None and made is not None and made.uid is not None and (made.gone or job):
         # The Job this manager made, by the create's answer: the Apply began with it, and a
         # Job under its name with another UID is not it (runs.run_job; issue #18).
         claim = claim.model_copy(update={"job_uid": made.uid, "job_created_at": made.created_at})

@@ -506,7 +506,7 @@ def test_a_job_under_its_name_with_another_uid_than_the_one_made_is_not_the_runs
 def test_an_apply_create_whose_answer_was_lost_and_whose_job_is_absent_ends_unknown() -> None:
     world = applying(dispatched=False)
     lost = dataclasses.replace(
-        world, jobs_made={apply_job_name(world): MadeJob("", None, gone=True)}
+        world, jobs_made={apply_job_name(world): MadeJob(None, None, gone=True)}
     )
     decision = reconcile_migration(lost)
     assert job_of(decision) is None

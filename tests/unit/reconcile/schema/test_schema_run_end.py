@@ -393,7 +393,7 @@ def test_an_apply_whose_made_job_never_shows_is_deleted_at_its_cap_and_ends_once
 def test_an_apply_create_whose_answer_was_lost_and_whose_job_is_absent_has_no_outcome() -> None:
     world = applying(dispatched=False)
     name = job_name(OperationType.APPLY, claim_id(world))
-    lost = dataclasses.replace(world, jobs_made={name: MadeJob("", None, gone=True)})
+    lost = dataclasses.replace(world, jobs_made={name: MadeJob(None, None, gone=True)})
     decision = reconcile_schema(lost)
     assert job_of(decision) is None
     _proof_starts(step(later(step(lost), POD_CACHE_GRACE)))
