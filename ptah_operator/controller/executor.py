@@ -39,8 +39,10 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from ptah_operator.api.constants import GROUP, LABEL_OPERATION_TYPE, VERSION, OperationType
 from ptah_operator.api.kinds import kind_info
 from ptah_operator.controller.expectations import Expectations
+from ptah_operator.controller.indexes import index_job_owner_uid
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
 from ptah_operator.controller.realm_lease import RealmLease
+from ptah_operator.controller.witness import job_reporting_digest
 from ptah_operator.reconcile.decision import (
     Decision,
     Event,
@@ -59,6 +61,8 @@ log = structlog.get_logger(__name__)
 T = TypeVar("T")
 
 RETRY_SOON = 2.0
+NAME_TAKEN = "a Job of that name that Ptah did not make is there"
+"""The refusal an Apply Job create is given when its name is taken (`_made_as_asked`)."""
 REFUSED_JOB_STATUSES = frozenset({400, 403, 422})
 """Answers to a Job create that mean "this Job will not exist as built": invalid, or refused
 by admission (a policy engine, a namespace being terminated, a quota)."""
@@ -388,6 +392,14 @@ class DecisionExecutor:
                 if isinstance(error.status, int) and error.status < 500:
                     self.made.drop(key, name, owner_uid)  # (answered, and not made)
                 raise  # (a refused create of a Job that exists is taken as the 409 it hides)
+            if kind == "Job" and apply and not await self._made_as_asked(manifest, owner_uid):
+                # The name is taken by a Job Ptah did not make (one made in the moment between
+                # the claim's write and this create, by whoever read the claim): not the run's
+                # Job, and this create made none (issue #18).
+                self.made.drop(key, name, owner_uid)
+                self.refusals.refused(key, owner_uid, name, NAME_TAKEN)
+                log.warning("apply job name taken", job=name)
+                return False
             if kind == "Job":
                 self.refusals.created(key, name)
             return True
@@ -395,6 +407,31 @@ class DecisionExecutor:
             self.refusals.created(key, name)
             self.expectations.created_job(key, f"{namespace}/{name}")
         return True
+
+    async def _made_as_asked(self, manifest: Mapping[str, Any], owner_uid: str) -> bool:
+        """Whether the Job already under the manifest's name is the one it asks for: the
+        owner's, and running what the manifest's template runs (witness.py's digest, of the
+        manifest as the API server would store it: a dry-run create under a generated name,
+        so that defaults and admission count alike). Whatever cannot be told (the Job gone
+        meanwhile, the dry run refused) is taken as asked for: a run that may have begun is
+        never taken for one that did not."""
+        meta = manifest["metadata"]
+        namespace = meta["namespace"]
+        try:
+            found = await self.batch.read_namespaced_job(meta["name"], namespace)
+            probe = {
+                **manifest,
+                "metadata": {
+                    **{k: v for k, v in meta.items() if k != "name"},
+                    "generateName": f"{meta['name'][:50]}-",
+                },
+            }
+            stored = await self.batch.create_namespaced_job(namespace, probe, dry_run="All")
+        except ApiException:
+            return True
+        serialize = self.batch.api_client.sanitize_for_serialization
+        job, asked = serialize(found), job_reporting_digest(serialize(stored))
+        return owner_uid in index_job_owner_uid(job) and job_reporting_digest(job) == asked
 
     async def _job_exists(self, namespace: str, name: str) -> bool:
         """Whether a Job of this name exists. A create of a Job already there (asked again

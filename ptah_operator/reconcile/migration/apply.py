@@ -169,19 +169,23 @@ def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | No
     status = draft.status
 
     made = world.jobs_made.get(name)
+    # Refused, or the name taken by a Job Ptah did not make (the executor read it): no Job
+    # of this run was made, so none under its name is adopted, and nothing of it has begun.
+    refused = claim.job_uid is None and name in world.job_refusals
     if claim.job_uid is None and made is not None and made.uid is not None and (made.gone or job):
         # The Job this manager made, by the create's answer: the run began with it, and a
         # Job under its name with another UID is not it (runs.run_job; issue #18).
         _accept(draft, claim)
         claim = claim.model_copy(update={"job_uid": made.uid, "job_created_at": made.created_at})
-    elif claim.job_uid is None and job is not None:
+    elif claim.job_uid is None and job is not None and not refused:
         _accept(draft, claim)
         claim = claim.model_copy(update={"job_uid": job.uid, "job_created_at": job.created_at})
     job = runs.run_job(claim, job)
     claim = _track_lease(draft, claim)
     status.active_operation = claim
 
-    if claim.job_uid is None and (result is not None or claim.operation_id in world.running_pods):
+    begun = result is not None or claim.operation_id in world.running_pods
+    if claim.job_uid is None and begun and not refused:
         _begun_unseen(draft, claim, name)
         return
     if claim.job_uid is None and made is not None and made.gone:

@@ -140,12 +140,15 @@ def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None)
     job = world.jobs.get(name)
     result = world.results.get(claim.operation_id)
     made = world.jobs_made.get(name)
+    # Refused, or the name taken by a Job Ptah did not make (the executor read it): no Job
+    # of this Apply was made, so none under its name is adopted, and nothing of it has begun.
+    refused = claim.job_uid is None and name in world.job_refusals
     if claim.job_uid is None and made is not None and made.uid is not None and (made.gone or job):
         # The Job this manager made, by the create's answer: the Apply began with it, and a
         # Job under its name with another UID is not it (runs.run_job; issue #18).
         claim = claim.model_copy(update={"job_uid": made.uid, "job_created_at": made.created_at})
         _accept(draft, claim)
-    elif claim.job_uid is None and job is not None:
+    elif claim.job_uid is None and job is not None and not refused:
         claim = claim.model_copy(update={"job_uid": job.uid, "job_created_at": job.created_at})
         _accept(draft, claim)
     job = runs.run_job(claim, job)
@@ -155,7 +158,8 @@ def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None)
     # A result before its Job was ever seen is no Apply's word: whoever holds the operation's
     # token could have posted it (issue #18). The claim goes on as if none had come.
     dispatched = claim.job_uid is not None
-    if not dispatched and (result is not None or claim.operation_id in world.running_pods):
+    begun = result is not None or claim.operation_id in world.running_pods
+    if not dispatched and begun and not refused:
         _begun_unseen(draft, claim, name)
         return
     if not dispatched and made is not None and made.gone:

@@ -18,8 +18,8 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 from prometheus_client import CollectorRegistry
 
-from ptah_operator.api.constants import LABEL_OPERATION_TYPE
-from ptah_operator.controller.executor import DecisionExecutor
+from ptah_operator.api.constants import LABEL_OPERATION_TYPE, LABEL_OWNER_UID
+from ptah_operator.controller.executor import NAME_TAKEN, DecisionExecutor
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
 from ptah_operator.reconcile.decision import ObjectRef
 from ptah_operator.runtime.clock import MonotonicClock
@@ -155,3 +155,58 @@ async def test_an_apply_job_create_that_was_answered_or_never_sent_made_nothing(
         with pytest.raises(aiohttp.ClientConnectorError):
             await executor.create(owner, apply)
         assert executor.made.of("no-such-namespace/orders", "u-1") == {}
+
+
+def _apply_job(name: str, namespace: str, owner_uid: str, command: str) -> dict[str, Any]:
+    """An Apply Job as the families make one: labelled with its owner, a `run` container."""
+    manifest = job(name, namespace, "Apply")
+    manifest["metadata"]["labels"][LABEL_OWNER_UID] = owner_uid
+    manifest["spec"]["template"]["spec"]["containers"] = [
+        {"name": "run", "image": "registry.local/ptah:1", "command": ["ptah-runner", command]}
+    ]
+    return manifest
+
+
+async def test_an_apply_name_taken_by_a_job_ptah_did_not_make_is_refused_not_adopted(
+    api_client: client.ApiClient, namespace: str
+) -> None:
+    """Issue #18: someone who read the claim's operation id made a Job under its Apply name
+    first; the create's 409 is not taken as the run's Job."""
+    batch: Any = client.BatchV1Api(api_client)
+    owner = {"metadata": {"name": "orders", "namespace": namespace, "uid": "u-1"}}
+    key = f"{namespace}/orders"
+    name = "ptah-apply-00000000ee"
+    ours = _apply_job(name, namespace, "u-1", "apply")
+    theirs = _apply_job(name, namespace, "u-1", "something-else")
+    await batch.create_namespaced_job(namespace, theirs)
+    foreign = await _uid(batch, namespace, name)
+
+    executor = _executor(api_client)
+    assert await executor.create(owner, ours) is False
+    assert executor.refusals.of(key, "u-1") == {name: NAME_TAKEN}
+    assert name not in executor.made.of(key, "u-1")
+    # Nothing made over it, and the dry run that told it left nothing either.
+    jobs = (await batch.list_namespaced_job(namespace)).items
+    assert [(j.metadata.name, j.metadata.uid) for j in jobs] == [(name, foreign)]
+
+
+async def test_an_apply_job_that_is_the_one_asked_for_is_taken_on_a_409(
+    api_client: client.ApiClient, namespace: str
+) -> None:
+    """The control: a Job under the name that is the manifest's (as the API server stores it,
+    defaults and all) is taken as made, by its UID."""
+    batch: Any = client.BatchV1Api(api_client)
+    owner = {"metadata": {"name": "orders", "namespace": namespace, "uid": "u-1"}}
+    key = f"{namespace}/orders"
+    name = "ptah-apply-00000000ef"
+    ours = _apply_job(name, namespace, "u-1", "apply")
+    await batch.create_namespaced_job(namespace, ours)
+    made_first = await _uid(batch, namespace, name)
+
+    executor = _executor(api_client)  # (a process that does not remember the create)
+    assert await executor.create(owner, ours) is True
+    assert executor.refusals.of(key, "u-1") == {}
+    # Another owner's manifest of the same name is not the one there.
+    other = {"metadata": {"name": "orders", "namespace": namespace, "uid": "u-2"}}
+    assert await executor.create(other, _apply_job(name, namespace, "u-2", "apply")) is False
+    assert await _uid(batch, namespace, name) == made_first
