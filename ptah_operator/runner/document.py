@@ -34,7 +34,7 @@ from typing import Any
 
 from ptah_operator.api.fields import format_time
 from ptah_operator.engine.migrations.apply import Outcome, RunResult
-from ptah_operator.engine.migrations.directory import MigrationDirectory
+from ptah_operator.engine.migrations.directory import MigrationDirectory, printable
 from ptah_operator.engine.migrations.revision_table import STATE_APPLIED, Revision
 from ptah_operator.engine.migrations.status import Status, Verdict
 from ptah_operator.runner.envelope import (
@@ -117,10 +117,16 @@ def revision_state(row: Revision) -> str:
     return "Baseline" if row.recorded_by == "baseline" else "Applied"
 
 
+def shown(description: str | None) -> str | None:
+    """A description as a report may carry it: what a terminal must not get escaped (a
+    revision table's row is the database's text), at most 256 characters."""
+    return None if description is None else printable(description)[:256]
+
+
 def revision_json(row: Revision, spell: VersionSpelling) -> Json:
     doc: Json = {"version": spell(row.version), "state": revision_state(row)}
     if row.description is not None:
-        doc["description"] = row.description
+        doc["description"] = shown(row.description)
     if row.checksum:
         doc["checksum"] = checksum(row.checksum)
     if row.execution_millis is not None:
@@ -152,14 +158,14 @@ def history_block(status: Status, spell: VersionSpelling) -> Json:
         "pending": [
             {
                 "version": spell(f.version),
-                "description": f.description,
+                "description": shown(f.description),
                 "checksum": checksum(f.checksum),
             }
             for f in status.pending[:MAX_PENDING]
         ],
         "dirty": None
         if dirty is None
-        else {"version": spell(dirty.version), "description": dirty.description},
+        else {"version": spell(dirty.version), "description": shown(dirty.description)},
         "modifiedVersions": spell.many(status.modified_versions),
         "outOfOrderVersions": spell.many(status.out_of_order_versions),
         "ahead": ahead,

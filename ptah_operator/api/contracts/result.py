@@ -30,6 +30,7 @@ additions do not make a report unreadable.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from enum import StrEnum
 from typing import Annotated, Literal
 
@@ -310,6 +311,17 @@ class ResultEnvelope(_Report):
         return None
 
 
+_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]")
+"""What no text a report quotes may hold: control characters and bidirectional overrides."""
+
+
+def _descriptions(history: HistoryReport) -> list[str]:
+    found = [p.description for p in history.pending] + [r.description for r in history.revisions]
+    if history.dirty is not None:
+        found.append(history.dirty.description)
+    return [d for d in found if d]
+
+
 class OperationReport(ResultEnvelope):
     """The report of a PtahMigration's operation (History, Apply, Resolve, Verify)."""
 
@@ -317,6 +329,10 @@ class OperationReport(ResultEnvelope):
     run: RunReport | None = None
 
     def misfit(self) -> str | None:
+        if self.history is not None and any(
+            _UNSHOWABLE.search(text) for text in _descriptions(self.history)
+        ):
+            return "the result's history holds a description status may not show"
         if self.history is not None:
             try:
                 history_status(self.history, self.operation_id, self, self.finished_at)

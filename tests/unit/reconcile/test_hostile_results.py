@@ -360,3 +360,41 @@ def test_text_a_report_may_not_quote_makes_it_unreadable(model: Any, body: dict[
         .replace("\\n" + MARKER, "")
     )
     model.model_validate(fitting)
+
+
+@pytest.mark.parametrize(
+    "history",
+    [
+        {
+            "verdict": "ReadyToPlan",
+            "pending": [{"version": "2", "description": "a\x1b[2J", "checksum": "c"}],
+        },
+        {"verdict": "Dirty", "dirty": {"version": "2", "description": "b\u202ec"}},
+        {
+            "verdict": "NothingPending",
+            "revisions": [{"version": "1", "state": "Applied", "description": "x\ny"}],
+        },
+    ],
+    ids=["pending", "dirty", "a revision"],
+)
+def test_a_history_quoting_a_control_character_is_unreadable(history: dict[str, Any]) -> None:
+    world = mig.reading()
+    claim = mig.status(world).active_operation
+    assert claim is not None
+    uid = world.migration.metadata.uid
+    assert uid is not None
+    result = mig.report(world, OperationType.HISTORY, history=history)
+    read = read_report(result, OperationReport, claim.operation_id, claim.type, uid)
+    assert isinstance(read, Unreadable)
+    assert read.why == "the result's history holds a description status may not show"
+    # Escaped, as the runner reports it (runner/document.py `shown`), it is read.
+    escaped = json.loads(
+        json.dumps(history)
+        .replace("\\u001b", "\\\\x1b")
+        .replace("\\u202e", "\\\\u202e")
+        .replace("\\n", "\\\\x0a")
+    )
+    result = mig.report(world, OperationType.HISTORY, history=escaped)
+    assert not isinstance(
+        read_report(result, OperationReport, claim.operation_id, claim.type, uid), Unreadable
+    )

@@ -35,6 +35,7 @@ from ptah_operator.runner.document import (
     history_block,
     not_selected_run,
     result_document,
+    revision_json,
     run_block,
 )
 from ptah_operator.runner.migration import (
@@ -657,3 +658,19 @@ def test_a_file_name_a_status_may_not_hold_is_left_out(name: str) -> None:
 def test_a_code_that_is_not_one_is_left_out() -> None:
     block = ErrorBlock("DirectoryRefused", "words", code="not a code").as_json()
     assert "code" not in block
+
+
+def test_a_revision_rows_description_is_reported_escaped(directory: MigrationDirectory) -> None:
+    """A revision table's row is the database's text: its description is reported with what a
+    terminal must not get escaped (issue #18), and the manager reads the report."""
+    row = _row(directory, 1)._replace(description="init\x1b[2J\u202eforged\nline")
+    doc = revision_json(row, VersionSpelling(directory))
+    assert doc["description"] == "init\\x1b[2J\\u202eforged\\x0aline"
+    assert (
+        len(
+            revision_json(row._replace(description="é" * 300), VersionSpelling(directory))[
+                "description"
+            ]
+        )
+        == 256
+    )
