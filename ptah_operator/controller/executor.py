@@ -39,10 +39,8 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from ptah_operator.api.constants import GROUP, LABEL_OPERATION_TYPE, VERSION, OperationType
 from ptah_operator.api.kinds import kind_info
 from ptah_operator.controller.expectations import Expectations
-from ptah_operator.controller.indexes import index_job_owner_uid
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
 from ptah_operator.controller.realm_lease import RealmLease
-from ptah_operator.controller.witness import job_reporting_digest
 from ptah_operator.reconcile.decision import (
     Decision,
     Event,
@@ -357,6 +355,8 @@ class DecisionExecutor:
             # was lost (a timeout, a reset, a 5xx after the write) made a Job all the same,
             # its UID unknown (issue #18, the review of session 11).
             self.made.made(key, owner_uid, name, MadeJob(uid=None, created_at=None))
+            # An earlier attempt's refusal says nothing of this create.
+            self.refusals.created(key, name)
         try:
             if kind == "ConfigMap":
                 await self.core.create_namespaced_config_map(namespace, manifest)
@@ -392,12 +392,10 @@ class DecisionExecutor:
                 if isinstance(error.status, int) and error.status < 500:
                     self.made.drop(key, name, owner_uid)  # (answered, and not made)
                 raise  # (a refused create of a Job that exists is taken as the 409 it hides)
-            if kind == "Job" and apply and not await self._made_as_asked(manifest, owner_uid):
+            if kind == "Job" and apply and await self._taken_name(key, owner_uid, namespace, name):
                 # The name is taken by a Job Ptah did not make (one made in the moment between
                 # the claim's write and this create, by whoever read the claim): not the run's
                 # Job, and this create made none (issue #18).
-                self.made.drop(key, name, owner_uid)
-                self.refusals.refused(key, owner_uid, name, NAME_TAKEN)
                 log.warning("apply job name taken", job=name)
                 return False
             if kind == "Job":
@@ -408,30 +406,26 @@ class DecisionExecutor:
             self.expectations.created_job(key, f"{namespace}/{name}")
         return True
 
-    async def _made_as_asked(self, manifest: Mapping[str, Any], owner_uid: str) -> bool:
-        """Whether the Job already under the manifest's name is the one it asks for: the
-        owner's, and running what the manifest's template runs (witness.py's digest, of the
-        manifest as the API server would store it: a dry-run create under a generated name,
-        so that defaults and admission count alike). Whatever cannot be told (the Job gone
-        meanwhile, the dry run refused) is taken as asked for: a run that may have begun is
-        never taken for one that did not."""
-        meta = manifest["metadata"]
-        namespace = meta["namespace"]
+    async def _taken_name(self, key: str, owner_uid: str, namespace: str, name: str) -> bool:
+        """After a 409 for an Apply Job: whether the Job under its name is another's. This
+        create made nothing, so the name is remembered as taken (a refusal) until the Job
+        there shows the owner's controller reference; then it is taken as made, by its UID (a
+        Job the owner made that this process does not remember is never declared not to have
+        started). A read that fails leaves the name taken, and the pass is tried again."""
+        self.made.drop(key, name, owner_uid)
+        self.refusals.refused(key, owner_uid, name, NAME_TAKEN)
         try:
-            found = await self.batch.read_namespaced_job(meta["name"], namespace)
-            probe = {
-                **manifest,
-                "metadata": {
-                    **{k: v for k, v in meta.items() if k != "name"},
-                    "generateName": f"{meta['name'][:50]}-",
-                },
-            }
-            stored = await self.batch.create_namespaced_job(namespace, probe, dry_run="All")
-        except ApiException:
-            return True
-        serialize = self.batch.api_client.sanitize_for_serialization
-        job, asked = serialize(found), job_reporting_digest(serialize(stored))
-        return owner_uid in index_job_owner_uid(job) and job_reporting_digest(job) == asked
+            found = await self.batch.read_namespaced_job(name, namespace)
+        except ApiException as error:
+            if error.status == 404:
+                return True
+            raise
+        owners = getattr(found.metadata, "owner_references", None) or []
+        if any(ref.controller is True and ref.uid == owner_uid for ref in owners):
+            self.refusals.created(key, name)
+            self.made.made(key, owner_uid, name, _made_job(found))
+            return False
+        return True
 
     async def _job_exists(self, namespace: str, name: str) -> bool:
         """Whether a Job of this name exists. A create of a Job already there (asked again

@@ -722,7 +722,7 @@ class SharedCaches:
         snapshots, results = owned_records(owned, self.seal, claim)
         jobs = self.job_states(namespace, uid, now)
         running_pods = running_operations(
-            ((j, self._pods_of(j)) for j in self.jobs.store.by_index(BY_OWNER_UID, uid)),
+            ((j, self._pods_of(j)) for j in self._owned_jobs(namespace, uid)),
             self._named_pods(namespace, claim[0] if claim is not None else None),
             namespace,
         )
@@ -774,9 +774,18 @@ class SharedCaches:
             state.name: state
             for state in (
                 job_state(j, self._pods_of(j), self.onsets, now)
-                for j in self.jobs.store.by_index(BY_OWNER_UID, uid)
+                for j in self._owned_jobs(namespace, uid)
             )
         }
+
+    def _owned_jobs(self, namespace: str, uid: str) -> list[KubeObject]:
+        """The resource's Jobs: under its UID in the owner index, and in its namespace (a Job
+        is keyed by its name alone in the World; one carrying the UID elsewhere is not it)."""
+        return [
+            j
+            for j in self.jobs.store.by_index(BY_OWNER_UID, uid)
+            if metadata(j).get("namespace") == namespace
+        ]
 
     def _named_pods(
         self, namespace: str, operation_id: str | None

@@ -64,7 +64,10 @@ Owner = PtahMigration | PtahSchema
 """The resource an operation belongs to: its Jobs, snapshots and records are owned by it."""
 
 
-NO_INJECTION_LABELS: Mapping[str, str] = {"sidecar.istio.io/inject": "false"}
+NO_INJECTION_LABELS: Mapping[str, str] = {
+    "sidecar.istio.io/inject": "false",
+    "kuma.io/sidecar-injection": "disabled",
+}
 NO_INJECTION_ANNOTATIONS: Mapping[str, str] = {
     "sidecar.istio.io/inject": "false",
     "linkerd.io/inject": "disabled",
@@ -73,7 +76,7 @@ NO_INJECTION_ANNOTATIONS: Mapping[str, str] = {
     "openservicemesh.io/sidecar-injection": "disabled",
 }
 """What every operation Pod's template says to the service meshes' sidecar injectors (Istio's
-label and annotation, Linkerd, Kuma, Consul, Open Service Mesh): no sidecar. An injector that
+and Kuma's label and annotation, Linkerd, Consul, Open Service Mesh): no sidecar. An injector that
 adds a mount or an environment variable to the reporting container makes its exit witness
 nothing (controller/witness.py), and a sidecar that never exits keeps a Job from ending."""
 

@@ -171,7 +171,7 @@ def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | No
     made = world.jobs_made.get(name)
     # Refused, or the name taken by a Job Ptah did not make (the executor read it): no Job
     # of this run was made, so none under its name is adopted, and nothing of it has begun.
-    refused = claim.job_uid is None and name in world.job_refusals
+    refused = claim.job_uid is None and made is None and name in world.job_refusals
     if claim.job_uid is None and made is not None and made.uid is not None and (made.gone or job):
         # The Job this manager made, by the create's answer: the run began with it, and a
         # Job under its name with another UID is not it (runs.run_job; issue #18).

@@ -157,56 +157,84 @@ async def test_an_apply_job_create_that_was_answered_or_never_sent_made_nothing(
         assert executor.made.of("no-such-namespace/orders", "u-1") == {}
 
 
-def _apply_job(name: str, namespace: str, owner_uid: str, command: str) -> dict[str, Any]:
-    """An Apply Job as the families make one: labelled with its owner, a `run` container."""
+def _apply_job(
+    name: str,
+    namespace: str,
+    owner_uid: str,
+    command: str,
+    controller: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """An Apply Job as the families make one: labelled with its owner, a `run` container, and
+    (given `controller`) the owner's controller reference."""
     manifest = job(name, namespace, "Apply")
     manifest["metadata"]["labels"][LABEL_OWNER_UID] = owner_uid
+    if controller is not None:
+        manifest["metadata"]["ownerReferences"] = [controller]
     manifest["spec"]["template"]["spec"]["containers"] = [
         {"name": "run", "image": "registry.local/ptah:1", "command": ["ptah-runner", command]}
     ]
     return manifest
 
 
+async def _owner(
+    api_client: client.ApiClient, namespace: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A real object to own Jobs (the garbage collector removes a Job whose owner is not
+    there), as an owner the executor is given, and a controller reference to it."""
+    core: Any = client.CoreV1Api(api_client)
+    made = await core.create_namespaced_config_map(
+        namespace, {"metadata": {"name": "orders-owner"}, "data": {}}
+    )
+    uid = str(made.metadata.uid)
+    reference: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": "orders-owner",
+        "uid": uid,
+        "controller": True,
+    }
+    return {"metadata": {"name": "orders", "namespace": namespace, "uid": uid}}, reference
+
+
 async def test_an_apply_name_taken_by_a_job_ptah_did_not_make_is_refused_not_adopted(
     api_client: client.ApiClient, namespace: str
 ) -> None:
     """Issue #18: someone who read the claim's operation id made a Job under its Apply name
-    first; the create's 409 is not taken as the run's Job."""
+    first, with the owner's label copied; the create's 409 is not taken as the run's Job."""
     batch: Any = client.BatchV1Api(api_client)
-    owner = {"metadata": {"name": "orders", "namespace": namespace, "uid": "u-1"}}
+    owner, reference = await _owner(api_client, namespace)
+    uid = owner["metadata"]["uid"]
     key = f"{namespace}/orders"
     name = "ptah-apply-00000000ee"
-    ours = _apply_job(name, namespace, "u-1", "apply")
-    theirs = _apply_job(name, namespace, "u-1", "something-else")
-    await batch.create_namespaced_job(namespace, theirs)
+    await batch.create_namespaced_job(namespace, _apply_job(name, namespace, uid, "other"))
     foreign = await _uid(batch, namespace, name)
 
     executor = _executor(api_client)
+    ours = _apply_job(name, namespace, uid, "apply", reference)
     assert await executor.create(owner, ours) is False
-    assert executor.refusals.of(key, "u-1") == {name: NAME_TAKEN}
-    assert name not in executor.made.of(key, "u-1")
-    # Nothing made over it, and the dry run that told it left nothing either.
+    assert executor.refusals.of(key, uid) == {name: NAME_TAKEN}
+    assert name not in executor.made.of(key, uid)
     jobs = (await batch.list_namespaced_job(namespace)).items
     assert [(j.metadata.name, j.metadata.uid) for j in jobs] == [(name, foreign)]
 
 
-async def test_an_apply_job_that_is_the_one_asked_for_is_taken_on_a_409(
+async def test_an_apply_job_the_owner_controls_is_taken_as_made_on_a_409(
     api_client: client.ApiClient, namespace: str
 ) -> None:
-    """The control: a Job under the name that is the manifest's (as the API server stores it,
-    defaults and all) is taken as made, by its UID."""
+    """The control: a Job under the name that carries the owner's controller reference (one
+    this process does not remember making) is taken as made, by its UID, and an earlier
+    attempt's refusal of the name is forgotten."""
     batch: Any = client.BatchV1Api(api_client)
-    owner = {"metadata": {"name": "orders", "namespace": namespace, "uid": "u-1"}}
+    owner, reference = await _owner(api_client, namespace)
+    uid = owner["metadata"]["uid"]
     key = f"{namespace}/orders"
     name = "ptah-apply-00000000ef"
-    ours = _apply_job(name, namespace, "u-1", "apply")
+    ours = _apply_job(name, namespace, uid, "apply", reference)
     await batch.create_namespaced_job(namespace, ours)
     made_first = await _uid(batch, namespace, name)
 
     executor = _executor(api_client)  # (a process that does not remember the create)
+    executor.refusals.refused(key, uid, name, "an earlier attempt's refusal")
     assert await executor.create(owner, ours) is True
-    assert executor.refusals.of(key, "u-1") == {}
-    # Another owner's manifest of the same name is not the one there.
-    other = {"metadata": {"name": "orders", "namespace": namespace, "uid": "u-2"}}
-    assert await executor.create(other, _apply_job(name, namespace, "u-2", "apply")) is False
-    assert await _uid(batch, namespace, name) == made_first
+    assert executor.refusals.of(key, uid) == {}
+    assert executor.made.of(key, uid)[name].uid == made_first

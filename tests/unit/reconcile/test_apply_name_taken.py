@@ -19,6 +19,7 @@ from ptah_operator.api.constants import ConditionType, JournalEntryType, Operati
 from ptah_operator.controller.executor import NAME_TAKEN
 from ptah_operator.reconcile.migration import reconcile_migration
 from ptah_operator.reconcile.schema import reconcile_schema
+from ptah_operator.reconcile.world import MadeJob
 from tests.unit.reconcile.migration import worlds as mig
 from tests.unit.reconcile.schema import worlds as sch
 
@@ -78,6 +79,24 @@ def test_without_the_refusal_the_job_under_the_name_is_adopted(
     the create's answer was remembered)."""
     world, claim = _claimed(worlds)
     decision = reconcile(dataclasses.replace(world, jobs_made={}))
+    after = family.status_of(world, decision)
+    assert after.active_operation is not None
+    assert after.active_operation.job_uid == world.jobs[claim.job_name].uid
+
+
+@pytest.mark.parametrize(("worlds", "family", "reconcile"), FAMILIES, ids=["migration", "schema"])
+def test_a_refusal_beside_a_job_made_here_hides_nothing(
+    worlds: Any, family: Any, reconcile: Any
+) -> None:
+    """From a review: an earlier attempt's refusal of the name, left beside a create this
+    process asked for (its answer lost, so no UID), must not hide the Job the create made."""
+    world, claim = _claimed(worlds)
+    world = dataclasses.replace(
+        world,
+        job_refusals={claim.job_name: "an earlier attempt's refusal"},
+        jobs_made={claim.job_name: MadeJob(None, None)},
+    )
+    decision = reconcile(world)
     after = family.status_of(world, decision)
     assert after.active_operation is not None
     assert after.active_operation.job_uid == world.jobs[claim.job_name].uid

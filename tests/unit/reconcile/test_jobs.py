@@ -176,6 +176,7 @@ def test_every_operation_pod_asks_the_service_meshes_for_no_sidecar() -> None:
     ):
         template = job["spec"]["template"]["metadata"]
         assert template["labels"]["sidecar.istio.io/inject"] == "false"
+        assert template["labels"]["kuma.io/sidecar-injection"] == "disabled"
         assert template["annotations"] == {
             "sidecar.istio.io/inject": "false",
             "linkerd.io/inject": "disabled",
