@@ -297,7 +297,12 @@ def engine_error(exc: Exception, files_dir: Path | None = None) -> ErrorBlock:
         message = str(exc)
         if files_dir is not None:
             message = message.replace(f"{files_dir}/", "")
-        return ErrorBlock(ErrorReason.DESIRED_SCHEMA_REFUSED, message[:1024])
+        named = message.split(": ", 1)[0] if ": " in message else ""
+        return ErrorBlock(
+            ErrorReason.DESIRED_SCHEMA_REFUSED,
+            message[:1024],
+            file=named if named.endswith((".sql", ".hcl")) else None,
+        )
     if isinstance(exc, PlanError):
         return ErrorBlock(ErrorReason.PLAN_REFUSED, str(exc)[:1024])
     if isinstance(exc, TargetError):

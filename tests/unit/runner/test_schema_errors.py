@@ -25,6 +25,12 @@ def test_a_desired_schema_error_names_the_file_without_its_directory() -> None:
         "DesiredSchemaRefused",
         "schema.sql: statement 3 is not valid postgresql DDL",
     )
+    # The file is a position the manager may show (issue #18); the words stay the runner's.
+    assert error.as_json()["file"] == "schema.sql"
+    not_a_file = engine_error(DesiredSchemaError("table orders: two primary keys"))
+    assert "file" not in not_a_file.as_json()
+    spaced = engine_error(DesiredSchemaError("my schema.sql: two primary keys"))
+    assert "file" not in spaced.as_json()
     assert engine_error(PlanError("cannot plan x")).reason == "PlanRefused"
 
 
