@@ -162,6 +162,21 @@ def test_a_run_that_stopped_before_it_selected_says_the_errors_reason() -> None:
     run = RunReport.model_validate({"outcome": "Failed", "selected": False, "message": MARKER})
     error = ErrorReport.model_validate({"reason": "LockTimeout", "message": MARKER})
     assert run_words(run, error) == "the migration lock was not free in time; nothing ran"
+    # The error's closed reason (and its positions) before the run's own code.
+    coded = RunReport.model_validate(
+        {"outcome": "Failed", "selected": False, "reason": "ConnectionLostError"}
+    )
+    lost = ErrorReport.model_validate({"reason": "ConnectionFailed"})
+    assert run_words(coded, lost) == "the database could not be reached; nothing ran"
+
+
+def test_where_a_run_stopped_gives_counts_only_when_both_are_known() -> None:
+    run = RunReport.model_validate(
+        {"outcome": "Unknown", "stoppedAt": {"version": "0003", "statementsApplied": 1}}
+    )
+    assert run_words(run, None) == (
+        "the run ended Unknown; it stopped in migration 0003; what it committed is not known"
+    )
 
 
 # --- codes and positions that do not fit are no evidence -----------------------------------------

@@ -762,3 +762,19 @@ def test_a_resolve_refused_for_an_unpinned_ssh_host_key_names_the_code_on_reconc
     assert failed_condition.reason == "SourceUnreachable"
     # The manager's words and the code; never the runner's text (issue #18).
     assert failed_condition.message == "the source could not be reached (HostKeyNotPinned)"
+
+
+def test_a_failed_history_read_names_no_source_only_a_source_read_does() -> None:
+    """The source last recorded is named beside a Resolve's or a Verify's failure (it names
+    the commit a ref moved from); a History read's failure is the database's."""
+    world = step(step(resolved_git(step(git_new()))))
+    claim = status(world).active_operation
+    assert claim is not None
+    assert claim.type == OperationType.HISTORY
+    assert status(world).source is not None
+    error = {"reason": "ConnectionFailed", "message": "hostile"}
+    world = step(with_result(world, report(world, OperationType.HISTORY, error=error)))
+    failed = status(world).condition(ConditionType.RECONCILIATION_FAILED)
+    assert failed is not None
+    assert "the database could not be reached" in failed.message
+    assert "source last recorded" not in failed.message
