@@ -340,70 +340,84 @@ class DecisionExecutor:
         name = str(manifest["metadata"]["name"])
         key = object_key(owner)
         owner_uid = str(metadata(owner).get("uid"))
-        apply = (manifest["metadata"].get("labels") or {}).get(LABEL_OPERATION_TYPE) == str(
-            OperationType.APPLY
-        )
-        made = self.made.of(key, owner_uid).get(name) if kind == "Job" and apply else None
-        if made is not None:
-            # Never a second Apply Job of one operation: only whether the first is still there.
-            if not made.gone and not await self._job_exists(namespace, name):
-                self.made.gone(key, owner_uid, name)
-                log.warning("apply job made and gone before it was seen", job=name)
-            return True
-        if kind == "Job" and apply:
+        labels = manifest["metadata"].get("labels") or {}
+        apply = kind == "Job" and labels.get(LABEL_OPERATION_TYPE) == str(OperationType.APPLY)
+        if apply:
+            made = self.made.of(key, owner_uid).get(name)
+            if made is not None:
+                # Never a second Apply Job of one operation: only whether the first is there.
+                if not made.gone and not await self._job_exists(namespace, name):
+                    self.made.gone(key, owner_uid, name)
+                    log.warning("apply job made and gone before it was seen", job=name)
+                return True
             # Remembered before it is asked for: a create the server carried out whose answer
             # was lost (a timeout, a reset, a 5xx after the write) made a Job all the same,
-            # its UID unknown (issue #18, the review of session 11).
+            # its UID unknown (issue #18, the review of session 11). An earlier attempt's
+            # refusal says nothing of this create.
             self.made.made(key, owner_uid, name, MadeJob(uid=None, created_at=None))
-            # An earlier attempt's refusal says nothing of this create.
             self.refusals.created(key, name)
         try:
-            if kind == "ConfigMap":
-                await self.core.create_namespaced_config_map(namespace, manifest)
-            elif kind == "Secret":
-                await self.core.create_namespaced_secret(namespace, manifest)
-            elif kind == "Job":
-                answer = await self.batch.create_namespaced_job(namespace, manifest)
-                if apply:
-                    self.made.made(key, owner_uid, name, _made_job(answer))
-            elif str(manifest["apiVersion"]).startswith(GROUP + "/"):
-                plural = kind_info(kind).plural
-                await self.custom.create_namespaced_custom_object(
-                    GROUP, VERSION, namespace, plural, manifest
-                )
-            else:
-                raise ValueError(f"the {self.family} controller does not create {kind}")
+            answer = await self._post(kind, namespace, manifest)
         except aiohttp.ClientConnectorError:
             # Never connected, so never sent: nothing was made.
             self.made.drop(key, name, owner_uid)
             raise
         except ApiException as error:
-            refused = kind == "Job" and error.status in REFUSED_JOB_STATUSES
-            if refused:
-                # Answered: not made by this request (a Job already there is in the cache).
-                self.made.drop(key, name, owner_uid)
-            if refused and not await self._job_exists(namespace, name):
-                reason = refusal_reason(error)
-                self.made.drop(key, name, owner_uid)
-                self.refusals.refused(key, owner_uid, name, reason)
-                log.warning("job refused", job=name, status=error.status)
-                return False
-            if error.status != 409 and not refused:
-                if isinstance(error.status, int) and error.status < 500:
-                    self.made.drop(key, name, owner_uid)  # (answered, and not made)
-                raise  # (a refused create of a Job that exists is taken as the 409 it hides)
-            if kind == "Job" and apply and await self._taken_name(key, owner_uid, namespace, name):
-                # The name is taken by a Job Ptah did not make (one made in the moment between
-                # the claim's write and this create, by whoever read the claim): not the run's
-                # Job, and this create made none (issue #18).
-                log.warning("apply job name taken", job=name)
-                return False
-            if kind == "Job":
-                self.refusals.created(key, name)
-            return True
+            return await self._answered(error, key, owner_uid, kind, apply, namespace, name)
         if kind == "Job":
+            if apply:
+                self.made.made(key, owner_uid, name, _made_job(answer))
             self.refusals.created(key, name)
             self.expectations.created_job(key, f"{namespace}/{name}")
+        return True
+
+    async def _post(self, kind: str, namespace: str, manifest: Mapping[str, Any]) -> Any:
+        """Send the create of one object; the API server's answer."""
+        if kind == "ConfigMap":
+            return await self.core.create_namespaced_config_map(namespace, manifest)
+        if kind == "Secret":
+            return await self.core.create_namespaced_secret(namespace, manifest)
+        if kind == "Job":
+            return await self.batch.create_namespaced_job(namespace, manifest)
+        if str(manifest["apiVersion"]).startswith(GROUP + "/"):
+            plural = kind_info(kind).plural
+            return await self.custom.create_namespaced_custom_object(
+                GROUP, VERSION, namespace, plural, manifest
+            )
+        raise ValueError(f"the {self.family} controller does not create {kind}")
+
+    async def _answered(
+        self,
+        error: ApiException,
+        key: str,
+        owner_uid: str,
+        kind: str,
+        apply: bool,
+        namespace: str,
+        name: str,
+    ) -> bool:
+        """A create the API server answered with an error: False for a Job it refused (or an
+        Apply Job's name taken), True for an object already there; anything else raised."""
+        refused = kind == "Job" and error.status in REFUSED_JOB_STATUSES
+        if refused:
+            # Answered: not made by this request (a Job already there is in the cache).
+            self.made.drop(key, name, owner_uid)
+        if refused and not await self._job_exists(namespace, name):
+            self.refusals.refused(key, owner_uid, name, refusal_reason(error))
+            log.warning("job refused", job=name, status=error.status)
+            return False
+        if error.status != 409 and not refused:
+            if isinstance(error.status, int) and error.status < 500:
+                self.made.drop(key, name, owner_uid)  # (answered, and not made)
+            raise error  # (a refused create of a Job that exists is taken as the 409 it hides)
+        if apply and await self._taken_name(key, owner_uid, namespace, name):
+            # The name is taken by a Job Ptah did not make (one made in the moment between
+            # the claim's write and this create, by whoever read the claim): not the run's
+            # Job, and this create made none (issue #18).
+            log.warning("apply job name taken", job=name)
+            return False
+        if kind == "Job":
+            self.refusals.created(key, name)
         return True
 
     async def _taken_name(self, key: str, owner_uid: str, namespace: str, name: str) -> bool:

@@ -82,32 +82,10 @@ def start(
     no read request (RRQ-15). A plain read of a Git or OCI source runs on `pinned`, what this
     cycle's Resolve (and Verify) just pinned; without it the cycle starts with a Resolve."""
     status = draft.status
-    record: SourceRecord | None
-    if proof and status.last_run is not None and status.last_run.source is not None:
-        record = status.last_run.source
-        request = None
-        if not sources.ensure(draft, record):
-            _refused(
-                draft, None, f"the files the run read ({resolutions.describe(record)}) are gone"
-            )
-            return
-    elif sources.read_by_job(draft):
-        proof = False
-        record = pinned
-        if record is None:
-            # A due read of a Git or OCI source starts by reading the source (MIG-06).
-            source_read.start_resolve(draft, request)
-            return
-    else:
-        # A proof with no run's source on record (a restored or edited status) reads the
-        # ConfigMap as it is, which must be there and fit first, as for any plain read.
-        proof = False
-        problem = sources.config_map_problem(draft)
-        if problem is not None:
-            sources.unresolved(draft, *problem)
-            draft.fail(*problem)
-            return
-        record = sources.take_snapshot(draft)
+    chosen = _files_to_read(draft, proof=proof, request=request, pinned=pinned)
+    if chosen is None:
+        return
+    record, proof, request = chosen
     operation_id = draft.world.new_operation_id
     try:
         job = history_job(draft.migration, draft.world.runner, operation_id, record)
@@ -133,6 +111,40 @@ def start(
     )
     draft.create(job)
     draft.stand(standings.reading(proof))
+
+
+def _files_to_read(
+    draft: MigrationDraft,
+    *,
+    proof: bool,
+    request: ReadRequest | None,
+    pinned: SourceRecord | None,
+) -> tuple[SourceRecord, bool, ReadRequest | None] | None:
+    """What a History read reads (the record, whether it proves a run, the request it
+    answers), or None when the pass already stood elsewhere (`start`'s docstring)."""
+    status = draft.status
+    if proof and status.last_run is not None and status.last_run.source is not None:
+        record = status.last_run.source
+        if not sources.ensure(draft, record):
+            _refused(
+                draft, None, f"the files the run read ({resolutions.describe(record)}) are gone"
+            )
+            return None
+        return record, True, None
+    if sources.read_by_job(draft):
+        if pinned is None:
+            # A due read of a Git or OCI source starts by reading the source (MIG-06).
+            source_read.start_resolve(draft, request)
+            return None
+        return pinned, False, request
+    # A proof with no run's source on record (a restored or edited status) reads the
+    # ConfigMap as it is, which must be there and fit first, as for any plain read.
+    problem = sources.config_map_problem(draft)
+    if problem is not None:
+        sources.unresolved(draft, *problem)
+        draft.fail(*problem)
+        return None
+    return sources.take_snapshot(draft), False, request
 
 
 def observe(draft: MigrationDraft, claim: ActiveOperation) -> None:
