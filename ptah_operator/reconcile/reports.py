@@ -17,7 +17,7 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from ptah_operator.api.constants import OperationType, RunOutcome
-from ptah_operator.api.contracts.codes import ErrorReason
+from ptah_operator.api.contracts.codes import ErrorReason, error_class
 from ptah_operator.api.contracts.result import ErrorReport, ResultEnvelope, RunReport
 from ptah_operator.reconcile.world import OperationResult
 
@@ -114,15 +114,6 @@ RUN_WORDS: Mapping[str, str] = {
     "HistoryDisagrees": "the revision table read back disagrees with the run",
 }
 """Words for the engine's run codes (engine/migrations/apply.py); another code is shown as is."""
-
-
-def error_class(sqlstate: str | None, mysql_errno: int | None) -> str:
-    """A database error's class, the only part of it status names."""
-    if sqlstate is not None:
-        return f"SQLSTATE {sqlstate}"
-    if mysql_errno is not None:
-        return f"MySQL error {mysql_errno}"
-    return "no error class"
 
 
 def error_words(error: ErrorReport) -> str:

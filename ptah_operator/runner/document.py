@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ptah_operator.api.contracts.codes import error_class
 from ptah_operator.api.fields import format_time
 from ptah_operator.engine.migrations.apply import Outcome, RunResult
 from ptah_operator.engine.migrations.directory import MigrationDirectory, printable
@@ -184,7 +185,7 @@ def run_message(result: RunResult, spell: VersionSpelling) -> str:
     failure = result.failure
     if failure is not None:
         version = spell(failure.version)
-        error = _describe(failure.sqlstate, failure.mysql_errno)
+        error = error_class(failure.sqlstate, failure.mysql_errno)
         if result.outcome is Outcome.UNKNOWN:
             return (
                 f"migration {version} failed at statement {failure.statement_index}: {error};"
@@ -205,14 +206,6 @@ def run_message(result: RunResult, spell: VersionSpelling) -> str:
     if result.outcome is Outcome.UP_TO_DATE:
         return "the database already has every planned migration"
     return result.message
-
-
-def _describe(sqlstate: str | None, mysql_errno: int | None) -> str:
-    if sqlstate is not None:
-        return f"SQLSTATE {sqlstate}"
-    if mysql_errno is not None:
-        return f"MySQL error {mysql_errno}"
-    return "no error class"
 
 
 def run_block(result: RunResult, spell: VersionSpelling) -> Json:

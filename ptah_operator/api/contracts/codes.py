@@ -71,3 +71,13 @@ class ErrorReason(StrEnum):
     COMMIT_NOT_ADVERTISED = "CommitNotAdvertised"
     COMMIT_UNREACHABLE = "CommitUnreachable"
     SOURCE_REFUSED = "SourceRefused"
+
+
+def error_class(sqlstate: str | None, mysql_errno: int | None) -> str:
+    """A database error's class in words, the only part of it a report's words or status
+    name: the runner's messages and the manager's status say it alike."""
+    if sqlstate is not None:
+        return f"SQLSTATE {sqlstate}"
+    if mysql_errno is not None:
+        return f"MySQL error {mysql_errno}"
+    return "no error class"
