@@ -60,7 +60,7 @@ T = TypeVar("T")
 
 RETRY_SOON = 2.0
 NAME_TAKEN = "a Job of that name that Ptah did not make is there"
-"""The refusal an Apply Job create is given when its name is taken (`_made_as_asked`)."""
+"""The refusal an Apply Job create is given when its name is taken (`_taken_name`)."""
 REFUSED_JOB_STATUSES = frozenset({400, 403, 422})
 """Answers to a Job create that mean "this Job will not exist as built": invalid, or refused
 by admission (a policy engine, a namespace being terminated, a quota)."""

@@ -77,11 +77,11 @@ Category = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
 ReportedVersion = Annotated[str, StringConstraints(pattern=r"^[0-9A-Za-z._-]{1,128}$")]
 """A migration version as a report spells it (the files' digits): printable, no control
 character, so a version quoted in status or an Event cannot carry text of its own."""
+UNSHOWABLE = r"\x00-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069"
+"""What no text a report quotes may hold, as a character class: control characters, the line
+and paragraph separators and the bidirectional overrides."""
 ObjectName = Annotated[
-    str,
-    StringConstraints(
-        min_length=1, max_length=256, pattern=r"^[^\x00-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]+$"
-    ),
+    str, StringConstraints(min_length=1, max_length=256, pattern=f"^[^{UNSHOWABLE}]+$")
 ]
 """A database object a report names (a table, `schema.table`, `table.column`): any characters
 but control characters and the bidirectional overrides; a report naming another is unreadable."""
@@ -311,8 +311,7 @@ class ResultEnvelope(_Report):
         return None
 
 
-_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028-\u202e\u2066-\u2069]")
-"""What no text a report quotes may hold: control characters and bidirectional overrides."""
+_UNSHOWABLE = re.compile(f"[{UNSHOWABLE}]")
 
 
 def _descriptions(history: HistoryReport) -> list[str]:
