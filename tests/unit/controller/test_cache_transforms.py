@@ -340,3 +340,20 @@ def test_the_transforms_drop_what_no_reader_reads() -> None:
     assert lookalike["data"]
     held = len(json.dumps([keep_pod(copy.deepcopy(p)) for p in PODS]))
     assert held < len(json.dumps(PODS)) / 2
+
+
+def test_a_resources_jobs_are_its_controlled_ones_in_its_namespace() -> None:
+    """Issue #18, from a review: a Job relabelled (its owner label changed) stays in its
+    resource's World by its controller reference; a Job carrying the resource's UID in another
+    namespace is not its own, though the World keys Jobs by name alone."""
+    caches = _whole()
+    relabelled = copy.deepcopy(_job("j-3", []))
+    relabelled["metadata"].update(name="ptah-read-00a0000003")
+    relabelled["metadata"]["labels"] = {**OWNER_LABELS, "operator.ptah.run/owner-uid": "other"}
+    elsewhere = copy.deepcopy(_job("j-4", []))
+    elsewhere["metadata"].update(name="ptah-read-00a0000004", namespace="another-namespace")
+    caches.jobs.store.upsert(relabelled)
+    caches.jobs.store.upsert(elsewhere)
+    world = caches.common(from_manifest(PtahMigration, MIGRATION).spec, NS, UID, NOW, claim=CLAIM)
+    assert "ptah-read-00a0000003" in world.jobs
+    assert "ptah-read-00a0000004" not in world.jobs
