@@ -34,12 +34,9 @@ from __future__ import annotations
 import re
 from collections import deque
 from dataclasses import dataclass, field
-from enum import Enum, StrEnum
+from enum import Enum
 
-
-class Dialect(StrEnum):
-    POSTGRESQL = "postgresql"
-    MYSQL = "mysql"
+from ptah_operator.engine.dialect import Dialect
 
 
 class SplitError(ValueError):

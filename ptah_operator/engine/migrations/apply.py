@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 
+from ptah_operator.engine.dialect import Dialect
 from ptah_operator.engine.migrations.connection import (
     BatchCountError,
     BatchError,
@@ -69,7 +70,7 @@ from ptah_operator.engine.migrations.revision_table import (
     record_progress,
 )
 from ptah_operator.engine.migrations.status import Status, evaluate
-from ptah_operator.engine.splitter import Dialect, SplitError, Statement, leading_keywords, split
+from ptah_operator.engine.splitter import SplitError, Statement, leading_keywords, split
 
 Reconnect = Callable[[], Awaitable[Database]]
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ptah_operator.engine.dialect import Dialect
 from ptah_operator.engine.migrations.catalog import differences, inspect
 from ptah_operator.engine.migrations.connection import (
     Database,
@@ -38,7 +39,7 @@ from ptah_operator.engine.migrations.revision_table import (
     recorded_without_running,
 )
 from ptah_operator.engine.migrations.status import Status, evaluate
-from ptah_operator.engine.splitter import Dialect, Statement
+from ptah_operator.engine.splitter import Statement
 
 # What emptying the shadow needs on both engines, then what each engine adds.
 _SHADOW_PRIVILEGES = (

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ptah_operator.engine.dialect import Dialect
 from ptah_operator.engine.migrations.connection import Database
 from ptah_operator.engine.migrations.revision_table import RevisionTable
-from ptah_operator.engine.splitter import Dialect
 
 _PG_USER_SCHEMA = (
     "n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')"

@@ -28,16 +28,10 @@ import sys
 import traceback
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ptah_operator.engine.dialect import Dialect
 from ptah_operator.engine.migrations import output
-from ptah_operator.engine.migrations.apply import (
-    ExpectedMigration,
-    Outcome,
-    TransactionMode,
-    apply,
-)
-from ptah_operator.engine.migrations.baseline import BaselineRefusedError, baseline
 from ptah_operator.engine.migrations.connection import (
     BadURLError,
     ConnectionLostError,
@@ -53,26 +47,25 @@ from ptah_operator.engine.migrations.directory import (
     read_directory,
     render_sum,
 )
-from ptah_operator.engine.migrations.maintenance import (
-    MaintenanceRefusedError,
-    MaintenanceResult,
-    RepairMark,
-    repair,
-    set_version,
-)
 from ptah_operator.engine.migrations.revision_table import (
     DEFAULT_TABLE,
     RevisionTable,
     RevisionTableError,
 )
 from ptah_operator.engine.migrations.status import read_status
-from ptah_operator.engine.migrations.tool_import import (
-    ImportRefusedError,
-    Tool,
-    plan_import,
-    write_import,
-)
-from ptah_operator.engine.splitter import Dialect
+
+if TYPE_CHECKING:
+    from ptah_operator.engine.migrations.apply import ExpectedMigration
+    from ptah_operator.engine.migrations.maintenance import MaintenanceResult
+
+# `status` is the command people wait on: what only `up`, `set`, `repair`, `baseline` and
+# `import` run (apply.py, maintenance.py, baseline.py, tool_import.py, and through them the
+# statement splitter) is imported by the command that runs it, not here. The choices below are
+# those modules' enum values (TransactionMode, RepairMark, Tool), written out so the parser needs
+# none of them; a unit test holds them equal.
+TRANSACTION_MODES = ("file", "none")
+REPAIR_MARKS = ("applied", "pending")
+IMPORT_TOOLS = ("golang-migrate", "goose", "dbmate", "flyway")
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -129,7 +122,7 @@ def _parser() -> argparse.ArgumentParser:
         help="the exact sequence to run; repeat in order",
     )
     up.add_argument("--expect-file", type=Path, help="JSON list of {version, checksum}")
-    up.add_argument("--transaction-mode", choices=[m.value for m in TransactionMode], default=None)
+    up.add_argument("--transaction-mode", choices=TRANSACTION_MODES, default=None)
 
     set_ = commands.add_parser("set", help="move the history boundary without running SQL")
     common(set_)
@@ -138,7 +131,7 @@ def _parser() -> argparse.ArgumentParser:
     fix = commands.add_parser("repair", help="clear a dirty row after fixing the database by hand")
     common(fix)
     fix.add_argument("--version", type=int, required=True)
-    fix.add_argument("--mark", choices=[m.value for m in RepairMark], required=True)
+    fix.add_argument("--mark", choices=REPAIR_MARKS, required=True)
 
     base = commands.add_parser("baseline", help="record an existing schema's history")
     common(base)
@@ -151,7 +144,7 @@ def _parser() -> argparse.ArgumentParser:
     bring = commands.add_parser(
         "import", help="write another tool's migration directory in Ptah's layout"
     )
-    bring.add_argument("--from", dest="tool", required=True, choices=[t.value for t in Tool])
+    bring.add_argument("--from", dest="tool", required=True, choices=IMPORT_TOOLS)
     bring.add_argument("source", type=Path, metavar="SRC", help="the other tool's directory")
     bring.add_argument("--out", required=True, type=Path, help="a new (or empty) directory")
     bring.add_argument(
@@ -280,6 +273,8 @@ async def _status(args: argparse.Namespace) -> Result:
 
 
 def _expected(args: argparse.Namespace) -> list[ExpectedMigration] | None:
+    from ptah_operator.engine.migrations.apply import ExpectedMigration
+
     if args.expect is not None and args.expect_file is not None:
         raise _CommandError(
             EXIT_USAGE, "BadExpectation", "pass --expect or --expect-file, not both"
@@ -314,6 +309,8 @@ def _expected(args: argparse.Namespace) -> list[ExpectedMigration] | None:
 
 
 async def _up(args: argparse.Namespace) -> Result:
+    from ptah_operator.engine.migrations.apply import Outcome, TransactionMode, apply
+
     directory = _directory(args)
     table = _table(args)
     expected = _expected(args)
@@ -353,6 +350,8 @@ async def _maintain(
     command: Callable[[Database, MigrationDirectory, RevisionTable], Awaitable[MaintenanceResult]],
 ) -> MaintenanceResult:
     """Run `set` or `repair` on the database: a refusal exits EXIT_REFUSED."""
+    from ptah_operator.engine.migrations.maintenance import MaintenanceRefusedError
+
     directory = _directory(args)
     table = _table(args)
     db = await _open(_url(args.db_url, "PTAH_DB_URL", "database"))
@@ -365,6 +364,8 @@ async def _maintain(
 
 
 async def _set(args: argparse.Namespace) -> Result:
+    from ptah_operator.engine.migrations.maintenance import set_version
+
     result = await _maintain(
         args,
         lambda db, directory, table: set_version(
@@ -379,6 +380,8 @@ async def _set(args: argparse.Namespace) -> Result:
 
 
 async def _repair(args: argparse.Namespace) -> Result:
+    from ptah_operator.engine.migrations.maintenance import RepairMark, repair
+
     result = await _maintain(
         args,
         lambda db, directory, table: repair(
@@ -396,6 +399,8 @@ async def _repair(args: argparse.Namespace) -> Result:
 
 
 async def _baseline(args: argparse.Namespace) -> Result:
+    from ptah_operator.engine.migrations.baseline import BaselineRefusedError, baseline
+
     directory = _directory(args)
     table = _table(args)
     target_url = _url(args.db_url, "PTAH_DB_URL", "database")
@@ -442,6 +447,13 @@ async def _hash(args: argparse.Namespace) -> Result:
 
 
 async def _import(args: argparse.Namespace) -> Result:
+    from ptah_operator.engine.migrations.tool_import import (
+        ImportRefusedError,
+        Tool,
+        plan_import,
+        write_import,
+    )
+
     dialect = None
     if args.engine is not None:
         dialect = Dialect.POSTGRESQL if args.engine == "postgresql" else Dialect.MYSQL

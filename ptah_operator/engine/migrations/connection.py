@@ -20,8 +20,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from ptah_operator.engine.dialect import Dialect
 from ptah_operator.engine.locks import ADVISORY_LOCK_KEY, named_lock
-from ptah_operator.engine.splitter import Dialect
 
 if TYPE_CHECKING:
     import aiomysql

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ptah_operator.engine.migrations.apply import RunResult
-from ptah_operator.engine.migrations.baseline import BaselineResult
 from ptah_operator.engine.migrations.directory import FileKind, MigrationDirectory, MigrationFile
-from ptah_operator.engine.migrations.maintenance import MaintenanceResult
-from ptah_operator.engine.migrations.revision_table import Revision
-from ptah_operator.engine.migrations.status import Status
+
+if TYPE_CHECKING:
+    # Annotations only: `status` prints without loading what `up` and `baseline` run.
+    from ptah_operator.engine.migrations.apply import RunResult
+    from ptah_operator.engine.migrations.baseline import BaselineResult
+    from ptah_operator.engine.migrations.maintenance import MaintenanceResult
+    from ptah_operator.engine.migrations.revision_table import Revision
+    from ptah_operator.engine.migrations.status import Status
 
 CONTRACT_VERSION = 1
 

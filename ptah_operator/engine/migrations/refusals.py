@@ -10,9 +10,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
+from ptah_operator.engine.dialect import Dialect
 from ptah_operator.engine.migrations.connection import Database
 from ptah_operator.engine.migrations.directory import MigrationFile
-from ptah_operator.engine.splitter import Dialect, SplitError, Statement, split
+from ptah_operator.engine.splitter import SplitError, Statement, split
 
 
 class RefusedError(Exception):

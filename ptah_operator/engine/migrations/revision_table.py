@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from ptah_operator.engine.dialect import Dialect
 from ptah_operator.engine.migrations.connection import Database, DatabaseError
 from ptah_operator.engine.migrations.directory import FileKind, MigrationFile
-from ptah_operator.engine.splitter import Dialect
 
 DEFAULT_TABLE = "schema_migrations"
 REQUIRED_COLUMNS = ("version", "state", "checksum")

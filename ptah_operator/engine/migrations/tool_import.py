@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
+from ptah_operator.engine.dialect import Dialect
 from ptah_operator.engine.migrations.directory import (
     SUM_FILE,
     DirectoryError,
@@ -34,7 +35,7 @@ from ptah_operator.engine.migrations.directory import (
     read_directory,
     render_sum,
 )
-from ptah_operator.engine.splitter import Dialect, SplitError, split
+from ptah_operator.engine.splitter import SplitError, split
 
 
 class Tool(StrEnum):

@@ -37,6 +37,7 @@ from typing import Any
 
 import asyncpg
 
+from ptah_operator.engine.dialect import Dialect as SplitDialect
 from ptah_operator.engine.locks import ADVISORY_LOCK_KEY, named_lock
 from ptah_operator.engine.schema.checks import mysql_checks
 from ptah_operator.engine.schema.connection import Connection
@@ -45,7 +46,6 @@ from ptah_operator.engine.schema.model import Dialect
 from ptah_operator.engine.schema.operations import observe
 from ptah_operator.engine.schema.plan import Plan, PlanFileError, Policy, policy_refusals, read_plan
 from ptah_operator.engine.schema.timeouts import Timeouts
-from ptah_operator.engine.splitter import Dialect as SplitDialect
 from ptah_operator.engine.splitter import SplitError, split
 
 Progress = Callable[[dict[str, Any]], None]

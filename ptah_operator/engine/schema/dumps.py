@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from ptah_operator.engine.splitter import Dialect as SplitDialect
+from ptah_operator.engine.dialect import Dialect as SplitDialect
 from ptah_operator.engine.splitter import SplitError, split
 
 

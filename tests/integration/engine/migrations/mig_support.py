@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ptah_operator.engine.dialect import Dialect
 from ptah_operator.engine.migrations.catalog import inspect
 from ptah_operator.engine.migrations.connection import Database, connect
 from ptah_operator.engine.migrations.directory import MigrationDirectory, read_directory
 from ptah_operator.engine.migrations.revision_table import RevisionTable
-from ptah_operator.engine.splitter import Dialect
 
 TABLE = RevisionTable()
 REPO = Path(__file__).resolve().parents[4]

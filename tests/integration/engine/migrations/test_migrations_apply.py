@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from ptah_operator.engine.dialect import Dialect
 from ptah_operator.engine.migrations.apply import (
     ExpectedMigration,
     Outcome,
@@ -23,7 +24,6 @@ from ptah_operator.engine.migrations.apply import (
 from ptah_operator.engine.migrations.connection import connect
 from ptah_operator.engine.migrations.output import run_json
 from ptah_operator.engine.migrations.status import Status, Verdict, read_status
-from ptah_operator.engine.splitter import Dialect
 from tests.integration.engine.migrations.mig_support import (
     TABLE,
     load,

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from ptah_operator.engine.dialect import Dialect
 from ptah_operator.engine.migrations.connection import DatabaseError
-from ptah_operator.engine.splitter import Dialect, split
+from ptah_operator.engine.splitter import split
 from tests.integration.engine.migrations.mig_support import open_db, ptah, sql, write_dir
 
 TABLES = """CREATE TABLE counters (name VARCHAR(20) PRIMARY KEY, n INT NOT NULL DEFAULT 0,

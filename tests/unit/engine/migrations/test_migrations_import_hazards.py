@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from ptah_operator.engine.dialect import Dialect
 from ptah_operator.engine.migrations import cli
 from ptah_operator.engine.migrations.directory import (
     DirectoryError,
@@ -25,7 +26,7 @@ from ptah_operator.engine.migrations.tool_import import (
     plan_import,
     write_import,
 )
-from ptah_operator.engine.splitter import Dialect, split
+from ptah_operator.engine.splitter import split
 
 
 def _write(path: Path, files: dict[str, str]) -> Path:

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from ptah_operator.engine.dialect import Dialect
 from ptah_operator.engine.migrations.apply import (
     Failure,
     Outcome,
@@ -19,7 +20,7 @@ from ptah_operator.engine.migrations.baseline import missing_shadow_privileges
 from ptah_operator.engine.migrations.connection import BadURLError, Engine, ErrorClass, parse_url
 from ptah_operator.engine.migrations.output import revision_json, run_json
 from ptah_operator.engine.migrations.revision_table import Revision, RevisionTable
-from ptah_operator.engine.splitter import Dialect, Statement, split
+from ptah_operator.engine.splitter import Statement, split
 
 MY = Dialect.MYSQL
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ptah_operator.engine.splitter import Dialect, SplitError, leading_keywords, split
+from ptah_operator.engine.dialect import Dialect
+from ptah_operator.engine.splitter import SplitError, leading_keywords, split
 
 PG = Dialect.POSTGRESQL
 MY = Dialect.MYSQL

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ptah_operator.engine.splitter import Dialect, SplitError, split
+from ptah_operator.engine.dialect import Dialect
+from ptah_operator.engine.splitter import SplitError, split
 
 MY = Dialect.MYSQL
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from ptah_operator.engine.splitter import Dialect, split
+from ptah_operator.engine.dialect import Dialect
+from ptah_operator.engine.splitter import split
 
 MY = Dialect.MYSQL
 PG = Dialect.POSTGRESQL

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import pytest
 
+from ptah_operator.engine.dialect import Dialect
 from ptah_operator.engine.migrations.apply import commits_implicitly
-from ptah_operator.engine.splitter import Dialect, split
+from ptah_operator.engine.splitter import split
 
 MY = Dialect.MYSQL
 

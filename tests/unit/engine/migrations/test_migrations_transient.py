@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from ptah_operator.engine.dialect import Dialect
 from ptah_operator.engine.migrations.apply import Outcome, apply
 from ptah_operator.engine.migrations.connection import (
     Database,
@@ -21,7 +22,6 @@ from ptah_operator.engine.migrations.connection import (
 )
 from ptah_operator.engine.migrations.directory import read_directory
 from ptah_operator.engine.migrations.revision_table import RevisionTable
-from ptah_operator.engine.splitter import Dialect
 
 
 @pytest.mark.req("MIG-44")
