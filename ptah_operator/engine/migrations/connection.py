@@ -20,6 +20,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from ptah_operator.engine import mysql_driver
 from ptah_operator.engine.dialect import Dialect
 from ptah_operator.engine.locks import ADVISORY_LOCK_KEY, named_lock
 
@@ -124,6 +125,14 @@ class ConnectionLostError(Exception):
     def __init__(self, detail: str) -> None:
         super().__init__(detail)
         self.detail = detail
+
+
+class CommitFailedError(Exception):
+    """The COMMIT itself failed (a deferred constraint): every statement before it ran."""
+
+    def __init__(self, error_class: ErrorClass) -> None:
+        super().__init__(f"the commit failed with {error_class.describe()}")
+        self.error_class = error_class
 
 
 class BatchError(Exception):
@@ -235,6 +244,21 @@ class Database(ABC):
     async def begin(self) -> None:
         await self.execute("BEGIN" if self.dialect is Dialect.POSTGRESQL else "START TRANSACTION")
 
+    async def begin_with(self, sql: str) -> None:
+        """Open a transaction and run `sql`, one statement, as its first."""
+        await self.begin()
+        await self.execute(sql)
+
+    async def execute_and_commit(self, sql: str) -> None:
+        """Run `sql`, one statement, as the open transaction's last, then commit. A failure of
+        `sql` raises DatabaseError (the transaction is left open, to be rolled back); a failure
+        of the commit raises CommitFailedError."""
+        await self.execute(sql)
+        try:
+            await self.commit()
+        except DatabaseError as exc:
+            raise CommitFailedError(exc.error_class) from None
+
     async def commit(self) -> None:
         await self.execute("COMMIT")
 
@@ -305,6 +329,24 @@ class PostgresDatabase(Database):
                 await self._conn.execute(sql)
         except Exception as exc:
             raise _translate_pg(exc) from None
+
+    async def begin_with(self, sql: str) -> None:
+        # One request, not two: a simple query of two statements runs them in order and stops
+        # at the first error. BEGIN does not fail, so an error is the statement's; if the
+        # statement does not parse, neither runs, and the caller's rollback finds no
+        # transaction, as after a BEGIN of its own it would find an aborted one.
+        await self.execute(f"BEGIN;\n{sql}")
+
+    async def execute_and_commit(self, sql: str) -> None:
+        # One request, not two. Which of the two failed is the server's transaction status
+        # after the error (its ReadyForQuery): still in the (now aborted) transaction means
+        # `sql` failed and the COMMIT never ran; out of it means the COMMIT ran and failed.
+        try:
+            await self.execute(f"{sql};\nCOMMIT")
+        except DatabaseError as exc:
+            if self._conn.is_in_transaction():
+                raise
+            raise CommitFailedError(exc.error_class) from None
 
     async def fetch(
         self, sql: str, params: Sequence[object] | None = None
@@ -576,8 +618,8 @@ async def connect(url: str, *, connect_seconds: float = 30.0) -> Database:
                 f"cannot reach {target.display} ({type(exc).__name__})"
             ) from None
         return PostgresDatabase(target, conn)
+    pymysql = mysql_driver.load()
     import aiomysql
-    import pymysql
     from pymysql.constants import CLIENT
 
     kwargs: dict[str, Any] = {
