@@ -49,6 +49,7 @@ from ptah_operator.engine.dialect import Dialect
 from ptah_operator.engine.migrations.connection import (
     BatchCountError,
     BatchError,
+    CommitFailedError,
     ConnectionLostError,
     Database,
     DatabaseError,
@@ -65,6 +66,7 @@ from ptah_operator.engine.migrations.revision_table import (
     ensure_table,
     finish_revision,
     insert_revision,
+    insert_revision_and_commit,
     insert_revision_sql,
     read_revisions,
     record_progress,
@@ -447,10 +449,11 @@ async def _run_in_transaction(
         s.keywords[:1] == ("CALL",) for s in plan.statements
     ):
         return await _run_batched(result, db, table, plan)
-    await db.begin()
+    if not plan.statements:
+        await db.begin()
     for index, statement in enumerate(plan.statements, start=1):
         try:
-            await _execute(result, db, plan, index, statement)
+            await _execute(result, db, plan, index, statement, opening=index == 1)
         except DatabaseError as exc:
             await db.rollback()
             await _record_failure(db, table, plan, 0, _millis(started), exc.error_class)
@@ -459,10 +462,11 @@ async def _run_in_transaction(
         except ConnectionLostError:
             result.stopped_at = StoppedAt(file.version, 0, total)
             raise
-    await insert_revision(db, table, _up_row(plan, STATE_APPLIED, total, _millis(started)))
     try:
-        await db.commit()
-    except DatabaseError as exc:
+        await insert_revision_and_commit(
+            db, table, _up_row(plan, STATE_APPLIED, total, _millis(started))
+        )
+    except CommitFailedError as exc:
         return await _commit_failed(result, db, table, plan, started, exc.error_class)
     return True
 
@@ -538,12 +542,22 @@ async def _run_batched(
 
 
 async def _execute(
-    result: RunResult, db: Database, plan: _Planned, index: int, statement: Statement
+    result: RunResult,
+    db: Database,
+    plan: _Planned,
+    index: int,
+    statement: Statement,
+    *,
+    opening: bool = False,
 ) -> None:
-    """Run one statement of a file; its warnings are kept by code and position."""
+    """Run one statement of a file; its warnings are kept by code and position. `opening`: the
+    file's transaction begins with it (in one request where the engine can)."""
     db.take_warnings()  # what the revision table's own statements raised is not the file's
     try:
-        await db.execute(statement.text)
+        if opening:
+            await db.begin_with(statement.text)
+        else:
+            await db.execute(statement.text)
     finally:
         result.warnings += [
             StatementWarning(plan.file.version, index, statement.line, code)

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from ptah_operator.engine.dialect import Dialect
-from ptah_operator.engine.migrations.connection import Database, DatabaseError
+from ptah_operator.engine.migrations.connection import CommitFailedError, Database, DatabaseError
 from ptah_operator.engine.migrations.directory import FileKind, MigrationFile
 
 DEFAULT_TABLE = "schema_migrations"
@@ -342,6 +342,32 @@ def recorded_without_running(file: MigrationFile, statements: int, recorded_by: 
     )
 
 
+def _row_values(row: NewRevision) -> list[object]:
+    """The revision row's values, in the INSERT's column order (execution_millis sixth)."""
+    file = row.file
+    kind = "checkpoint" if file.kind is FileKind.CHECKPOINT else "migration"
+    return [
+        file.version,
+        file.description,
+        kind,
+        row.state,
+        row.statements_applied,
+        row.statements_total,
+        file.checksum,
+        row.execution_millis,
+        row.error_class,
+        row.recorded_by,
+    ]
+
+
+def _insert(db: Database, table: RevisionTable, values: list[str]) -> str:
+    return (
+        f"INSERT INTO {table.quoted(db.dialect)} (version, description, kind, state,"
+        " statements_applied, statements_total, checksum, execution_millis, error_class,"
+        f" recorded_by, applied_at) VALUES ({', '.join(values)}, {_now(db.dialect)})"
+    )
+
+
 def insert_revision_sql(
     db: Database,
     table: RevisionTable,
@@ -353,30 +379,70 @@ def insert_revision_sql(
     `millis_expression`, when given, is SQL the server evaluates for execution_millis (used
     when the duration is only known on the server, inside one batched request).
     """
-    p = db.param
-    file = row.file
-    kind = "checkpoint" if file.kind is FileKind.CHECKPOINT else "migration"
-    params: list[object] = [file.version, file.description, kind, row.state]
-    params += [row.statements_applied, row.statements_total, file.checksum]
-    if millis_expression is None:
-        params.append(row.execution_millis)
-        millis = p(len(params))
-    else:
-        millis = millis_expression
-    params += [row.error_class, row.recorded_by]
-    n = len(params)
-    return (
-        f"INSERT INTO {table.quoted(db.dialect)} (version, description, kind, state,"
-        " statements_applied, statements_total, checksum, execution_millis, error_class,"
-        f" recorded_by, applied_at) VALUES ({p(1)}, {p(2)}, {p(3)}, {p(4)}, {p(5)}, {p(6)},"
-        f" {p(7)}, {millis}, {p(n - 1)}, {p(n)}, {_now(db.dialect)})",
-        params,
-    )
+    params: list[object] = []
+    marks: list[str] = []
+    for position, value in enumerate(_row_values(row)):
+        if position == 7 and millis_expression is not None:
+            marks.append(millis_expression)
+            continue
+        params.append(value)
+        marks.append(db.param(len(params)))
+    return _insert(db, table, marks), params
+
+
+# A value written into a revision row's SQL as a literal: an integer, NULL, or text of these
+# characters only (file descriptions are `[A-Za-z0-9._-]`, checksums hex; states, error classes
+# and recorders are words), which needs nothing beyond the two quotes around it.
+_LITERAL_TEXT = re.compile(r"[A-Za-z0-9._:\- ]{0,255}")
+
+
+def literal(value: object) -> str | None:
+    """`value` as an SQL literal both engines read alike, or None when it is not one of the
+    kinds above (it must then go as a parameter)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str) and _LITERAL_TEXT.fullmatch(value):
+        return f"'{value}'"
+    return None
+
+
+def insert_revision_literal_sql(db: Database, table: RevisionTable, row: NewRevision) -> str | None:
+    """The INSERT of one revision row with its values written in, or None if one cannot be."""
+    values = [literal(v) for v in _row_values(row)]
+    written = [v for v in values if v is not None]
+    return _insert(db, table, written) if len(written) == len(values) else None
 
 
 async def insert_revision(db: Database, table: RevisionTable, row: NewRevision) -> None:
+    """Write one revision row. On PostgreSQL its values go in as literals (integers and words of
+    a closed character set, see `literal`): asyncpg sends a parameterised statement in two round
+    trips, prepare then execute, and this one is written for every file applied."""
+    if db.dialect is Dialect.POSTGRESQL:
+        text = insert_revision_literal_sql(db, table, row)
+        if text is not None:
+            await db.execute(text)
+            return
     sql, params = insert_revision_sql(db, table, row)
     await db.execute(sql, params)
+
+
+async def insert_revision_and_commit(db: Database, table: RevisionTable, row: NewRevision) -> None:
+    """Write one revision row as the open transaction's last statement and commit: on
+    PostgreSQL in one request when its values can be written in (see `insert_revision`). A
+    failure of the commit raises CommitFailedError, of the row DatabaseError."""
+    if db.dialect is Dialect.POSTGRESQL:
+        text = insert_revision_literal_sql(db, table, row)
+        if text is not None:
+            await db.execute_and_commit(text)
+            return
+    sql, params = insert_revision_sql(db, table, row)
+    await db.execute(sql, params)
+    try:
+        await db.commit()
+    except DatabaseError as exc:
+        raise CommitFailedError(exc.error_class) from None
 
 
 async def record_progress(
