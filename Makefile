@@ -85,8 +85,17 @@ BENCH_PEERS := $(HOME)/.cache/ptah/bench-peers
 # The schema engine's baseline: the engine before issue #10's work (BENCH_SCHEMA_BASE=rev for
 # another).
 BENCH_SCHEMA_BASE ?= 3501aaf
-bench: deps venv control-plane
-	$(PY) tests/bench/bench_migrations.py
+# The migration CLI's peers, built from the Go module proxy (goose without the drivers it is
+# not measured with).
+GOOSE_VERSION ?= v3.30.1
+MIGRATE_VERSION ?= v4.20.1
+$(BENCH_PEERS)/bin/goose:
+	GOBIN=$(BENCH_PEERS)/bin go install -tags 'no_clickhouse no_libsql no_mssql no_vertica no_ydb no_sqlite3' github.com/pressly/goose/v3/cmd/goose@$(GOOSE_VERSION)
+$(BENCH_PEERS)/bin/migrate:
+	GOBIN=$(BENCH_PEERS)/bin go install -tags 'postgres mysql' github.com/golang-migrate/migrate/v4/cmd/migrate@$(MIGRATE_VERSION)
+
+bench: deps venv control-plane $(BENCH_PEERS)/bin/goose $(BENCH_PEERS)/bin/migrate
+	PTAH_BENCH_PEERS=$(BENCH_PEERS) $(PY) tests/bench/bench_migrations.py
 	test -d $(BENCH_PEERS)/schemainspect || $(PY) -m pip install -q --target $(BENCH_PEERS) 'sqlalchemy<2' psycopg2-binary schemainspect
 	PTAH_BENCH_PEERS=$(BENCH_PEERS) $(PY) tests/bench/bench_schema.py --baseline $(BENCH_SCHEMA_BASE)
 	$(PY) tests/bench/bench_cluster.py --resources 100,1000 --batch 100
