@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from ptah_operator.engine.dialect import Dialect
+from ptah_operator.engine.patterns import or_non_ascii
 
 
 class SplitError(ValueError):
@@ -59,11 +60,11 @@ class Statement:
 
 
 _SPACE = " \t\r\n\f\v"
-_IDENT_CHAR = re.compile(r"[A-Za-z0-9_$\x80-\U0010ffff]")
-_DOLLAR_TAG = re.compile(r"\$([A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*)?\$")
+_IDENT_CHAR = re.compile(or_non_ascii("A-Za-z0-9_$"))
+_DOLLAR_TAG = re.compile(rf"\$({or_non_ascii('A-Za-z_')}{or_non_ascii('A-Za-z0-9_')}*)?\$")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 _PG_SIGNIFICANT = re.compile(r"['\"\-/$;()]")
-_PG_SIGNIFICANT_WORDS = re.compile(r"['\"\-/$;()A-Za-z_\x80-\U0010ffff]")
+_PG_SIGNIFICANT_WORDS = re.compile(or_non_ascii("'\"\\-/$;()A-Za-z_"))
 _MYSQL_SIGNIFICANT = "[\\n'\"`#/\\-]"
 _DELIMITER_LINE = re.compile(r"[ \t]*delimiter(?:[ \t]+([^\r\n]*?))?[ \t]*\r?$", re.IGNORECASE)
 
@@ -473,7 +474,7 @@ _DDL_BEFORE_IF = frozenset(
         "MODIFY", "RENAME", "CHECK", "PERIOD", "SYNONYM", "STATISTICS",
     }
 )  # fmt: skip
-_IDENT_RUN = re.compile(r"[A-Za-z0-9_$\x80-\U0010ffff]+")
+_IDENT_RUN = re.compile(or_non_ascii("A-Za-z0-9_$") + "+")
 
 
 class _Tok(Enum):

@@ -72,6 +72,7 @@ from ptah_operator.engine.migrations.revision_table import (
     record_progress,
 )
 from ptah_operator.engine.migrations.status import Status, evaluate
+from ptah_operator.engine.patterns import or_non_ascii
 from ptah_operator.engine.splitter import SplitError, Statement, leading_keywords, split
 
 Reconnect = Callable[[], Awaitable[Database]]
@@ -187,7 +188,7 @@ _MYSQL_COMPOUND = frozenset({"IF", "CASE", "LOOP", "REPEAT", "WHILE", "FOR"})
 
 
 # A label before a compound statement: `name:` or `` `name`: `` (never `:=`).
-_LABEL = re.compile(r"\s*(?:`(?:[^`]|``)*`|[A-Za-z0-9_$\x80-\U0010ffff]+)\s*:(?!=)")
+_LABEL = re.compile(rf"\s*(?:`(?:[^`]|``)*`|{or_non_ascii('A-Za-z0-9_$')}+)\s*:(?!=)")
 
 
 def _is_compound_block(words: tuple[str, ...]) -> bool:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 
 from ptah_operator.engine.dialect import Dialect as SplitDialect
+from ptah_operator.engine.patterns import or_non_ascii
 from ptah_operator.engine.splitter import SplitError, split
 
 
@@ -92,7 +93,7 @@ def _quoted_end(text: str, i: int, *, backslash: bool) -> int:
     return n
 
 
-_DOLLAR_TAG = re.compile(r"\$([A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*)?\$")
+_DOLLAR_TAG = re.compile(rf"\$({or_non_ascii('A-Za-z_')}{or_non_ascii('A-Za-z0-9_')}*)?\$")
 
 
 def _skip_pg_token(text: str, i: int) -> int:
