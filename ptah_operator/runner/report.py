@@ -11,20 +11,31 @@ Retries: connection failures, timeouts, 5xx, 408 and 429 are retried with expone
 (0.5 s doubling to 10 s, with jitter) until the budget (two minutes by default) is spent.
 Any other answer is final: 200/201 is reported; a 4xx refusal (401, 403, 404, 409, 413, ...)
 will not change by asking again.
+
+Each attempt is one request on a connection of its own, made with the standard library's
+`http.client` in a daemon thread: an operation Job's process starts by loading what it runs,
+and aiohttp's client alone took about 180 ms of the runner's start-up (issue #16). A daemon
+thread, so that a process told to stop does not wait for an attempt in flight (each attempt
+is bounded by its timeout in any case).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
+import http.client
 import json
 import random
 import ssl
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
-import aiohttp
 import structlog
 
 log = structlog.get_logger("ptah.runner")
@@ -99,21 +110,78 @@ class Exchange:
     """The endpoint's short `error` field of a final refusal (never the request's body)."""
 
 
-class _TooLargeError(Exception):
-    pass
+_ERROR_ANSWER_BYTES = 64 * 1024
+"""How much of a refusal's body is read, for its short `error` field."""
+
+T = TypeVar("T")
 
 
-async def _read_capped(resp: aiohttp.ClientResponse, limit: int) -> bytes:
-    if resp.content_length is not None and resp.content_length > limit:
-        raise _TooLargeError
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in resp.content.iter_chunked(64 * 1024):
-        size += len(chunk)
-        if size > limit:
-            raise _TooLargeError
-        chunks.append(chunk)
-    return b"".join(chunks)
+@dataclass(frozen=True)
+class _Answer:
+    status: int
+    body: bytes
+    too_large: bool = False
+
+
+def _read_capped(resp: http.client.HTTPResponse, limit: int) -> bytes | None:
+    """The answer's body, or None when it is longer than `limit` bytes."""
+    length = resp.getheader("Content-Length")
+    if length is not None and length.isdigit() and int(length) > limit:
+        return None
+    data = resp.read(limit + 1)
+    return None if len(data) > limit else data
+
+
+def _attempt(
+    context: ssl.SSLContext,
+    method: str,
+    url: str,
+    body: bytes | None,
+    headers: dict[str, str],
+    timeout: float,
+    max_answer_bytes: int,
+) -> _Answer:
+    """One request on a connection of its own (blocking: run in a thread)."""
+    parts = urlsplit(url)
+    connection = http.client.HTTPSConnection(
+        parts.hostname or "", parts.port or 443, context=context, timeout=timeout
+    )
+    try:
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        connection.request(method, path, body=body, headers=headers)
+        resp = connection.getresponse()
+        if resp.status in (200, 201):
+            answer = _read_capped(resp, max_answer_bytes) if max_answer_bytes else b""
+        else:
+            answer = _read_capped(resp, _ERROR_ANSWER_BYTES) or b""
+        return _Answer(resp.status, answer or b"", too_large=answer is None)
+    finally:
+        connection.close()
+
+
+async def _in_thread(work: Callable[[], T]) -> T:
+    """`work()` in a daemon thread of its own, awaited without blocking the event loop."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[T] = loop.create_future()
+
+    def settle(result: T | None, error: BaseException | None) -> None:
+        if future.done():
+            return  # the caller stopped waiting (cancelled)
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)  # type: ignore[arg-type]
+
+    def run() -> None:
+        try:
+            result, error = work(), None
+        except BaseException as exc:  # handed to the awaiting task, not lost in the thread
+            result, error = None, exc
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting any more
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=run, name="ptah-report", daemon=True).start()
+    return await future
 
 
 async def exchange(
@@ -139,46 +207,40 @@ async def exchange(
     delay = _FIRST_DELAY
     attempts = 0
     status: int | None = None
-    connector = aiohttp.TCPConnector(ssl=context)
-    async with aiohttp.ClientSession(connector=connector) as session:
-        while True:
-            attempts += 1
-            remaining = deadline - time.monotonic()
-            timeout = aiohttp.ClientTimeout(total=max(1.0, min(_ATTEMPT_TIMEOUT, remaining)))
-            try:
-                async with session.request(
-                    method, url, data=body, headers=headers, timeout=timeout
-                ) as resp:
-                    status = resp.status
-                    if status in (200, 201):
-                        answer = (
-                            await _read_capped(resp, max_answer_bytes) if max_answer_bytes else b""
-                        )
-                        log.info(f"{what} {verb}", status=status, attempts=attempts)
-                        return Exchange(True, status, attempts, answer)
-                    error = await _short_error(resp)
-            except _TooLargeError:
+    while True:
+        attempts += 1
+        remaining = deadline - time.monotonic()
+        timeout = max(1.0, min(_ATTEMPT_TIMEOUT, remaining))
+        try:
+            work = functools.partial(
+                _attempt, context, method, url, body, headers, timeout, max_answer_bytes
+            )
+            answer = await asyncio.wait_for(_in_thread(work), timeout)
+        except (http.client.HTTPException, TimeoutError, OSError) as exc:
+            status = None
+            log.warning(f"{what} endpoint not reached", attempt=attempts, error=type(exc).__name__)
+        else:
+            status = answer.status
+            if answer.too_large:
                 log.error(f"{what} answer too large", attempts=attempts)
                 return Exchange(False, status, attempts, error="the answer is too large")
-            except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-                status = None
-                log.warning(
-                    f"{what} endpoint not reached", attempt=attempts, error=type(exc).__name__
-                )
-            else:
-                if status < 500 and status not in _RETRIED_STATUSES:
-                    log.error(f"{what} refused", status=status, error=error)
-                    return Exchange(False, status, attempts, error=error)
-                log.warning(f"{what} endpoint unavailable", attempt=attempts, status=status)
-            left = deadline - time.monotonic()
-            if left <= _LAST_TRY_MARGIN:
-                log.error(f"{what} not {verb}", attempts=attempts, status=status)
-                return Exchange(False, status, attempts)
-            # The last pause is cut short so that one more attempt lands at the deadline: the
-            # whole budget is used, however the jitter fell.
-            pause = min(delay, _MAX_DELAY) * (0.5 + random.random() / 2)
-            await asyncio.sleep(min(pause, left))
-            delay *= 2
+            if status in (200, 201):
+                log.info(f"{what} {verb}", status=status, attempts=attempts)
+                return Exchange(True, status, attempts, answer.body)
+            error = _short_error(answer.body)
+            if status < 500 and status not in _RETRIED_STATUSES:
+                log.error(f"{what} refused", status=status, error=error)
+                return Exchange(False, status, attempts, error=error)
+            log.warning(f"{what} endpoint unavailable", attempt=attempts, status=status)
+        left = deadline - time.monotonic()
+        if left <= _LAST_TRY_MARGIN:
+            log.error(f"{what} not {verb}", attempts=attempts, status=status)
+            return Exchange(False, status, attempts)
+        # The last pause is cut short so that one more attempt lands at the deadline: the
+        # whole budget is used, however the jitter fell.
+        pause = min(delay, _MAX_DELAY) * (0.5 + random.random() / 2)
+        await asyncio.sleep(min(pause, left))
+        delay *= 2
 
 
 async def post_result(
@@ -245,11 +307,11 @@ async def get_plan(
     )
 
 
-async def _short_error(resp: aiohttp.ClientResponse) -> str | None:
+def _short_error(body: bytes) -> str | None:
     """The endpoint's short `error` field, for the log (it never echoes the body)."""
     try:
-        data = await resp.json(content_type=None)
-    except (ValueError, aiohttp.ClientError):
+        data = json.loads(body)
+    except ValueError:
         return None
     if isinstance(data, dict) and isinstance(data.get("error"), str):
         return str(data["error"])[:200]
