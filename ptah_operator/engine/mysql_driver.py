@@ -7,7 +7,10 @@ status` loads. It needs it for one thing only, the RSA encryption of a password 
 TLS. `load()` imports PyMySQL with `cryptography` hidden and then gives `pymysql._auth` stand-ins
 that import the real modules the first time that encryption runs, so the driver behaves as it
 would have, one import later. PyMySQL offers no switch for this, hence the few lines here; if
-`cryptography` is loaded already, or PyMySQL is, nothing is done.
+`cryptography` is loaded already, or PyMySQL is, nothing is done. While PyMySQL is imported,
+`cryptography` is hidden from the whole process: a thread importing it in those milliseconds
+would be told it is absent. The engines call `load()` from the event loop's thread, as they
+connect; nothing of theirs imports `cryptography` from another.
 """
 
 from __future__ import annotations
@@ -35,7 +38,13 @@ class _OnFirstUse:
         self._name = name
 
     def _target(self) -> Any:
-        module: ModuleType = importlib.import_module(self._module)
+        try:
+            module: ModuleType = importlib.import_module(self._module)
+        except ImportError:  # as PyMySQL says when it has no cryptography
+            raise RuntimeError(
+                "'cryptography' package is required for sha256_password or"
+                " caching_sha2_password auth methods"
+            ) from None
         return module if self._name is None else getattr(module, self._name)
 
     def __getattr__(self, attribute: str) -> Any:

@@ -450,11 +450,14 @@ async def _run_in_transaction(
         s.keywords[:1] == ("CALL",) for s in plan.statements
     ):
         return await _run_batched(result, db, table, plan)
-    if not plan.statements:
+    # Where the engine can, BEGIN goes with the first statement (PostgreSQL); elsewhere, or for
+    # a file of comments only, it goes alone, before any statement is counted.
+    combined = db.begins_with_first_statement and bool(plan.statements)
+    if not combined:
         await db.begin()
     for index, statement in enumerate(plan.statements, start=1):
         try:
-            await _execute(result, db, plan, index, statement, opening=index == 1)
+            await _execute(result, db, plan, index, statement, opening=combined and index == 1)
         except DatabaseError as exc:
             await db.rollback()
             await _record_failure(db, table, plan, 0, _millis(started), exc.error_class)

@@ -244,10 +244,13 @@ class Database(ABC):
     async def begin(self) -> None:
         await self.execute("BEGIN" if self.dialect is Dialect.POSTGRESQL else "START TRANSACTION")
 
+    begins_with_first_statement = False
+    """Whether `begin_with` sends BEGIN and a file's first statement in one request."""
+
     async def begin_with(self, sql: str) -> None:
-        """Open a transaction and run `sql`, one statement, as its first."""
-        await self.begin()
-        await self.execute(sql)
+        """Open a transaction and run `sql`, one statement, as its first, in one request (only
+        where `begins_with_first_statement`)."""
+        raise NotImplementedError
 
     async def execute_and_commit(self, sql: str) -> None:
         """Run `sql`, one statement, as the open transaction's last, then commit. A failure of
@@ -329,6 +332,8 @@ class PostgresDatabase(Database):
                 await self._conn.execute(sql)
         except Exception as exc:
             raise _translate_pg(exc) from None
+
+    begins_with_first_statement = True
 
     async def begin_with(self, sql: str) -> None:
         # One request, not two: a simple query of two statements runs them in order and stops

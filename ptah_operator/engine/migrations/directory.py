@@ -209,16 +209,22 @@ def _read_regular(dir_fd: int, name: str, limit: int) -> bytes:
             raise DirectoryError("FileTooLarge", f"{name} is larger than {limit} bytes", name=name)
         # One read of the size fstat gave, plus a byte to see the end: asking for more would
         # have the interpreter allocate (and shrink) that much for every file, which for a
-        # directory of small files cost four times the system calls. A regular file reads short
-        # only at its end; a file that grew since fstat is read on, in bounded pieces.
+        # directory of small files cost four times the system calls. A read that comes up short
+        # once fstat's size is in is the end; a short read before it (a network or FUSE file
+        # system may give less) and a file that grew since fstat are read on, in bounded
+        # pieces, to an empty read.
         chunks: list[bytes] = []
         remaining = limit + 1
+        total = 0
         want = min(remaining, info.st_size + 1)
         while remaining > 0:
             chunk = os.read(fd, want)
+            if not chunk:
+                break
             chunks.append(chunk)
             remaining -= len(chunk)
-            if len(chunk) < want:
+            total += len(chunk)
+            if len(chunk) < want and total >= info.st_size:
                 break
             want = min(remaining, 1 << 20)
         data = b"".join(chunks)

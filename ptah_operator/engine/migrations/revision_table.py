@@ -399,11 +399,13 @@ _LITERAL_TEXT = re.compile(r"[A-Za-z0-9._:\- ]{0,255}")
 def literal(value: object) -> str | None:
     """`value` as an SQL literal both engines read alike, or None when it is not one of the
     kinds above (it must then go as a parameter)."""
+    # Exact types, not subclasses: what is checked must be what is written (a str subclass
+    # could format as other text; a bool is an int).
     if value is None:
         return "NULL"
-    if isinstance(value, int) and not isinstance(value, bool):
+    if type(value) is int:
         return str(value)
-    if isinstance(value, str) and _LITERAL_TEXT.fullmatch(value):
+    if type(value) is str and _LITERAL_TEXT.fullmatch(value):
         return f"'{value}'"
     return None
 

@@ -104,7 +104,12 @@ def test_literals_are_integers_null_and_words_only() -> None:
     assert literal(7) == "7"
     assert literal(None) == "NULL"
     assert literal("add_users-2.v1") == "'add_users-2.v1'"
-    for value in ("it's", "a\\b", "x\ny", "é", True, 1.5, b"x", "x" * 256):
+
+    class Disguised(str):
+        def __format__(self, spec: str) -> str:
+            return "x'; DROP TABLE t; --"
+
+    for value in ("it's", "a\\b", "x\ny", "é", True, 1.5, b"x", "x" * 256, Disguised("ok")):
         assert literal(value) is None
 
 

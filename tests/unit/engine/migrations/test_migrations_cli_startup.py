@@ -104,3 +104,20 @@ def test_pymysql_is_left_alone_once_cryptography_is_loaded() -> None:
         """
     )
     assert found == {"real": True}
+
+
+def test_a_cryptography_that_cannot_load_fails_as_pymysql_says() -> None:
+    found = _probe(
+        """
+        import json, sys
+        from ptah_operator.engine import mysql_driver
+        mysql_driver.load()
+        from pymysql import _auth
+        sys.modules["cryptography.hazmat.primitives.serialization"] = None
+        try:
+            _auth.sha2_rsa_encrypt(b"secret", b"0123456789abcdefghij", b"")
+        except RuntimeError as exc:
+            print(json.dumps({"error": str(exc)}))
+        """
+    )
+    assert "'cryptography' package is required" in str(found["error"])

@@ -106,3 +106,15 @@ def test_the_no_marker_shortcut_decides_as_reading_every_line(text: str) -> None
     # A last line `-- +` is no marker of any tool, and it makes the text hold both `--` and
     # `+`, so the shortcut cannot be taken: the line-by-line reading decides, and must agree.
     assert _outcome(text) == _outcome(text + "\n-- +")
+
+
+def test_short_reads_before_the_end_are_read_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A network or FUSE file system may give fewer bytes than asked before the end: the file
+    # is still read whole (a short read is the end only once fstat's size is in).
+    body = b"CREATE TABLE t (id INT);\nINSERT INTO t VALUES (1);\n" * 50
+    (tmp_path / "1_short.up.sql").write_bytes(body)
+    real = os.read
+    monkeypatch.setattr(os, "read", lambda fd, n: real(fd, min(n, 7)))
+    assert read_directory(tmp_path).files[0].sql.encode() == body
