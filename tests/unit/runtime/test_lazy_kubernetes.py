@@ -5,31 +5,14 @@ interpreter, since the lazy packages must be in place before anything imports th
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
-import textwrap
-from pathlib import Path
 
 from ptah_operator.runtime import lazy_kubernetes
-
-REPO = Path(__file__).resolve().parents[3]
-
-
-def _probe(code: str) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=REPO,
-    )
-    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
-    return result
+from tests.support.fresh_interpreter import probe
 
 
 def test_the_manager_loads_a_few_modules_of_the_client_not_the_whole_package() -> None:
-    found = _probe(
+    found = probe(
         """
         import json, sys
         import ptah_operator.cli.manager
@@ -46,7 +29,7 @@ def test_the_manager_loads_a_few_modules_of_the_client_not_the_whole_package() -
 
 
 def test_what_the_manager_does_with_the_client_works_through_the_lazy_packages() -> None:
-    found = _probe(
+    found = probe(
         """
         import json, sys
         import ptah_operator.cli  # installs the lazy packages

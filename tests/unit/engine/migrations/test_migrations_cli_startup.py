@@ -5,34 +5,15 @@ fresh interpreter: what a module imports shows only there."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
-
 from ptah_operator.engine.migrations import cli
 from ptah_operator.engine.migrations.apply import TransactionMode
 from ptah_operator.engine.migrations.maintenance import RepairMark
 from ptah_operator.engine.migrations.tool_import import Tool
-
-REPO = Path(__file__).resolve().parents[4]
-
-
-def _probe(code: str) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=REPO,
-    )
-    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
-    return result
+from tests.support.fresh_interpreter import probe
 
 
 def test_the_cli_loads_only_what_status_runs() -> None:
-    found = _probe(
+    found = probe(
         """
         import json, sys
         import ptah_operator.engine.migrations.cli
@@ -60,7 +41,7 @@ def test_the_parsers_choices_are_the_enums_values() -> None:
 
 
 def test_pymysql_loads_without_cryptography_and_encrypts_with_it_when_asked() -> None:
-    found = _probe(
+    found = probe(
         """
         import json, sys
         from ptah_operator.engine import mysql_driver
@@ -92,7 +73,7 @@ def test_pymysql_loads_without_cryptography_and_encrypts_with_it_when_asked() ->
 
 
 def test_pymysql_is_left_alone_once_cryptography_is_loaded() -> None:
-    found = _probe(
+    found = probe(
         """
         import json, sys
         import cryptography.hazmat.primitives.serialization
@@ -107,7 +88,7 @@ def test_pymysql_is_left_alone_once_cryptography_is_loaded() -> None:
 
 
 def test_a_cryptography_that_cannot_load_fails_as_pymysql_says() -> None:
-    found = _probe(
+    found = probe(
         """
         import json, sys
         from ptah_operator.engine import mysql_driver
