@@ -75,7 +75,6 @@ import textwrap
 from collections.abc import Iterator
 from typing import Any
 
-import hcl2
 import sqlglot
 
 from ptah_operator.engine.schema.model import (
@@ -426,6 +425,10 @@ class _Reader:
 
 
 def parse_hcl(dialect: Dialect, text: str, source: str) -> Parts:
+    # python-hcl2 (and lark under it) is loaded here, by a desired schema that has an HCL file:
+    # about 50 ms of every schema Job's start-up otherwise (issue #16).
+    import hcl2
+
     try:
         document = hcl2.loads(text)
     except Exception as error:  # python-hcl2 raises lark's and its own errors alike
