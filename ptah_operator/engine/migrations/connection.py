@@ -252,11 +252,11 @@ class Database(ABC):
         where `begins_with_first_statement`)."""
         raise NotImplementedError
 
-    async def execute_and_commit(self, sql: str) -> None:
+    async def execute_and_commit(self, sql: str, params: Sequence[object] | None = None) -> None:
         """Run `sql`, one statement, as the open transaction's last, then commit. A failure of
         `sql` raises DatabaseError (the transaction is left open, to be rolled back); a failure
         of the commit raises CommitFailedError."""
-        await self.execute(sql)
+        await self.execute(sql, params)
         try:
             await self.commit()
         except DatabaseError as exc:
@@ -342,7 +342,10 @@ class PostgresDatabase(Database):
         # transaction, as after a BEGIN of its own it would find an aborted one.
         await self.execute(f"BEGIN;\n{sql}")
 
-    async def execute_and_commit(self, sql: str) -> None:
+    async def execute_and_commit(self, sql: str, params: Sequence[object] | None = None) -> None:
+        if params:  # a parameterised statement is a request of its own
+            await super().execute_and_commit(sql, params)
+            return
         # One request, not two. Which of the two failed is the server's transaction status
         # after the error (its ReadyForQuery): still in the (now aborted) transaction means
         # `sql` failed and the COMMIT never ran; out of it means the COMMIT ran and failed.

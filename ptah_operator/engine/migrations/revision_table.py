@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from ptah_operator.engine.dialect import Dialect
-from ptah_operator.engine.migrations.connection import CommitFailedError, Database, DatabaseError
+from ptah_operator.engine.migrations.connection import Database, DatabaseError
 from ptah_operator.engine.migrations.directory import FileKind, MigrationFile
 
 DEFAULT_TABLE = "schema_migrations"
@@ -417,34 +417,33 @@ def insert_revision_literal_sql(db: Database, table: RevisionTable, row: NewRevi
     return _insert(db, table, written) if len(written) == len(values) else None
 
 
+def _postgres_literal_insert(db: Database, table: RevisionTable, row: NewRevision) -> str | None:
+    """On PostgreSQL, the row's INSERT with its values written in (see `literal`): asyncpg
+    sends a parameterised statement in two round trips, prepare then execute, and this one is
+    written for every file applied. None elsewhere, or when a value cannot be written in."""
+    if db.dialect is not Dialect.POSTGRESQL:
+        return None
+    return insert_revision_literal_sql(db, table, row)
+
+
 async def insert_revision(db: Database, table: RevisionTable, row: NewRevision) -> None:
-    """Write one revision row. On PostgreSQL its values go in as literals (integers and words of
-    a closed character set, see `literal`): asyncpg sends a parameterised statement in two round
-    trips, prepare then execute, and this one is written for every file applied."""
-    if db.dialect is Dialect.POSTGRESQL:
-        text = insert_revision_literal_sql(db, table, row)
-        if text is not None:
-            await db.execute(text)
-            return
-    sql, params = insert_revision_sql(db, table, row)
-    await db.execute(sql, params)
+    """Write one revision row (on PostgreSQL as literals where it can be)."""
+    text = _postgres_literal_insert(db, table, row)
+    if text is not None:
+        await db.execute(text)
+    else:
+        await db.execute(*insert_revision_sql(db, table, row))
 
 
 async def insert_revision_and_commit(db: Database, table: RevisionTable, row: NewRevision) -> None:
-    """Write one revision row as the open transaction's last statement and commit: on
-    PostgreSQL in one request when its values can be written in (see `insert_revision`). A
-    failure of the commit raises CommitFailedError, of the row DatabaseError."""
-    if db.dialect is Dialect.POSTGRESQL:
-        text = insert_revision_literal_sql(db, table, row)
-        if text is not None:
-            await db.execute_and_commit(text)
-            return
-    sql, params = insert_revision_sql(db, table, row)
-    await db.execute(sql, params)
-    try:
-        await db.commit()
-    except DatabaseError as exc:
-        raise CommitFailedError(exc.error_class) from None
+    """Write one revision row as the open transaction's last statement and commit (on
+    PostgreSQL in one request when its values can be written in). A failure of the commit
+    raises CommitFailedError, of the row DatabaseError."""
+    text = _postgres_literal_insert(db, table, row)
+    if text is not None:
+        await db.execute_and_commit(text)
+    else:
+        await db.execute_and_commit(*insert_revision_sql(db, table, row))
 
 
 async def record_progress(
