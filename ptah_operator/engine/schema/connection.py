@@ -92,10 +92,13 @@ async def connect_mysql(target: Target) -> Any:
     raw.client_flag &= ~CLIENT.MULTI_STATEMENTS
     await raw._connect()
     # The engine spells string literals with backslashes escaped (`string_literal`): under
-    # NO_BACKSLASH_ESCAPES they would be read as two, and never converge.
+    # NO_BACKSLASH_ESCAPES they would be read as two, and never converge. Inspection reads
+    # its largest catalog tables as one aggregated value each, which the server would cut at
+    # group_concat_max_len (1 MiB by default; a thousand tables need more).
     await raw.query(
         "SET SESSION sql_mode = TRIM(BOTH ',' FROM "
-        "REPLACE(CONCAT(',', @@sql_mode, ','), ',NO_BACKSLASH_ESCAPES,', ','))"
+        "REPLACE(CONCAT(',', @@sql_mode, ','), ',NO_BACKSLASH_ESCAPES,', ',')), "
+        "SESSION group_concat_max_len = @@max_allowed_packet"
     )
     return raw
 

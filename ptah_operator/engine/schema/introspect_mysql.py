@@ -14,8 +14,11 @@ an SRID the server does not report, is named in `Column.unmodelled`.
 from __future__ import annotations
 
 import dataclasses
+import json
+import operator
 from collections import defaultdict
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import pymysql
 
@@ -34,6 +37,7 @@ from ptah_operator.engine.schema.model import (
 )
 from ptah_operator.engine.schema.mysql_columns import charset_of, is_spatial, read_extra
 from ptah_operator.engine.schema.normalize import (
+    READ_FAILURES,
     index_key_options,
     index_key_options_tuple,
     normalize_action,
@@ -41,17 +45,41 @@ from ptah_operator.engine.schema.normalize import (
     normalize_expression,
     normalize_type,
     parse_grantee,
+    read_failure,
     reading,
     table_privileges,
 )
 from ptah_operator.engine.schema.scope import Scope
 from ptah_operator.engine.schema.views import observed_dependencies, server_definition
 
-_TABLES = """
-SELECT TABLE_NAME, TABLE_COMMENT, TABLE_COLLATION, ENGINE, CREATE_OPTIONS, TABLE_TYPE
-FROM information_schema.TABLES
-WHERE TABLE_SCHEMA = DATABASE() AND TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED', 'SEQUENCE')
-"""
+
+class _Read(NamedTuple):
+    """A read with a row per table, column, index key or foreign key (`_many_rows`)."""
+
+    rows: str  # the query, a row per row
+    aggregated: str  # the same rows as one JSON array, and how many there are
+    width: int  # fields per row
+    order: Callable[[Any], Any]  # the key its rows are put in order by
+
+
+def _read(fields: str, source: str, order: Callable[[Any], Any]) -> _Read:
+    # Both queries are made of this module's constants only.
+    return _Read(
+        rows=f"SELECT {fields} FROM {source}",  # noqa: S608
+        aggregated=f"SELECT COUNT(*), JSON_ARRAYAGG(JSON_ARRAY({fields})) FROM {source}",  # noqa: S608
+        width=len(fields.split(",")),
+        order=order,
+    )
+
+
+# The reads with a row per table, column, index key or foreign key: what each selects, from
+# where, and the positions its rows are put in order by.
+_TABLES = _read(
+    "TABLE_NAME, TABLE_COMMENT, TABLE_COLLATION, ENGINE, CREATE_OPTIONS, TABLE_TYPE",
+    "information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() "
+    "AND TABLE_TYPE IN ('BASE TABLE', 'SYSTEM VERSIONED', 'SEQUENCE')",
+    operator.itemgetter(0),
+)
 
 # What the database holds that the engine does not model: triggers, routines, events.
 _UNMANAGED = (
@@ -63,19 +91,19 @@ _UNMANAGED = (
     "WHERE EVENT_SCHEMA = DATABASE()",
 )
 
-_COLUMNS = """
-SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, EXTRA,
-       GENERATION_EXPRESSION, COLLATION_NAME, COLUMN_COMMENT, CHARACTER_SET_NAME
-FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()
-ORDER BY TABLE_NAME, ORDINAL_POSITION
-"""
+_COLUMNS = _read(
+    "TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, COLUMN_DEFAULT, EXTRA, "
+    "GENERATION_EXPRESSION, COLLATION_NAME, COLUMN_COMMENT, CHARACTER_SET_NAME, ORDINAL_POSITION",
+    "information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()",
+    operator.itemgetter(0, 10),
+)
 
-_STATISTICS = """
-SELECT TABLE_NAME, INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART, INDEX_TYPE, COLLATION,
-       INDEX_COMMENT
-FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE()
-ORDER BY TABLE_NAME, INDEX_NAME, SEQ_IN_INDEX
-"""
+_STATISTICS = _read(
+    "TABLE_NAME, INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART, INDEX_TYPE, COLLATION, "
+    "INDEX_COMMENT, SEQ_IN_INDEX",
+    "information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE()",
+    operator.itemgetter(0, 1, 8),
+)
 
 # Indexes the optimizer leaves alone: MariaDB 10.6+ `IGNORED`, MySQL 8 `IS_VISIBLE`.
 _HIDDEN_INDEXES = {
@@ -87,17 +115,19 @@ _HIDDEN_INDEXES = {
 
 # KEY_COLUMN_USAGE and REFERENTIAL_CONSTRAINTS are read apart and joined here: joined in SQL
 # they cost several times the two reads (the server opens every table for each row).
-_FOREIGN_KEYS = """
-SELECT TABLE_NAME, CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME
-FROM information_schema.KEY_COLUMN_USAGE
-WHERE TABLE_SCHEMA = DATABASE() AND REFERENCED_TABLE_NAME IS NOT NULL
-ORDER BY TABLE_NAME, CONSTRAINT_NAME, ORDINAL_POSITION
-"""
+_FOREIGN_KEYS = _read(
+    "TABLE_NAME, CONSTRAINT_NAME, COLUMN_NAME, REFERENCED_TABLE_NAME, REFERENCED_COLUMN_NAME, "
+    "ORDINAL_POSITION",
+    "information_schema.KEY_COLUMN_USAGE "
+    "WHERE TABLE_SCHEMA = DATABASE() AND REFERENCED_TABLE_NAME IS NOT NULL",
+    operator.itemgetter(0, 1, 5),
+)
 
-_RULES = """
-SELECT TABLE_NAME, CONSTRAINT_NAME, UPDATE_RULE, DELETE_RULE
-FROM information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = DATABASE()
-"""
+_RULES = _read(
+    "TABLE_NAME, CONSTRAINT_NAME, UPDATE_RULE, DELETE_RULE",
+    "information_schema.REFERENTIAL_CONSTRAINTS WHERE CONSTRAINT_SCHEMA = DATABASE()",
+    operator.itemgetter(0, 1),
+)
 
 _VIEWS = """
 SELECT TABLE_NAME, VIEW_DEFINITION, CHECK_OPTION, SECURITY_TYPE FROM information_schema.VIEWS
@@ -148,6 +178,49 @@ async def _rows(conn: Any, sql: str) -> list[tuple[Any, ...]]:
         return list(await cur.fetchall())
 
 
+async def _many_rows(conn: Any, dialect: Dialect, read: _Read) -> list[tuple[Any, ...]]:
+    """The rows of `read`, in its order.
+
+    On MariaDB the server sends them as one JSON document (`_aggregated_rows`): the driver
+    decodes each field of each row in Python, which on a thousand tables costs several times
+    what the server spends on the query, and `json.loads` decodes the document in C.
+    Elsewhere (MySQL spells a binary string in JSON as base64), and whenever the document
+    does not hold every row, they are read as rows.
+    """
+    rows = await _aggregated_rows(conn, read) if dialect is Dialect.MARIADB else None
+    if rows is None:
+        rows = await _rows(conn, read.rows)
+    return sorted(rows, key=read.order)
+
+
+async def _aggregated_rows(conn: Any, read: _Read) -> list[tuple[Any, ...]] | None:
+    """The rows of `read` as the server aggregates them into one JSON array, or None when
+    the array does not hold them all: the server cuts it at `group_concat_max_len` (set to
+    `max_allowed_packet` by `connect_mysql`), possibly just after an element, and sends NULL
+    for one over `max_allowed_packet`; the count read in the same statement tells. Read off
+    the connection, not a cursor: a cursor would print the server's warning about a cut as
+    a Python warning."""
+    await conn.query(read.aggregated)
+    ((count, document),) = conn._result.rows
+    return document_rows(count, document, read.width)
+
+
+def document_rows(count: int, document: str | bytes | None, width: int) -> list[Any] | None:
+    """The `count` rows of `width` fields an aggregated read's document holds, or None when
+    it does not hold exactly those: cut, missing, or not an array of such rows."""
+    if not count:
+        return []
+    try:
+        rows = json.loads(document) if document is not None else None
+    except ValueError:
+        return None
+    if not isinstance(rows, list) or len(rows) != count:
+        return None
+    if not all(isinstance(row, list) and len(row) == width for row in rows):
+        return None
+    return [tuple(row) for row in rows]
+
+
 def _text(value: Any) -> str | None:
     if value is None:
         return None
@@ -188,7 +261,9 @@ def _table_unmanaged(row: tuple[Any, ...]) -> list[str]:
 
 
 async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
-    all_rows = [r for r in await _rows(conn, _TABLES) if scope.admits_table(dialect, "", r[0])]
+    all_rows = [
+        r for r in await _many_rows(conn, dialect, _TABLES) if scope.admits_table(dialect, "", r[0])
+    ]
     unmanaged = [u for r in all_rows for u in _table_unmanaged(r)]
     table_rows = [r for r in all_rows if _text(r[5]) == "BASE TABLE"]
     for query in _UNMANAGED:
@@ -201,11 +276,14 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
     columns: dict[str, list[Column]] = defaultdict(list)
     binary: set[tuple[str, str]] = set()
     spatial = False
-    for r in await _rows(conn, _COLUMNS):
-        table = r[0]
-        if table not in names:
-            continue
-        with reading(f"table {table}, column {r[1]}"):
+    charsets = {table: charset_of(collation or "") for table, collation in table_collation.items()}
+    column_rows = await _many_rows(conn, dialect, _COLUMNS)
+    r: tuple[Any, ...] = ()
+    try:
+        for r in column_rows:
+            table = r[0]
+            if table not in names:
+                continue
             type_text = normalize_type(dialect, r[2])
             if type_text == "longtext" and r[7] == _JSON_COLLATION:
                 binary.add((table, r[1]))
@@ -217,7 +295,6 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
                 unmodelled.append("GENERATED ALWAYS AS ROW START/END (system versioning)")
             collation = r[7] if r[7] and r[7] != table_collation[table] else None
             own_charset = _text(r[9])
-            table_charset = charset_of(table_collation[table] or "")
             spatial = spatial or is_spatial(type_text)
             columns[table].append(
                 Column(
@@ -232,21 +309,24 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
                     collation=collation,
                     comment=_text(r[8]) or None,
                     virtual=bool(generated) and extra.generated == "virtual",
-                    charset=own_charset if own_charset and own_charset != table_charset else None,
+                    charset=own_charset if own_charset and own_charset != charsets[table] else None,
                     on_update=extra.on_update,
                     invisible=extra.invisible,
                     unmodelled=tuple(unmodelled),
                 )
             )
+    except READ_FAILURES as error:
+        # One handler for the loop, not a `reading` per column: a thousand tables' columns.
+        raise read_failure(f"table {r[0]}, column {r[1]}", error) from error
     if spatial:
         await _read_srids(conn, dialect, columns)
-    rules = {(r[0], r[1]): (r[2], r[3]) for r in await _rows(conn, _RULES)}
+    rules = {(r[0], r[1]): (r[2], r[3]) for r in await _many_rows(conn, dialect, _RULES)}
     fk_parts: dict[tuple[str, str], list[tuple[Any, ...]]] = defaultdict(list)
-    for r in await _rows(conn, _FOREIGN_KEYS):
+    for r in await _many_rows(conn, dialect, _FOREIGN_KEYS):
         if r[0] in names:
             fk_parts[(r[0], r[1])].append(r)
     index_parts: dict[tuple[str, str], list[tuple[Any, ...]]] = defaultdict(list)
-    for r in await _rows(conn, _STATISTICS):
+    for r in await _many_rows(conn, dialect, _STATISTICS):
         if r[0] in names:
             index_parts[(r[0], r[1])].append(r)
     pks: dict[str, PrimaryKey] = {}

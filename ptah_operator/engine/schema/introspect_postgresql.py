@@ -12,8 +12,9 @@ A sequence owned by a column whose default draws from it, named as `serial` name
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections import defaultdict
-from typing import Any
+from typing import Any, NamedTuple
 
 from ptah_operator.engine.schema.functions import catalog_function, tokenize
 from ptah_operator.engine.schema.model import (
@@ -147,6 +148,47 @@ WHERE t.typtype = 'd' AND n.nspname = ANY($1::text[])
                   AND e.objid = t.oid AND e.deptype = 'e')
 """
 
+# Which kinds of object the schemas in scope (and, for triggers, the tables read) hold at all,
+# in the order of `_Present`'s fields. The read of a kind there is none of is left out: each
+# read is a statement the server plans and, on a new session, catalogs it loads first, and
+# most databases hold no domains, extensions or triggers. Each condition is looser than the
+# read it stands for (the reads add privileges, extension membership, scope), so a kind is
+# read whenever that read could find a row.
+_PRESENT = """
+SELECT
+  EXISTS (SELECT FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+          WHERE t.typtype = 'e' AND n.nspname = ANY($1::text[])),
+  EXISTS (SELECT FROM pg_type t JOIN pg_namespace n ON n.oid = t.typnamespace
+          WHERE t.typtype = 'd' AND n.nspname = ANY($1::text[])),
+  EXISTS (SELECT FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE c.relkind = 'S' AND n.nspname = ANY($1::text[])),
+  EXISTS (SELECT FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+          WHERE c.relkind IN ('v', 'm') AND n.nspname = ANY($1::text[])),
+  EXISTS (SELECT FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+          WHERE n.nspname = ANY($1::text[])),
+  EXISTS (SELECT FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+          WHERE p.prokind = 'f' AND n.nspname = ANY($1::text[])),
+  EXISTS (SELECT FROM pg_trigger t WHERE t.tgrelid = ANY($2::oid[]) AND NOT t.tgisinternal)
+"""
+
+
+class _Present(NamedTuple):
+    """What `_PRESENT` found: whether each kind's read can find anything."""
+
+    enums: bool
+    domains: bool
+    sequences: bool
+    views: bool
+    extensions: bool
+    functions: bool
+    triggers: bool
+
+
+async def _rows_if(present: bool, conn: Any, query: str, *args: Any) -> list[Any]:
+    """The rows of `query`, or none without asking when `present` says it can find none."""
+    return list(await conn.fetch(query, *args)) if present else []
+
+
 # What the bit masks of the queries above say the engine does not model.
 _TABLE_FLAGS = (
     (1, "declarative partitioning (PARTITION BY)"),
@@ -242,6 +284,11 @@ WHERE c.relkind IN ('r', 'p')
 # for every column, it costs half the query). Comments and owned sequences come from joins, never
 # from a function or subquery per row: `col_description()` and a correlated `pg_depend`
 # lookup per column cost more than everything else together on a thousand tables.
+# A default is printed without its table (`pg_get_expr(adbin, 0)`): a default may not name a
+# column, and naming the table makes the server open every table that has one (a third of
+# the query on a thousand tables, each time a session first reads them); a generated
+# column's expression names columns, and is printed with its table. The rows come unordered
+# and are put in order here: sorted by the server, they are wide enough to spill to disk.
 _COLUMNS = """
 SELECT a.attrelid, a.attnum, a.attname,
        CASE WHEN t.typtype IN ('e', 'd')
@@ -253,14 +300,14 @@ SELECT a.attrelid, a.attnum, a.attname,
                   WHERE e.oid = t.typelem)
             ELSE format_type(a.atttypid, a.atttypmod) END,
        a.attnotnull,
-       CASE WHEN a.attgenerated = '' THEN pg_get_expr(d.adbin, d.adrelid) END,
+       CASE WHEN a.attgenerated = '' THEN pg_get_expr(d.adbin, 0) END,
        a.attidentity::text,
        CASE WHEN a.attgenerated <> '' THEN pg_get_expr(d.adbin, d.adrelid) END,
        CASE WHEN a.attcollation <> t.typcollation THEN co.collname END,
        ds.description,
        owned.relname,
        d.adbin IS NOT NULL AND owned.seq IS NOT NULL
-         AND pg_get_expr(d.adbin, d.adrelid) = format('nextval(%L::regclass)', owned.seq::regclass),
+         AND pg_get_expr(d.adbin, 0) = format('nextval(%L::regclass)', owned.seq::regclass),
        (CASE WHEN COALESCE(a.attstattarget, -1) <> -1 THEN 1 ELSE 0 END)
        | (CASE WHEN a.attstorage <> t.typstorage THEN 2 ELSE 0 END)
        | (CASE WHEN a.attcompression::text <> '' THEN 4 ELSE 0 END)
@@ -283,7 +330,6 @@ LEFT JOIN (SELECT DISTINCT ON (dep.refobjid, dep.refobjsubid)
            ORDER BY dep.refobjid, dep.refobjsubid, s.oid) owned
        ON owned.refobjid = a.attrelid AND owned.refobjsubid = a.attnum
 WHERE a.attrelid = ANY($1::oid[]) AND a.attnum > 0 AND NOT a.attisdropped
-ORDER BY a.attrelid, a.attnum
 """
 
 # Key columns come back as attribute numbers, named from the column rows already read: an
@@ -435,6 +481,9 @@ WHERE p.prokind = 'f' AND n.nspname = ANY($1::text[]) AND has_schema_privilege(n
                   AND e.objid = p.oid AND e.deptype IN ('e', 'i'))
 """
 
+# Column rows in the order of their tables and, within one, of their attribute numbers.
+_BY_TABLE_AND_NUMBER = operator.itemgetter(0, 1)
+
 _ACTIONS = {"a": "NO ACTION", "r": "RESTRICT", "c": "CASCADE", "n": "SET NULL", "d": "SET DEFAULT"}
 _IDENTITY = {"a": "always", "d": "by default"}
 
@@ -483,7 +532,8 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
     names: dict[int, dict[int, str]] = defaultdict(dict)
     collations: dict[int, dict[int, int]] = defaultdict(dict)
     identities: dict[tuple[int, int], tuple[Any, ...]] = {}
-    column_rows = await conn.fetch(_COLUMNS, oids)
+    present = _Present(*await conn.fetchrow(_PRESENT, schema_names, oids))
+    column_rows = sorted(await conn.fetch(_COLUMNS, oids), key=_BY_TABLE_AND_NUMBER)
     if any(r[6] in _IDENTITY for r in column_rows):
         identities = {(r[0], r[1]): tuple(r[2:]) for r in await conn.fetch(_IDENTITIES, oids)}
     current: tuple[int, str] = (0, "")
@@ -692,7 +742,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
             grants[relid].append(Grant(grantee, privilege, grantable))
     enums = [
         EnumType(schema=r[0], name=r[1], values=tuple(r[2]), owner=r[3], comment=r[4])
-        for r in await conn.fetch(_ENUMS, schema_names)
+        for r in await _rows_if(present.enums, conn, _ENUMS, schema_names)
     ]
     domains: list[Domain] = []
     for (
@@ -705,7 +755,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
         owner,
         domain_comment,
         checks_read,
-    ) in await conn.fetch(_DOMAINS, schema_names):
+    ) in await _rows_if(present.domains, conn, _DOMAINS, schema_names):
         where = f"domain {schema}.{name}"
         with reading(where):
             base_type = normalize_type(_D, base)
@@ -760,7 +810,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
             drawn_from,
             owner,
             sequence_comment,
-        ) in await conn.fetch(_SEQUENCES, schema_names)
+        ) in await _rows_if(present.sequences, conn, _SEQUENCES, schema_names)
         if scope.admits_table(_D, schema, name)
         and not (drawn_from and is_serial_sequence(owner_table, owner_column, name))
     ]
@@ -775,7 +825,7 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
         materialized,
         view_options,
         view_comment,
-    ) in await conn.fetch(_VIEWS, schema_names):
+    ) in await _rows_if(present.views, conn, _VIEWS, schema_names):
         if not scope.admits_table(_D, schema, name):
             continue
         if view_options:
@@ -794,14 +844,14 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
         )
     extensions = [
         Extension(name=r[0], schema=r[1], comment=r[2])
-        for r in await conn.fetch(_EXTENSIONS, schema_names)
+        for r in await _rows_if(present.extensions, conn, _EXTENSIONS, schema_names)
     ]
     unmanaged += [
         f"{kind} {name}"
         for kind, name in await conn.fetch(_UNMANAGED, schema_names, oids)
         if scope.admits_table(_D, *name.split(".", 1))
     ]
-    functions, trigger_rows = await _functions(conn, scope, schema_names, oids)
+    functions, trigger_rows = await _functions(conn, scope, schema_names, oids, present)
     triggers: dict[int, list[Trigger]] = defaultdict(list)
     for relid, name, definition, enabled, constraint, trigger_comment in trigger_rows:
         where = f"table {qualified[relid]}, trigger {name}"
@@ -856,16 +906,18 @@ def _deferral(deferrable: bool, deferred: bool) -> str | None:
 
 
 async def _functions(
-    conn: Any, scope: Scope, schema_names: list[str], oids: list[int]
+    conn: Any, scope: Scope, schema_names: list[str], oids: list[int], present: _Present
 ) -> tuple[list[Function], list[Any]]:
     """Functions, and the triggers of the tables `oids`: both read with `search_path` at
     pg_catalog, so that user types, tables and functions print schema-qualified."""
+    if not (present.functions or present.triggers):
+        return [], []
     # SET LOCAL for one query, and back: Apply reads inside the transaction it then writes in.
     path = await conn.fetchval("SELECT current_setting('search_path')")
     await conn.execute("SELECT set_config('search_path', 'pg_catalog', true)")
     try:
-        rows = await conn.fetch(_FUNCTIONS, schema_names)
-        trigger_rows = list(await conn.fetch(_TRIGGERS, oids)) if oids else []
+        rows = await _rows_if(present.functions, conn, _FUNCTIONS, schema_names)
+        trigger_rows = await _rows_if(present.triggers and bool(oids), conn, _TRIGGERS, oids)
     finally:
         await conn.execute("SELECT set_config('search_path', $1, true)", path)
     functions: list[Function] = []
