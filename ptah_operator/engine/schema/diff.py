@@ -188,6 +188,12 @@ def _match(desired: list[T], observed: list[T]) -> tuple[list[T], list[T]]:
     """
     if desired == observed:
         return [], []
+    found = _match_named(desired, observed)
+    return found if found is not None else _match_any(desired, observed)
+
+
+def _match_any(desired: list[T], observed: list[T]) -> tuple[list[T], list[T]]:
+    """`_match` on any lists."""
     # Each item's key is built once: `key()` makes a tuple per call, and the sides differ on
     # most tables of a plan (MySQL's observed indexes include the ones backing its keys).
     twins: dict[Any, list[int]] = {}
@@ -211,6 +217,32 @@ def _match(desired: list[T], observed: list[T]) -> tuple[list[T], list[T]]:
             taken.add(twin)
     gone = [item for position, item in enumerate(observed) if position not in taken]
     return [desired[i] for i in sorted(unmatched)], gone
+
+
+# What `_Planner.pairs` gives for two equal lists. Its callers only read the lists.
+_NO_PAIRS: tuple[list[Any], list[Any]] = ([], [])
+
+
+def _match_named(desired: list[T], observed: list[T]) -> tuple[list[T], list[T]] | None:
+    """`_match` where every item on both sides has a name of its own (most tables: a
+    server names every index and constraint, and so do most desired schemas), else None.
+    An item can then be the twin only of the item of its name on the other side, so each
+    pair is one name lookup, and an equal pair needs no keys built."""
+    by_name = {item.name: item for item in observed}
+    if len(by_name) != len(observed) or None in by_name:
+        return None
+    names = [item.name for item in desired]
+    if None in names or len(set(names)) != len(names):
+        return None
+    matched: set[str | None] = set()
+    missing: list[T] = []
+    for item in desired:
+        twin = by_name.get(item.name)
+        if twin is not None and (twin == item or twin.key() == item.key()):
+            matched.add(item.name)
+        else:
+            missing.append(item)
+    return missing, [item for item in observed if item.name not in matched]
 
 
 class _Planner:
@@ -241,10 +273,13 @@ class _Planner:
 
     def pairs(self, old: Table, new: Table, kind: _Kind) -> tuple[list[Any], list[Any]]:
         """`_match(new.<kind>, old.<kind>)`: (desired items missing, observed items gone)."""
+        observed, desired = getattr(old, kind), getattr(new, kind)
+        if observed == desired:
+            return _NO_PAIRS  # most tables of a plan, for every kind: nothing to pair
         key = (id(old), id(new), kind)
         found = self._pairs.get(key)
         if found is None:
-            found = self._pairs[key] = _match(list(getattr(new, kind)), list(getattr(old, kind)))
+            found = self._pairs[key] = _match(list(desired), list(observed))
         return found
 
     def emit(
