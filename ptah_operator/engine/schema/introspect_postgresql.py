@@ -35,6 +35,7 @@ from ptah_operator.engine.schema.model import (
     Trigger,
     UniqueConstraint,
     View,
+    canonical_collections,
     canonical_schema,
 )
 from ptah_operator.engine.schema.normalize import (
@@ -515,7 +516,10 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
     table_names = {r[0]: r[2] for r in table_rows}
     qualified = {r[0]: f"{r[1]}.{r[2]}" for r in table_rows}
     for row in table_rows:
-        unmanaged += [f"table {qualified[row[0]]}: {what}" for what in _flags(row[5], _TABLE_FLAGS)]
+        if row[5]:
+            unmanaged += [
+                f"table {qualified[row[0]]}: {what}" for what in _flags(row[5], _TABLE_FLAGS)
+            ]
     parents = [r[0] for r in table_rows if r[5] & 256]
     if parents:
         for parent, child, child_name, partition in await conn.fetch(_INHERITS, parents):
@@ -708,16 +712,21 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
                 own[n] if n else normalize_index_key(_D, definitions[position])
                 for position, n in enumerate(indkey)
             ]
-            # indoption bit 0 is DESC, bit 1 NULLS FIRST (pg_index.h).
-            key_options = [
-                index_key_options(
-                    _D,
-                    desc=bool(flag & 1),
-                    nulls_first=bool(flag & 2),
-                    opclass=opclasses.get(opclass, ""),
-                )
-                for opclass, flag in zip(classes[:nkey], flags[:nkey], strict=True)
-            ]
+            # indoption bit 0 is DESC, bit 1 NULLS FIRST (pg_index.h). Most indexes have no
+            # key with either, nor an operator class but its type's default: no options.
+            key_options = (
+                [
+                    index_key_options(
+                        _D,
+                        desc=bool(flag & 1),
+                        nulls_first=bool(flag & 2),
+                        opclass=opclasses.get(opclass, ""),
+                    )
+                    for opclass, flag in zip(classes[:nkey], flags[:nkey], strict=True)
+                ]
+                if any(flags[:nkey]) or not opclasses.keys().isdisjoint(classes[:nkey])
+                else []
+            )
             indexes[relid].append(
                 Index(
                     name=name,
@@ -866,23 +875,33 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
                 triggers[relid].append(dataclasses.replace(trigger, comment=trigger_comment))
             except TriggerError as error:
                 unmanaged.append(f"{where}: {error}")
-    tables = [
-        Table(
-            schema=schema,
-            name=name,
-            columns=tuple(columns[oid]),
-            primary_key=pks.get(oid),
-            uniques=tuple(uniques[oid]),
-            indexes=tuple(indexes[oid]),
-            foreign_keys=tuple(fks[oid]),
-            checks=tuple(checks[oid]),
-            comment=comment,
-            grants=tuple(grants[oid]),
-            owner=owner,
-            triggers=tuple(triggers[oid]),
+    tables = []
+    for oid, schema, name, comment, owner, _ in table_rows:
+        # Made once, its parts in canonical order already (the server lists them otherwise).
+        in_order = canonical_collections(
+            tuple(uniques[oid]),
+            tuple(indexes[oid]),
+            tuple(fks[oid]),
+            tuple(checks[oid]),
+            tuple(grants[oid]),
+            tuple(triggers[oid]),
         )
-        for oid, schema, name, comment, owner, _ in table_rows
-    ]
+        tables.append(
+            Table(
+                schema=schema,
+                name=name,
+                columns=tuple(columns[oid]),
+                primary_key=pks.get(oid),
+                uniques=in_order[0],
+                indexes=in_order[1],
+                foreign_keys=in_order[2],
+                checks=in_order[3],
+                comment=comment,
+                grants=in_order[4],
+                owner=owner,
+                triggers=in_order[5],
+            )
+        )
     return canonical_schema(
         _D,
         schemas,
