@@ -273,13 +273,13 @@ class _Planner:
 
     def pairs(self, old: Table, new: Table, kind: _Kind) -> tuple[list[Any], list[Any]]:
         """`_match(new.<kind>, old.<kind>)`: (desired items missing, observed items gone)."""
-        observed, desired = getattr(old, kind), getattr(new, kind)
-        if observed == desired:
-            return _NO_PAIRS  # most tables of a plan, for every kind: nothing to pair
         key = (id(old), id(new), kind)
         found = self._pairs.get(key)
         if found is None:
-            found = self._pairs[key] = _match(list(desired), list(observed))
+            observed, desired = getattr(old, kind), getattr(new, kind)
+            # Most tables of a plan, for every kind: equal lists, nothing to pair.
+            found = _NO_PAIRS if observed == desired else _match(list(desired), list(observed))
+            self._pairs[key] = found
         return found
 
     def emit(
@@ -1187,9 +1187,18 @@ def _linked_foreign_keys(
             seen[at] = _key_breaks(p, observed_tables, desired_tables, kept_keys, at, remade_enums)
         return seen[at]
 
+    # What `_key_breaks` says of a column of a table whose columns stay as they are, without
+    # asking it per column: most keys of a plan are over such tables on both sides.
+    unchanged = p.same_columns if not (p.pg and remade_enums) else set()
     linked: list[tuple[Table, ForeignKey, str]] = []
     for key in kept:
         table = observed_tables[key]
+        if key in unchanged and all(
+            (fk.ref_schema, fk.ref_table) in unchanged
+            or (fk.ref_schema, fk.ref_table) not in kept_keys
+            for fk in table.foreign_keys
+        ):
+            continue
         for fk in table.foreign_keys:
             used = [
                 f"{table.qualified}.{c}" for c in fk.columns if retyped(table.schema, table.name, c)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import operator
+import re
 from collections import defaultdict
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -98,9 +99,19 @@ _COLUMNS = _read(
     operator.itemgetter(0, 10),
 )
 
-_STATISTICS = _read(
+_STATISTICS_FIELDS = (
     "TABLE_NAME, INDEX_NAME, NON_UNIQUE, COLUMN_NAME, SUB_PART, INDEX_TYPE, COLLATION, "
-    "INDEX_COMMENT, SEQ_IN_INDEX",
+    "INDEX_COMMENT, SEQ_IN_INDEX"
+)
+_STATISTICS = _read(
+    _STATISTICS_FIELDS,
+    "information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE()",
+    operator.itemgetter(0, 1, 8),
+)
+# MariaDB 10.6+: the same with IGNORED, which `_HIDDEN_INDEXES` would read in a second pass
+# over every table's indexes.
+_STATISTICS_IGNORED = _read(
+    _STATISTICS_FIELDS + ", IGNORED",
     "information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE()",
     operator.itemgetter(0, 1, 8),
 )
@@ -222,9 +233,19 @@ def document_rows(count: int, document: str | bytes | None, width: int) -> list[
 
 
 def _text(value: Any) -> str | None:
-    if value is None:
-        return None
+    if value is None or value.__class__ is str:
+        return value
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+_MARIADB_VERSION = re.compile(r"(\d+)\.(\d+)\.\d+-MariaDB")
+
+
+def _mariadb_version(conn: Any) -> tuple[int, int]:
+    """(major, minor) of a MariaDB server from its handshake (`10.11.6-MariaDB-…`, or with
+    the `5.5.5-` older clients are given first); (0, 0) when it does not say."""
+    found = _MARIADB_VERSION.search(str(getattr(conn, "server_version", "") or ""))
+    return (int(found[1]), int(found[2])) if found else (0, 0)
 
 
 async def inspect_mysql(
@@ -326,17 +347,24 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
         if r[0] in names:
             fk_parts[(r[0], r[1])].append(r)
     index_parts: dict[tuple[str, str], list[tuple[Any, ...]]] = defaultdict(list)
-    for r in await _many_rows(conn, dialect, _STATISTICS):
+    with_ignored = dialect is Dialect.MARIADB and _mariadb_version(conn) >= (10, 6)
+    statistics = await _many_rows(
+        conn, dialect, _STATISTICS_IGNORED if with_ignored else _STATISTICS
+    )
+    for r in statistics:
         if r[0] in names:
             index_parts[(r[0], r[1])].append(r)
     pks: dict[str, PrimaryKey] = {}
     indexes: dict[str, list[Index]] = defaultdict(list)
-    try:
-        hidden = await _rows(
-            conn, _HIDDEN_INDEXES["mariadb" if dialect is Dialect.MARIADB else "mysql"]
-        )
-    except pymysql.MySQLError:
-        hidden = []  # a server without the column has no such indexes
+    if with_ignored:
+        hidden = sorted({(r[0], r[1]) for r in statistics if r[9] == "YES"})
+    else:
+        try:
+            hidden = await _rows(
+                conn, _HIDDEN_INDEXES["mariadb" if dialect is Dialect.MARIADB else "mysql"]
+            )
+        except pymysql.MySQLError:
+            hidden = []  # a server without the column has no such indexes
     unmanaged += [f"table {r[0]}, index {r[1]}: an invisible (ignored) index" for r in hidden]
     for (table, name), parts in sorted(index_parts.items()):
         if _text(parts[0][7]):

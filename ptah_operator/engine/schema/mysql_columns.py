@@ -18,6 +18,7 @@ compares equal to what the server made of it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -42,7 +43,10 @@ SPATIAL_TYPES = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=1024)
 def is_spatial(type_text: str) -> bool:
+    # Cached: inspection asks of every column, and a schema spells few types (bounded: an
+    # enum's type spells its values).
     return type_text.split("(", 1)[0].split(" ", 1)[0] in SPATIAL_TYPES
 
 

@@ -1,4 +1,6 @@
-"""An aggregated catalog read's document (`introspect_mysql.document_rows`): its rows are
+"""How inspection reads MySQL/MariaDB catalogs, without a server.
+
+An aggregated catalog read's document (`introspect_mysql.document_rows`): its rows are
 taken only when it holds exactly the rows the server counted, each of the read's width;
 otherwise the read falls back to rows (None).
 
@@ -13,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from ptah_operator.engine.schema.introspect_mysql import document_rows
+from ptah_operator.engine.schema.introspect_mysql import _mariadb_version, document_rows
 
 ROWS: list[list[Any]] = [["t", "a", None, 1], ["t", "b", "x'y\\\\z", 2], ["u", "é", "\\u2028", 3]]
 
@@ -42,3 +44,26 @@ def test_no_rows_need_no_document() -> None:
 )
 def test_anything_but_the_counted_rows_falls_back(count: int, document: str | None) -> None:
     assert document_rows(count, document, 4) is None
+
+
+class _Handshake:
+    def __init__(self, version: str | None) -> None:
+        self.server_version = version
+
+
+@pytest.mark.parametrize(
+    ("version", "read"),
+    [
+        ("10.11.6-MariaDB-0+deb12u1", (10, 11)),
+        ("5.5.5-10.5.23-MariaDB-log", (10, 5)),  # what older clients are told first
+        ("11.4.2-MariaDB", (11, 4)),
+        ("8.0.36", (0, 0)),  # MySQL
+        ("", (0, 0)),
+        (None, (0, 0)),
+    ],
+)
+def test_a_mariadb_version_is_read_off_the_handshake(
+    version: str | None, read: tuple[int, int]
+) -> None:
+    # 10.6 is where STATISTICS gained IGNORED, which the statistics read then selects.
+    assert _mariadb_version(_Handshake(version)) == read
