@@ -348,9 +348,15 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
             fk_parts[(r[0], r[1])].append(r)
     index_parts: dict[tuple[str, str], list[tuple[Any, ...]]] = defaultdict(list)
     with_ignored = dialect is Dialect.MARIADB and _mariadb_version(conn) >= (10, 6)
-    statistics = await _many_rows(
-        conn, dialect, _STATISTICS_IGNORED if with_ignored else _STATISTICS
-    )
+    if with_ignored:
+        try:
+            statistics = await _many_rows(conn, dialect, _STATISTICS_IGNORED)
+        except pymysql.MySQLError:
+            # The handshake's version is what a proxy in between says: the server behind
+            # it may have no IGNORED. Read as for any other server.
+            with_ignored = False
+    if not with_ignored:
+        statistics = await _many_rows(conn, dialect, _STATISTICS)
     for r in statistics:
         if r[0] in names:
             index_parts[(r[0], r[1])].append(r)
@@ -387,9 +393,12 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
                 prefix_lengths=prefixes if any(p is not None for p in prefixes) else (),
                 method=method,
                 # COLLATION is "D" for a descending key part (MariaDB 10.8+, MySQL 8).
+                # No descending part (most indexes): no options.
                 key_options=index_key_options_tuple(
                     [index_key_options(dialect, desc=p[6] == "D") for p in parts]
-                ),
+                )
+                if any(p[6] == "D" for p in parts)
+                else (),
             )
         )
     fks: dict[str, list[ForeignKey]] = defaultdict(list)

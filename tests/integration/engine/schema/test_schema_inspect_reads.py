@@ -245,3 +245,33 @@ async def test_mariadb_a_document_over_the_default_cut_is_read_whole(
     schema = await _inspect_maria(maria_url)
     assert None not in given, [rows is None for rows in given]
     assert sum(len(t.columns) for t in schema.tables) == 22 * 60
+
+
+async def test_mariadb_ignored_indexes_read_either_way(
+    maria_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # With the statistics (10.6+), or apart when that read fails: a proxy in between may
+    # give a version its server does not have.
+    await execute(
+        maria_url, *MARIA_BEFORE, *MARIA_TABLES, "CREATE TABLE h (a int, KEY i (a) IGNORED)"
+    )
+    reads: list[Any] = []
+    real = introspect_mysql._many_rows
+
+    async def spied(conn: Any, dialect: Any, read: Any) -> Any:
+        reads.append(read)
+        return await real(conn, dialect, read)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(introspect_mysql, "_many_rows", spied)
+        together = await _inspect_maria(maria_url)
+    assert introspect_mysql._STATISTICS_IGNORED in reads  # this server is 10.11
+    assert introspect_mysql._STATISTICS not in reads
+    assert "table h, index i: an invisible (ignored) index" in together.unmanaged
+    broken = introspect_mysql._read(
+        introspect_mysql._STATISTICS_FIELDS + ", NO_SUCH_COLUMN",
+        "information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE()",
+        introspect_mysql._STATISTICS.order,
+    )
+    monkeypatch.setattr(introspect_mysql, "_STATISTICS_IGNORED", broken)
+    assert await _inspect_maria(maria_url) == together
