@@ -97,7 +97,9 @@ def parse_expression(dialect: Dialect, text: str, what: str) -> exp.Expr:
         raise NormalizationError(f"{what} is more than one expression (it holds a `;`)")
     try:
         trees = [t for t in sqlglot_dialect.parser().parse(tokens, text) if t is not None]
-    except sqlglot.errors.SqlglotError:
+    except (sqlglot.errors.SqlglotError, *READ_FAILURES):
+        # The compiled parser meets some input with a TypeError (`0?`: an operand missing
+        # after a placeholder) rather than a ParseError: unreadable all the same.
         raise NormalizationError(f"unreadable {what}") from None
     if len(trees) != 1:
         raise NormalizationError(f"{what} is not one expression")

@@ -16,7 +16,7 @@ import os
 
 import hypothesis.strategies as st
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 
 from ptah_operator.engine.schema.apply import one_statement
 from ptah_operator.engine.schema.ddl import parse_ddl
@@ -124,6 +124,9 @@ def test_expressions_normalize_to_a_fixed_point_or_are_refused(dialect: Dialect,
 @pytest.mark.parametrize("dialect", DIALECTS)
 @FUZZ
 @given(text=sql_text, column_type=st.sampled_from(["integer", "text", "decimal(10,2)", "int"]))
+# Found by this test: the compiled sqlglot raised a TypeError on these (a traceback).
+@example(text="0?", column_type="integer")
+@example(text="1 ?", column_type="integer")
 def test_defaults_normalize_to_a_fixed_point_or_are_refused(
     dialect: Dialect, text: str, column_type: str
 ) -> None:
