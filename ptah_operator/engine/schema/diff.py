@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable
+from collections.abc import Sequence as Items
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -219,8 +220,9 @@ def _match_any(desired: list[T], observed: list[T]) -> tuple[list[T], list[T]]:
     return [desired[i] for i in sorted(unmatched)], gone
 
 
-# What `_Planner.pairs` gives for two equal lists. Its callers only read the lists.
-_NO_PAIRS: tuple[list[Any], list[Any]] = ([], [])
+# What `_Planner.pairs` gives for two equal lists, shared by every table and kind: tuples,
+# which no caller can change.
+_NO_PAIRS: tuple[Items[Any], Items[Any]] = ((), ())
 
 
 def _match_named(desired: list[T], observed: list[T]) -> tuple[list[T], list[T]] | None:
@@ -269,9 +271,9 @@ class _Planner:
         # `_match` of one kind of a kept table's items, by (observed table, desired table,
         # kind): the drop and the add passes, and the checks around retyped columns, pair
         # the same lists. Both tables live as long as the plan does.
-        self._pairs: dict[tuple[int, int, str], tuple[list[Any], list[Any]]] = {}
+        self._pairs: dict[tuple[int, int, str], tuple[Items[Any], Items[Any]]] = {}
 
-    def pairs(self, old: Table, new: Table, kind: _Kind) -> tuple[list[Any], list[Any]]:
+    def pairs(self, old: Table, new: Table, kind: _Kind) -> tuple[Items[Any], Items[Any]]:
         """`_match(new.<kind>, old.<kind>)`: (desired items missing, observed items gone)."""
         key = (id(old), id(new), kind)
         found = self._pairs.get(key)

@@ -211,8 +211,15 @@ async def _aggregated_rows(conn: Any, read: _Read) -> list[tuple[Any, ...]] | No
     for one over `max_allowed_packet`; the count read in the same statement tells. Read off
     the connection, not a cursor: a cursor would print the server's warning about a cut as
     a Python warning."""
-    await conn.query(read.aggregated)
-    ((count, document),) = conn._result.rows
+    try:
+        await conn.query(read.aggregated)
+    except pymysql.MySQLError:
+        return None  # MariaDB before 10.5 has no JSON_ARRAYAGG (1305): rows it is
+    result = conn._result
+    rows = result.rows if result is not None else None
+    if not rows or len(rows) != 1 or len(rows[0]) != 2:
+        return None
+    ((count, document),) = rows
     return document_rows(count, document, read.width)
 
 
@@ -237,6 +244,8 @@ def _text(value: Any) -> str | None:
         return value
     return value.decode() if isinstance(value, bytes) else str(value)
 
+
+_UNKNOWN_COLUMN = 1054
 
 _MARIADB_VERSION = re.compile(r"(\d+)\.(\d+)\.\d+-MariaDB")
 
@@ -351,9 +360,11 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
     if with_ignored:
         try:
             statistics = await _many_rows(conn, dialect, _STATISTICS_IGNORED)
-        except pymysql.MySQLError:
+        except pymysql.MySQLError as error:
             # The handshake's version is what a proxy in between says: the server behind
-            # it may have no IGNORED. Read as for any other server.
+            # it may have no IGNORED (1054, unknown column). Read as for any other server.
+            if not error.args or error.args[0] != _UNKNOWN_COLUMN:
+                raise
             with_ignored = False
     if not with_ignored:
         statistics = await _many_rows(conn, dialect, _STATISTICS)

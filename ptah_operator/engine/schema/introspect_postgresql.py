@@ -536,7 +536,6 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
     names: dict[int, dict[int, str]] = defaultdict(dict)
     collations: dict[int, dict[int, int]] = defaultdict(dict)
     identities: dict[tuple[int, int], tuple[Any, ...]] = {}
-    present = _Present(*await conn.fetchrow(_PRESENT, schema_names, oids))
     column_rows = sorted(await conn.fetch(_COLUMNS, oids), key=_BY_TABLE_AND_NUMBER)
     if any(r[6] in _IDENTITY for r in column_rows):
         identities = {(r[0], r[1]): tuple(r[2:]) for r in await conn.fetch(_IDENTITIES, oids)}
@@ -749,6 +748,9 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
         # A privilege `ALL` does not name (MAINTAIN, PostgreSQL 17) is not compared.
         if privilege in known:
             grants[relid].append(Grant(grantee, privilege, grantable))
+    # Asked after the tables' own reads, just before the reads it gates: Apply reads inside
+    # its READ COMMITTED transaction, where a type made meanwhile shows in later reads only.
+    present = _Present(*await conn.fetchrow(_PRESENT, schema_names, oids))
     enums = [
         EnumType(schema=r[0], name=r[1], values=tuple(r[2]), owner=r[3], comment=r[4])
         for r in await _rows_if(present.enums, conn, _ENUMS, schema_names)

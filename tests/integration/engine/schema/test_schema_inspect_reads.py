@@ -26,6 +26,15 @@ from ptah_operator.engine.schema.scope import Scope
 
 from .schema_roundtrip import execute
 
+
+def assert_same_model(one: Schema, other: Schema) -> None:
+    """Equal, with equal fingerprints, and refusing the same things (`unmanaged` is compared
+    by neither)."""
+    assert one == other
+    assert one.fingerprint() == other.fingerprint()
+    assert sorted(one.unmanaged) == sorted(other.unmanaged)
+
+
 # One of each kind `_PRESENT` stands for, and defaults of every sort beside a generated
 # column, a dropped column (a gap in the attribute numbers) and one added after it.
 PG_EVERY_KIND = [
@@ -78,8 +87,7 @@ async def _probed_and_read_all(url: str, monkeypatch: pytest.MonkeyPatch) -> Sch
     with monkeypatch.context() as patched:
         patched.setattr(introspect_postgresql, "_PRESENT", ALL_PRESENT)
         read_all = await inspect_url(url, Scope())
-    assert probed == read_all
-    assert probed.fingerprint() == read_all.fingerprint()
+    assert_same_model(probed, read_all)
     return probed
 
 
@@ -207,8 +215,7 @@ async def test_mariadb_aggregated_reads_read_what_rows_read(
 
     monkeypatch.setattr(introspect_mysql, "_aggregated_rows", never)
     as_rows = await _inspect_maria(maria_url)
-    assert aggregated == as_rows
-    assert aggregated.fingerprint() == as_rows.fingerprint()
+    assert_same_model(aggregated, as_rows)
     child = next(t for t in aggregated.tables if t.name == "child")
     assert [c.name for c in child.columns] == [
         "id", "parent_id", "name", "note", "at", "twice", "big",
@@ -225,7 +232,7 @@ async def test_mariadb_a_document_the_server_cut_is_read_as_rows(
     cut = await _inspect_maria(maria_url, setup="SET SESSION group_concat_max_len = 400")
     assert None in given, given
     assert any(rows for rows in given), given
-    assert cut == whole
+    assert_same_model(cut, whole)
 
 
 async def test_mariadb_a_document_over_the_default_cut_is_read_whole(
@@ -274,4 +281,29 @@ async def test_mariadb_ignored_indexes_read_either_way(
         introspect_mysql._STATISTICS.order,
     )
     monkeypatch.setattr(introspect_mysql, "_STATISTICS_IGNORED", broken)
-    assert await _inspect_maria(maria_url) == together
+    assert_same_model(await _inspect_maria(maria_url), together)
+
+
+async def test_mariadb_without_json_arrayagg_reads_rows(
+    maria_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # MariaDB before 10.5 has no JSON_ARRAYAGG (1305): each aggregated read falls back.
+    await execute(
+        maria_url, *MARIA_BEFORE, *MARIA_TABLES, "CREATE TABLE h (a int, KEY i (a) COMMENT 'x')"
+    )
+    whole = await _inspect_maria(maria_url)
+    assert "table h, index i: an index comment" in whole.unmanaged
+    for name in (
+        "_TABLES",
+        "_COLUMNS",
+        "_STATISTICS",
+        "_STATISTICS_IGNORED",
+        "_FOREIGN_KEYS",
+        "_RULES",
+    ):
+        read = getattr(introspect_mysql, name)
+        older = read._replace(aggregated=read.aggregated.replace("JSON_ARRAYAGG", "NO_ARRAYAGG"))
+        monkeypatch.setattr(introspect_mysql, name, older)
+    given = _spy(monkeypatch)
+    assert_same_model(await _inspect_maria(maria_url), whole)
+    assert given == [None] * 5, given
