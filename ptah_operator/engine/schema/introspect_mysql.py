@@ -303,76 +303,11 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
             unmanaged.append("objects the login may not list (information_schema refused)")
     names = {r[0] for r in table_rows}
     table_collation = {r[0]: r[2] for r in table_rows}
-    columns: dict[str, list[Column]] = defaultdict(list)
-    binary: set[tuple[str, str]] = set()
-    spatial = False
-    charsets = {table: charset_of(collation or "") for table, collation in table_collation.items()}
     column_rows = await _many_rows(conn, dialect, _COLUMNS)
-    r: tuple[Any, ...] = ()
-    try:
-        for r in column_rows:
-            table = r[0]
-            if table not in names:
-                continue
-            type_text = normalize_type(dialect, r[2])
-            if type_text == "longtext" and r[7] == _JSON_COLLATION:
-                binary.add((table, r[1]))
-            extra = read_extra(_text(r[5]))
-            unmodelled = list(extra.unmodelled)
-            generated = _text(r[6]) if extra.generated else None
-            if extra.generated and not generated:
-                # MariaDB's system-versioning columns: generated, without an expression.
-                unmodelled.append("GENERATED ALWAYS AS ROW START/END (system versioning)")
-            collation = r[7] if r[7] and r[7] != table_collation[table] else None
-            own_charset = _text(r[9])
-            spatial = spatial or is_spatial(type_text)
-            columns[table].append(
-                Column(
-                    name=r[1],
-                    type=type_text,
-                    nullable=r[3] == "YES",
-                    default=None
-                    if generated
-                    else normalize_default(dialect, _text(r[4]), type_text),
-                    identity="auto_increment" if extra.auto_increment else None,
-                    generated=normalize_expression(dialect, generated) if generated else None,
-                    collation=collation,
-                    comment=_text(r[8]) or None,
-                    virtual=bool(generated) and extra.generated == "virtual",
-                    charset=own_charset if own_charset and own_charset != charsets[table] else None,
-                    on_update=extra.on_update,
-                    invisible=extra.invisible,
-                    unmodelled=tuple(unmodelled),
-                )
-            )
-    except READ_FAILURES as error:
-        # One handler for the loop, not a `reading` per column: a thousand tables' columns.
-        raise read_failure(f"table {r[0]}, column {r[1]}", error) from error
+    columns, binary, spatial = _columns(dialect, column_rows, table_collation)
+    statistics, with_ignored = await _statistics(conn, dialect)
     if spatial:
         await _read_srids(conn, dialect, columns)
-    rules = {(r[0], r[1]): (r[2], r[3]) for r in await _many_rows(conn, dialect, _RULES)}
-    fk_parts: dict[tuple[str, str], list[tuple[Any, ...]]] = defaultdict(list)
-    for r in await _many_rows(conn, dialect, _FOREIGN_KEYS):
-        if r[0] in names:
-            fk_parts[(r[0], r[1])].append(r)
-    index_parts: dict[tuple[str, str], list[tuple[Any, ...]]] = defaultdict(list)
-    with_ignored = dialect is Dialect.MARIADB and _mariadb_version(conn) >= (10, 6)
-    if with_ignored:
-        try:
-            statistics = await _many_rows(conn, dialect, _STATISTICS_IGNORED)
-        except pymysql.MySQLError as error:
-            # The handshake's version is what a proxy in between says: the server behind
-            # it may have no IGNORED (1054, unknown column). Read as for any other server.
-            if not error.args or error.args[0] != _UNKNOWN_COLUMN:
-                raise
-            with_ignored = False
-    if not with_ignored:
-        statistics = await _many_rows(conn, dialect, _STATISTICS)
-    for r in statistics:
-        if r[0] in names:
-            index_parts[(r[0], r[1])].append(r)
-    pks: dict[str, PrimaryKey] = {}
-    indexes: dict[str, list[Index]] = defaultdict(list)
     if with_ignored:
         hidden = sorted({(r[0], r[1]) for r in statistics if r[9] == "YES"})
     else:
@@ -383,35 +318,14 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
         except pymysql.MySQLError:
             hidden = []  # a server without the column has no such indexes
     unmanaged += [f"table {r[0]}, index {r[1]}: an invisible (ignored) index" for r in hidden]
-    for (table, name), parts in sorted(index_parts.items()):
-        if _text(parts[0][7]):
-            unmanaged.append(f"table {table}, index {name}: an index comment")
-        cols = tuple(p[3] for p in parts)
-        if name == "PRIMARY":
-            pks[table] = PrimaryKey(columns=cols, name="PRIMARY")
-            continue
-        method = _INDEX_METHODS.get(str(parts[0][5]).upper())
-        # MariaDB reports a SPATIAL key with SUB_PART 32 (the bytes of its MBR); no prefix
-        # can be written on one.
-        prefixes = tuple(
-            int(p[4]) if p[4] is not None and method != "spatial" else None for p in parts
-        )
-        indexes[table].append(
-            Index(
-                name=name,
-                columns=cols,
-                unique=not parts[0][2],
-                prefix_lengths=prefixes if any(p is not None for p in prefixes) else (),
-                method=method,
-                # COLLATION is "D" for a descending key part (MariaDB 10.8+, MySQL 8).
-                # No descending part (most indexes): no options.
-                key_options=index_key_options_tuple(
-                    [index_key_options(dialect, desc=p[6] == "D") for p in parts]
-                )
-                if any(p[6] == "D" for p in parts)
-                else (),
-            )
-        )
+    pks, indexes, commented = _indexes(dialect, statistics, names)
+    fk_rows = await _many_rows(conn, dialect, _FOREIGN_KEYS)
+    unmanaged += commented
+    rules = {(r[0], r[1]): (r[2], r[3]) for r in await _many_rows(conn, dialect, _RULES)}
+    fk_parts: dict[tuple[str, str], list[tuple[Any, ...]]] = defaultdict(list)
+    for r in fk_rows:
+        if r[0] in names:
+            fk_parts[(r[0], r[1])].append(r)
     fks: dict[str, list[ForeignKey]] = defaultdict(list)
     for (table, name), parts in sorted(fk_parts.items()):
         cols = tuple(p[2] for p in parts)
@@ -487,6 +401,116 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
             )
         )
     return canonical_schema(dialect, [], tables, [], [], views, unmanaged=unmanaged)
+
+
+def _columns(
+    dialect: Dialect, column_rows: list[tuple[Any, ...]], table_collation: dict[str, Any]
+) -> tuple[dict[str, list[Column]], set[tuple[str, str]], bool]:
+    """The columns of the tables in `table_collation` (their names, and each one's default
+    collation) from COLUMNS rows; the (table, column) pairs that may be MariaDB's `json`
+    (`_fold_json_columns`); whether any column is spatial."""
+    columns: dict[str, list[Column]] = defaultdict(list)
+    binary: set[tuple[str, str]] = set()
+    spatial = False
+    charsets = {table: charset_of(collation or "") for table, collation in table_collation.items()}
+    r: tuple[Any, ...] = ()
+    try:
+        for r in column_rows:
+            table = r[0]
+            if table not in table_collation:
+                continue
+            type_text = normalize_type(dialect, r[2])
+            if type_text == "longtext" and r[7] == _JSON_COLLATION:
+                binary.add((table, r[1]))
+            extra = read_extra(_text(r[5]))
+            unmodelled = list(extra.unmodelled)
+            generated = _text(r[6]) if extra.generated else None
+            if extra.generated and not generated:
+                # MariaDB's system-versioning columns: generated, without an expression.
+                unmodelled.append("GENERATED ALWAYS AS ROW START/END (system versioning)")
+            collation = r[7] if r[7] and r[7] != table_collation[table] else None
+            own_charset = _text(r[9])
+            spatial = spatial or is_spatial(type_text)
+            columns[table].append(
+                Column(
+                    name=r[1],
+                    type=type_text,
+                    nullable=r[3] == "YES",
+                    default=None
+                    if generated
+                    else normalize_default(dialect, _text(r[4]), type_text),
+                    identity="auto_increment" if extra.auto_increment else None,
+                    generated=normalize_expression(dialect, generated) if generated else None,
+                    collation=collation,
+                    comment=_text(r[8]) or None,
+                    virtual=bool(generated) and extra.generated == "virtual",
+                    charset=own_charset if own_charset and own_charset != charsets[table] else None,
+                    on_update=extra.on_update,
+                    invisible=extra.invisible,
+                    unmodelled=tuple(unmodelled),
+                )
+            )
+    except READ_FAILURES as error:
+        # One handler for the loop, not a `reading` per column: a thousand tables' columns.
+        raise read_failure(f"table {r[0]}, column {r[1]}", error) from error
+    return columns, binary, spatial
+
+
+async def _statistics(conn: Any, dialect: Dialect) -> tuple[list[tuple[Any, ...]], bool]:
+    """The STATISTICS rows, and whether they carry IGNORED (MariaDB 10.6+) as a tenth field."""
+    if dialect is Dialect.MARIADB and _mariadb_version(conn) >= (10, 6):
+        try:
+            return await _many_rows(conn, dialect, _STATISTICS_IGNORED), True
+        except pymysql.MySQLError as error:
+            # The handshake's version is what a proxy in between says: the server behind
+            # it may have no IGNORED (1054, unknown column). Read as for any other server.
+            if not error.args or error.args[0] != _UNKNOWN_COLUMN:
+                raise
+    return await _many_rows(conn, dialect, _STATISTICS), False
+
+
+def _indexes(
+    dialect: Dialect, statistics: list[tuple[Any, ...]], names: set[str]
+) -> tuple[dict[str, PrimaryKey], dict[str, list[Index]], list[str]]:
+    """The primary keys and indexes of the tables in `names` from STATISTICS rows, and the
+    indexes with a comment (not modelled: named in `unmanaged`)."""
+    index_parts: dict[tuple[str, str], list[tuple[Any, ...]]] = defaultdict(list)
+    for r in statistics:
+        if r[0] in names:
+            index_parts[(r[0], r[1])].append(r)
+    pks: dict[str, PrimaryKey] = {}
+    indexes: dict[str, list[Index]] = defaultdict(list)
+    commented: list[str] = []
+    for (table, name), parts in sorted(index_parts.items()):
+        if _text(parts[0][7]):
+            commented.append(f"table {table}, index {name}: an index comment")
+        cols = tuple(p[3] for p in parts)
+        if name == "PRIMARY":
+            pks[table] = PrimaryKey(columns=cols, name="PRIMARY")
+            continue
+        method = _INDEX_METHODS.get(str(parts[0][5]).upper())
+        # MariaDB reports a SPATIAL key with SUB_PART 32 (the bytes of its MBR); no prefix
+        # can be written on one.
+        prefixes = tuple(
+            int(p[4]) if p[4] is not None and method != "spatial" else None for p in parts
+        )
+        indexes[table].append(
+            Index(
+                name=name,
+                columns=cols,
+                unique=not parts[0][2],
+                prefix_lengths=prefixes if any(p is not None for p in prefixes) else (),
+                method=method,
+                # COLLATION is "D" for a descending key part (MariaDB 10.8+, MySQL 8).
+                # No descending part (most indexes): no options.
+                key_options=index_key_options_tuple(
+                    [index_key_options(dialect, desc=p[6] == "D") for p in parts]
+                )
+                if any(p[6] == "D" for p in parts)
+                else (),
+            )
+        )
+    return pks, indexes, commented
 
 
 # MariaDB's `json` is an alias: `longtext` in utf8mb4_bin with a column check named after the

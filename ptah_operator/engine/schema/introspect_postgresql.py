@@ -532,167 +532,25 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
                 unmanaged.append(
                     f"table {qualified[child]}: table inheritance (INHERITS {qualified[parent]})"
                 )
-    columns: dict[int, list[Column]] = defaultdict(list)
-    names: dict[int, dict[int, str]] = defaultdict(dict)
-    collations: dict[int, dict[int, int]] = defaultdict(dict)
-    identities: dict[tuple[int, int], tuple[Any, ...]] = {}
     column_rows = sorted(await conn.fetch(_COLUMNS, oids), key=_BY_TABLE_AND_NUMBER)
+    identities: dict[tuple[int, int], tuple[Any, ...]] = {}
     if any(r[6] in _IDENTITY for r in column_rows):
         identities = {(r[0], r[1]): tuple(r[2:]) for r in await conn.fetch(_IDENTITIES, oids)}
-    current: tuple[int, str] = (0, "")
-    try:
-        for (
-            relid,
-            attnum,
-            name,
-            raw_type,
-            not_null,
-            default_text,
-            identity_code,
-            generated,
-            collation,
-            comment,
-            sequence_name,
-            draws_from_it,
-            column_flags,
-            collation_oid,
-        ) in column_rows:
-            current = (relid, name)
-            names[relid][attnum] = name
-            collations[relid][attnum] = collation_oid
-            if column_flags:
-                where = f"table {qualified[relid]}, column {name}"
-                unmanaged += [f"{where}: {what}" for what in _flags(column_flags, _COLUMN_FLAGS)]
-            type_text = normalize_type(_D, raw_type)
-            identity = _IDENTITY.get(identity_code)
-            options = None
-            if identity is not None and (relid, attnum) in identities:
-                start, step, low, high, cache, cycle, seq = identities[(relid, attnum)]
-                options = identity_options(
-                    type_text,
-                    start=start,
-                    increment=step,
-                    min_value=low,
-                    max_value=high,
-                    cache=cache,
-                    cycle=cycle,
-                )
-                if not is_serial_sequence(table_names[relid], name, seq):
-                    where = f"table {qualified[relid]}, column {name}"
-                    unmanaged.append(f"{where}: an identity sequence named {seq}")
-            if (
-                identity is None
-                and draws_from_it
-                and is_serial_sequence(table_names[relid], name, sequence_name)
-            ):
-                identity, default_text = "serial", None
-            else:
-                sequence_name = None
-            columns[relid].append(
-                Column(
-                    name=name,
-                    type=type_text,
-                    nullable=not not_null,
-                    default=normalize_default(_D, default_text, type_text)
-                    if default_text
-                    else None,
-                    identity=identity,
-                    generated=normalize_expression(_D, generated) if generated else None,
-                    collation=collation,
-                    comment=comment,
-                    sequence=sequence_name,
-                    identity_options=options,
-                )
-            )
-    except READ_FAILURES as error:
-        where = f"table {qualified[current[0]]}, column {current[1]}"
-        raise read_failure(where, error) from error
+    columns, names, collations, found = _columns(column_rows, identities, qualified, table_names)
     constraint_rows = await conn.fetch(_CONSTRAINTS.format(nulls=nulls), oids)
+    unmanaged += found
     outside = sorted({r[6] for r in constraint_rows if r[2] == "f" and r[6] not in names})
     if outside:
         for relid, attnum, name in await conn.fetch(_REFERENCED_COLUMNS, outside):
             names[relid][attnum] = name
-    pks: dict[int, PrimaryKey] = {}
-    uniques: dict[int, list[UniqueConstraint]] = defaultdict(list)
-    fks: dict[int, list[ForeignKey]] = defaultdict(list)
-    checks: dict[int, list[Check]] = defaultdict(list)
-    current = (0, "")
-    try:
-        for (
-            relid,
-            name,
-            kind,
-            conkey,
-            ref_schema,
-            ref_table,
-            ref_relid,
-            confkey,
-            on_update,
-            on_delete,
-            check,
-            deferrable,
-            deferred,
-            nulls_not_distinct,
-            constraint_comment,
-            constraint_unmanaged,
-        ) in constraint_rows:
-            current = (relid, name)
-            if constraint_unmanaged:
-                where = f"table {qualified[relid]}, constraint {name}"
-                unmanaged += [
-                    f"{where}: {what}" for what in _flags(constraint_unmanaged, _CONSTRAINT_FLAGS)
-                ]
-            if kind == "x":
-                continue
-            deferral = _deferral(deferrable, deferred)
-            own = names[relid]
-            # A check that names no column (`CHECK (1 > 0)`) has no conkey.
-            cols = tuple(own[n] for n in conkey or ())
-            if kind == "p":
-                pks[relid] = PrimaryKey(
-                    columns=cols, name=name, deferrable=deferral, comment=constraint_comment
-                )
-            elif kind == "u":
-                uniques[relid].append(
-                    UniqueConstraint(
-                        columns=cols,
-                        name=name,
-                        deferrable=deferral,
-                        nulls_not_distinct=bool(nulls_not_distinct),
-                        comment=constraint_comment,
-                    )
-                )
-            elif kind == "f":
-                referenced = names[ref_relid]
-                fks[relid].append(
-                    ForeignKey(
-                        columns=cols,
-                        ref_schema=ref_schema,
-                        ref_table=ref_table,
-                        ref_columns=tuple(referenced[n] for n in confkey),
-                        on_update=_ACTIONS[on_update],
-                        on_delete=_ACTIONS[on_delete],
-                        name=name,
-                        deferrable=deferral,
-                        comment=constraint_comment,
-                    )
-                )
-            else:
-                checks[relid].append(
-                    Check(
-                        expr=normalize_expression(_D, check),
-                        name=name,
-                        comment=constraint_comment,
-                    )
-                )
-    except READ_FAILURES as error:
-        where = f"table {qualified[current[0]]}, constraint {current[1]}"
-        raise read_failure(where, error) from error
-    indexes: dict[int, list[Index]] = defaultdict(list)
     opclasses: dict[int, str] = dict(await conn.fetch(_OPCLASSES))
-    current = (0, "")
+    pks, uniques, fks, checks, found = _constraints(constraint_rows, names, qualified)
+    index_rows = await conn.fetch(_INDEXES.format(nulls=nulls), oids)
+    unmanaged += found
+    indexes: dict[int, list[Index]] = defaultdict(list)
+    current: tuple[int, str] = (0, "")
     try:
-        for row in await conn.fetch(_INDEXES.format(nulls=nulls), oids):
+        for row in index_rows:
             relid, name, unique, nkey, indkey, definitions, where_text, method, classes, flags = (
                 row[:10]
             )
@@ -918,6 +776,183 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
         unmanaged,
         domains,
     )
+
+
+def _columns(
+    column_rows: list[Any],
+    identities: dict[tuple[int, int], tuple[Any, ...]],
+    qualified: dict[int, str],
+    table_names: dict[int, str],
+) -> tuple[
+    dict[int, list[Column]], dict[int, dict[int, str]], dict[int, dict[int, int]], list[str]
+]:
+    """Each table's columns from `_COLUMNS` rows (in table and column order); each table's
+    column names and collations by number, which the constraints and indexes are read
+    with; what the columns hold that is not modelled (`unmanaged`)."""
+    columns: dict[int, list[Column]] = defaultdict(list)
+    names: dict[int, dict[int, str]] = defaultdict(dict)
+    collations: dict[int, dict[int, int]] = defaultdict(dict)
+    unmanaged: list[str] = []
+    current: tuple[int, str] = (0, "")
+    try:
+        for (
+            relid,
+            attnum,
+            name,
+            raw_type,
+            not_null,
+            default_text,
+            identity_code,
+            generated,
+            collation,
+            comment,
+            sequence_name,
+            draws_from_it,
+            column_flags,
+            collation_oid,
+        ) in column_rows:
+            current = (relid, name)
+            names[relid][attnum] = name
+            collations[relid][attnum] = collation_oid
+            if column_flags:
+                where = f"table {qualified[relid]}, column {name}"
+                unmanaged += [f"{where}: {what}" for what in _flags(column_flags, _COLUMN_FLAGS)]
+            type_text = normalize_type(_D, raw_type)
+            identity = _IDENTITY.get(identity_code)
+            options = None
+            if identity is not None and (relid, attnum) in identities:
+                start, step, low, high, cache, cycle, seq = identities[(relid, attnum)]
+                options = identity_options(
+                    type_text,
+                    start=start,
+                    increment=step,
+                    min_value=low,
+                    max_value=high,
+                    cache=cache,
+                    cycle=cycle,
+                )
+                if not is_serial_sequence(table_names[relid], name, seq):
+                    where = f"table {qualified[relid]}, column {name}"
+                    unmanaged.append(f"{where}: an identity sequence named {seq}")
+            if (
+                identity is None
+                and draws_from_it
+                and is_serial_sequence(table_names[relid], name, sequence_name)
+            ):
+                identity, default_text = "serial", None
+            else:
+                sequence_name = None
+            columns[relid].append(
+                Column(
+                    name=name,
+                    type=type_text,
+                    nullable=not not_null,
+                    default=normalize_default(_D, default_text, type_text)
+                    if default_text
+                    else None,
+                    identity=identity,
+                    generated=normalize_expression(_D, generated) if generated else None,
+                    collation=collation,
+                    comment=comment,
+                    sequence=sequence_name,
+                    identity_options=options,
+                )
+            )
+    except READ_FAILURES as error:
+        where = f"table {qualified[current[0]]}, column {current[1]}"
+        raise read_failure(where, error) from error
+    return columns, names, collations, unmanaged
+
+
+def _constraints(
+    constraint_rows: list[Any], names: dict[int, dict[int, str]], qualified: dict[int, str]
+) -> tuple[
+    dict[int, PrimaryKey],
+    dict[int, list[UniqueConstraint]],
+    dict[int, list[ForeignKey]],
+    dict[int, list[Check]],
+    list[str],
+]:
+    """Each table's primary key, unique constraints, foreign keys and checks from
+    `_CONSTRAINTS` rows; what they hold that is not modelled (`unmanaged`)."""
+    unmanaged: list[str] = []
+    pks: dict[int, PrimaryKey] = {}
+    uniques: dict[int, list[UniqueConstraint]] = defaultdict(list)
+    fks: dict[int, list[ForeignKey]] = defaultdict(list)
+    checks: dict[int, list[Check]] = defaultdict(list)
+    current: tuple[int, str] = (0, "")
+    try:
+        for (
+            relid,
+            name,
+            kind,
+            conkey,
+            ref_schema,
+            ref_table,
+            ref_relid,
+            confkey,
+            on_update,
+            on_delete,
+            check,
+            deferrable,
+            deferred,
+            nulls_not_distinct,
+            constraint_comment,
+            constraint_unmanaged,
+        ) in constraint_rows:
+            current = (relid, name)
+            if constraint_unmanaged:
+                where = f"table {qualified[relid]}, constraint {name}"
+                unmanaged += [
+                    f"{where}: {what}" for what in _flags(constraint_unmanaged, _CONSTRAINT_FLAGS)
+                ]
+            if kind == "x":
+                continue
+            deferral = _deferral(deferrable, deferred)
+            own = names[relid]
+            # A check that names no column (`CHECK (1 > 0)`) has no conkey.
+            cols = tuple(own[n] for n in conkey or ())
+            if kind == "p":
+                pks[relid] = PrimaryKey(
+                    columns=cols, name=name, deferrable=deferral, comment=constraint_comment
+                )
+            elif kind == "u":
+                uniques[relid].append(
+                    UniqueConstraint(
+                        columns=cols,
+                        name=name,
+                        deferrable=deferral,
+                        nulls_not_distinct=bool(nulls_not_distinct),
+                        comment=constraint_comment,
+                    )
+                )
+            elif kind == "f":
+                referenced = names[ref_relid]
+                fks[relid].append(
+                    ForeignKey(
+                        columns=cols,
+                        ref_schema=ref_schema,
+                        ref_table=ref_table,
+                        ref_columns=tuple(referenced[n] for n in confkey),
+                        on_update=_ACTIONS[on_update],
+                        on_delete=_ACTIONS[on_delete],
+                        name=name,
+                        deferrable=deferral,
+                        comment=constraint_comment,
+                    )
+                )
+            else:
+                checks[relid].append(
+                    Check(
+                        expr=normalize_expression(_D, check),
+                        name=name,
+                        comment=constraint_comment,
+                    )
+                )
+    except READ_FAILURES as error:
+        where = f"table {qualified[current[0]]}, constraint {current[1]}"
+        raise read_failure(where, error) from error
+    return pks, uniques, fks, checks, unmanaged
 
 
 def _deferral(deferrable: bool, deferred: bool) -> str | None:
