@@ -2,9 +2,10 @@
 and a ninth where a table has a spatial column (its SRID).
 
 The scope is the URL's database (`DATABASE()`); information_schema reports only what the
-login has some privilege on. Reads run in a READ ONLY transaction. The index MySQL creates
-for a foreign key that has none is folded into the key (`ForeignKey.backing_index`) rather
-than reported as an index nobody declared.
+login has some privilege on. Reads run in a READ ONLY transaction; the statistics and the
+foreign keys are sent before the Python work on the read before each (`ahead`). The index
+MySQL creates for a foreign key that has none is folded into the key
+(`ForeignKey.backing_index`) rather than reported as an index nobody declared.
 
 A column carries all that MODIFY COLUMN must restate (see `mysql_columns`): ON UPDATE,
 VIRTUAL or STORED generation, INVISIBLE, character set, SRID. What else `EXTRA` reports, or
@@ -23,6 +24,7 @@ from typing import Any, NamedTuple
 
 import pymysql
 
+from ptah_operator.engine.schema.ahead import meanwhile
 from ptah_operator.engine.schema.model import (
     Check,
     Column,
@@ -304,8 +306,11 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
     names = {r[0] for r in table_rows}
     table_collation = {r[0]: r[2] for r in table_rows}
     column_rows = await _many_rows(conn, dialect, _COLUMNS)
-    columns, binary, spatial = _columns(dialect, column_rows, table_collation)
-    statistics, with_ignored = await _statistics(conn, dialect)
+    # The server reads the indexes while Python reads the columns (`ahead`).
+    (statistics, with_ignored), (columns, binary, spatial) = await meanwhile(
+        _statistics(conn, dialect),
+        lambda: _columns(dialect, column_rows, table_collation),
+    )
     if spatial:
         await _read_srids(conn, dialect, columns)
     if with_ignored:
@@ -318,8 +323,11 @@ async def _inspect(conn: Any, dialect: Dialect, scope: Scope) -> Schema:
         except pymysql.MySQLError:
             hidden = []  # a server without the column has no such indexes
     unmanaged += [f"table {r[0]}, index {r[1]}: an invisible (ignored) index" for r in hidden]
-    pks, indexes, commented = _indexes(dialect, statistics, names)
-    fk_rows = await _many_rows(conn, dialect, _FOREIGN_KEYS)
+    # And the foreign keys while Python reads the indexes.
+    fk_rows, (pks, indexes, commented) = await meanwhile(
+        _many_rows(conn, dialect, _FOREIGN_KEYS),
+        lambda: _indexes(dialect, statistics, names),
+    )
     unmanaged += commented
     rules = {(r[0], r[1]): (r[2], r[3]) for r in await _many_rows(conn, dialect, _RULES)}
     fk_parts: dict[tuple[str, str], list[tuple[Any, ...]]] = defaultdict(list)

@@ -1,6 +1,8 @@
 """Read a PostgreSQL database into the model: eleven set-based catalog queries, read-only.
 
-Everything runs in one READ ONLY, REPEATABLE READ transaction so the queries see one snapshot.
+Everything runs in one READ ONLY, REPEATABLE READ transaction so the queries see one snapshot;
+the constraints and the indexes are prepared, then sent before the Python work on the read
+before each (`ahead`).
 Only relations the login can use (any table privilege, or membership of the owner role) in
 schemas it may use are reported: "what the login can see". Objects that belong to an
 extension are the extension's, and left out.
@@ -16,6 +18,7 @@ import operator
 from collections import defaultdict
 from typing import Any, NamedTuple
 
+from ptah_operator.engine.schema.ahead import meanwhile
 from ptah_operator.engine.schema.functions import catalog_function, tokenize
 from ptah_operator.engine.schema.model import (
     Check,
@@ -536,16 +539,25 @@ async def _inspect(conn: Any, scope: Scope) -> Schema:
     identities: dict[tuple[int, int], tuple[Any, ...]] = {}
     if any(r[6] in _IDENTITY for r in column_rows):
         identities = {(r[0], r[1]): tuple(r[2:]) for r in await conn.fetch(_IDENTITIES, oids)}
-    columns, names, collations, found = _columns(column_rows, identities, qualified, table_names)
-    constraint_rows = await conn.fetch(_CONSTRAINTS.format(nulls=nulls), oids)
+    # The server reads the constraints while Python reads the columns (`ahead`); prepared
+    # first, so that what is sent ahead is the whole read.
+    constraints_read = await conn.prepare(_CONSTRAINTS.format(nulls=nulls))
+    constraint_rows, (columns, names, collations, found) = await meanwhile(
+        constraints_read.fetch(oids),
+        lambda: _columns(column_rows, identities, qualified, table_names),
+    )
     unmanaged += found
     outside = sorted({r[6] for r in constraint_rows if r[2] == "f" and r[6] not in names})
     if outside:
         for relid, attnum, name in await conn.fetch(_REFERENCED_COLUMNS, outside):
             names[relid][attnum] = name
     opclasses: dict[int, str] = dict(await conn.fetch(_OPCLASSES))
-    pks, uniques, fks, checks, found = _constraints(constraint_rows, names, qualified)
-    index_rows = await conn.fetch(_INDEXES.format(nulls=nulls), oids)
+    # And the indexes while Python reads the constraints.
+    indexes_read = await conn.prepare(_INDEXES.format(nulls=nulls))
+    index_rows, (pks, uniques, fks, checks, found) = await meanwhile(
+        indexes_read.fetch(oids),
+        lambda: _constraints(constraint_rows, names, qualified),
+    )
     unmanaged += found
     indexes: dict[int, list[Index]] = defaultdict(list)
     current: tuple[int, str] = (0, "")

@@ -18,9 +18,10 @@ from typing import Any
 import asyncpg
 import pytest
 
-from ptah_operator.engine.schema import introspect_mysql, introspect_postgresql
+from ptah_operator.engine.schema import introspect_mysql, introspect_postgresql, normalize
 from ptah_operator.engine.schema.connection import Connection
 from ptah_operator.engine.schema.model import Schema
+from ptah_operator.engine.schema.normalize import NormalizationError
 from ptah_operator.engine.schema.operations import inspect_url, observe
 from ptah_operator.engine.schema.scope import Scope
 
@@ -307,3 +308,88 @@ async def test_mariadb_without_json_arrayagg_reads_rows(
     given = _spy(monkeypatch)
     assert_same_model(await _inspect_maria(maria_url), whole)
     assert given == [None] * 5, given
+
+
+# Inspection reads the next catalog while it works through the last one's rows (`ahead`).
+# Should that work fail, the error names the object, and the connection is free again: the
+# read sent ahead has been taken to its end, so the next command gets its own answer.
+
+
+def _failing_on(real: Any, marker: str, error: BaseException) -> Any:
+    def failing(*args: Any) -> Any:
+        if any(isinstance(a, str) and marker in a for a in args):
+            raise error
+        return real(*args)
+
+    return failing
+
+
+async def test_postgresql_work_failing_beside_a_read_names_it_and_frees_the_connection(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await execute(
+        pg_url,
+        "CREATE TABLE t (id int PRIMARY KEY, n int DEFAULT 41 + 1, c int CHECK (c > 7))",
+        "CREATE INDEX t_n ON t (n)",
+    )
+    async with await Connection.open(pg_url) as conn:
+        whole = await observe(conn, Scope())
+        with monkeypatch.context() as patched:
+            # While the constraints are read: the columns.
+            patched.setattr(
+                introspect_postgresql,
+                "normalize_default",
+                _failing_on(normalize.normalize_default, "41", ValueError("x")),
+            )
+            with pytest.raises(NormalizationError, match=r"table public\.t, column n"):
+                await observe(conn, Scope())
+            assert await conn.raw.fetchval("SELECT 1") == 1
+        with monkeypatch.context() as patched:
+            # While the indexes are read: the constraints.
+            patched.setattr(
+                introspect_postgresql,
+                "normalize_expression",
+                _failing_on(normalize.normalize_expression, "7", KeyError("x")),
+            )
+            with pytest.raises(NormalizationError, match=r"table public\.t"):
+                await observe(conn, Scope())
+            assert await conn.raw.fetchval("SELECT 2") == 2
+        assert_same_model(await observe(conn, Scope()), whole)
+
+
+async def test_mariadb_work_failing_beside_a_read_names_it_and_frees_the_connection(
+    maria_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await execute(
+        maria_url,
+        "CREATE TABLE t (id int PRIMARY KEY, n int DEFAULT 42, KEY t_n (n DESC))",
+        "CREATE TABLE u (id int PRIMARY KEY, t_id int, FOREIGN KEY (t_id) REFERENCES t (id))",
+    )
+
+    async def one(conn: Connection, value: int) -> Any:
+        async with conn.raw.cursor() as cursor:
+            await cursor.execute(f"SELECT {value}")
+            return (await cursor.fetchone())[0]
+
+    async with await Connection.open(maria_url) as conn:
+        whole = await observe(conn, Scope())
+        with monkeypatch.context() as patched:
+            # While the indexes are read: the columns.
+            patched.setattr(
+                introspect_mysql,
+                "normalize_default",
+                _failing_on(normalize.normalize_default, "42", ValueError("x")),
+            )
+            with pytest.raises(NormalizationError, match=r"table t, column n"):
+                await observe(conn, Scope())
+            assert await one(conn, 1) == 1
+        with monkeypatch.context() as patched:
+            # While the foreign keys are read: the indexes.
+            def refused(*args: Any, **kwargs: Any) -> Any:
+                raise RuntimeError("the work's own failure")
+
+            patched.setattr(introspect_mysql, "index_key_options", refused)
+            with pytest.raises(RuntimeError, match="the work's own failure"):
+                await observe(conn, Scope())
+            assert await one(conn, 2) == 2
+        assert_same_model(await observe(conn, Scope()), whole)
