@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 import pymysql
 
+from ptah_operator.engine.schema import collector
 from ptah_operator.engine.schema.ahead import meanwhile
 from ptah_operator.engine.schema.model import (
     Check,
@@ -262,7 +263,12 @@ def _mariadb_version(conn: Any) -> tuple[int, int]:
 async def inspect_mysql(
     conn: Any, dialect: Dialect, scope: Scope, *, own_transaction: bool = True
 ) -> Schema:
-    if own_transaction:
+    """The model of what `conn` sees within `scope`, read in a read-only transaction of its
+    own unless `own_transaction` is False (Apply's freshness check, inside its own). The
+    collector is paused meanwhile (`collector`)."""
+    with collector.paused():
+        if not own_transaction:
+            return await _inspect(conn, dialect, scope)
         async with conn.cursor() as cur:
             await cur.execute("START TRANSACTION READ ONLY")
         try:
@@ -270,7 +276,6 @@ async def inspect_mysql(
         finally:
             async with conn.cursor() as cur:
                 await cur.execute("COMMIT")
-    return await _inspect(conn, dialect, scope)
 
 
 def _table_unmanaged(row: tuple[Any, ...]) -> list[str]:

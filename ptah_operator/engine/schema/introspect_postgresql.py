@@ -18,6 +18,7 @@ import operator
 from collections import defaultdict
 from typing import Any, NamedTuple
 
+from ptah_operator.engine.schema import collector
 from ptah_operator.engine.schema.ahead import meanwhile
 from ptah_operator.engine.schema.functions import catalog_function, tokenize
 from ptah_operator.engine.schema.model import (
@@ -496,12 +497,14 @@ async def inspect_postgresql(conn: Any, scope: Scope, *, own_transaction: bool =
     """The model of what `conn` sees within `scope`.
 
     With `own_transaction` (the default) the reads run in their own read-only transaction;
-    Apply passes False to read inside the transaction it is about to change.
+    Apply passes False to read inside the transaction it is about to change. The collector
+    is paused meanwhile (`collector`).
     """
-    if own_transaction:
-        async with conn.transaction(isolation="repeatable_read", readonly=True):
-            return await _inspect(conn, scope)
-    return await _inspect(conn, scope)
+    with collector.paused():
+        if own_transaction:
+            async with conn.transaction(isolation="repeatable_read", readonly=True):
+                return await _inspect(conn, scope)
+        return await _inspect(conn, scope)
 
 
 async def _inspect(conn: Any, scope: Scope) -> Schema:

@@ -13,6 +13,7 @@ taken for speed read what the plain reads read.
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import asyncpg
@@ -393,3 +394,34 @@ async def test_mariadb_work_failing_beside_a_read_names_it_and_frees_the_connect
                 await observe(conn, Scope())
             assert await one(conn, 2) == 2
         assert_same_model(await observe(conn, Scope()), whole)
+
+
+async def _collector_while_inspecting(
+    url: str, module: Any, monkeypatch: pytest.MonkeyPatch
+) -> list[bool]:
+    """Whether the collector was on at each default read, inspecting a table with one."""
+    await execute(url, "CREATE TABLE t (id int PRIMARY KEY, n int DEFAULT 42)")
+    seen: list[bool] = []
+
+    def recording(*args: Any) -> Any:
+        seen.append(gc.isenabled())
+        return normalize.normalize_default(*args)
+
+    monkeypatch.setattr(module, "normalize_default", recording)
+    assert gc.isenabled()
+    await inspect_url(url, Scope())
+    assert gc.isenabled()
+    return seen
+
+
+async def test_postgresql_inspection_pauses_the_collector_and_resumes_it(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert await _collector_while_inspecting(pg_url, introspect_postgresql, monkeypatch) == [False]
+
+
+async def test_mariadb_inspection_pauses_the_collector_and_resumes_it(
+    maria_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = await _collector_while_inspecting(maria_url, introspect_mysql, monkeypatch)
+    assert set(seen) == {False}
