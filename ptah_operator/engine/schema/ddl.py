@@ -25,10 +25,12 @@ FULLTEXT INDEX: `_mysql_tokens` reads those from the tokens and hands sqlglot th
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import sqlglot
 from sqlglot import Token, TokenType, exp
 
+from ptah_operator.engine.schema import collector
 from ptah_operator.engine.schema.dumps import DumpError, mysql_statements, psql_meta_commands
 from ptah_operator.engine.schema.functions import (
     FunctionError,
@@ -81,6 +83,27 @@ from ptah_operator.engine.schema.words import UnreadableError as _UnreadableErro
 from ptah_operator.engine.schema.words import Words as _Words
 from ptah_operator.engine.schema.words import relation as _relation
 from ptah_operator.engine.schema.words import span
+
+
+@functools.cache
+def _sqlglot_dialect(dialect: Dialect) -> sqlglot.Dialect:
+    """sqlglot's dialect, made once (`get_or_raise` makes a new one per call)."""
+    return sqlglot.Dialect.get_or_raise(dialect.sqlglot)
+
+
+def _sql(dialect: Dialect, node: exp.Expr) -> str:
+    """A column's type, default or ON UPDATE as SQL text. `Expression.sql` copies the whole
+    subtree before writing it, because the generator may rearrange a query (its CTEs)
+    while writing; these are no queries, and the statement's tree is read no further after
+    them, so they are written as they are."""
+    return _sqlglot_dialect(dialect).generate(node, copy=False)
+
+
+@functools.lru_cache(maxsize=4096)
+def _check_default_source(dialect: Dialect, source: str) -> None:
+    """A default as written, checked as any default is: one expression, nothing more (the
+    same few defaults recur across a file's tables; a refusal is not cached)."""
+    parse_expression(dialect, source, "column default")
 
 
 def ident(dialect: Dialect, node: exp.Expr | str | None) -> str:
@@ -205,7 +228,7 @@ class _TableReader:
         kind = node.args.get("kind")
         if kind is None:
             raise DesiredSchemaError(f"{self.source}: column {table}.{name} has no type")
-        raw_type = kind.sql(dialect=d.sqlglot)
+        raw_type = _sql(d, kind)
         spatial_type, srid = (spatial or {}).get(name, (None, None))
         if spatial_type is not None:
             raw_type = spatial_type
@@ -236,11 +259,10 @@ class _TableReader:
             if isinstance(c, exp.NotNullColumnConstraint):
                 nullable = bool(c.args.get("allow_null"))
             elif isinstance(c, exp.DefaultColumnConstraint):
-                default = normalize_default(d, c.this.sql(dialect=d.sqlglot), type_text)
+                default = normalize_default(d, _sql(d, c.this), type_text)
                 source = (default_sources or {}).get(name)
                 if default is not None and source is not None:
-                    # Checked as the default is: one expression, nothing more.
-                    parse_expression(d, source, "column default")
+                    _check_default_source(d, source)
                     default_source = source
             elif isinstance(c, exp.PrimaryKeyColumnConstraint):
                 items.append(
@@ -289,7 +311,7 @@ class _TableReader:
             elif isinstance(c, exp.CharacterSetColumnConstraint):
                 charset = c.this.name.lower()
             elif isinstance(c, exp.OnUpdateColumnConstraint):
-                on_update = normalize_on_update(c.this.sql(dialect=d.sqlglot))
+                on_update = normalize_on_update(_sql(d, c.this))
             elif isinstance(c, exp.InvisibleColumnConstraint):
                 invisible = True
             elif isinstance(c, exp.CommentColumnConstraint):
@@ -420,7 +442,7 @@ def _split(dialect: Dialect, text: str, source: str) -> list[tuple[str, list[Tok
     the `;`). PostgreSQL: the file's tokens cut at each `;`, psql's meta-commands taken out
     first. MySQL/MariaDB: cut as the mysql client cuts them (`DELIMITER`), executable
     comments opened (see `dumps`), each statement tokenized on its own."""
-    tokenizer = sqlglot.Dialect.get_or_raise(dialect.sqlglot)
+    tokenizer = _sqlglot_dialect(dialect)
     try:
         pieces = mysql_statements(text) if dialect.family == "mysql" else [psql_meta_commands(text)]
     except DumpError as error:
@@ -464,10 +486,11 @@ class _Extras:
     with_data: bool = True
 
 
+@collector.paused()
 def parse_ddl(dialect: Dialect, text: str, source: str) -> Parts:
     parts = Parts(source=source)
     reader = _TableReader(dialect, source)
-    parser = sqlglot.Dialect.get_or_raise(dialect.sqlglot)
+    parser = _sqlglot_dialect(dialect)
     for position, (piece, tokens) in enumerate(_split(dialect, text, source), start=1):
         text = piece
         try:

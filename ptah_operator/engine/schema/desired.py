@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ptah_operator.engine.schema import collector
 from ptah_operator.engine.schema.ddl import parse_ddl
 from ptah_operator.engine.schema.hcl import parse_hcl
 from ptah_operator.engine.schema.model import (
@@ -122,6 +123,7 @@ def _merge(
     found.setdefault(key, (item, source))
 
 
+@collector.paused()
 def assemble(dialect: Dialect, parts: list[Parts], scope: Scope) -> Schema:
     tables: dict[tuple[str, str], tuple[Table, str]] = {}
     enums: dict[tuple[str, str], tuple[EnumType, str]] = {}
@@ -798,6 +800,7 @@ def _resolve_enum_types(dialect: Dialect, table: Table, enum_names: set[str]) ->
     return dataclasses.replace(table, columns=tuple(columns))
 
 
+@collector.paused()
 def load_files(dialect: Dialect, paths: list[Path], scope: Scope) -> Schema:
     """Read every file (a directory stands for its `*.sql` and `*.hcl` files, sorted)."""
     files: list[Path] = []

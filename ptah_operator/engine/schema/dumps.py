@@ -38,10 +38,19 @@ class DumpError(ValueError):
 _PSQL_ACCEPTED = frozenset({"restrict", "unrestrict"})
 
 
+# Where a meta-command could start: a backslash first on its line, after blanks. Only these
+# need the scan that tells a line inside a string or comment from one outside.
+_META_CANDIDATE = re.compile(r"^[ \t\r]*\\", re.MULTILINE)
+
+
 def psql_meta_commands(text: str) -> str:
     """`text` with each psql meta-command line (a backslash command at the start of a line,
     outside quotes, comments and dollar quoting) blanked: `\\restrict` and `\\unrestrict`;
     any other is refused. Line and column positions stay where they were."""
+    if _META_CANDIDATE.search(text) is None:
+        # No line starts with a backslash: there is nothing to blank or refuse, and the
+        # scan below (a Python step per character) is left out.
+        return text
     out = list(text)
     i, n = 0, len(text)
     line_start = True

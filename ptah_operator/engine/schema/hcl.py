@@ -77,6 +77,7 @@ from typing import Any
 
 import sqlglot
 
+from ptah_operator.engine.schema import collector
 from ptah_operator.engine.schema.model import (
     Check,
     Column,
@@ -424,6 +425,7 @@ class _Reader:
         )
 
 
+@collector.paused()
 def parse_hcl(dialect: Dialect, text: str, source: str) -> Parts:
     # python-hcl2 (and lark under it) is loaded here, by a desired schema that has an HCL file:
     # about 50 ms of every schema Job's start-up otherwise (issue #16).

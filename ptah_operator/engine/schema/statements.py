@@ -121,25 +121,49 @@ def _starts(words: Words, lead: tuple[str, ...]) -> bool:
     return True
 
 
+_LONGEST_LEAD = max(len(lead) for lead, _ in _UNMODELLED)
+
+
+def _head(words: Words) -> tuple[str | None, ...]:
+    """The next tokens as `_starts` compares them to a lead: a word in capitals, `(` for an
+    opening parenthesis, None for any other value or punctuation."""
+    return tuple(
+        "("
+        if token.token_type is TokenType.L_PAREN
+        else None
+        if token.token_type in Words._NOT_WORDS
+        else token.text.upper()
+        for token in words.tokens[words.at : words.at + _LONGEST_LEAD]
+    )
+
+
+def _unmodelled_lead(words: Words) -> tuple[tuple[str, ...], str] | None:
+    """The first entry of `_UNMODELLED` the statement starts with: its head computed once
+    and compared to every lead (each statement of a file is held to all of them)."""
+    head = _head(words)
+    for lead, what in _UNMODELLED:
+        if head[: len(lead)] == lead:
+            return lead, what
+    return None
+
+
 def refused(words: Words) -> str | None:
     """What the statement makes, when the engine does not model it."""
-    for lead, what in _UNMODELLED:
-        if _starts(words, lead):
-            return what
-    return None
+    found = _unmodelled_lead(words)
+    return found[1] if found is not None else None
 
 
 def _named(words: Words) -> str:
     """`: name` of the object a refused statement makes, where its tokens say one plainly."""
-    for lead, _ in _UNMODELLED:
-        if _starts(words, lead):
-            probe = Words(words.dialect, words.tokens)
-            probe.at = len(lead)
-            try:
-                return ": " + ".".join(probe.dotted())
-            except UnreadableError:
-                return ""
-    return ""
+    found = _unmodelled_lead(words)
+    if found is None:
+        return ""
+    probe = Words(words.dialect, words.tokens)
+    probe.at = len(found[0])
+    try:
+        return ": " + ".".join(probe.dotted())
+    except UnreadableError:
+        return ""
 
 
 def read_statement(dialect: Dialect, text: str, tokens: list[Token], parts: Parts) -> bool:

@@ -46,7 +46,14 @@ class Words:
         return token.text.upper()
 
     def starts(self, *words: str) -> bool:
-        return all(self._word(i) == w for i, w in enumerate(words))
+        at, tokens = self.at, self.tokens
+        if at + len(words) > len(tokens):
+            return False
+        for offset, word in enumerate(words):
+            token = tokens[at + offset]
+            if token.token_type in self._NOT_WORDS or token.text.upper() != word:
+                return False
+        return True
 
     def take(self, *words: str) -> bool:
         """Consume `words` if they come next."""
