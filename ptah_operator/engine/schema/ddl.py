@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
+from pathlib import Path
 
 import sqlglot
 from sqlglot import Token, TokenType, exp
@@ -62,6 +64,7 @@ from ptah_operator.engine.schema.normalize import (
     index_column,
     index_key_options,
     index_key_options_tuple,
+    is_plain_column,
     is_serial_sequence,
     normalize_action,
     normalize_default,
@@ -517,6 +520,10 @@ def parse_ddl(dialect: Dialect, text: str, source: str) -> Parts:
                 raise DesiredSchemaError(
                     f"{source}: statement {position}: state the grants a table has, not revokes"
                 )
+            plain = _plain_index(dialect, tokens)
+            if plain is not None:
+                parts.attachments.append(plain)
+                continue
             extras = _Extras()
             if dialect.family == "mysql":
                 tokens, extras.spatial, extras.index_kind = _mysql_tokens(_view_options(tokens))
@@ -555,6 +562,124 @@ def parse_ddl(dialect: Dialect, text: str, source: str) -> Parts:
                 f"schema DDL ({type(error).__name__})"
             ) from error
     return parts
+
+
+# The tokens a plain index statement may name things with: a bare or a quoted name (a
+# keyword the tokenizer marks, as PostgreSQL's marks `name`, is left to the parser).
+_PLAIN_NAMES = frozenset({TokenType.VAR, TokenType.IDENTIFIER})
+
+
+def _plain_index(dialect: Dialect, tokens: list[Token]) -> tuple[str, str, Index] | None:
+    """`CREATE [UNIQUE] INDEX name ON [schema.]table (column, ...)` and nothing more, read
+    from its tokens without sqlglot's parser (most of a schema's indexes are written so, and
+    parsing them was a fifth of reading a file); None for any other statement, which the
+    parser reads. What the parser would make of the shape (the key options of so many plain
+    keys) is taken once from the parser itself (`_plain_index_template`)."""
+    n = len(tokens)
+    if n < 8 or tokens[0].token_type is not TokenType.CREATE:
+        return None
+    at = 1
+    unique = tokens[1].token_type is TokenType.UNIQUE
+    if unique:
+        at = 2
+    if tokens[at].token_type is not TokenType.INDEX:
+        return None
+    names = _PLAIN_NAMES
+    if tokens[at + 1].token_type not in names or tokens[at + 2].token_type is not TokenType.ON:
+        return None
+    name_token, at = tokens[at + 1], at + 3
+    schema_token = None
+    if at + 2 < n and tokens[at + 1].token_type is TokenType.DOT:
+        if dialect.family == "mysql" or tokens[at].token_type not in names:
+            return None
+        schema_token, at = tokens[at], at + 2
+    if tokens[at].token_type not in names or tokens[at + 1].token_type is not TokenType.L_PAREN:
+        return None
+    table_token, at = tokens[at], at + 2
+    columns: list[str] = []
+    while True:
+        if at + 1 >= n or tokens[at].token_type not in names:
+            return None
+        column = _plain_name(dialect, tokens[at])
+        if not column or not is_plain_column(column):
+            return None  # refused by the parser's path, in its words
+        columns.append(column)
+        follow = tokens[at + 1].token_type
+        at += 2
+        if follow is TokenType.R_PAREN:
+            break
+        if follow is not TokenType.COMMA:
+            return None
+    if at != n:
+        return None
+    words = _parser_words()
+    if words is None or any(t.text.upper() in words for t in tokens if t.token_type in names):
+        return None
+    template = _plain_index_template(dialect, unique, len(columns))
+    if template is None:
+        return None
+    if dialect.family == "mysql":
+        schema = ""
+    else:
+        schema = _plain_name(dialect, schema_token) if schema_token is not None else "public"
+    index = Index(
+        name=_plain_name(dialect, name_token),
+        columns=tuple(columns),
+        unique=unique,
+        key_options=template.key_options,
+    )
+    return schema, _plain_name(dialect, table_token), index
+
+
+@functools.cache
+def _parser_words() -> frozenset[str] | None:
+    """Every word sqlglot's parsers (the common one, PostgreSQL's and MySQL's) spell out in
+    their source: the words they match by a token's text, quoted names included (`CREATE
+    INDEX concurrently ON t (a)` has no name: CONCURRENTLY is matched by its text). A plain
+    statement naming one of them is left to the parser. Read from the installed sources,
+    so that it follows the pinned sqlglot; None (no fast path) if they cannot be read."""
+    root = Path(sqlglot.__file__).parent
+    words: set[str] = set()
+    try:
+        for source in ("parser.py", "parsers/postgres.py", "parsers/mysql.py"):
+            text = (root / source).read_text(encoding="utf-8")
+            words.update(_QUOTED_WORD.findall(text))
+    except (OSError, UnicodeDecodeError):
+        return None
+    return frozenset(words) if words else None
+
+
+_QUOTED_WORD = re.compile(r"""["']([A-Z][A-Z0-9_]*)["']""")
+
+
+def _plain_name(dialect: Dialect, token: Token) -> str:
+    """A name token as `ident` reads the identifier the parser makes of it."""
+    if token.token_type is TokenType.IDENTIFIER or dialect.family == "mysql":
+        return token.text
+    return token.text.lower()
+
+
+@functools.lru_cache(maxsize=64)
+def _plain_index_template(dialect: Dialect, unique: bool, keys: int) -> Index | None:
+    """The Index the parser makes of a plain index statement of this shape, when it holds
+    nothing but a name, its keys, uniqueness and key options (else None: the fast path is
+    not taken, and every such statement goes through the parser)."""
+    columns = tuple(f"c{i}" for i in range(keys))
+    text = f"CREATE {'UNIQUE ' if unique else ''}INDEX i ON t ({', '.join(columns)})"
+    tokens = _sqlglot_dialect(dialect).tokenize(text)
+    statement = _sqlglot_dialect(dialect).parser().parse(tokens, text)[0]
+    parts = Parts(source="")
+    if statement is None:
+        return None
+    _statement(dialect, _TableReader(dialect, ""), parts, statement, _Extras())
+    if len(parts.attachments) != 1:
+        return None
+    _, _, index = parts.attachments[0]
+    if not isinstance(index, Index):
+        return None
+    if index != Index(name="i", columns=columns, unique=unique, key_options=index.key_options):
+        return None
+    return index
 
 
 def _view_options(tokens: list[Token]) -> list[Token]:
