@@ -5,6 +5,7 @@ next command, a COMMIT or a close, with the wrong result)."""
 from __future__ import annotations
 
 import asyncio
+import gc
 
 import pytest
 
@@ -77,3 +78,36 @@ async def test_being_cancelled_cancels_the_read() -> None:
     await asyncio.sleep(0)
     assert read.events == ["sent"]
     assert not [t for t in asyncio.all_tasks() if getattr(t.get_coro(), "__name__", "") == "slow"]
+
+
+async def test_being_cancelled_before_the_work_cancels_the_read() -> None:
+    # Cancelled in the turn of the loop that sends the read, before the work runs: the read
+    # must not go on alone on the connection.
+    read = FakeRead()
+    worked: list[str] = []
+    caller = asyncio.ensure_future(meanwhile(read.run(), lambda: worked.append("work")))
+    await asyncio.sleep(0)  # the caller starts the read and yields
+    caller.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    await asyncio.sleep(0.05)  # longer than the read takes
+    assert worked == []
+    assert read.events == ["sent"]
+
+
+async def test_a_failed_read_beside_failed_work_leaves_no_unretrieved_error() -> None:
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, object]] = []
+    loop.set_exception_handler(lambda _, context: reported.append(context))
+    try:
+
+        def work() -> None:
+            raise ValueError("the work's failure")
+
+        with pytest.raises(ValueError):
+            await meanwhile(FakeRead(error=RuntimeError("the read's")).run(), work)
+        gc.collect()  # a task whose error nobody took reports it when it is collected
+        await asyncio.sleep(0)
+    finally:
+        loop.set_exception_handler(None)
+    assert reported == []

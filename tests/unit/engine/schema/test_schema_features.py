@@ -62,6 +62,8 @@ def test_psql_restrict_lines_and_session_settings_are_read_and_change_nothing() 
     ("text", "message"),
     [
         ("\\connect other\nCREATE TABLE t (a int);", r"meta-command \\connect"),
+        # On a later line, after blanks: the scan runs only where a line could start one.
+        ("CREATE TABLE t (a int);\n \t\\connect other\n", r"meta-command \\connect"),
         ("SET search_path = app, public;", "search_path"),
         ("SELECT pg_catalog.set_config('search_path', 'app', false);", "search_path"),
         ("SET standard_conforming_strings = off;", "standard_conforming_strings"),
