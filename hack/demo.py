@@ -1,8 +1,9 @@
 """`make demo`: a PtahMigration, then a PtahSchema, taken to InSync through a person's approval.
 
-On the local stack (a real kube-apiserver, etcd and controller manager; PostgreSQL; the Job
-executor running real containers with podman; the operator as a process with its admission
-webhooks registered), this applies a ConfigMap of migration files and a PtahMigration, waits
+On the local stack (a real kube-apiserver, etcd and controller manager; a real node: containerd,
+kube-scheduler, a kubelet, kube-proxy and cluster DNS; PostgreSQL; the operator installed in
+the cluster from deploy/ as docs/install.md says, two replicas with leader election, its
+admission webhooks behind their Service), this applies a ConfigMap of migration files and a PtahMigration, waits
 for the plan, shows it, approves it as a person (alice, through `kubectl ptah approve`), waits
 for the run and its verification, and shows the resource and the tables the run created.
 Then the same for a desired schema on a second database: the operator observes it, publishes a
@@ -153,7 +154,9 @@ def schema_act(stack: LocalStack, kubectl: list[str], plugin: list[str], alice: 
         ]
     )
     say("Now a desired schema: a ConfigMap holding schema.sql, and a PtahSchema")
-    stack.cp.kubectl("apply", "-f", "-", input=schema_manifests(stack.postgres.url_for("catalog")))
+    stack.cp.kubectl(
+        "apply", "-f", "-", input=schema_manifests(stack.pod_url(stack.postgres.url_for("catalog")))
+    )
     say("The operator observes the database in a Job, plans in another, and publishes the plan")
     wait_for(
         lambda: phase(stack, "ptahschema", "catalog") in ("AwaitingApproval", "Blocked", "Failed"),
@@ -188,16 +191,19 @@ def schema_act(stack: LocalStack, kubectl: list[str], plugin: list[str], alice: 
         raise SystemExit(f"demo: the schema ended {final}, not InSync")
 
 
-def run(keep: bool, workdir: Path, with_schema: bool = True) -> None:
+def run(keep: bool, workdir: Path, with_schema: bool = True, node: str | None = None) -> None:
     started = time.monotonic()
-    say("Starting the local stack: etcd, kube-apiserver, kube-controller-manager, PostgreSQL,")
-    print("    the Job executor (podman) and the operator (this takes a minute the first time)")
-    with LocalStack(workdir) as stack:
+    say("Starting the local stack: etcd, kube-apiserver, kube-controller-manager, a node")
+    print("    (containerd, kube-scheduler, kubelet, kube-proxy, CoreDNS), PostgreSQL, and the")
+    print("    operator installed from deploy/ (this takes a few minutes the first time)")
+    with LocalStack(workdir, node=node) as stack:
         assert stack.postgres is not None
         kubeconfig = str(stack.cp.kubeconfig)
         kubectl = [str(stack.cp.bindir / "kubectl"), f"--kubeconfig={kubeconfig}"]
         plugin = [str(Path(sys.executable).parent / "kubectl-ptah"), f"--kubeconfig={kubeconfig}"]
         print(f"    ready in {time.monotonic() - started:.0f}s")
+        show([*kubectl, "get", "nodes", "-o", "wide"])
+        show([*kubectl, "get", "pods", "-n", "ptah-system", "-o", "wide"])
 
         say("A person with the approver role: alice")
         alice = stack.cp.user_kubeconfig("alice@example.com", ["db-approvers"])
@@ -213,7 +219,9 @@ def run(keep: bool, workdir: Path, with_schema: bool = True) -> None:
         )
 
         say("Applying the migration files (a ConfigMap), the database Secret and a PtahMigration")
-        stack.cp.kubectl("apply", "-f", "-", input=manifests(stack.postgres.url_for("postgres")))
+        stack.cp.kubectl(
+            "apply", "-f", "-", input=manifests(stack.pod_url(stack.postgres.url_for("postgres")))
+        )
         for name in sorted(MIGRATIONS):
             print(f"    {name}")
 
@@ -260,6 +268,8 @@ def run(keep: bool, workdir: Path, with_schema: bool = True) -> None:
         if with_schema:
             schema_act(stack, kubectl, plugin, alice)
             say(f"Both InSync, {time.monotonic() - started:.0f}s from the start")
+        say("Who ran what: the manager's Pods, and the Jobs' Pods the kubelet ran")
+        show([*kubectl, "get", "pods", "-A", "-o", "wide"])
         if keep:
             print(f"\n    KUBECONFIG={kubeconfig}")
             if stack.prometheus is not None:
@@ -284,15 +294,22 @@ def main() -> int:
     parser.add_argument(
         "--migration-only", action="store_true", help="show the PtahMigration path only"
     )
+    parser.add_argument(
+        "--node",
+        choices=("kubelet", "executor"),
+        default=os.environ.get("PTAH_NODE") or "kubelet",
+        help="what runs the Jobs' Pods: the real node (default; the operator installed from "
+        "deploy/) or the local executor (the operator as a host process)",
+    )
     args = parser.parse_args()
     # A SIGTERM (a CI timeout, `kill`) unwinds like Ctrl-C, so the stack is stopped and removed.
     signal.signal(signal.SIGTERM, _interrupt)
     workdir = Path(tempfile.mkdtemp(prefix="ptah-demo-"))
     os.chdir(REPO)
     try:
-        run(args.keep, workdir, with_schema=not args.migration_only)
+        run(args.keep, workdir, with_schema=not args.migration_only, node=args.node)
     except BaseException:
-        for log in ("operator.log", "executor.log"):
+        for log in ("operator.log", "executor.log", "operator-pods.log"):
             path = workdir / log
             if path.exists():
                 lines = path.read_text(errors="replace").splitlines()[-40:]

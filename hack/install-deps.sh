@@ -2,11 +2,11 @@
 # Install the Debian packages the tests and the demo run for real: PostgreSQL, MariaDB, Git,
 # an OCI registry (docker-registry, distribution 2.8), Prometheus 2.42 (with promtool), OpenSSH
 # (a throwaway sshd serves Git over SSH), containerd (the runtime of the local stack's real node,
-# with runc and Debian's CNI plugins).
+# with runc and Debian's CNI plugins), nftables (kube-proxy's nftables mode drives `nft`).
 # Idempotent and quiet when everything is there already (no apt-get update then).
 set -euo pipefail
 
-PACKAGES=(postgresql-15 postgresql-client-15 mariadb-server mariadb-client git openssh-client openssh-server docker-registry podman runc debootstrap prometheus containerd containernetworking-plugins iptables)
+PACKAGES=(postgresql-15 postgresql-client-15 mariadb-server mariadb-client git openssh-client openssh-server docker-registry podman runc debootstrap prometheus containerd containernetworking-plugins iptables nftables)
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

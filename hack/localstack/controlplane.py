@@ -19,6 +19,7 @@ import base64
 import json
 import os
 import shutil
+import socket
 import ssl
 import subprocess
 import urllib.request
@@ -33,6 +34,9 @@ from localstack.certs import CertificateAuthority, KeyPair, service_account_keyp
 from localstack.process import Process, StackError, free_port, port_open
 
 REPO = Path(__file__).resolve().parents[2]
+SERVICE_CIDR = "10.0.0.0/24"
+"""kube-apiserver's --service-cluster-ip-range: the ClusterIPs kube-proxy makes answer on the
+real node, and the reverse zone its cluster DNS serves."""
 BINARIES_SCRIPT = REPO / "hack" / "control-plane-binaries.sh"
 ADMIN_USER = "ptah-admin"
 
@@ -60,9 +64,23 @@ class NodeIdentity:
     gateway_ip: str
 
 
-_NODE_CONTROLLERS = "root-ca-cert-publisher,nodelifecycle,podgc,ttl-after-finished"
+_NODE_CONTROLLERS = (
+    "root-ca-cert-publisher,nodelifecycle,podgc,ttl-after-finished,endpointslice,"
+    "deployment,replicaset"
+)
 """Controllers a real node's Pods rely on besides the stack's own: kube-root-ca.crt for projected
-tokens, the not-ready taint lifted when the Node turns Ready, and Jobs' ttlSecondsAfterFinished."""
+tokens, the not-ready taint lifted when the Node turns Ready, Jobs' ttlSecondsAfterFinished,
+the EndpointSlices kube-proxy and cluster DNS read Services' Pods from, and the Deployment the
+operator is installed as."""
+
+
+def _assigned(address: str) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((address, 0))
+        except OSError:
+            return False
+    return True
 
 
 def _b64(data: bytes) -> str:
@@ -81,7 +99,11 @@ class ControlPlane:
         self.etcd_port = free_port()
         self.etcd_peer_port = free_port()
         self.port = free_port()
-        self.server = f"https://127.0.0.1:{self.port}"
+        self.address = node.node_ip if node else "127.0.0.1"
+        """Where kube-apiserver listens. With a node, the node IP (which the node assigns before
+        the control plane starts): the `kubernetes` Service's endpoint, which Pods reach
+        through kube-proxy, cannot be a loopback address."""
+        self.server = f"https://{self.address}:{self.port}"
         self.certs_dir = self.workdir / "pki"
         self.kubeconfig = self.workdir / "admin.kubeconfig"
         self._procs: list[Process] = []
@@ -98,6 +120,11 @@ class ControlPlane:
     # -- lifecycle -------------------------------------------------------------------
 
     def start(self, controller_manager: bool = True) -> ControlPlane:
+        if self.node is not None and not _assigned(self.node.node_ip):
+            raise StackError(
+                f"the node IP {self.node.node_ip} is not on this machine: claim the node first"
+                " (RealNode.claim), the API server listens on it"
+            )
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.ca = CertificateAuthority(self.certs_dir)
         serving = self.ca.issue(
@@ -163,9 +190,9 @@ class ControlPlane:
                 f"--tls-private-key-file={serving.key_path}",
                 f"--client-ca-file={self.ca.cert_path}",
                 f"--secure-port={self.port}",
-                "--bind-address=127.0.0.1",
-                "--advertise-address=127.0.0.1",
-                "--service-cluster-ip-range=10.0.0.0/24",
+                f"--bind-address={self.address}",
+                f"--advertise-address={self.address}",
+                f"--service-cluster-ip-range={SERVICE_CIDR}",
                 "--allow-privileged=true",
                 *self._admission_flags(),
                 "--service-account-issuer=https://kubernetes.default.svc.cluster.local",

@@ -44,7 +44,8 @@ from typing import Any, Self
 
 import yaml
 
-from localstack.controlplane import REPO, ControlPlane, NodeIdentity
+from localstack.controlplane import REPO, SERVICE_CIDR, ControlPlane, NodeIdentity
+from localstack.dns import ClusterDNS
 from localstack.process import OneProcessServer, Process, StackError, free_port, port_open, run
 
 NODE_NAME = "ptah-node"
@@ -53,6 +54,10 @@ BRIDGE = "ptah0"
 GATEWAY_IP = "10.244.77.1"
 POD_SUBNET = "10.244.77.0/24"
 NAT_CHAIN = "PTAH-NODE"
+FORWARD_CHAIN = "PTAH-NODE-FORWARD"
+"""Filter chain, jumped to from FORWARD: a packet routed in from the bridge leaves only by it."""
+KUBE_PROXY_TABLE = "kube-proxy"
+"""The nftables table (families ip and ip6) kube-proxy's nftables mode keeps its rules in."""
 CNI_NETWORK = "ptah-node"
 LOCK_FILE = Path("/run/lock/ptah-local-node.lock")
 STATE_FILE = Path("/run/ptah-local-node.json")
@@ -100,8 +105,13 @@ def _write_state(state: dict[str, Any]) -> None:
     tmp.replace(STATE_FILE)
 
 
-def _quiet(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, capture_output=True, text=True, check=False)
+def _quiet(argv: list[str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run a clean-up command; its failure (or a hang: ctr waits for a socket that is gone) is
+    not an error, what it should have undone is checked by the tests."""
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, check=False, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(argv, -1, "", "timed out")
 
 
 def _own_lineage() -> set[int]:
@@ -192,6 +202,13 @@ def clean_up(state: dict[str, Any]) -> None:
         pass
     _quiet(["iptables", "-t", "nat", "-F", NAT_CHAIN])
     _quiet(["iptables", "-t", "nat", "-X", NAT_CHAIN])
+    while _quiet(["iptables", "-D", "FORWARD", "-j", FORWARD_CHAIN]).returncode == 0:
+        pass
+    _quiet(["iptables", "-F", FORWARD_CHAIN])
+    _quiet(["iptables", "-X", FORWARD_CHAIN])
+    for family in ("ip", "ip6"):
+        if f"{family} {KUBE_PROXY_TABLE}" not in state.get("nft_tables_before", []):
+            _quiet(["nft", "delete", "table", family, KUBE_PROXY_TABLE])
     _quiet(["ip", "link", "del", BRIDGE])
     _quiet(["ip", "addr", "del", f"{NODE_IP}/32", "dev", "lo"])
     for tree in made_cgroups:
@@ -411,6 +428,81 @@ class Scheduler(_NodeProcess):
         self._proc.wait_until(lambda: port_open(self.port), 30, "kube-scheduler serving")
 
 
+def _nft_tables() -> list[str]:
+    """`family name` of every nftables table on the machine."""
+    listing = _quiet(["nft", "list", "tables"]).stdout
+    return sorted(line.removeprefix("table ").strip() for line in listing.splitlines() if line)
+
+
+class KubeProxy(_NodeProcess):
+    """kube-proxy in nftables mode: every Service's ClusterIP answers, for Pods (through the
+    bridge's gateway) and for the host's processes, as in a cluster.
+
+    Its rules live in nftables tables of its own (KUBE_PROXY_TABLE), which the clean-up deletes.
+    Conntrack sysctls are left as they are (zero in its config means "do not set"), NodePorts
+    answer on the node IP only, and every connection to a Service is masqueraded: a Pod that
+    reaches a Service on its own bridge gets the answer back through the gateway (no hairpin
+    through the bridge)."""
+
+    def __init__(self, workdir: Path, control_plane: ControlPlane) -> None:
+        self.workdir = workdir / "kube-proxy"
+        self.cp = control_plane
+        self.healthz_port = free_port()
+        self.metrics_port = free_port()
+        self._proc: Process | None = None
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "apiVersion": "kubeproxy.config.k8s.io/v1alpha1",
+            "kind": "KubeProxyConfiguration",
+            "mode": "nftables",
+            "clientConnection": {"kubeconfig": str(self.cp.kubeconfig)},
+            "hostnameOverride": NODE_NAME,
+            "bindAddress": NODE_IP,
+            "healthzBindAddress": f"127.0.0.1:{self.healthz_port}",
+            "metricsBindAddress": f"127.0.0.1:{self.metrics_port}",
+            "clusterCIDR": POD_SUBNET,
+            "nodePortAddresses": [f"{NODE_IP}/32"],
+            "nftables": {"masqueradeAll": True, "syncPeriod": "30s", "minSyncPeriod": "0s"},
+            "conntrack": {
+                "maxPerCore": 0,
+                "min": 0,
+                "tcpEstablishedTimeout": "0s",
+                "tcpCloseWaitTimeout": "0s",
+                "udpTimeout": "0s",
+                "udpStreamTimeout": "0s",
+            },
+        }
+
+    def start(self) -> Self:
+        binary = self.cp.bindir / "kube-proxy"
+        if not binary.exists():
+            raise StackError(
+                f"kube-proxy not found in {self.cp.bindir} "
+                "(hack/control-plane-binaries.sh builds it)"
+            )
+        _which("nft", "apt-get install nftables: hack/install-deps.sh")
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        config = self.workdir / "config.yaml"
+        config.write_text(yaml.safe_dump(self.config(), sort_keys=False))
+        self._proc = Process(
+            "kube-proxy",
+            [str(binary), f"--config={config}", "--v=0"],
+            self.workdir / "kube-proxy.log",
+        )
+        self._proc.start()
+        self._proc.wait_until(self.healthy, 60, "kube-proxy's first sync")
+        return self
+
+    def healthy(self) -> bool:
+        import urllib.request
+
+        with urllib.request.urlopen(
+            f"http://127.0.0.1:{self.healthz_port}/healthz", timeout=2
+        ) as resp:
+            return bool(resp.status == 200)
+
+
 class Kubelet(_NodeProcess):
     def __init__(self, workdir: Path, control_plane: ControlPlane, containerd: Containerd) -> None:
         self.workdir = workdir / "kubelet"
@@ -461,7 +553,10 @@ class Kubelet(_NodeProcess):
             },
             "authorization": {"mode": "Webhook"},
             "clusterDomain": "cluster.local",
-            "resolvConf": "/etc/resolv.conf",
+            "clusterDNS": [GATEWAY_IP],
+            # Pods resolve through the cluster DNS alone (ClusterFirst); the host's resolver
+            # is not reachable from the Pod network, so none of its settings are passed on.
+            "resolvConf": "",
             # The disk is shared with everything else on the machine: never evict a Pod or
             # collect an image because of how full it is.
             "evictionHard": {
@@ -562,15 +657,22 @@ class RealNode:
         self._state: dict[str, Any] | None = None
         self.containerd: Containerd | None = None
         self.scheduler: Scheduler | None = None
+        self.kube_proxy: KubeProxy | None = None
+        self.dns: ClusterDNS | None = None
         self.kubelet: Kubelet | None = None
         self.timings: dict[str, float] = {}
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def start(self) -> Self:
+    def claim(self) -> None:
+        """Take the machine's one node and make the host side: the lock, the state file, the
+        node IP on `lo`, the bridge, the nat and forward chains. The control plane binds to the
+        node IP, so this comes before it starts; `start` then starts the node's processes."""
+        if self._state is not None:
+            return
         if os.geteuid() != 0:
             raise StackError("the real node needs root (addresses, a bridge, mounts, cgroups)")
-        for binary in ("kubelet", "kube-scheduler"):
+        for binary in ("kubelet", "kube-scheduler", "kube-proxy"):
             if not (self.cp.bindir / binary).exists():
                 raise StackError(
                     f"{binary} not found in {self.cp.bindir}: hack/control-plane-binaries.sh"
@@ -580,6 +682,7 @@ class RealNode:
             ("containerd", "hack/install-deps.sh"),
             ("ctr", "hack/install-deps.sh (containerd)"),
             ("iptables", "hack/install-deps.sh"),
+            ("nft", "hack/install-deps.sh (nftables)"),
             ("podman", "hack/install-deps.sh"),
         ):
             _which(tool, hint)
@@ -587,22 +690,32 @@ class RealNode:
             raise StackError(f"no CNI bridge plugin in {CNI_BIN_DIR} (containernetworking-plugins)")
         self._lock.acquire()
         try:
+            self._claim()
+        except BaseException:
+            self.stop()
+            raise
+
+    def start(self) -> Self:
+        """Claim the host if not yet done, then start containerd, the scheduler, the kubelet
+        and kube-proxy against the (running) control plane."""
+        self.claim()
+        try:
             self._start()
         except BaseException:
             self.stop()
             raise
         return self
 
-    def _start(self) -> None:
+    def _claim(self) -> None:
         if STATE_FILE.exists():
             # A node of an earlier run did not stop (its process was killed): undo what it made.
             with contextlib.suppress(OSError, ValueError, KeyError):
                 clean_up(json.loads(STATE_FILE.read_text()))
-        begin = time.monotonic()
         self._state = {
             "pid": os.getpid(),
             "state_dir": str(self.workdir),
             "host_paths_before": [p for p in HOST_PATHS if os.path.lexists(p)],
+            "nft_tables_before": _nft_tables(),
             "cgroups_made": [],
         }
         before = set(_existing_cgroups())
@@ -615,15 +728,22 @@ class RealNode:
         _write_state(self._state)
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._network()
+
+    def _start(self) -> None:
+        begin = time.monotonic()
         sandbox = _pause_image()
         self.containerd = Containerd(self.workdir, sandbox).start()
         self.timings["containerd"] = time.monotonic() - begin
         self.import_image(sandbox)
         self._cni()
         self.scheduler = Scheduler(self.workdir, self.cp).start()
+        # Cluster DNS on the gateway, which Pods reach without a route or a rule of their own.
+        self.dns = ClusterDNS(self.workdir, self.cp, GATEWAY_IP, 53, SERVICE_CIDR).start()
         kubelet_begin = time.monotonic()
         self.kubelet = Kubelet(self.workdir, self.cp, self.containerd).start()
         self.timings["kubelet_ready"] = time.monotonic() - kubelet_begin
+        # kube-proxy reports healthy only once it has synced for a Node that exists.
+        self.kube_proxy = KubeProxy(self.workdir, self.cp).start()
         self.scheduler.wait_serving()
         self.timings["start"] = time.monotonic() - begin
 
@@ -638,6 +758,22 @@ class RealNode:
         run(
             ["iptables", "-t", "nat", "-A", "PREROUTING", "-i", BRIDGE, "-j", NAT_CHAIN],
             "jumping to the nat chain",
+        )
+        # A Service's ClusterIP is kube-proxy's DNAT to a Pod on this same bridge, so what comes
+        # in on the bridge is routed back out of it: forwarding on the bridge alone (the host's
+        # ip_forward stays 0), and a filter chain that drops anything it would route elsewhere.
+        run(["iptables", "-N", FORWARD_CHAIN], "creating the forward chain")
+        run(
+            ["iptables", "-A", FORWARD_CHAIN, "-i", BRIDGE, "!", "-o", BRIDGE, "-j", "DROP"],
+            "keeping forwarded packets on the bridge",
+        )
+        run(["iptables", "-I", "FORWARD", "-j", FORWARD_CHAIN], "jumping to the forward chain")
+        Path(f"/proc/sys/net/ipv4/conf/{BRIDGE}/forwarding").write_text("1")
+        # The host's own connections to a ClusterIP (the API server calling the webhooks) leave
+        # by the bridge, never by the default route, also before kube-proxy's first sync.
+        run(
+            ["ip", "route", "add", SERVICE_CIDR, "dev", BRIDGE, "src", GATEWAY_IP],
+            "routing the Service range to the bridge",
         )
 
     def _cni(self) -> None:
@@ -667,7 +803,10 @@ class RealNode:
                                 }
                             ]
                         ],
-                        "routes": [{"dst": f"{NODE_IP}/32", "gw": GATEWAY_IP}],
+                        "routes": [
+                            {"dst": f"{NODE_IP}/32", "gw": GATEWAY_IP},
+                            {"dst": SERVICE_CIDR, "gw": GATEWAY_IP},
+                        ],
                     },
                 }
             ],
@@ -727,15 +866,27 @@ class RealNode:
         self.timings[f"import {image}"] = time.monotonic() - begin
         return pinned
 
-    def stop(self) -> None:
+    def stop_processes(self) -> None:
+        """Stop the kubelet, containerd's containers, containerd, kube-proxy and the scheduler
+        (the host side stays until `stop`)."""
         if self.kubelet is not None:
             self.kubelet.end()
+            self.kubelet = None
         if self.containerd is not None:
             with contextlib.suppress(Exception):
                 self.containerd.remove_containers()
             self.containerd.end()
-        if self.scheduler is not None:
-            self.scheduler.end()
+            self.containerd = None
+        for process in (self.kube_proxy, self.scheduler):
+            if process is not None:
+                process.end()
+        self.kube_proxy = self.scheduler = None
+        if self.dns is not None:
+            self.dns.stop()
+            self.dns = None
+
+    def stop(self) -> None:
+        self.stop_processes()
         if self._state is not None:
             clean_up(self._state)
             self._state = None

@@ -17,6 +17,8 @@ certificate names the gateway and the operator tells Jobs to report there.
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import secrets
 import subprocess
@@ -38,6 +40,12 @@ from localstack.sshserver import SshGitServer
 
 OPERATOR_NAMESPACE = "ptah-system"
 NODE_KINDS = ("executor", "kubelet")
+OPERATOR_KINDS = ("process", "deploy")
+"""How the operator runs: a host process (what the executor's Pods reach), or installed in the
+cluster from deploy/ as users install it (the real node only: its Pods need a kubelet)."""
+RELEASE_IMAGE = "ghcr.io/ptah-operator/ptah-operator"
+"""The image deploy/manager.yaml names, which the local overlay points at the imported one."""
+WEBHOOK_TLS_SECRET = "ptah-operator-webhook-tls"
 
 
 def build_image() -> str:
@@ -81,12 +89,25 @@ class LocalStack:
         prometheus: bool = True,
         alert_for: str | None = None,
         node: str | None = None,
+        operator_from: str | None = None,
     ) -> None:
         self.workdir = workdir
         self.node_kind = node or os.environ.get("PTAH_NODE") or "executor"
         """What runs the Jobs' Pods: the local executor, or a real kubelet (node.py)."""
         if self.node_kind not in NODE_KINDS:
             raise StackError(f"unknown node {self.node_kind!r} (PTAH_NODE): one of {NODE_KINDS}")
+        default_from = "deploy" if self.node_kind == "kubelet" else "process"
+        self.operator_from = operator_from or os.environ.get("PTAH_OPERATOR") or default_from
+        """`process`: the operator as a host process; `deploy`: `kubectl apply -k` of deploy/
+        through an overlay for this stack (the real node only)."""
+        if self.operator_from not in OPERATOR_KINDS:
+            raise StackError(
+                f"unknown operator {self.operator_from!r} (PTAH_OPERATOR): one of {OPERATOR_KINDS}"
+            )
+        if self.operator_from == "deploy" and self.node_kind != "kubelet":
+            raise StackError(
+                "the operator runs in the cluster only on the real node (PTAH_NODE=kubelet)"
+            )
         self.want_mariadb = mariadb
         self.want_sources = sources
         self.executor_mode = executor_mode
@@ -115,6 +136,12 @@ class LocalStack:
         """The address a Job's Pod reaches the host's servers by (databases, result endpoint)."""
         return self.node.gateway_ip if self.node is not None else "127.0.0.1"
 
+    def pod_url(self, url: str) -> str:
+        """`url` of a host server (on 127.0.0.1) as a Job's Pod reaches it."""
+        return url.replace("@127.0.0.1:", f"@{self.pod_host}:").replace(
+            "//127.0.0.1:", f"//{self.pod_host}:"
+        )
+
     @property
     def cp(self) -> ControlPlane:
         assert self.control_plane is not None
@@ -132,9 +159,14 @@ class LocalStack:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.workdir.chmod(0o755)
         kubelet = self.node_kind == "kubelet"
-        self.control_plane = self._exit.enter_context(
-            ControlPlane(self.workdir, node=IDENTITY if kubelet else None)
-        )
+        control_plane = ControlPlane(self.workdir, node=IDENTITY if kubelet else None)
+        if kubelet:
+            # The API server listens on the node IP, which the node's host side assigns; the
+            # host side goes last, after the control plane has stopped.
+            node = RealNode(self.workdir, control_plane)
+            self._exit.callback(node.stop)
+            node.claim()
+        self.control_plane = self._exit.enter_context(control_plane)
         self.cp.kubectl("apply", "-f", str(REPO / "crds"))
         self.cp.kubectl(
             "wait", "--for=condition=established", "--timeout=60s", "-f", str(REPO / "crds")
@@ -143,7 +175,8 @@ class LocalStack:
         # The roles people are given (ptah-approver, ptah-viewer) as an installation has them.
         self.cp.kubectl("apply", "-n", OPERATOR_NAMESPACE, "-f", str(REPO / "deploy" / "rbac.yaml"))
         if kubelet:
-            self.node = self._exit.enter_context(RealNode(self.workdir, self.cp))
+            self.node = node.start()
+            self._exit.callback(node.stop_processes)
         self.postgres = self._exit.enter_context(
             PostgresServer(
                 self.workdir, trusted_network=self.node.pod_subnet if self.node else None
@@ -167,15 +200,166 @@ class LocalStack:
                 self.image = build_image()
                 self.image = pinned(self.image) or self.image
             self.executor = self._start_executor()
-        self._expose(self.webhook_port)
+        if self.operator_from == "process":
+            self._expose(self.webhook_port)
         if self.want_operator:
-            self.operator = self.start_operator()
+            if self.operator_from == "deploy":
+                self.install_operator()
+            else:
+                self.operator = self.start_operator()
         if self.want_prometheus:
             self.prometheus = self._exit.enter_context(
-                PrometheusServer(
-                    self.workdir, [f"127.0.0.1:{self.metrics_port}"], alert_for=self.alert_for
-                )
+                PrometheusServer(self.workdir, [self.metrics_target()], alert_for=self.alert_for)
             )
+
+    def metrics_target(self) -> str:
+        """Where Prometheus scrapes the operator: the host process's port, or the Service
+        deploy/ makes (its ClusterIP answers on the host through kube-proxy)."""
+        if self.operator_from == "process":
+            return f"127.0.0.1:{self.metrics_port}"
+        service = json.loads(
+            self.cp.kubectl(
+                "get", "service", "ptah-operator-metrics", "-n", OPERATOR_NAMESPACE, "-o", "json"
+            ).stdout
+        )
+        return f"{service['spec']['clusterIP']}:{service['spec']['ports'][0]['port']}"
+
+    # -- the operator installed from deploy/ ---------------------------------------------
+
+    def install_operator(self, timeout: float = 300) -> None:
+        """Install the operator as docs/install.md says, with the stack's CA in cert-manager's
+        place: the serving certificate's Secret, `kubectl apply -k` of an overlay of deploy/
+        (the imported image by digest, this stack's registry and source hosts), the Deployment
+        rolled out, then deploy/webhooks.yaml with the CA as every webhook's caBundle, and the
+        install's own check (a dry-run approval the webhook refuses)."""
+        assert self.cp.ca is not None
+        service = f"ptah-operator-webhook.{OPERATOR_NAMESPACE}.svc"
+        serving = self.cp.ca.issue(
+            "operator-webhook",
+            service,
+            server=True,
+            dns_names=[service, f"{service}.cluster.local"],
+        )
+        self.cp.kubectl(
+            "create",
+            "secret",
+            "generic",
+            WEBHOOK_TLS_SECRET,
+            "-n",
+            OPERATOR_NAMESPACE,
+            f"--from-file=tls.crt={serving.cert_path}",
+            f"--from-file=tls.key={serving.key_path}",
+            f"--from-file=ca.crt={self.cp.ca.cert_path}",
+        )
+        overlay = self.write_overlay()
+        self.cp.kubectl("apply", "-k", str(overlay))
+        self._exit.callback(self._keep_operator_logs)
+        self.cp.kubectl(
+            "rollout",
+            "status",
+            "deployment/ptah-operator",
+            "-n",
+            OPERATOR_NAMESPACE,
+            f"--timeout={timeout:.0f}s",
+            timeout=timeout + 30,
+        )
+        self.cp.kubectl("apply", "-f", str(REPO / "deploy" / "webhooks.yaml"))
+        bundle = base64.b64encode(self.cp.ca.cert_pem).decode()
+        for kind in ("mutatingwebhookconfiguration", "validatingwebhookconfiguration"):
+            webhooks = json.loads(
+                self.cp.kubectl("get", kind, "ptah-operator-approvals", "-o", "json").stdout
+            )["webhooks"]
+            patch = [
+                {"op": "add", "path": f"/webhooks/{i}/clientConfig/caBundle", "value": bundle}
+                for i in range(len(webhooks))
+            ]
+            self.cp.kubectl(
+                "patch", kind, "ptah-operator-approvals", "--type=json", "-p", json.dumps(patch)
+            )
+        wait_for(
+            self._webhooks_answer, 60, "the operator's webhooks answering through their Service"
+        )
+
+    def _keep_operator_logs(self) -> None:
+        """The manager Pods' logs, kept in the work directory before the node goes."""
+        result = self.cp.kubectl(
+            "logs",
+            "-n",
+            OPERATOR_NAMESPACE,
+            "-l",
+            "app.kubernetes.io/name=ptah-operator",
+            "--prefix",
+            "--tail=-1",
+            "--max-log-requests=4",
+            check=False,
+        )
+        (self.workdir / "operator-pods.log").write_text(result.stdout + result.stderr)
+
+    def write_overlay(self) -> Path:
+        """A kustomize overlay of deploy/ for this stack: what an installer changes, nothing else."""
+        overlay = self.workdir / "deploy-overlay"
+        overlay.mkdir(parents=True, exist_ok=True)
+        repository, _, digest = self.image.partition("@")
+        env = [{"name": "PTAH_RUNNER_IMAGE", "value": self.image}]
+        hosts = self._source_hosts(self.pod_host)
+        if hosts:
+            env.append({"name": "PTAH_ALLOWED_SOURCE_HOSTS", "value": ",".join(hosts)})
+        container_patch = {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "ptah-operator"},
+            "spec": {"template": {"spec": {"containers": [{"name": "manager", "env": env}]}}},
+        }
+        args = (
+            [f"--insecure-registry={self.pod_host}:{self.registry.port}"] if self.registry else []
+        )
+        kustomization: dict[str, object] = {
+            "apiVersion": "kustomize.config.k8s.io/v1beta1",
+            "kind": "Kustomization",
+            "resources": [os.path.relpath(REPO / "deploy", overlay)],
+            "images": [{"name": RELEASE_IMAGE, "newName": repository, "digest": digest}],
+            "patches": [
+                {"path": "manager-env.yaml"},
+                *(
+                    [
+                        {
+                            "target": {"kind": "Deployment", "name": "ptah-operator"},
+                            "patch": json.dumps(
+                                [
+                                    {
+                                        "op": "add",
+                                        "path": "/spec/template/spec/containers/0/args/-",
+                                        "value": arg,
+                                    }
+                                    for arg in args
+                                ]
+                            ),
+                        }
+                    ]
+                    if args
+                    else []
+                ),
+            ],
+        }
+        (overlay / "manager-env.yaml").write_text(json.dumps(container_patch, indent=2))
+        (overlay / "kustomization.yaml").write_text(json.dumps(kustomization, indent=2))
+        return overlay
+
+    def _webhooks_answer(self) -> bool:
+        probe = {
+            "apiVersion": "operator.ptah.run/v1alpha1",
+            "kind": "PtahMigrationApproval",
+            "metadata": {"generateName": "probe-", "namespace": "default"},
+            "spec": {
+                "migrationRef": {"name": "absent", "uid": "none"},
+                "planRef": {"name": "absent", "uid": "none"},
+                "planFingerprint": "sha256:" + "0" * 64,
+            },
+        }
+        result = self.cp.kubectl(
+            "create", "--dry-run=server", "-f", "-", input=json.dumps(probe), check=False
+        )
+        return 'admission webhook "check.approvals.operator.ptah.run" denied' in result.stderr
 
     def _expose(self, port: int) -> None:
         if self.node is not None:
@@ -243,12 +427,17 @@ class LocalStack:
         ]
 
     def _source_hosts_flag(self) -> list[str]:
+        hosts = self._source_hosts("127.0.0.1")
+        return [f"--allowed-source-hosts={','.join(hosts)}"] if hosts else []
+
+    def _source_hosts(self, host: str) -> list[str]:
+        """The Git and registry hosts a source's secretRef may go to, as Pods name them."""
         from urllib.parse import urlsplit
 
-        hosts = [urlsplit(self.git.base_url).netloc] if self.git else []
-        hosts += [f"127.0.0.1:{self.ssh_git.port}"] if self.ssh_git else []
-        hosts += [self.registry.host] if self.registry else []
-        return [f"--allowed-source-hosts={','.join(hosts)}"] if hosts else []
+        hosts = [urlsplit(self.git.base_url).netloc.replace("127.0.0.1", host)] if self.git else []
+        hosts += [f"{host}:{self.ssh_git.port}"] if self.ssh_git else []
+        hosts += [f"{host}:{self.registry.port}"] if self.registry else []
+        return hosts
 
     def start_operator(self, name: str = "operator") -> Process:
         proc = Process(name, self.operator_argv(), self.workdir / f"{name}.log")

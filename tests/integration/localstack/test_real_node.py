@@ -23,11 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from localstack import node as real_node
 from localstack.controlplane import REPO, ControlPlane
 from localstack.node import RealNode
 from localstack.process import StackError
-from localstack.stack import LocalStack
+from localstack.stack import OPERATOR_NAMESPACE, LocalStack
 
 from ptah_operator.reconcile.jobs import RUNNER_UID
 
@@ -56,6 +57,19 @@ def _machine() -> dict[str, Any]:
         if "ptah-node-" in point
     )
     return {
+        # iptables-nft's own tables are compared as iptables-save shows them (below).
+        "nft tables": [
+            t
+            for t in out("nft", "list", "tables").splitlines()
+            if t.split()[-1] not in ("filter", "nat", "mangle", "raw", "security")
+        ],
+        "routes": [
+            r for r in out("ip", "-o", "route", "show", "table", "all").splitlines() if "10." in r
+        ],
+        "forwarding": sorted(
+            f"{conf.name}={(conf / 'forwarding').read_text().strip()}"
+            for conf in Path("/proc/sys/net/ipv4/conf").iterdir()
+        ),
         "iptables": _without_idle_tables(out("iptables-save")),
         "ip6tables": _without_idle_tables(out("ip6tables-save")),
         "addresses": [a for a in out("ip", "-o", "addr", "show").splitlines() if "10.244." in a],
@@ -286,6 +300,50 @@ def test_operator_jobs_run_under_the_kubelet(node_stack: LocalStack) -> None:
     print(f"apply -> InSync {in_sync:.1f}s; Apply Job create -> Complete ~{job_seconds:.0f}s")
 
 
+@pytest.mark.req("JOB-01")
+def test_the_operator_runs_in_the_cluster_as_deploy_describes(node_stack: LocalStack) -> None:
+    """The manager is the Deployment of deploy/ (through the stack's overlay: the image by
+    digest, nothing else of the Pod changed), two replicas under the ServiceAccount and RBAC of
+    deploy/rbac.yaml, one of them leading; the webhooks are reached through their Service, and
+    Jobs report to the Service's DNS name (the test above reached InSync that way)."""
+    stack = node_stack
+    assert stack.operator_from == "deploy"
+    assert stack.operator is None
+    deployment = _json(stack, "get", "deployment", "ptah-operator", "-n", OPERATOR_NAMESPACE)
+    assert deployment["status"].get("readyReplicas") == 2, deployment["status"]
+    rendered = yaml.safe_load_all(stack.cp.kubectl("kustomize", str(REPO / "deploy")).stdout)
+    base = next(d for d in rendered if d["kind"] == "Deployment")
+    live_spec = deployment["spec"]["template"]["spec"]
+    base_spec = base["spec"]["template"]["spec"]
+    assert live_spec["serviceAccountName"] == base_spec["serviceAccountName"] == "ptah-operator"
+    assert live_spec["securityContext"] == base_spec["securityContext"]
+    (live,) = live_spec["containers"]
+    (written,) = base_spec["containers"]
+    assert live["image"] == stack.image
+    assert "@sha256:" in live["image"]
+    assert live["args"] == written["args"]
+    assert live["securityContext"] == written["securityContext"]
+    assert {e["name"]: e.get("value") for e in live["env"]}["PTAH_RUNNER_IMAGE"] == stack.image
+
+    pods = _json(
+        stack, "get", "pods", "-n", OPERATOR_NAMESPACE, "-l", "app.kubernetes.io/name=ptah-operator"
+    )["items"]
+    assert len(pods) == 2
+    assert {p["spec"]["nodeName"] for p in pods} == {real_node.NODE_NAME}
+    assert {p["status"]["phase"] for p in pods} == {"Running"}
+    lease = _json(stack, "get", "lease", "ptah-operator-leader", "-n", OPERATOR_NAMESPACE)
+    holder = lease["spec"]["holderIdentity"]
+    assert holder.split("_")[0] in {p["metadata"]["name"] for p in pods}, holder
+
+    for kind in ("mutatingwebhookconfiguration", "validatingwebhookconfiguration"):
+        configuration = _json(stack, "get", kind, "ptah-operator-approvals")
+        for webhook in configuration["webhooks"]:
+            client = webhook["clientConfig"]
+            assert client["service"]["name"] == "ptah-operator-webhook", webhook["name"]
+            assert client.get("caBundle"), webhook["name"]
+            assert "url" not in client
+
+
 def test_a_second_node_on_the_machine_refuses(node_stack: LocalStack, tmp_path: Path) -> None:
     with pytest.raises(StackError, match="another local stack runs a real node"):
         RealNode(tmp_path, node_stack.cp).start()
@@ -309,8 +367,11 @@ from pathlib import Path
 from localstack.controlplane import REPO, ControlPlane
 from localstack.node import IDENTITY, RealNode
 workdir = Path(sys.argv[1])
-cp = ControlPlane(workdir, node=IDENTITY).start()
-RealNode(workdir, cp).start()
+cp = ControlPlane(workdir, node=IDENTITY)
+node = RealNode(workdir, cp)
+node.claim()
+cp.start()
+node.start()
 print("ready", flush=True)
 time.sleep(600)
 """
@@ -344,9 +405,17 @@ def test_a_start_after_a_crash_cleans_up_first(before: dict[str, Any], tmp_path:
     workdir = Path(tempfile.mkdtemp(prefix="ptah-node-"))
     workdir.chmod(0o755)
     try:
-        with ControlPlane(workdir, node=real_node.IDENTITY) as cp, RealNode(workdir, cp) as node:
-            assert node.kubelet is not None
+        cp = ControlPlane(workdir, node=real_node.IDENTITY)
+        node = RealNode(workdir, cp)
+        try:
+            node.claim()
             assert not (crashed / "node").exists()
+            with cp:
+                node.start()
+                assert node.kubelet is not None
+                node.stop_processes()
+        finally:
+            node.stop()
         assert _our_processes(crashed / "node") == []
         assert _our_processes(workdir) == []
         assert _machine() == before
