@@ -270,6 +270,10 @@ class _NodeProcess(OneProcessServer):
     """A process of the node; its directory goes when the node's state directory does (after
     every mount in it is gone), so `end` only stops the process."""
 
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
     def end(self) -> None:
         if self._proc is not None:
             self._proc.stop()
@@ -600,6 +604,17 @@ class Kubelet(_NodeProcess):
         self._proc.wait_until(self.node_ready, 60, f"Node {NODE_NAME} Ready")
         return self
 
+    def wait_healthy(self) -> None:
+        assert self._proc is not None
+        self._proc.wait_until(self.healthy, 60, "the kubelet's /healthz")
+
+    def healthy(self) -> bool:
+        import urllib.request
+
+        url = f"http://127.0.0.1:{self.healthz_port}/healthz"
+        with urllib.request.urlopen(url, timeout=2) as resp:
+            return bool(resp.status == 200)
+
     def node_ready(self) -> bool:
         node: Any = self.cp.get_json(f"/api/v1/nodes/{NODE_NAME}")
         conditions = node.get("status", {}).get("conditions", [])
@@ -865,6 +880,26 @@ class RealNode:
         self.containerd.ctr("images", "tag", "--force", image, pinned, what=f"tagging {pinned}")
         self.timings[f"import {image}"] = time.monotonic() - begin
         return pinned
+
+    def restart_runtime(self) -> None:
+        """Stop the kubelet and containerd and start both again, as a node upgrade or a crash of
+        either does: the containers run on under their shims, which containerd finds again."""
+        assert self.kubelet is not None
+        assert self.containerd is not None
+        before = (self.kubelet.pid, self.containerd.pid)
+        self.kubelet.end()
+        self.containerd.end()
+        self.containerd.start()
+        self.kubelet.start()
+        self.kubelet.wait_healthy()
+        if (self.kubelet.pid, self.containerd.pid) == before or None in before:
+            raise StackError("the kubelet and containerd were not restarted")
+
+    def running_tasks(self) -> set[str]:
+        """Ids of the containers containerd runs right now."""
+        assert self.containerd is not None
+        listing = self.containerd.ctr("tasks", "ls", what="ctr tasks ls").stdout.splitlines()[1:]
+        return {line.split()[0] for line in listing if line.split()[-1] == "RUNNING"}
 
     def stop_processes(self) -> None:
         """Stop the kubelet, containerd's containers, containerd, kube-proxy and the scheduler

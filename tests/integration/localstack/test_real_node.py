@@ -175,12 +175,9 @@ def _container_spec(stack: LocalStack, status: dict[str, Any]) -> dict[str, Any]
     return spec
 
 
-@pytest.mark.req("JOB-01")
-def test_operator_jobs_run_under_the_kubelet(node_stack: LocalStack) -> None:
-    """A PtahMigration with `apply: Always` against the stack's PostgreSQL: the operator's own
-    Jobs (History, then Apply) run as Pods of the kubelet and report to the result endpoint
-    through the bridge, and the Apply Pod is as the Job contract says."""
-    stack = node_stack
+def _migrate(stack: LocalStack, files: dict[str, str]) -> tuple[str, str]:
+    """A fresh namespace and PostgreSQL database, and a PtahMigration `orders` of `files` with
+    `apply: Always` whose Jobs reach the database from the Pod network."""
     assert stack.postgres is not None
     namespace = "n-" + secrets.token_hex(4)
     database = "d_" + secrets.token_hex(4)
@@ -190,19 +187,18 @@ def test_operator_jobs_run_under_the_kubelet(node_stack: LocalStack) -> None:
         check=True,
         capture_output=True,
     )
-    pod_url = stack.postgres.url_for(database).replace("127.0.0.1", stack.pod_host)
     documents = [
         {
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": {"name": "migrations"},
-            "data": {"0001_orders.up.sql": "CREATE TABLE orders (id int PRIMARY KEY);\n"},
+            "data": files,
         },
         {
             "apiVersion": "v1",
             "kind": "Secret",
             "metadata": {"name": "orders-database"},
-            "stringData": {"url": pod_url},
+            "stringData": {"url": stack.pod_url(stack.postgres.url_for(database))},
         },
         {
             "apiVersion": "operator.ptah.run/v1alpha1",
@@ -219,18 +215,79 @@ def test_operator_jobs_run_under_the_kubelet(node_stack: LocalStack) -> None:
             },
         },
     ]
-    created = time.monotonic()
     stack.cp.kubectl(
         "apply", "-n", namespace, "-f", "-", input="\n---\n".join(json.dumps(d) for d in documents)
     )
-    deadline = time.monotonic() + 300
-    phase = None
+    return namespace, database
+
+
+def _wait_for_verdict(
+    stack: LocalStack, namespace: str, timeout: float = 300
+) -> tuple[str | None, dict[str, Any]]:
+    deadline = time.monotonic() + timeout
+    phase: str | None = None
+    status: dict[str, Any] = {}
     while time.monotonic() < deadline:
         status = _json(stack, "get", "ptahmigration", "orders", "-n", namespace).get("status") or {}
         phase = status.get("phase")
         if phase in ("InSync", "Failed"):
             break
         time.sleep(0.5)
+    return phase, status
+
+
+def _apply_jobs(stack: LocalStack, namespace: str) -> list[dict[str, Any]]:
+    jobs = _json(stack, "get", "jobs", "-n", namespace)["items"]
+    return [j for j in jobs if j["metadata"]["labels"]["operator.ptah.run/operation"] == "Apply"]
+
+
+def _apply_pod_running(stack: LocalStack, namespace: str, timeout: float = 120) -> str:
+    """Wait until the Apply's Pod runs its SQL container; its name."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for job in _apply_jobs(stack, namespace):
+            selector = f"job-name={job['metadata']['name']}"
+            for pod in _json(stack, "get", "pods", "-n", namespace, "-l", selector)["items"]:
+                states = pod["status"].get("containerStatuses") or []
+                if any(s["name"] == "run" and "running" in s["state"] for s in states):
+                    return str(pod["metadata"]["name"])
+        time.sleep(0.3)
+    raise AssertionError(f"no Apply Pod ran in {namespace} within {timeout:.0f}s")
+
+
+def _applied_once(stack: LocalStack, namespace: str, database: str) -> None:
+    """One Apply Job, complete, and each file's revision row once, its tables made."""
+    assert stack.postgres is not None
+    (job,) = _apply_jobs(stack, namespace)
+    assert "Complete" in {c["type"] for c in job["status"]["conditions"] if c["status"] == "True"}
+    assert job["status"].get("succeeded") == 1, job["status"]
+    rows = subprocess.run(
+        [
+            "psql",
+            stack.postgres.url_for(database),
+            "-At",
+            "-c",
+            "SELECT version, count(*) FROM schema_migrations GROUP BY version ORDER BY version",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    assert rows == ["1|1"], rows
+
+
+@pytest.mark.req("JOB-01")
+def test_operator_jobs_run_under_the_kubelet(node_stack: LocalStack) -> None:
+    """A PtahMigration with `apply: Always` against the stack's PostgreSQL: the operator's own
+    Jobs (History, then Apply) run as Pods of the kubelet and report to the result endpoint
+    through the bridge, and the Apply Pod is as the Job contract says."""
+    stack = node_stack
+    assert stack.postgres is not None
+    created = time.monotonic()
+    namespace, database = _migrate(
+        stack, {"0001_orders.up.sql": "CREATE TABLE orders (id int PRIMARY KEY);\n"}
+    )
+    phase, status = _wait_for_verdict(stack, namespace)
     in_sync = time.monotonic() - created
     assert phase == "InSync", json.dumps(status, indent=1)[:3000]
     tables = subprocess.run(
@@ -241,11 +298,8 @@ def test_operator_jobs_run_under_the_kubelet(node_stack: LocalStack) -> None:
     ).stdout.split()
     assert "orders" in tables
 
-    jobs = _json(stack, "get", "jobs", "-n", namespace)["items"]
-    apply_jobs = [
-        j for j in jobs if j["metadata"]["labels"]["operator.ptah.run/operation"] == "Apply"
-    ]
-    assert len(apply_jobs) == 1, [j["metadata"]["name"] for j in jobs]
+    apply_jobs = _apply_jobs(stack, namespace)
+    assert len(apply_jobs) == 1, [j["metadata"]["name"] for j in apply_jobs]
     job = apply_jobs[0]
     complete = [c for c in job["status"]["conditions"] if c["type"] == "Complete"]
     assert complete
@@ -342,6 +396,88 @@ def test_the_operator_runs_in_the_cluster_as_deploy_describes(node_stack: LocalS
             assert client["service"]["name"] == "ptah-operator-webhook", webhook["name"]
             assert client.get("caBundle"), webhook["name"]
             assert "url" not in client
+
+
+SLOW_APPLY = {
+    "0001_orders.up.sql": "SELECT pg_sleep(12);\nCREATE TABLE orders (id int PRIMARY KEY);\n"
+}
+"""A file whose Apply runs long enough for a fault to land in the middle of it."""
+
+
+def _manager_pods(stack: LocalStack) -> list[dict[str, Any]]:
+    selector = "app.kubernetes.io/name=ptah-operator"
+    pods = _json(stack, "get", "pods", "-n", OPERATOR_NAMESPACE, "-l", selector)["items"]
+    return [p for p in pods if not p["metadata"].get("deletionTimestamp")]
+
+
+def _leader(stack: LocalStack) -> str:
+    lease = _json(stack, "get", "lease", "ptah-operator-leader", "-n", OPERATOR_NAMESPACE)
+    return str(lease["spec"].get("holderIdentity") or "").split("_")[0]
+
+
+@pytest.mark.req("JOB-01")
+def test_a_manager_pod_killed_mid_apply_hands_over_with_no_second_apply(
+    node_stack: LocalStack,
+) -> None:
+    """The leading manager Pod is force-deleted while the Apply's SQL runs: the standby takes
+    the Lease, the run's report reaches it through the Service, the migration is InSync, and
+    the Apply ran once (one Job, one revision row); the Deployment is back to two replicas."""
+    stack = node_stack
+    namespace, database = _migrate(stack, SLOW_APPLY)
+    _apply_pod_running(stack, namespace)
+    leader = _leader(stack)
+    (standby,) = [
+        p["metadata"]["name"] for p in _manager_pods(stack) if p["metadata"]["name"] != leader
+    ]
+    killed = time.monotonic()
+    stack.cp.kubectl(
+        "delete", "pod", leader, "-n", OPERATOR_NAMESPACE, "--grace-period=0", "--force"
+    )
+    deadline = time.monotonic() + 120
+    while _leader(stack) != standby and time.monotonic() < deadline:
+        time.sleep(0.5)
+    took_over = time.monotonic() - killed
+    assert _leader(stack) == standby
+    phase, status = _wait_for_verdict(stack, namespace)
+    assert phase == "InSync", json.dumps(status, indent=1)[:3000]
+    _applied_once(stack, namespace, database)
+    stack.cp.kubectl(
+        "rollout", "status", "deployment/ptah-operator", "-n", OPERATOR_NAMESPACE, "--timeout=120s"
+    )
+    assert len(_manager_pods(stack)) == 2
+    print(f"standby {standby} leading {took_over:.1f}s after the leader's Pod was deleted")
+
+
+@pytest.mark.req("JOB-01")
+def test_the_kubelet_and_containerd_restarted_while_a_job_runs(node_stack: LocalStack) -> None:
+    """containerd and the kubelet are stopped and started again while the Apply's SQL runs (a
+    node upgrade, a crash of either): the container runs on under its shim, the kubelet finds it
+    again, and the Apply ends once, InSync."""
+    stack = node_stack
+    assert stack.node is not None
+    namespace, database = _migrate(stack, SLOW_APPLY)
+    pod = _apply_pod_running(stack, namespace)
+    run_id = next(
+        s["containerID"].removeprefix("containerd://")
+        for s in _json(stack, "get", "pod", pod, "-n", namespace)["status"]["containerStatuses"]
+        if s["name"] == "run"
+    )
+    began = time.monotonic()
+    stack.node.restart_runtime()
+    restarted = time.monotonic() - began
+    # The SQL still runs under its shim, now known to the new containerd.
+    assert run_id in stack.node.running_tasks()
+    phase, status = _wait_for_verdict(stack, namespace)
+    assert phase == "InSync", json.dumps(status, indent=1)[:3000]
+    _applied_once(stack, namespace, database)
+    run = next(
+        s
+        for s in _json(stack, "get", "pod", pod, "-n", namespace)["status"]["containerStatuses"]
+        if s["name"] == "run"
+    )
+    assert run["restartCount"] == 0, run
+    assert run["state"]["terminated"]["exitCode"] == 0, run
+    print(f"containerd and kubelet restarted in {restarted:.1f}s while the Apply ran")
 
 
 def test_a_second_node_on_the_machine_refuses(node_stack: LocalStack, tmp_path: Path) -> None:
