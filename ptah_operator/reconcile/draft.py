@@ -403,7 +403,24 @@ class Draft(Effects, Generic[WorldT, StatusT, PhaseT]):
                     "v1", "Secret", self.namespace, operation_secret_name(old_claim.operation_id)
                 )
             )
+            self._dropped_read_job(old_claim)
         self._retain()
+
+    def _dropped_read_job(self, old_claim: ActiveOperation) -> None:
+        """The Job of a read whose claim ended with no result taken (dropped, given way, past
+        its cap) and that has not finished goes too. Nothing will read what it reports, and its
+        operation Secret goes with the claim (above): a Pod that has not mounted it yet would
+        wait for it until the Job's deadline, an hour. A read changes nothing in the database;
+        an Apply's Job is never deleted here."""
+        if old_claim.type == OperationType.APPLY or old_claim.operation_id in self.world.results:
+            return
+        for job in self.world.jobs.values():
+            if (
+                job.operation_id == old_claim.operation_id
+                and job.finished_at is None
+                and not job.deleting
+            ):
+                self.delete(ObjectRef("batch/v1", "Job", self.namespace, job.name))
 
     def _finished_apply_job(self, claimed: str | None) -> None:
         """The Job of an Apply on record as having succeeded, and confirmed by the reading after
