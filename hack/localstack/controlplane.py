@@ -216,7 +216,9 @@ class ControlPlane:
         assert self.ca is not None
         kubelet_client = self.certs_dir / "admin"
         return [
-            "--enable-admission-plugins=NodeRestriction",
+            # DenyServiceExternalIPs: a Service's externalIPs would have kube-proxy take over
+            # any address for the whole machine (its resolver's, say).
+            "--enable-admission-plugins=NodeRestriction,DenyServiceExternalIPs",
             "--authorization-mode=Node,RBAC",
             f"--kubelet-client-certificate={kubelet_client}.crt",
             f"--kubelet-client-key={kubelet_client}.key",
@@ -269,7 +271,7 @@ class ControlPlane:
 
     # -- access ----------------------------------------------------------------------
 
-    def _ssl_context(self) -> ssl.SSLContext:
+    def ssl_context(self) -> ssl.SSLContext:
         assert self.ca is not None
         ctx = ssl.create_default_context(cafile=str(self.ca.cert_path))
         ctx.load_cert_chain(self.certs_dir / "admin.crt", self.certs_dir / "admin.key")
@@ -277,13 +279,13 @@ class ControlPlane:
 
     def ready(self) -> bool:
         with urllib.request.urlopen(
-            f"{self.server}/readyz", context=self._ssl_context(), timeout=2
+            f"{self.server}/readyz", context=self.ssl_context(), timeout=2
         ) as resp:
             return bool(resp.status == 200)
 
     def get_json(self, path: str) -> dict[str, object]:
         with urllib.request.urlopen(
-            f"{self.server}{path}", context=self._ssl_context(), timeout=10
+            f"{self.server}{path}", context=self.ssl_context(), timeout=10
         ) as resp:
             data: dict[str, object] = json.load(resp)
             return data

@@ -28,9 +28,14 @@ class MariaDBServer(OneProcessServer):
 
     engine = "mariadb"
 
-    def __init__(self, workdir: Path, port: int | None = None) -> None:
+    def __init__(
+        self, workdir: Path, port: int | None = None, trusted_network: str | None = None
+    ) -> None:
         self.workdir = workdir / "mariadb"
         self.port = port or free_port()
+        self.trusted_network = trusted_network
+        """A network (the real node's Pod subnet) whose clients log in as root too: a Pod's
+        connection, DNATed to loopback, keeps its own source address."""
         self.datadir = self.workdir / "data"
         self.socket = self.workdir / "mariadb.sock"
         self._proc: Process | None = None
@@ -81,7 +86,31 @@ class MariaDBServer(OneProcessServer):
         )
         self._proc.start()
         self._proc.wait_until(self._ready, 60, "accepting connections")
+        if self.trusted_network is not None:
+            self._trust(self.trusted_network)
         return self
+
+    def _trust(self, network: str) -> None:
+        """root from `network` (a /24: MariaDB's host patterns match by text), as root from
+        127.0.0.1 is: no password, every right."""
+        address, _, prefix = network.partition("/")
+        if prefix != "24":
+            raise StackError(f"{network}: only a /24 is written as a MariaDB host pattern here")
+        pattern = address.rsplit(".", 1)[0] + ".%"
+        client = _need("mariadb")
+        run(
+            [
+                client,
+                "--no-defaults",
+                f"--socket={self.socket}",
+                "-u",
+                "root",
+                "-e",
+                f"CREATE USER IF NOT EXISTS 'root'@'{pattern}';"
+                f" GRANT ALL PRIVILEGES ON *.* TO 'root'@'{pattern}' WITH GRANT OPTION;",
+            ],
+            "letting the Pod subnet log in to MariaDB",
+        )
 
     def _ready(self) -> bool:
         if not port_open(self.port):

@@ -54,8 +54,44 @@ BRIDGE = "ptah0"
 GATEWAY_IP = "10.244.77.1"
 POD_SUBNET = "10.244.77.0/24"
 NAT_CHAIN = "PTAH-NODE"
-FORWARD_CHAIN = "PTAH-NODE-FORWARD"
-"""Filter chain, jumped to from FORWARD: a packet routed in from the bridge leaves only by it."""
+NODE_NETWORKS = "10.244.76.0/23"
+"""The node IP and the Pod subnet: the addresses the node assigns."""
+GUARDS: dict[str, tuple[str, list[list[str]]]] = {
+    # A packet routed in from the bridge leaves only by the bridge.
+    "FORWARD": ("PTAH-NODE-FORWARD", [["-i", BRIDGE, "!", "-o", BRIDGE, "-j", "DROP"]]),
+    # The node's addresses (the API server, CoreDNS, the kubelet) answer this machine and its
+    # Pods only, not a neighbour that routes to them, nor one DNATed to them by kube-proxy.
+    "INPUT": (
+        "PTAH-NODE-INPUT",
+        [
+            ["-i", "lo", "-j", "RETURN"],
+            ["-i", BRIDGE, "-j", "RETURN"],
+            ["-d", NODE_NETWORKS, "-j", "DROP"],
+        ],
+    ),
+    # A connection the host made to a ClusterIP leaves by the bridge or not at all, whatever
+    # endpoint kube-proxy rewrote it to (an EndpointSlice can name any address).
+    "OUTPUT": (
+        "PTAH-NODE-OUTPUT",
+        [
+            ["-o", "lo", "-j", "RETURN"],
+            ["-o", BRIDGE, "-j", "RETURN"],
+            ["-m", "conntrack", "--ctorigdst", SERVICE_CIDR, "-j", "DROP"],
+        ],
+    ),
+}
+"""Filter chains of the node's own, each jumped to first from the built-in chain it is keyed by."""
+SYSCTLS = (
+    "vm/overcommit_memory",
+    "vm/panic_on_oom",
+    "kernel/panic",
+    "kernel/panic_on_oops",
+    "kernel/keys/root_maxkeys",
+    "kernel/keys/root_maxbytes",
+)
+"""Machine-wide settings the kubelet writes at start (its kernel tunables: no config turns that
+off without refusing to start when they differ), recorded when the node is claimed and put back
+when it is cleaned up."""
 KUBE_PROXY_TABLE = "kube-proxy"
 """The nftables table (families ip and ip6) kube-proxy's nftables mode keeps its rules in."""
 CNI_NETWORK = "ptah-node"
@@ -202,10 +238,14 @@ def clean_up(state: dict[str, Any]) -> None:
         pass
     _quiet(["iptables", "-t", "nat", "-F", NAT_CHAIN])
     _quiet(["iptables", "-t", "nat", "-X", NAT_CHAIN])
-    while _quiet(["iptables", "-D", "FORWARD", "-j", FORWARD_CHAIN]).returncode == 0:
-        pass
-    _quiet(["iptables", "-F", FORWARD_CHAIN])
-    _quiet(["iptables", "-X", FORWARD_CHAIN])
+    # The bridge stops forwarding before the chain that keeps its forwarding on it goes.
+    with contextlib.suppress(OSError):
+        Path(f"/proc/sys/net/ipv4/conf/{BRIDGE}/forwarding").write_text("0")
+    for builtin, (chain, _rules) in GUARDS.items():
+        while _quiet(["iptables", "-D", builtin, "-j", chain]).returncode == 0:
+            pass
+        _quiet(["iptables", "-F", chain])
+        _quiet(["iptables", "-X", chain])
     for family in ("ip", "ip6"):
         if f"{family} {KUBE_PROXY_TABLE}" not in state.get("nft_tables_before", []):
             _quiet(["nft", "delete", "table", family, KUBE_PROXY_TABLE])
@@ -222,8 +262,34 @@ def clean_up(state: dict[str, Any]) -> None:
             for link in Path(path).iterdir():
                 if link.is_symlink() and os.readlink(link).startswith(state_dir + "/"):
                     link.unlink()
+    for name, value in state.get("sysctls_before", {}).items():
+        path = Path("/proc/sys") / name
+        with contextlib.suppress(OSError):
+            if path.read_text().strip() != value:
+                path.write_text(value)
     shutil.rmtree(state_dir, ignore_errors=True)
     STATE_FILE.unlink(missing_ok=True)
+
+
+def read_sysctls() -> dict[str, str]:
+    values = {}
+    for name in SYSCTLS:
+        with contextlib.suppress(OSError):
+            values[name] = (Path("/proc/sys") / name).read_text().strip()
+    return values
+
+
+def other_kube_proxy() -> str | None:
+    """What shows that another kube-proxy uses this machine's network (its chains or its
+    tables), or None. Ours would delete its iptables chains at start (kube-proxy's clean-up of
+    other modes' leftovers runs in every mode)."""
+    if KUBE_PROXY_TABLE in {t.split()[-1] for t in _nft_tables()}:
+        return f"an nftables table named {KUBE_PROXY_TABLE}"
+    for tool in ("iptables-save", "ip6tables-save"):
+        for line in _quiet([tool]).stdout.splitlines():
+            if line.startswith(":KUBE-"):
+                return f"the chain {line.split()[0][1:]} ({tool})"
+    return None
 
 
 class NodeLock:
@@ -726,11 +792,18 @@ class RealNode:
             # A node of an earlier run did not stop (its process was killed): undo what it made.
             with contextlib.suppress(OSError, ValueError, KeyError):
                 clean_up(json.loads(STATE_FILE.read_text()))
+        other = other_kube_proxy()
+        if other is not None:
+            raise StackError(
+                f"another kube-proxy uses this machine's network ({other}): the node's kube-proxy"
+                " would delete its rules; stop it first, or use the Job executor (PTAH_NODE unset)"
+            )
         self._state = {
             "pid": os.getpid(),
             "state_dir": str(self.workdir),
             "host_paths_before": [p for p in HOST_PATHS if os.path.lexists(p)],
             "nft_tables_before": _nft_tables(),
+            "sysctls_before": read_sysctls(),
             "cgroups_made": [],
         }
         before = set(_existing_cgroups())
@@ -765,6 +838,11 @@ class RealNode:
     def _network(self) -> None:
         run(["ip", "addr", "add", f"{NODE_IP}/32", "dev", "lo"], "adding the node IP to lo")
         run(["ip", "link", "add", BRIDGE, "type", "bridge"], f"creating the bridge {BRIDGE}")
+        conf = Path(f"/proc/sys/net/ipv4/conf/{BRIDGE}")
+        # A Pod may not send as any other address (an answer to a forged source would leave by
+        # the default route), nor give the host IPv6 routes or addresses by advertising them.
+        (conf / "rp_filter").write_text("1")
+        Path(f"/proc/sys/net/ipv6/conf/{BRIDGE}/disable_ipv6").write_text("1")
         run(["ip", "addr", "add", f"{GATEWAY_IP}/24", "dev", BRIDGE], "addressing the bridge")
         run(["ip", "link", "set", BRIDGE, "up"], "bringing the bridge up")
         # Per interface, and gone with the bridge: lets a DNAT to 127.0.0.1 deliver (expose).
@@ -776,13 +854,13 @@ class RealNode:
         )
         # A Service's ClusterIP is kube-proxy's DNAT to a Pod on this same bridge, so what comes
         # in on the bridge is routed back out of it: forwarding on the bridge alone (the host's
-        # ip_forward stays 0), and a filter chain that drops anything it would route elsewhere.
-        run(["iptables", "-N", FORWARD_CHAIN], "creating the forward chain")
-        run(
-            ["iptables", "-A", FORWARD_CHAIN, "-i", BRIDGE, "!", "-o", BRIDGE, "-j", "DROP"],
-            "keeping forwarded packets on the bridge",
-        )
-        run(["iptables", "-I", "FORWARD", "-j", FORWARD_CHAIN], "jumping to the forward chain")
+        # ip_forward stays 0), and guard chains (GUARDS) that keep it and the node's addresses
+        # to this machine.
+        for builtin, (chain, rules) in GUARDS.items():
+            run(["iptables", "-N", chain], f"creating {chain}")
+            for rule in rules:
+                run(["iptables", "-A", chain, *rule], f"filling {chain}")
+            run(["iptables", "-I", builtin, "-j", chain], f"jumping to {chain}")
         Path(f"/proc/sys/net/ipv4/conf/{BRIDGE}/forwarding").write_text("1")
         # The host's own connections to a ClusterIP (the API server calling the webhooks) leave
         # by the bridge, never by the default route, also before kube-proxy's first sync.
@@ -886,14 +964,15 @@ class RealNode:
         either does: the containers run on under their shims, which containerd finds again."""
         assert self.kubelet is not None
         assert self.containerd is not None
-        before = (self.kubelet.pid, self.containerd.pid)
+        before = [self.kubelet.pid, self.containerd.pid]
         self.kubelet.end()
         self.containerd.end()
+        if [pid for pid in before if pid is None or Path(f"/proc/{pid}").exists()]:
+            raise StackError("the kubelet or containerd did not stop")
         self.containerd.start()
         self.kubelet.start()
+        # Only the new kubelet can answer: the old one is gone.
         self.kubelet.wait_healthy()
-        if (self.kubelet.pid, self.containerd.pid) == before or None in before:
-            raise StackError("the kubelet and containerd were not restarted")
 
     def running_tasks(self) -> set[str]:
         """Ids of the containers containerd runs right now."""
@@ -921,11 +1000,15 @@ class RealNode:
             self.dns = None
 
     def stop(self) -> None:
-        self.stop_processes()
-        if self._state is not None:
-            clean_up(self._state)
-            self._state = None
-        self._lock.release()
+        try:
+            self.stop_processes()
+        finally:
+            try:
+                if self._state is not None:
+                    clean_up(self._state)
+                    self._state = None
+            finally:
+                self._lock.release()
 
     def __enter__(self) -> Self:
         return self.start()

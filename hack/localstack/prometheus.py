@@ -56,12 +56,14 @@ def dashboard_queries(path: Path = DASHBOARD) -> list[tuple[str, str]]:
 
 
 class PrometheusServer(OneProcessServer):
-    """`with PrometheusServer(workdir, ["127.0.0.1:8080"]) as prom:`; `prom.url` is its address."""
+    """`with PrometheusServer(workdir, ["127.0.0.1:8080"]) as prom:`; `prom.url` is its address.
+    `targets` is a list of addresses, or the path of a file_sd file someone keeps current (the
+    real node's Pod watch, podwatch.py)."""
 
     def __init__(
         self,
         workdir: Path,
-        targets: list[str],
+        targets: list[str] | Path,
         *,
         rules: Path | None = RULES,
         alert_for: str | None = None,
@@ -87,7 +89,11 @@ class PrometheusServer(OneProcessServer):
                 {
                     "job_name": "ptah-operator",
                     "scrape_timeout": self.interval,
-                    "static_configs": [{"targets": self.targets}],
+                    **(
+                        {"file_sd_configs": [{"files": [str(self.targets)]}]}
+                        if isinstance(self.targets, Path)
+                        else {"static_configs": [{"targets": self.targets}]}
+                    ),
                 }
             ],
         }

@@ -32,6 +32,7 @@ from localstack.controlplane import REPO, ControlPlane
 from localstack.gitserver import GitServer
 from localstack.mariadb import MariaDBServer
 from localstack.node import IDENTITY, RealNode
+from localstack.podwatch import PodWatch, ScrapedPods
 from localstack.postgres import PostgresServer
 from localstack.process import Process, StackError, free_port
 from localstack.prometheus import PrometheusServer
@@ -46,6 +47,8 @@ cluster from deploy/ as users install it (the real node only: its Pods need a ku
 RELEASE_IMAGE = "ghcr.io/ptah-operator/ptah-operator"
 """The image deploy/manager.yaml names, which the local overlay points at the imported one."""
 WEBHOOK_TLS_SECRET = "ptah-operator-webhook-tls"
+MANAGER_LABELS = {"app.kubernetes.io/name": "ptah-operator"}
+"""The labels of the manager's Pods (deploy/manager.yaml's selector)."""
 
 
 def build_image() -> str:
@@ -126,7 +129,10 @@ class LocalStack:
         self.node: RealNode | None = None
         self.operator: Process | None = None
         self.prometheus: PrometheusServer | None = None
+        self.pods: PodWatch | None = None
+        """Every Pod the API server has shown (the real node only): `pods_ever_run`."""
         self.image = "localhost/ptah-operator:dev"
+        self._deployed_replicas = 2
         self.webhook_port = free_port()
         self.metrics_port = free_port()
         self._exit = ExitStack()
@@ -175,6 +181,15 @@ class LocalStack:
         # The roles people are given (ptah-approver, ptah-viewer) as an installation has them.
         self.cp.kubectl("apply", "-n", OPERATOR_NAMESPACE, "-f", str(REPO / "deploy" / "rbac.yaml"))
         if kubelet:
+            scraped = (
+                ScrapedPods(
+                    self.workdir / "operator-targets.json", OPERATOR_NAMESPACE, MANAGER_LABELS
+                )
+                if self.operator_from == "deploy"
+                else None
+            )
+            self.pods = PodWatch(self.cp, scraped).start()
+            self._exit.callback(self.pods.stop)
             self.node = node.start()
             self._exit.callback(node.stop_processes)
         self.postgres = self._exit.enter_context(
@@ -184,7 +199,11 @@ class LocalStack:
         )
         self._expose(self.postgres.port)
         if self.want_mariadb:
-            self.mariadb = self._exit.enter_context(MariaDBServer(self.workdir))
+            self.mariadb = self._exit.enter_context(
+                MariaDBServer(
+                    self.workdir, trusted_network=self.node.pod_subnet if self.node else None
+                )
+            )
             self._expose(self.mariadb.port)
         if self.want_sources:
             self.registry = self._exit.enter_context(OciRegistry(self.workdir))
@@ -209,20 +228,90 @@ class LocalStack:
                 self.operator = self.start_operator()
         if self.want_prometheus:
             self.prometheus = self._exit.enter_context(
-                PrometheusServer(self.workdir, [self.metrics_target()], alert_for=self.alert_for)
+                PrometheusServer(self.workdir, self.metrics_target(), alert_for=self.alert_for)
             )
 
-    def metrics_target(self) -> str:
-        """Where Prometheus scrapes the operator: the host process's port, or the Service
-        deploy/ makes (its ClusterIP answers on the host through kube-proxy)."""
+    def metrics_target(self) -> list[str] | Path:
+        """What Prometheus scrapes: the host process's port, or each manager Pod at its
+        `metrics` port, from the file_sd file the Pod watch keeps (Debian's Prometheus is built
+        without Kubernetes service discovery)."""
         if self.operator_from == "process":
-            return f"127.0.0.1:{self.metrics_port}"
-        service = json.loads(
-            self.cp.kubectl(
-                "get", "service", "ptah-operator-metrics", "-n", OPERATOR_NAMESPACE, "-o", "json"
-            ).stdout
+            return [f"127.0.0.1:{self.metrics_port}"]
+        assert self.pods is not None
+        assert self.pods.scraped is not None
+        return self.pods.scraped.path
+
+    # -- what the tests do to the running stack ------------------------------------------
+
+    def pods_ever_run(self, namespace: str, prefix: str) -> list[str]:
+        """Every Pod ever made in `namespace` whose name starts with `prefix`, deleted ones
+        included: from the Pod watch, or the executor's directory of each Pod it ran."""
+        if self.pods is not None:
+            return self.pods.ever(namespace, prefix)
+        pods = self.workdir / "executor" / "pods"
+        start = f"{namespace}_{prefix}"
+        return sorted(p.name for p in pods.iterdir() if p.name.startswith(start))
+
+    def kill_container(self, namespace: str, pod: str, container: str) -> None:
+        """SIGKILL one running container of a Pod, behind the kubelet's back (a crash, the OOM
+        killer): through containerd on the real node, through podman under the executor."""
+        document = json.loads(
+            self.cp.kubectl("get", "pod", pod, "-n", namespace, "-o", "json").stdout
         )
-        return f"{service['spec']['clusterIP']}:{service['spec']['ports'][0]['port']}"
+        if self.node is None:
+            argv = ["podman", "kill", f"ptah-{document['metadata']['uid'][:8]}-{container}"]
+            env = {**os.environ, "CONTAINERS_CONF": str(REPO / "hack" / "containers.conf")}
+            result = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
+            if result.returncode != 0:
+                raise StackError(f"podman kill failed: {result.stderr.strip()}")
+            return
+        assert self.node.containerd is not None
+        (status,) = [s for s in document["status"]["containerStatuses"] if s["name"] == container]
+        task = status["containerID"].removeprefix("containerd://")
+        self.node.containerd.ctr("tasks", "kill", "-s", "SIGKILL", task, what="killing a container")
+
+    def stop_operator(self) -> None:
+        """No manager at all: the host process killed, or every replica gone (scaled to 0 and
+        its Pods force-deleted, as a node loss leaves them)."""
+        if self.operator_from == "process":
+            assert self.operator is not None
+            assert self.operator.pid is not None
+            os.killpg(self.operator.pid, 9)
+            self.operator.stop()
+            return
+        self.cp.kubectl(
+            "scale", "deployment/ptah-operator", "-n", OPERATOR_NAMESPACE, "--replicas=0"
+        )
+        self.cp.kubectl(
+            "delete",
+            "pods",
+            "-n",
+            OPERATOR_NAMESPACE,
+            "-l",
+            "app.kubernetes.io/name=ptah-operator",
+            "--grace-period=0",
+            "--force",
+            "--wait=true",
+        )
+
+    def start_operator_again(self) -> None:
+        """A manager that knows nothing but what the API server holds."""
+        if self.operator_from == "process":
+            self.operator = self.start_operator("operator-2")
+            return
+        replicas = self._deployed_replicas
+        self.cp.kubectl(
+            "scale", "deployment/ptah-operator", "-n", OPERATOR_NAMESPACE, f"--replicas={replicas}"
+        )
+        self.cp.kubectl(
+            "rollout",
+            "status",
+            "deployment/ptah-operator",
+            "-n",
+            OPERATOR_NAMESPACE,
+            "--timeout=180s",
+            timeout=210,
+        )
 
     # -- the operator installed from deploy/ ---------------------------------------------
 
@@ -254,6 +343,11 @@ class LocalStack:
         overlay = self.write_overlay()
         self.cp.kubectl("apply", "-k", str(overlay))
         self._exit.callback(self._keep_operator_logs)
+        self._deployed_replicas = json.loads(
+            self.cp.kubectl(
+                "get", "deployment/ptah-operator", "-n", OPERATOR_NAMESPACE, "-o", "json"
+            ).stdout
+        )["spec"]["replicas"]
         self.cp.kubectl(
             "rollout",
             "status",
@@ -277,7 +371,7 @@ class LocalStack:
                 "patch", kind, "ptah-operator-approvals", "--type=json", "-p", json.dumps(patch)
             )
         wait_for(
-            self._webhooks_answer, 60, "the operator's webhooks answering through their Service"
+            self.webhooks_answer, 60, "the operator's webhooks answering through their Service"
         )
 
     def _keep_operator_logs(self) -> None:
@@ -345,7 +439,7 @@ class LocalStack:
         (overlay / "kustomization.yaml").write_text(json.dumps(kustomization, indent=2))
         return overlay
 
-    def _webhooks_answer(self) -> bool:
+    def webhooks_answer(self) -> bool:
         probe = {
             "apiVersion": "operator.ptah.run/v1alpha1",
             "kind": "PtahMigrationApproval",

@@ -177,11 +177,13 @@ class Scenario:
         )
 
     def database_secret(self, name: str, url: str) -> dict[str, Any]:
+        """The Secret of a database URL as the Jobs' Pods reach it (`url` names the host's
+        loopback, where a person's psql reaches the server)."""
         return {
             "apiVersion": "v1",
             "kind": "Secret",
             "metadata": {"name": f"{name}-database"},
-            "stringData": {"url": url},
+            "stringData": {"url": self.stack.pod_url(url)},
         }
 
     def get(self, name: str = "orders") -> dict[str, Any]:
@@ -258,11 +260,9 @@ class Scenario:
         return sorted(items, key=lambda j: str(j["metadata"]["creationTimestamp"]))
 
     def pods_ever_run(self, job_prefix: str) -> list[str]:
-        """Every Pod the local executor ever ran in this namespace for Jobs whose name starts
-        with `job_prefix`, deleted ones included: the executor keeps a directory per Pod."""
-        pods = self.stack.workdir / "executor" / "pods"
-        start = f"{self.namespace}_{job_prefix}"
-        return sorted(p.name for p in pods.iterdir() if p.name.startswith(start))
+        """Every Pod ever made in this namespace for Jobs whose name starts with `job_prefix`,
+        deleted ones included."""
+        return self.stack.pods_ever_run(self.namespace, job_prefix)
 
     def acknowledge(
         self, run: Mapping[str, Any], name: str = "orders", ack_name: str = "accounted-for"

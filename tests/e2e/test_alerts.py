@@ -18,7 +18,7 @@ from localstack.prometheus import PrometheusServer, dashboard_queries
 from localstack.stack import LocalStack
 
 from tests.e2e.scenario import Scenario
-from tests.e2e.test_unresolved_runs import MENDED, SLOW, _held, _podman
+from tests.e2e.test_unresolved_runs import MENDED, SLOW, _held
 
 pytestmark = pytest.mark.e2e
 
@@ -69,8 +69,7 @@ def test_a_held_unknown_run_fires_the_alert_until_it_is_acknowledged(
     pods = json.loads(
         s.kubectl("get", "pods", "-l", f"job-name={job['metadata']['name']}", "-o", "json").stdout
     )["items"]
-    killed = _podman("kill", f"ptah-{pods[0]['metadata']['uid'][:8]}-run")
-    assert killed.returncode == 0, killed.stderr
+    e2e_stack.kill_container(s.namespace, pods[0]["metadata"]["name"], "run")
     held = s.wait(_held, "Blocked with an unresolved run", timeout=240)
     run = held["unresolvedRun"]
     assert run["outcome"] == "Unknown"

@@ -50,10 +50,11 @@ def _push(stack: LocalStack, reference: str, files: dict[str, bytes], artifact_t
     return oci_client(stack.registry).push(parse_ref(reference), files, artifact_type)
 
 
-def _artifact(reference: str) -> dict[str, Any]:
+def _artifact(stack: LocalStack, reference: str) -> dict[str, Any]:
+    """The source block naming `reference` as the Jobs' Pods reach the registry."""
     return {
         "artifact": {
-            "ociRef": reference,
+            "ociRef": stack.pod_url(reference),
             "verificationPolicyFrom": {"name": "verification", "key": "policy.yaml"},
         }
     }
@@ -74,7 +75,7 @@ def test_an_oci_artifact_is_resolved_verified_read_approved_and_applied(
     reference = e2e_stack.registry.ref(unique("acme/orders-migrations"), "stable")
     digest = _push(e2e_stack, reference, FIRST, MIGRATIONS_ARTIFACT_TYPE)
     _policy(s, MIGRATIONS_ARTIFACT_TYPE)
-    s.migration(source=_artifact(reference))
+    s.migration(source=_artifact(e2e_stack, reference))
 
     waiting = s.wait_phase("AwaitingApproval")
     source = waiting["source"]
@@ -100,7 +101,7 @@ def test_a_schema_artifact_at_a_migration_reference_is_refused_and_nothing_runs(
     reference = e2e_stack.registry.ref(unique("acme/orders"), "stable")
     _push(e2e_stack, reference, FIRST, SCHEMA_ARTIFACT_TYPE)
     _policy(s, MIGRATIONS_ARTIFACT_TYPE)
-    s.migration(apply="Always", source=_artifact(reference))
+    s.migration(apply="Always", source=_artifact(e2e_stack, reference))
 
     blocked = s.wait_phase("Blocked")
     assert s.condition("Ready")["reason"] == "PolicyRefused"
@@ -136,14 +137,15 @@ def test_a_git_branch_is_followed_commit_by_commit(e2e_stack: LocalStack) -> Non
     repo = e2e_stack.git.create_repo()
     first = repo.commit({f"db/{k}": v for k, v in FIRST.items()}, "first migrations")
     repo.push("main")
-    git = {"repository": repo.url, "ref": "main", "path": "db"}
+    url = e2e_stack.pod_url(repo.url)
+    git = {"repository": url, "ref": "main", "path": "db"}
     s.migration(apply="Always", source={"git": git})
 
     done = s.wait_phase("InSync")
     source = done["source"]
     assert (source["commit"], source["repository"], source["ref"], source["path"]) == (
         first,
-        repo.url,
+        url,
         "main",
         "db",
     )
@@ -192,8 +194,10 @@ def _wait_for_commit(s: Scenario, commit: str, timeout: float = 120) -> None:
 
 
 def _ssh_secret(s: Scenario, name: str, known_hosts: str) -> None:
+    """A deploy key, and `known_hosts` pinning the server's key for the host the Pods reach."""
     stack = s.stack
     assert stack.ssh_git is not None
+    known_hosts = known_hosts.replace("[127.0.0.1]", f"[{stack.pod_host}]")
     s.apply(
         {
             "apiVersion": "v1",
@@ -220,7 +224,7 @@ def test_a_git_repository_over_ssh_converges_and_an_unpinned_host_key_is_refused
     first = repo.commit({f"db/{k}": v for k, v in FIRST.items()}, "first migrations")
     repo.push("main")
     _ssh_secret(s, "deploy-key", ssh.known_hosts_line())
-    url = ssh.url_for(repo.name)
+    url = e2e_stack.pod_url(ssh.url_for(repo.name))
     git = {"repository": url, "ref": "main", "path": "db", "secretRef": {"name": "deploy-key"}}
     s.migration(apply="Always", source={"git": git})
     done = s.wait_phase("InSync")

@@ -9,8 +9,6 @@ creates nothing a second time (PATH-09, RUN-10).
 from __future__ import annotations
 
 import json
-import os
-import signal
 from typing import Any
 
 import pytest
@@ -50,12 +48,8 @@ def test_a_manager_killed_during_an_apply_never_runs_it_twice(e2e_stack: LocalSt
     )
     operation = applying["activeOperation"]["operationID"]
 
-    old = e2e_stack.operator
-    assert old is not None
-    assert old.pid is not None
     try:
-        os.killpg(old.pid, signal.SIGKILL)
-        old.stop()
+        e2e_stack.stop_operator()
         # With no manager at all, the run goes on and commits; its result has nowhere to go.
         s.wait(
             lambda st: (
@@ -67,7 +61,7 @@ def test_a_manager_killed_during_an_apply_never_runs_it_twice(e2e_stack: LocalSt
             timeout=120,
         )
     finally:
-        e2e_stack.operator = e2e_stack.start_operator("operator-2")
+        e2e_stack.start_operator_again()
 
     done = s.wait_phase("InSync", timeout=240)
     assert s.sql("SELECT count(*) FROM events") == "1", "the migration ran exactly once"

@@ -150,7 +150,7 @@ def test_schemas_from_an_oci_artifact_and_from_git_converge(e2e_stack: LocalStac
         apply="Always",
         source={
             "artifact": {
-                "ociRef": reference,
+                "ociRef": e2e_stack.pod_url(reference),
                 "verificationPolicyFrom": {"name": "verification", "key": "policy.yaml"},
             }
         },
@@ -165,7 +165,8 @@ def test_schemas_from_an_oci_artifact_and_from_git_converge(e2e_stack: LocalStac
     commit = repo.commit({"db/schema.sql": SCHEMA.encode()}, "desired schema")
     repo.push("main")
     git.schema(
-        apply="Always", source={"git": {"repository": repo.url, "ref": "main", "path": "db"}}
+        apply="Always",
+        source={"git": {"repository": e2e_stack.pod_url(repo.url), "ref": "main", "path": "db"}},
     )
     done = git.wait_phase("InSync", timeout=300)
     assert done["source"]["commit"] == commit

@@ -9,13 +9,9 @@ creates after establishing what the run did." A retry never does (RUN-03, RETRY-
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from typing import Any
 
 import pytest
-from localstack.controlplane import REPO
 from localstack.stack import LocalStack
 
 from tests.e2e.scenario import Scenario
@@ -156,17 +152,6 @@ def test_a_partial_run_is_held_until_a_person_acknowledges_it(e2e_stack: LocalSt
     assert "1 / 0" not in json.dumps(s.get())
 
 
-def _podman(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [shutil.which("podman") or "podman", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "CONTAINERS_CONF": str(REPO / "hack" / "containers.conf")},
-        timeout=60,
-    )
-
-
 SLOW = {
     "0000000001_create_ledger.up.sql": (
         "CREATE TABLE ledger (id bigint PRIMARY KEY);\nSELECT pg_sleep(20);\n"
@@ -198,9 +183,7 @@ def test_a_run_killed_mid_file_is_unknown_until_a_clean_read(e2e_stack: LocalSta
         s.kubectl("get", "pods", "-l", f"job-name={job['metadata']['name']}", "-o", "json").stdout
     )["items"]
     assert len(pods) == 1
-    container = f"ptah-{pods[0]['metadata']['uid'][:8]}-run"
-    killed = _podman("kill", container)
-    assert killed.returncode == 0, killed.stderr
+    e2e_stack.kill_container(s.namespace, pods[0]["metadata"]["name"], "run")
 
     # No result can come from it: Unknown, held, and the run names no database.
     held = s.wait(_held, "Blocked with an unresolved run", timeout=240)
