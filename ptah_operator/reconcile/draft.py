@@ -56,7 +56,7 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.fingerprints import execution_binding_digest
 from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.migration import PtahMigration, PtahMigrationStatus
-from ptah_operator.api.names import operation_secret_name, result_record_name
+from ptah_operator.api.names import job_name, operation_secret_name, result_record_name
 from ptah_operator.api.schema import PtahSchema, PtahSchemaStatus
 from ptah_operator.reconcile import conditions, journal, retention
 from ptah_operator.reconcile.conditions import PhaseT, Standing
@@ -69,7 +69,7 @@ from ptah_operator.reconcile.decision import (
     Requeue,
 )
 from ptah_operator.reconcile.schedule import FINISHED_JOB_KEPT, failure_retry_interval
-from ptah_operator.reconcile.world import FamilyWorld, RunnerConfig
+from ptah_operator.reconcile.world import FamilyWorld, JobPhase, RunnerConfig
 
 Creatable = Mapping[str, Any] | OperationCredentials
 
@@ -408,19 +408,19 @@ class Draft(Effects, Generic[WorldT, StatusT, PhaseT]):
 
     def _dropped_read_job(self, old_claim: ActiveOperation) -> None:
         """The Job of a read whose claim ended with no result taken (dropped, given way, past
-        its cap) and that has not finished goes too. Nothing will read what it reports, and its
+        its cap) and that still runs goes too. Nothing will read what it reports, and its
         operation Secret goes with the claim (above): a Pod that has not mounted it yet would
-        wait for it until the Job's deadline, an hour. A read changes nothing in the database;
-        an Apply's Job is never deleted here."""
+        wait for it until the Job's deadline, an hour. A read changes nothing in the database.
+        Only the read's own Job, by the name its type and operation give: never an Apply's,
+        whatever a restored or edited claim says its type is."""
         if old_claim.type == OperationType.APPLY or old_claim.operation_id in self.world.results:
             return
-        for job in self.world.jobs.values():
-            if (
-                job.operation_id == old_claim.operation_id
-                and job.finished_at is None
-                and not job.deleting
-            ):
-                self.delete(ObjectRef("batch/v1", "Job", self.namespace, job.name))
+        own = job_name(old_claim.type, old_claim.operation_id)
+        if own == job_name(OperationType.APPLY, old_claim.operation_id):
+            return
+        job = self.world.jobs.get(own)
+        if job is not None and job.phase == JobPhase.ACTIVE and not job.deleting:
+            self.delete(ObjectRef("batch/v1", "Job", self.namespace, own))
 
     def _finished_apply_job(self, claimed: str | None) -> None:
         """The Job of an Apply on record as having succeeded, and confirmed by the reading after

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from ptah_operator.api.constants import RunOutcome
+from ptah_operator.api.constants import OperationType, RunOutcome
 from ptah_operator.reconcile.decision import Decision
 from ptah_operator.reconcile.migration import reconcile_migration
 from ptah_operator.reconcile.migration.world import MigrationWorld
 from ptah_operator.reconcile.schema import SchemaWorld, reconcile_schema
+from ptah_operator.reconcile.world import JobPhase
 from tests.unit.reconcile.migration import worlds as migration
 from tests.unit.reconcile.schema import worlds as schema
 
@@ -56,7 +57,8 @@ def test_a_dropped_read_whose_job_finished_or_is_going_deletes_nothing() -> None
     world = migration.reading()
     (name,) = _job_names(world)
     for change in (
-        {"finished_at": world.now},
+        {"phase": JobPhase.SUCCEEDED, "finished_at": world.now},
+        {"phase": JobPhase.FAILED},  # its end's time not (yet) known: still not running
         {"deleting": True},
     ):
         job = dataclasses.replace(world.jobs[name], **change)
@@ -86,3 +88,19 @@ def test_an_apply_claim_that_ends_with_no_result_keeps_its_running_job() -> None
     draft = MigrationDraft.begin(world)
     draft.status.active_operation = None
     assert _deleted_jobs(draft.finish()) == []
+
+
+def test_a_claim_edited_to_a_read_type_does_not_delete_the_running_apply_job() -> None:
+    """A restored or edited status whose claim says Observe where an Apply runs: the read's own
+    Job (by the name its type gives) does not exist, and the Apply's Job is not touched."""
+    world = migration.applying()
+    (name,) = [n for n in _job_names(world) if n.startswith("ptah-apply-")]
+    stored = world.migration.status
+    assert stored is not None
+    assert stored.active_operation is not None
+    claim = stored.active_operation.model_copy(update={"type": OperationType.OBSERVE})
+    edited = world.migration.model_copy(
+        update={"status": stored.model_copy(update={"active_operation": claim})}
+    )
+    decision = reconcile_migration(dataclasses.replace(world, migration=edited))
+    assert name not in _deleted_jobs(decision)
