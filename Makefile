@@ -25,7 +25,7 @@ control-plane:
 helm:
 	hack/helm-binary.sh
 
-# The operator image the Job executor runs (podman; the first build makes a Debian base).
+# The operator image the node imports into containerd (built with podman; the first build makes a Debian base).
 image: venv
 	PYTHON=$(PY) hack/container-image.sh
 

@@ -191,12 +191,12 @@ def schema_act(stack: LocalStack, kubectl: list[str], plugin: list[str], alice: 
         raise SystemExit(f"demo: the schema ended {final}, not InSync")
 
 
-def run(keep: bool, workdir: Path, with_schema: bool = True, node: str | None = None) -> None:
+def run(keep: bool, workdir: Path, with_schema: bool = True) -> None:
     started = time.monotonic()
     say("Starting the local stack: etcd, kube-apiserver, kube-controller-manager, a node")
     print("    (containerd, kube-scheduler, kubelet, kube-proxy, CoreDNS), PostgreSQL, and the")
     print("    operator installed from deploy/ (this takes a few minutes the first time)")
-    with LocalStack(workdir, node=node) as stack:
+    with LocalStack(workdir) as stack:
         assert stack.postgres is not None
         kubeconfig = str(stack.cp.kubeconfig)
         kubectl = [str(stack.cp.bindir / "kubectl"), f"--kubeconfig={kubeconfig}"]
@@ -294,22 +294,15 @@ def main() -> int:
     parser.add_argument(
         "--migration-only", action="store_true", help="show the PtahMigration path only"
     )
-    parser.add_argument(
-        "--node",
-        choices=("kubelet", "executor"),
-        default=os.environ.get("PTAH_NODE") or "kubelet",
-        help="what runs the Jobs' Pods: the real node (default; the operator installed from "
-        "deploy/) or the local executor (the operator as a host process)",
-    )
     args = parser.parse_args()
     # A SIGTERM (a CI timeout, `kill`) unwinds like Ctrl-C, so the stack is stopped and removed.
     signal.signal(signal.SIGTERM, _interrupt)
     workdir = Path(tempfile.mkdtemp(prefix="ptah-demo-"))
     os.chdir(REPO)
     try:
-        run(args.keep, workdir, with_schema=not args.migration_only, node=args.node)
+        run(args.keep, workdir, with_schema=not args.migration_only)
     except BaseException:
-        for log in ("operator.log", "executor.log", "operator-pods.log"):
+        for log in ("operator-pods.log",):
             path = workdir / log
             if path.exists():
                 lines = path.read_text(errors="replace").splitlines()[-40:]

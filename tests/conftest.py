@@ -24,14 +24,13 @@ import pytest
 from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 from localstack.controlplane import ControlPlane
-from localstack.executor import NODE_NAME
 from localstack.gitserver import GitServer
 from localstack.mariadb import MariaDBServer
 from localstack.postgres import PostgresServer
 from localstack.process import Process
+from localstack.processpods import NODE_NAME
 from localstack.registry import OciRegistry
 from localstack.sshserver import SshGitServer
-from localstack.stack import build_image
 
 REPO = Path(__file__).resolve().parents[1]
 REQUIREMENTS = REPO.parent / "shared" / "design" / "REQUIREMENTS.md"
@@ -184,63 +183,28 @@ def crds_installed(kube: ControlPlane) -> ControlPlane:
 
 
 @pytest.fixture(scope="session")
-def job_executor(kube: ControlPlane, stack_workdir: Path) -> Iterator[Process]:
-    """The local Job executor (plays the kubelet) as its own process against `kube`."""
+def process_pods(kube: ControlPlane, stack_workdir: Path) -> Iterator[Process]:
+    """Pods as host processes (hack/localstack/processpods.py) for `kube`, which has no node:
+    the runner's integration tests run the working tree's code in Job-shaped Pods."""
     proc = Process(
-        "job-executor",
+        "process-pods",
         [
             sys.executable,
             "-m",
-            "localstack.executor",
+            "localstack.processpods",
             f"--kubeconfig={kube.kubeconfig}",
-            f"--workdir={stack_workdir / 'executor'}",
+            f"--workdir={stack_workdir / 'process-pods'}",
         ],
-        stack_workdir / "executor.log",
+        stack_workdir / "process-pods.log",
         env={**os.environ, "PYTHONPATH": str(REPO / "hack")},
     )
     proc.start()
     proc.wait_until(
         lambda: "Ready" in kube.kubectl("get", "node", NODE_NAME, check=False).stdout,
         30,
-        "the local node Ready",
+        "the process-pods node Ready",
     )
     yield proc
-    proc.stop()
-
-
-@pytest.fixture(scope="session")
-def runner_image() -> str:
-    """The operator image, built by hack/container-image.sh (podman, no registry needed)."""
-    return build_image()
-
-
-@pytest.fixture(scope="session")
-def podman_executor(kube: ControlPlane, stack_workdir: Path, runner_image: str) -> Iterator[str]:
-    """A second executor that runs real containers with podman; it takes only the Pods that
-    select its node (`kubernetes.io/hostname: ptah-podman`). Yields the node name."""
-    node = "ptah-podman"
-    proc = Process(
-        "podman-executor",
-        [
-            sys.executable,
-            "-m",
-            "localstack.executor",
-            f"--kubeconfig={kube.kubeconfig}",
-            f"--workdir={stack_workdir / 'podman-executor'}",
-            "--mode=podman",
-            f"--node-name={node}",
-            "--only-selected",
-        ],
-        stack_workdir / "podman-executor.log",
-        env={**os.environ, "PYTHONPATH": str(REPO / "hack")},
-    )
-    proc.start()
-    proc.wait_until(
-        lambda: "Ready" in kube.kubectl("get", "node", node, check=False).stdout,
-        30,
-        "the podman node Ready",
-    )
-    yield node
     proc.stop()
 
 

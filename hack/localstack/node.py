@@ -313,7 +313,7 @@ class NodeLock:
                 raise StackError(
                     "another local stack runs a real node on this machine"
                     f"{holder}: two kubelets would share /var/lib/kubelet/device-plugins and"
-                    f" {BRIDGE}; stop it first, or use the Job executor (PTAH_NODE unset)"
+                    f" {BRIDGE}; stop it first"
                 ) from None
             # The file may have been removed by the holder we waited for: lock the one there.
             with contextlib.suppress(FileNotFoundError):
@@ -796,7 +796,7 @@ class RealNode:
         if other is not None:
             raise StackError(
                 f"another kube-proxy uses this machine's network ({other}): the node's kube-proxy"
-                " would delete its rules; stop it first, or use the Job executor (PTAH_NODE unset)"
+                " would delete its rules; stop it first"
             )
         self._state = {
             "pid": os.getpid(),

@@ -1,18 +1,19 @@
 """The whole local stack in one place: what `make demo` and the end-to-end tests run.
 
-`LocalStack` starts, in order: the control plane (etcd, kube-apiserver, kube-controller-manager),
-the CRDs, PostgreSQL (and MariaDB when asked), an OCI registry and a Git server over HTTP and
-over SSH (when asked: the sources Resolve, Verify and fetch read from), the Job executor (podman mode when the image can
-be built, else process mode), and the operator itself as a normal process against that API
-server, serving its admission webhooks and result endpoint over TLS on 127.0.0.1 with a
-certificate from the control plane's CA, and registering the webhooks with that CA as their
-caBundle; then a Prometheus scraping the operator's metrics and evaluating its alert rules. Everything is real; stopping the stack stops every process and removes its data.
+`LocalStack` starts, in order: the node's host side (`node.py`: its addresses, bridge and
+guards), the control plane (etcd, kube-apiserver, kube-controller-manager), the CRDs, the node
+(containerd, kube-scheduler, a kubelet, kube-proxy, CoreDNS), PostgreSQL (and MariaDB when
+asked), an OCI registry and a Git server over HTTP and over SSH (when asked: the sources
+Resolve, Verify and fetch read from), the operator image imported into containerd, and the
+operator: installed from deploy/ as docs/install.md says (the default), or as a host process
+against that API server (`operator_from="process"`: the benchmarks, and the node's own tests,
+which watch or kill it from the host). Then a Prometheus scraping the operator's metrics and
+evaluating its alert rules. Everything is real; stopping the stack stops every process and
+removes what it made.
 
-With `node="kubelet"` (or `PTAH_NODE=kubelet`) a real node (`node.py`: containerd, kube-scheduler,
-a kubelet, a CNI bridge) runs the Jobs' Pods instead of the executor, from the operator image
-imported into containerd. Pods reach the host's servers at the bridge's gateway (`pod_host`):
-each server's port is exposed there, PostgreSQL trusts the Pod subnet, the result endpoint's
-certificate names the gateway and the operator tells Jobs to report there.
+Pods reach the host's servers at the bridge's gateway (`pod_host`): each server's port is
+exposed there, PostgreSQL and MariaDB trust the Pod subnet, and a host-process operator's result
+endpoint certificate names the gateway, where it tells Jobs to report.
 """
 
 from __future__ import annotations
@@ -40,10 +41,9 @@ from localstack.registry import OciRegistry
 from localstack.sshserver import SshGitServer
 
 OPERATOR_NAMESPACE = "ptah-system"
-NODE_KINDS = ("executor", "kubelet")
 OPERATOR_KINDS = ("process", "deploy")
-"""How the operator runs: a host process (what the executor's Pods reach), or installed in the
-cluster from deploy/ as users install it (the real node only: its Pods need a kubelet)."""
+"""How the operator runs: a host process, or installed in the cluster from deploy/ as users
+install it."""
 RELEASE_IMAGE = "ghcr.io/ptah-operator/ptah-operator"
 """The image deploy/manager.yaml names, which the local overlay points at the imported one."""
 WEBHOOK_TLS_SECRET = "ptah-operator-webhook-tls"
@@ -65,20 +65,6 @@ def build_image() -> str:
     return result.stdout.strip().splitlines()[-1]
 
 
-def pinned(image: str) -> str | None:
-    """`image` by the digest podman recorded for it (`localhost/ptah-operator@sha256:...`), which
-    podman runs from its own storage; None when podman cannot say."""
-    result = subprocess.run(
-        ["podman", "image", "inspect", "--format", "{{index .RepoDigests 0}}", image],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "CONTAINERS_CONF": str(REPO / "hack" / "containers.conf")},
-    )
-    reference = result.stdout.strip()
-    return reference if result.returncode == 0 and "@sha256:" in reference else None
-
-
 class LocalStack:
     def __init__(
         self,
@@ -86,34 +72,22 @@ class LocalStack:
         *,
         mariadb: bool = False,
         sources: bool = False,
-        executor_mode: str = "podman",
         operator: bool = True,
         operator_args: tuple[str, ...] = (),
         prometheus: bool = True,
         alert_for: str | None = None,
-        node: str | None = None,
         operator_from: str | None = None,
     ) -> None:
         self.workdir = workdir
-        self.node_kind = node or os.environ.get("PTAH_NODE") or "executor"
-        """What runs the Jobs' Pods: the local executor, or a real kubelet (node.py)."""
-        if self.node_kind not in NODE_KINDS:
-            raise StackError(f"unknown node {self.node_kind!r} (PTAH_NODE): one of {NODE_KINDS}")
-        default_from = "deploy" if self.node_kind == "kubelet" else "process"
-        self.operator_from = operator_from or os.environ.get("PTAH_OPERATOR") or default_from
+        self.operator_from = operator_from or os.environ.get("PTAH_OPERATOR") or "deploy"
         """`process`: the operator as a host process; `deploy`: `kubectl apply -k` of deploy/
-        through an overlay for this stack (the real node only)."""
+        through an overlay for this stack."""
         if self.operator_from not in OPERATOR_KINDS:
             raise StackError(
                 f"unknown operator {self.operator_from!r} (PTAH_OPERATOR): one of {OPERATOR_KINDS}"
             )
-        if self.operator_from == "deploy" and self.node_kind != "kubelet":
-            raise StackError(
-                "the operator runs in the cluster only on the real node (PTAH_NODE=kubelet)"
-            )
         self.want_mariadb = mariadb
         self.want_sources = sources
-        self.executor_mode = executor_mode
         self.want_operator = operator
         self.operator_args = operator_args
         self.want_prometheus = prometheus
@@ -125,12 +99,11 @@ class LocalStack:
         self.registry: OciRegistry | None = None
         self.git: GitServer | None = None
         self.ssh_git: SshGitServer | None = None
-        self.executor: Process | None = None
         self.node: RealNode | None = None
         self.operator: Process | None = None
         self.prometheus: PrometheusServer | None = None
         self.pods: PodWatch | None = None
-        """Every Pod the API server has shown (the real node only): `pods_ever_run`."""
+        """Every Pod the API server has shown: `pods_ever_run`."""
         self.image = "localhost/ptah-operator:dev"
         self._deployed_replicas = 2
         self.webhook_port = free_port()
@@ -140,7 +113,8 @@ class LocalStack:
     @property
     def pod_host(self) -> str:
         """The address a Job's Pod reaches the host's servers by (databases, result endpoint)."""
-        return self.node.gateway_ip if self.node is not None else "127.0.0.1"
+        assert self.node is not None
+        return self.node.gateway_ip
 
     def pod_url(self, url: str) -> str:
         """`url` of a host server (on 127.0.0.1) as a Job's Pod reaches it."""
@@ -164,14 +138,12 @@ class LocalStack:
     def _start(self) -> None:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.workdir.chmod(0o755)
-        kubelet = self.node_kind == "kubelet"
-        control_plane = ControlPlane(self.workdir, node=IDENTITY if kubelet else None)
-        if kubelet:
-            # The API server listens on the node IP, which the node's host side assigns; the
-            # host side goes last, after the control plane has stopped.
-            node = RealNode(self.workdir, control_plane)
-            self._exit.callback(node.stop)
-            node.claim()
+        control_plane = ControlPlane(self.workdir, node=IDENTITY)
+        # The API server listens on the node IP, which the node's host side assigns; the host
+        # side goes last, after the control plane has stopped.
+        node = RealNode(self.workdir, control_plane)
+        self._exit.callback(node.stop)
+        node.claim()
         self.control_plane = self._exit.enter_context(control_plane)
         self.cp.kubectl("apply", "-f", str(REPO / "crds"))
         self.cp.kubectl(
@@ -180,47 +152,34 @@ class LocalStack:
         self.cp.kubectl("create", "namespace", OPERATOR_NAMESPACE)
         # The roles people are given (ptah-approver, ptah-viewer) as an installation has them.
         self.cp.kubectl("apply", "-n", OPERATOR_NAMESPACE, "-f", str(REPO / "deploy" / "rbac.yaml"))
-        if kubelet:
-            scraped = (
-                ScrapedPods(
-                    self.workdir / "operator-targets.json", OPERATOR_NAMESPACE, MANAGER_LABELS
-                )
-                if self.operator_from == "deploy"
-                else None
-            )
-            self.pods = PodWatch(self.cp, scraped).start()
-            self._exit.callback(self.pods.stop)
-            self.node = node.start()
-            self._exit.callback(node.stop_processes)
-        self.postgres = self._exit.enter_context(
-            PostgresServer(
-                self.workdir, trusted_network=self.node.pod_subnet if self.node else None
-            )
+        scraped = (
+            ScrapedPods(self.workdir / "operator-targets.json", OPERATOR_NAMESPACE, MANAGER_LABELS)
+            if self.operator_from == "deploy"
+            else None
         )
-        self._expose(self.postgres.port)
+        self.pods = PodWatch(self.cp, scraped).start()
+        self._exit.callback(self.pods.stop)
+        self.node = node.start()
+        self._exit.callback(node.stop_processes)
+        self.postgres = self._exit.enter_context(
+            PostgresServer(self.workdir, trusted_network=node.pod_subnet)
+        )
+        node.expose(self.postgres.port)
         if self.want_mariadb:
             self.mariadb = self._exit.enter_context(
-                MariaDBServer(
-                    self.workdir, trusted_network=self.node.pod_subnet if self.node else None
-                )
+                MariaDBServer(self.workdir, trusted_network=node.pod_subnet)
             )
-            self._expose(self.mariadb.port)
+            node.expose(self.mariadb.port)
         if self.want_sources:
             self.registry = self._exit.enter_context(OciRegistry(self.workdir))
             self.git = self._exit.enter_context(GitServer(self.workdir))
             self.ssh_git = self._exit.enter_context(SshGitServer(self.workdir, self.git.root))
             for port in (self.registry.port, self.git.port, self.ssh_git.port):
-                self._expose(port)
-        if self.node is not None:
-            # containerd knows the image by the digest of its own import, not podman's.
-            self.image = self.node.import_image(build_image())
-        else:
-            if self.executor_mode == "podman":
-                self.image = build_image()
-                self.image = pinned(self.image) or self.image
-            self.executor = self._start_executor()
+                node.expose(port)
+        # containerd knows the image by the digest of its own import, not podman's.
+        self.image = node.import_image(build_image())
         if self.operator_from == "process":
-            self._expose(self.webhook_port)
+            node.expose(self.webhook_port)
         if self.want_operator:
             if self.operator_from == "deploy":
                 self.install_operator()
@@ -245,26 +204,17 @@ class LocalStack:
 
     def pods_ever_run(self, namespace: str, prefix: str) -> list[str]:
         """Every Pod ever made in `namespace` whose name starts with `prefix`, deleted ones
-        included: from the Pod watch, or the executor's directory of each Pod it ran."""
-        if self.pods is not None:
-            return self.pods.ever(namespace, prefix)
-        pods = self.workdir / "executor" / "pods"
-        start = f"{namespace}_{prefix}"
-        return sorted(p.name for p in pods.iterdir() if p.name.startswith(start))
+        included, from the Pod watch."""
+        assert self.pods is not None
+        return self.pods.ever(namespace, prefix)
 
     def kill_container(self, namespace: str, pod: str, container: str) -> None:
         """SIGKILL one running container of a Pod, behind the kubelet's back (a crash, the OOM
-        killer): through containerd on the real node, through podman under the executor."""
+        killer), through containerd."""
         document = json.loads(
             self.cp.kubectl("get", "pod", pod, "-n", namespace, "-o", "json").stdout
         )
-        if self.node is None:
-            argv = ["podman", "kill", f"ptah-{document['metadata']['uid'][:8]}-{container}"]
-            env = {**os.environ, "CONTAINERS_CONF": str(REPO / "hack" / "containers.conf")}
-            result = subprocess.run(argv, capture_output=True, text=True, check=False, env=env)
-            if result.returncode != 0:
-                raise StackError(f"podman kill failed: {result.stderr.strip()}")
-            return
+        assert self.node is not None
         assert self.node.containerd is not None
         (status,) = [s for s in document["status"]["containerStatuses"] if s["name"] == container]
         task = status["containerID"].removeprefix("containerd://")
@@ -303,15 +253,7 @@ class LocalStack:
         self.cp.kubectl(
             "scale", "deployment/ptah-operator", "-n", OPERATOR_NAMESPACE, f"--replicas={replicas}"
         )
-        self.cp.kubectl(
-            "rollout",
-            "status",
-            "deployment/ptah-operator",
-            "-n",
-            OPERATOR_NAMESPACE,
-            "--timeout=180s",
-            timeout=210,
-        )
+        self._rolled_out(180)
 
     # -- the operator installed from deploy/ ---------------------------------------------
 
@@ -348,15 +290,7 @@ class LocalStack:
                 "get", "deployment/ptah-operator", "-n", OPERATOR_NAMESPACE, "-o", "json"
             ).stdout
         )["spec"]["replicas"]
-        self.cp.kubectl(
-            "rollout",
-            "status",
-            "deployment/ptah-operator",
-            "-n",
-            OPERATOR_NAMESPACE,
-            f"--timeout={timeout:.0f}s",
-            timeout=timeout + 30,
-        )
+        self._rolled_out(timeout)
         self.cp.kubectl("apply", "-f", str(REPO / "deploy" / "webhooks.yaml"))
         bundle = base64.b64encode(self.cp.ca.cert_pem).decode()
         for kind in ("mutatingwebhookconfiguration", "validatingwebhookconfiguration"):
@@ -372,6 +306,18 @@ class LocalStack:
             )
         wait_for(
             self.webhooks_answer, 60, "the operator's webhooks answering through their Service"
+        )
+
+    def _rolled_out(self, timeout: float) -> None:
+        """Wait until every replica of the manager's Deployment runs its current template."""
+        self.cp.kubectl(
+            "rollout",
+            "status",
+            "deployment/ptah-operator",
+            "-n",
+            OPERATOR_NAMESPACE,
+            f"--timeout={timeout:.0f}s",
+            timeout=timeout + 30,
         )
 
     def _keep_operator_logs(self) -> None:
@@ -455,33 +401,6 @@ class LocalStack:
         )
         return 'admission webhook "check.approvals.operator.ptah.run" denied' in result.stderr
 
-    def _expose(self, port: int) -> None:
-        if self.node is not None:
-            self.node.expose(port)
-
-    def _start_executor(self) -> Process:
-        proc = Process(
-            "job-executor",
-            [
-                sys.executable,
-                "-m",
-                "localstack.executor",
-                f"--kubeconfig={self.cp.kubeconfig}",
-                f"--workdir={self.workdir / 'executor'}",
-                f"--mode={self.executor_mode}",
-            ],
-            self.workdir / "executor.log",
-            env={**os.environ, "PYTHONPATH": str(REPO / "hack")},
-        )
-        proc.start()
-        self._exit.callback(proc.stop)
-        proc.wait_until(
-            lambda: "Ready" in self.cp.kubectl("get", "node", "ptah-local", check=False).stdout,
-            30,
-            "the local node Ready",
-        )
-        return proc
-
     def operator_argv(self) -> list[str]:
         assert self.cp.ca is not None
         pki = self.workdir / "operator-pki"
@@ -490,7 +409,7 @@ class LocalStack:
             "operator-serving",
             "ptah-operator",
             server=True,
-            ips=["127.0.0.1", *([self.pod_host] if self.node else [])],
+            ips=["127.0.0.1", self.pod_host],
             dns_names=["localhost"],
         )
         key_file = pki / "result.key"
@@ -510,8 +429,6 @@ class LocalStack:
             f"--result-url=https://{self.pod_host}:{self.webhook_port}/v1/results",
             f"--register-webhooks-url=https://127.0.0.1:{self.webhook_port}",
             f"--runner-image={self.image}",
-            # Process mode runs no image at all; a podman build podman gave no digest is a tag.
-            *([] if "@sha256:" in self.image else ["--allow-unpinned-runner-image"]),
             f"--operator-namespace={OPERATOR_NAMESPACE}",
             # The local registry speaks plain HTTP on loopback.
             *([f"--insecure-registry={self.registry.host}"] if self.registry else []),

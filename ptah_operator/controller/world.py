@@ -410,7 +410,7 @@ _MISSING = (
         rf"couldn't find key (?P<key>{_KEY}) in (?P<kind>Secret|ConfigMap) "
         rf"{_K8S_NAME}/(?P<name>{_K8S_NAME})"
     ),
-    # The local executor's (hack/localstack/executor.py).
+    # hack/localstack/processpods.py's (the runner's integration tests run Pods as processes).
     re.compile(rf"\b(?P<kind>secret|configMap) (?P<name>{_K8S_NAME})( for volume \S+)?: HTTP 404"),
     re.compile(rf"\b(?P<kind>secret|configMap) (?P<name>{_K8S_NAME}) has no key (?P<key>{_KEY})"),
 )

@@ -14,7 +14,10 @@ lowest of three readings 5 s apart) is printed beside them. `--resources 100,100
 each count in turn, in its own namespace, on one stack.
 
 Run: `.venv/bin/python tests/bench/bench_cluster.py [--resources 100[,1000]] [--batch 100]
-[--executor process|podman] [--kind migration|schema]`
+[--kind migration|schema]`
+
+The stack is the real node (containerd and a kubelet run every Job's Pod); the manager runs as
+a host process beside it, so its metrics and RSS are read from the host.
 """
 
 from __future__ import annotations
@@ -151,7 +154,7 @@ def run_batch(
     urls = []
     for index in range(count):
         database = f"{namespace.replace('-', '_')}_{index}"
-        urls.append(stack.postgres.url_for(database))
+        urls.append(stack.pod_url(stack.postgres.url_for(database)))
         subprocess.run(
             ["psql", stack.postgres.admin_url, "-qc", f"CREATE DATABASE {database}"],
             check=True,
@@ -219,13 +222,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--resources", default="100", help="a count, or counts: 100,1000")
     parser.add_argument("--batch", type=int, default=None, help="create this many at a time")
-    parser.add_argument("--executor", choices=["process", "podman"], default="process")
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--kind", choices=["migration", "schema"], default="migration")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="ptah-bench-"))
-    with LocalStack(workdir, executor_mode=args.executor, operator_args=("--workers=8",)) as stack:
-        print(f"stack up; executor={args.executor}", flush=True)
+    with LocalStack(workdir, operator_from="process", operator_args=("--workers=8",)) as stack:
+        print("stack up; Pods on the real node, the manager a host process", flush=True)
         print(f"kind: {args.kind}", flush=True)
         baseline = run_batch(stack, "bench-one", 1, args.timeout, args.kind)
         print("baseline (1 resource):", json.dumps(baseline), flush=True)

@@ -1,6 +1,7 @@
 """Benchmark: the manager's memory at 0, 100, 300 ... resources, and over a create/delete loop.
 
-On the local stack (process executor, no Prometheus), PtahMigrations (or PtahSchemas, `--kind
+On the local stack (its real node runs the Jobs; the manager a host process, so its RSS is
+read from /proc; no Prometheus), PtahMigrations (or PtahSchemas, `--kind
 schema`) are created in batches up to each step of `--steps`, each taken to InSync; at steady
 state the script prints the manager's RSS (VmRSS of the `ptah-operator` process) and, per
 informer the manager runs, the objects it holds and their bytes (a size walk of the objects
@@ -114,7 +115,7 @@ def create(stack: LocalStack, namespace: str, indexes: Iterable[int], kind: str)
             check=True,
             capture_output=True,
         )
-        docs += documents(namespace, index, stack.postgres.url_for(database), kind)
+        docs += documents(namespace, index, stack.pod_url(stack.postgres.url_for(database)), kind)
     if docs:
         manifest = "\n---\n".join(json.dumps(d) for d in docs)
         stack.cp.kubectl("apply", "-f", "-", input=manifest, timeout=600)
@@ -199,7 +200,7 @@ def main() -> int:
     namespace = "bench-mem"
     figures: dict[str, Any] = {"kind": args.kind, "steps": [], "loop": []}
     with LocalStack(
-        workdir, executor_mode="process", prometheus=False, operator_args=("--workers=8",)
+        workdir, operator_from="process", prometheus=False, operator_args=("--workers=8",)
     ) as stack:
         print(f"stack up; kind {args.kind}; figures are indicative (shared machine)", flush=True)
         stack.cp.kubectl("create", "namespace", namespace)

@@ -5,8 +5,7 @@ and CoreDNS), PostgreSQL and MariaDB, an OCI registry and a Git server over HTTP
 operator installed in the cluster from deploy/ (two replicas, leader election, its webhooks
 behind their Service), and a Prometheus scraping each manager Pod (its alert rules with a 2 s
 `for:`). Scenarios act as people do (kubectl, kubectl ptah, a psql session) and read what a
-person would read. `PTAH_NODE=executor` runs them on the older stack instead (the local Job
-executor, the operator as a host process).
+person would read.
 
 Package scope: the stack stops when the last scenario here ends, so the machine's one real node
 is free again for tests/integration/localstack/test_real_node.py, which starts its own.
@@ -14,7 +13,6 @@ is free again for tests/integration/localstack/test_real_node.py, which starts i
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -28,10 +26,9 @@ from localstack.stack import LocalStack
 def e2e_stack() -> Iterator[LocalStack]:
     workdir = Path(tempfile.mkdtemp(prefix="ptah-e2e-"))
     workdir.chmod(0o755)
-    node = os.environ.get("PTAH_NODE") or "kubelet"
     try:
         # alert_for: the local Prometheus fires an alert after 2 s of its condition, not minutes.
-        with LocalStack(workdir, mariadb=True, sources=True, alert_for="2s", node=node) as stack:
+        with LocalStack(workdir, mariadb=True, sources=True, alert_for="2s") as stack:
             yield stack
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -1,7 +1,7 @@
 """The local stack with a real node: containerd, kube-scheduler and a kubelet run the operator's
 Jobs, and nothing of the node is left on the machine once the stack stops.
 
-One stack for the module (`LocalStack(node="kubelet")`, the operator as a host process). The
+One stack for the module (`LocalStack`, the operator installed from deploy/). The
 tests run in file order: the last stops the stack and checks the machine against what it was
 before the stack started. A component that cannot start fails the tests (never a skip).
 """
@@ -149,7 +149,7 @@ def node_stack(before: dict[str, Any]) -> Iterator[LocalStack]:
     workdir.chmod(0o755)
     try:
         begin = time.monotonic()
-        with LocalStack(workdir, node="kubelet", mariadb=True, prometheus=False) as stack:
+        with LocalStack(workdir, mariadb=True, prometheus=False) as stack:
             FIGURES["stack start"] = time.monotonic() - begin
             yield stack
     finally:
@@ -169,7 +169,7 @@ def test_node_becomes_ready(node_stack: LocalStack) -> None:
     assert addresses["InternalIP"] == real_node.NODE_IP
     assert node["status"]["nodeInfo"]["containerRuntimeVersion"].startswith("containerd://")
     assert not node["spec"].get("taints"), node["spec"]
-    # The executor's stand-in node is not there: the kubelet is the only node.
+    # No stand-in node (processpods.py's) is there: the kubelet is the only node.
     assert [n["metadata"]["name"] for n in _json(node_stack, "get", "nodes")["items"]] == [
         real_node.NODE_NAME
     ]

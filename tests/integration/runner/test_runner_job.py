@@ -1,5 +1,5 @@
-"""The real Job path: Jobs built by `reconcile.jobs`, run by the local Job executor (process
-mode: each container a local process with its own env and mounts), reporting over TLS to the
+"""The real Job path: Jobs built by `reconcile.jobs`, run as host processes
+(`process_pods`: each container a local process with its own env and mounts), reporting over TLS to the
 result endpoint, which records into the API server."""
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ async def _pod(api: k8s_client.ApiClient, namespace: str, job: str) -> Any:
 
 @pytest.mark.req("JOB-01", "JOB-02", "JOB-03", "SRC-CM-07", "SRC-CM-08", "PATH-12")
 async def test_a_history_job_reports_its_reading_into_a_record(
-    job_executor: Process,
+    process_pods: Process,
     pg_url: str,
     pg_migration: PtahMigration,
     endpoint: Endpoint,
@@ -127,7 +127,7 @@ async def test_a_history_job_reports_its_reading_into_a_record(
 
 @pytest.mark.req("SRC-CM-09", "SRC-CM-08", "JOB-03", "SRC-CM-16", "PRIV-01")
 async def test_an_altered_snapshot_stops_the_pod_before_the_run_container(
-    job_executor: Process,
+    process_pods: Process,
     pg_url: str,
     pg_migration: PtahMigration,
     endpoint: Endpoint,

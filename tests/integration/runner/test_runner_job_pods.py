@@ -1,4 +1,4 @@
-"""A Job whose Pod cannot start, on the stack's real Job path (the local Job executor plays the
+"""A Job whose Pod cannot start, on the stack's real Job path (`process_pods` plays the
 kubelet): the controller reads the missing urlFrom Secret from the Job and its Pod by name, and
 nothing else of what the Pod says (issue #11; MIG-27, PRIV-04)."""
 
@@ -34,7 +34,7 @@ async def _raw(call: Any, *args: Any) -> dict[str, Any]:
 
 @pytest.mark.req("MIG-27", "PRIV-04")
 async def test_a_history_job_whose_url_secret_is_missing_names_the_secret(
-    job_executor: Process,
+    process_pods: Process,
     pg_migration: PtahMigration,
     endpoint: Endpoint,
     api_client: k8s_client.ApiClient,

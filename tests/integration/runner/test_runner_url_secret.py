@@ -1,6 +1,6 @@
 """Issue #18, attack 1 with the manager's own runner: `spec.target.urlFrom` names another
 application's Secret, whose value is no database URL of this resource (a token, or a URL with a
-password). The real History Job runs on the stack's Job path (the local executor plays the
+password). The real History Job runs on the stack's Job path (`process_pods` plays the
 kubelet) and fails; nothing of the Secret's value reaches what the controller reads into status
 and Events: neither the Job's state (`job_state`) nor the result record. The runner does not
 even write it into its own termination message."""
@@ -34,7 +34,7 @@ MARKER = "zq7-billing-s3cr3t"
     ids=["a token", "a URL of another database", "a scheme of its own"],
 )
 async def test_the_value_of_the_secret_url_from_names_never_leaves_the_pod(
-    job_executor: Process,
+    process_pods: Process,
     pg_migration: PtahMigration,
     endpoint: Endpoint,
     api_client: k8s_client.ApiClient,

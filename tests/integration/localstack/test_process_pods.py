@@ -1,13 +1,14 @@
-"""The local Job executor runs real Jobs: init containers first, each container with its own
-environment and mounts, and the real Job controller reads the outcome from the Pod status."""
+"""Pods as host processes (hack/localstack/processpods.py) run real Jobs: init containers first,
+each container with its own environment and mounts, and the real Job controller reads the
+outcome from the Pod status."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Any
 
-import pytest
 from kubernetes_asyncio import client as k8s_client
+from localstack.process import Process
 
 
 async def _wait_job(batch: k8s_client.BatchV1Api, name: str, ns: str) -> str:
@@ -20,9 +21,7 @@ async def _wait_job(batch: k8s_client.BatchV1Api, name: str, ns: str) -> str:
     raise AssertionError(f"job {name} did not finish")
 
 
-def _job(
-    name: str, init_script: str, main_script: str, selector: dict[str, str], image: str
-) -> Any:
+def _job(name: str, init_script: str, main_script: str) -> Any:
     return {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -32,7 +31,6 @@ def _job(
             "template": {
                 "spec": {
                     "restartPolicy": "Never",
-                    "nodeSelector": selector,
                     "volumes": [
                         {"name": "work", "emptyDir": {}},
                         {"name": "files", "configMap": {"name": "exec-files"}},
@@ -40,7 +38,7 @@ def _job(
                     "initContainers": [
                         {
                             "name": "fetch",
-                            "image": image,
+                            "image": "ptah",
                             "command": ["/bin/sh", "-c", init_script],
                             "volumeMounts": [
                                 {"name": "files", "mountPath": "/ptah/in", "readOnly": True},
@@ -51,7 +49,7 @@ def _job(
                     "containers": [
                         {
                             "name": "main",
-                            "image": image,
+                            "image": "ptah",
                             "command": ["/bin/sh", "-c", main_script],
                             "env": [
                                 {
@@ -74,24 +72,12 @@ def _job(
     }
 
 
-@pytest.fixture(params=["process", "podman"])
-def executor_mode(request: pytest.FixtureRequest) -> tuple[str, dict[str, str], str]:
-    """(mode, nodeSelector, image) for a Job to run under the process or the podman executor."""
-    if request.param == "process":
-        request.getfixturevalue("job_executor")
-        return "process", {}, "ptah"
-    node = request.getfixturevalue("podman_executor")
-    image = request.getfixturevalue("runner_image")
-    return "podman", {"kubernetes.io/hostname": node}, image
-
-
 async def test_jobs_run_with_separate_environments_and_mounts(
-    executor_mode: tuple[str, dict[str, str], str], api_client: k8s_client.ApiClient
+    process_pods: Process, api_client: k8s_client.ApiClient
 ) -> None:
-    mode, selector, image = executor_mode
     core: Any = k8s_client.CoreV1Api(api_client)
     batch = k8s_client.BatchV1Api(api_client)
-    ns = f"exec-{mode}"
+    ns = "exec-process"
     await core.create_namespace({"metadata": {"name": ns}})
     await core.create_namespaced_config_map(
         ns, {"metadata": {"name": "exec-files"}, "data": {"001_init.up.sql": "SELECT 1;"}}
@@ -106,8 +92,6 @@ async def test_jobs_run_with_separate_environments_and_mounts(
         'test -z "$DATABASE_URL" && cp /ptah/in/001_init.up.sql /ptah/work/ && ! touch /ptah/in/x',
         f'test "$DATABASE_URL" = postgresql://x && test "$POD_NAMESPACE" = {ns}'
         " && grep -q 'SELECT 1' /ptah/work/001_init.up.sql && test ! -e /ptah/in",
-        selector,
-        image,
     )
     await batch.create_namespaced_job(ns, ok)
     assert await _wait_job(batch, "exec-ok", ns) == "Complete"
@@ -116,8 +100,6 @@ async def test_jobs_run_with_separate_environments_and_mounts(
         "exec-fails",
         "true",
         "echo 'refused: 001_init.up.sql' > /dev/termination-log; exit 3",
-        selector,
-        image,
     )
     await batch.create_namespaced_job(ns, failing)
     assert await _wait_job(batch, "exec-fails", ns) == "Failed"

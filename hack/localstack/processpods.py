@@ -1,17 +1,20 @@
-"""The local Job executor: plays the kubelet for the local control plane.
+"""Pods as host processes, for tests that need a Job's Pod but no image and no kubelet.
 
-There is no kubelet and no scheduler here. The real kube-controller-manager turns Jobs into
-Pods; this executor registers a Node, binds every unscheduled Pod to it, runs the Pod's
-containers (init containers first, in order, then the rest) and writes the Pod's status the
-way a kubelet would, so the real Job controller marks the Job Complete or Failed.
+The local stack runs its Pods under a real kubelet (`node.py`). A few integration tests of the
+runner need less: a control plane without a node (the session's `kube` fixture), the working
+tree's own code run as a Job's containers would run it (no image built after each edit), and
+the real Job controller reading the outcome. For them this module registers a Node, binds every
+unscheduled Pod to it, runs the Pod's containers (init containers first, in order, then the
+rest) and writes the Pod's status the way a kubelet would, so the real Job controller marks the
+Job Complete or Failed.
 
-Process mode runs each container's command as a local process. Each container gets only its
-own environment (`env` with `value`, `secretKeyRef`, `configMapKeyRef`, `fieldRef`) and its own
-mounts: volumes (`emptyDir`, `configMap`, `secret`) become directories under the executor's
-work directory, and the container's `volumeMounts` are bind-mounted at their `mountPath` in a
-private mount namespace (`unshare --mount`, root only), so a container sees exactly the paths
-a Pod would and nothing of another container's Secret. Without root the executor refuses to
-start rather than quietly running containers with the wrong view.
+Each container's command runs as a local process with only its own environment (`env` with
+`value`, `secretKeyRef`, `configMapKeyRef`, `fieldRef`) and its own mounts: volumes
+(`emptyDir`, `configMap`, `secret`) become directories under the work directory, and the
+container's `volumeMounts` are bind-mounted at their `mountPath` in a private mount namespace
+(`unshare --mount`, root only), so a container sees exactly the paths a Pod would and nothing of
+another container's Secret. Without root it refuses to start rather than quietly running
+containers with the wrong view.
 
 A Pod deleted while it runs has its processes killed and is then removed (grace 0), as the
 kubelet confirms a graceful deletion. Container logs are files under the work directory.
@@ -23,7 +26,6 @@ import asyncio
 import base64
 import contextlib
 import datetime as dt
-import json
 import os
 import shlex
 import shutil
@@ -40,7 +42,6 @@ from kubernetes_asyncio import watch as k8s_watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
 NODE_NAME = "ptah-local"
-CONTAINERS_CONF = Path(__file__).resolve().parents[1] / "containers.conf"
 _SYSTEM_DIRS = frozenset(
     "/" + d
     for d in [
@@ -67,7 +68,7 @@ _SYSTEM_DIRS = frozenset(
         "var",
     ]
 )
-log = structlog.get_logger("executor")
+log = structlog.get_logger("process-pods")
 Json = dict[str, Any]
 
 
@@ -96,8 +97,8 @@ class PodRunError(Exception):
     """The Pod cannot be run as specified (a missing Secret key, an unsupported volume)."""
 
 
-class Executor:
-    """Bind, run and report every Pod of the local control plane."""
+class ProcessPods:
+    """Bind, run and report, as host processes, the Pods of a control plane without a node."""
 
     def __init__(
         self,
@@ -105,13 +106,9 @@ class Executor:
         workdir: Path,
         extra_path: str | None = None,
         node_name: str = NODE_NAME,
-        mode: str = "process",
         only_selected: bool = False,
     ) -> None:
         self.only_selected = only_selected
-        if mode not in ("process", "podman"):
-            raise ValueError(f"unknown executor mode {mode!r}")
-        self.mode = mode
         self.api = api
         # Typed as Any: this module speaks plain JSON dicts to the API, which the client accepts.
         self.core: Any = k8s.CoreV1Api(api)
@@ -132,7 +129,7 @@ class Executor:
                 "name": self.node_name,
                 "labels": {
                     "kubernetes.io/hostname": self.node_name,
-                    "ptah.run/local-executor": "true",
+                    "ptah.run/process-pods": "true",
                 },
             },
         }
@@ -145,7 +142,7 @@ class Executor:
                         "type": "Ready",
                         "status": "True",
                         "reason": "KubeletReady",
-                        "message": "the ptah local executor runs Pods as local processes",
+                        "message": "ptah process-pods runs Pods as local processes",
                         "lastHeartbeatTime": _now(),
                         "lastTransitionTime": _now(),
                     }
@@ -160,7 +157,7 @@ class Executor:
 
     async def run(self) -> None:
         if os.geteuid() != 0:
-            raise RuntimeError("the local executor needs root for private mount namespaces")
+            raise RuntimeError("process-pods needs root for private mount namespaces")
         await self.register_node()
         while True:
             listing = await self.core.list_pod_for_all_namespaces(_preload_content=False)
@@ -184,7 +181,7 @@ class Executor:
                         await self._handle(obj)
             except ApiException as exc:
                 if exc.status != 410:
-                    log.warning("executor watch failed", status=exc.status)
+                    log.warning("pod watch failed", status=exc.status)
                     await asyncio.sleep(1)
             finally:
                 watcher.stop()
@@ -211,7 +208,7 @@ class Executor:
         self._running[key] = asyncio.create_task(self._run_pod(pod), name=f"pod {key}")
 
     def _wants(self, spec: Json) -> bool:
-        """Whether this executor takes an unscheduled Pod: one that selects its node by
+        """Whether this node takes an unscheduled Pod: one that selects its node by
         hostname, or any Pod that selects none unless `only_selected` is set."""
         selector = spec.get("nodeSelector") or {}
         hostname = selector.get("kubernetes.io/hostname")
@@ -313,7 +310,7 @@ class Executor:
             )
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # the executor must not die with one Pod
+        except Exception as exc:  # one Pod must not end the loop
             log.exception("pod run crashed", pod=key)
             with contextlib.suppress(Exception):
                 await self._patch_status(
@@ -322,7 +319,7 @@ class Executor:
                     init_statuses,
                     statuses,
                     started,
-                    reason="ExecutorError",
+                    reason="ProcessPodsError",
                     message=type(exc).__name__,
                 )
         finally:
@@ -514,7 +511,7 @@ class Executor:
         argv = [*(container.get("command") or []), *(container.get("args") or [])]
         if not argv:
             raise PodRunError(
-                f"container {container['name']}: the local executor needs an explicit command"
+                f"container {container['name']}: process-pods needs an explicit command"
             )
         env = await self._environment(pod, container)
         termination = poddir / f"{_safe_name(container['name'])}.termination-log"
@@ -526,8 +523,6 @@ class Executor:
                 raise PodRunError(f"container {container['name']}: no volume {mount['name']}")
             mounts.append((volumes[mount["name"]], mount["mountPath"], bool(mount.get("readOnly"))))
         termination_path = container.get("terminationMessagePath", "/dev/termination-log")
-        if self.mode == "podman":
-            return await self._run_in_podman(pod, container, argv, env, mounts, termination, poddir)
         script = ["set -e"]
         # A mount target under a directory the host does not use (such as /ptah) gets a fresh
         # tmpfs at that top-level directory first, so one container never sees another's
@@ -573,84 +568,10 @@ class Executor:
         log.info("container finished", pod=key, container=container["name"], exit_code=code)
         return (code if code >= 0 else 128 - code), message
 
-    async def _run_in_podman(
-        self,
-        pod: Json,
-        container: Json,
-        argv: list[str],
-        env: dict[str, str],
-        mounts: list[tuple[Path, str, bool]],
-        termination: Path,
-        poddir: Path,
-    ) -> tuple[int, str]:
-        """Run one container from its image with podman: its own env and mounts, host network."""
-        key = self._key(pod)
-        name = _safe_name(f"ptah-{pod['metadata']['uid'][:8]}-{container['name']}")
-        # The environment goes through a file only root can read, not the process list.
-        env_file = poddir / f"{_safe_name(container['name'])}.env"
-        env_file.touch(mode=0o600)
-        env.pop("PATH", None)
-        env.pop("HOME", None)
-        env_file.write_text("".join(f"{k}={v}\n" for k, v in env.items() if "\n" not in v))
-        termination.chmod(0o666)
-        command = [
-            "podman",
-            "run",
-            "--rm",
-            f"--name={name}",
-            "--network=host",
-            "--pull=never",
-            f"--env-file={env_file}",
-            f"--entrypoint={json.dumps(argv)}",
-        ]
-        for source, target, read_only in mounts:
-            command.append(f"--volume={source}:{target}:{'ro' if read_only else 'rw'}")
-        termination_path = container.get("terminationMessagePath", "/dev/termination-log")
-        command.append(f"--volume={termination}:{termination_path}:rw")
-        if container.get("workingDir"):
-            command.append(f"--workdir={container['workingDir']}")
-        command.append(container["image"])
-        logfile = poddir / f"{_safe_name(container['name'])}.log"
-        podman_env = {**os.environ, "CONTAINERS_CONF": str(CONTAINERS_CONF)}
-        with logfile.open("ab") as out:
-            proc = await asyncio.create_subprocess_exec(
-                *command,
-                stdout=out,
-                stderr=asyncio.subprocess.STDOUT,
-                stdin=asyncio.subprocess.DEVNULL,
-                env=podman_env,
-                start_new_session=True,
-            )
-            self._procs.setdefault(key, []).append(proc)
-            try:
-                code = await proc.wait()
-            except asyncio.CancelledError:
-                kill = await asyncio.create_subprocess_exec(
-                    "podman",
-                    "rm",
-                    "-f",
-                    name,
-                    env=podman_env,
-                    stdout=asyncio.subprocess.DEVNULL,
-                    stderr=asyncio.subprocess.DEVNULL,
-                )
-                await kill.wait()
-                raise
-        message = _termination_message(container, code, termination, logfile)
-        log.info(
-            "container finished",
-            pod=key,
-            container=container["name"],
-            exit_code=code,
-            mode="podman",
-        )
-        return code, message
-
 
 async def serve(
     kubeconfig: Path,
     workdir: Path,
-    mode: str = "process",
     node_name: str = NODE_NAME,
     only_selected: bool = False,
 ) -> None:
@@ -659,24 +580,17 @@ async def serve(
         config_file=str(kubeconfig), client_configuration=configuration
     )
     async with k8s.ApiClient(configuration) as api:
-        executor = Executor(
-            api, workdir, node_name=node_name, mode=mode, only_selected=only_selected
-        )
-        await executor.run()
+        await ProcessPods(api, workdir, node_name=node_name, only_selected=only_selected).run()
 
 
 def main() -> None:
     import argparse
 
-    parser = argparse.ArgumentParser(description="Run the local Job executor (plays the kubelet).")
+    parser = argparse.ArgumentParser(
+        description="Run Pods as host processes (plays the kubelet for a node-less control plane)."
+    )
     parser.add_argument("--kubeconfig", required=True, type=Path)
     parser.add_argument("--workdir", required=True, type=Path)
-    parser.add_argument(
-        "--mode",
-        choices=["process", "podman"],
-        default="process",
-        help="run containers as local processes, or as real containers from their image",
-    )
     parser.add_argument("--node-name", default=NODE_NAME)
     parser.add_argument(
         "--only-selected",
@@ -684,7 +598,7 @@ def main() -> None:
         help="take only Pods whose nodeSelector names this node's hostname",
     )
     args = parser.parse_args()
-    asyncio.run(serve(args.kubeconfig, args.workdir, args.mode, args.node_name, args.only_selected))
+    asyncio.run(serve(args.kubeconfig, args.workdir, args.node_name, args.only_selected))
 
 
 if __name__ == "__main__":
