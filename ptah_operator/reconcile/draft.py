@@ -416,8 +416,6 @@ class Draft(Effects, Generic[WorldT, StatusT, PhaseT]):
         if old_claim.type == OperationType.APPLY or old_claim.operation_id in self.world.results:
             return
         own = job_name(old_claim.type, old_claim.operation_id)
-        if own == job_name(OperationType.APPLY, old_claim.operation_id):
-            return
         job = self.world.jobs.get(own)
         if job is not None and job.phase == JobPhase.ACTIVE and not job.deleting:
             self.delete(ObjectRef("batch/v1", "Job", self.namespace, own))
