@@ -108,24 +108,18 @@ def _allowed_digest(item: str) -> str:
 
 
 def check_runner_image_flags(args: argparse.Namespace) -> None:
-    """The runner image is pinned by digest, or taken unpinned only when asked for (warned);
-    every allowed runner image is a digest (issue #18). Without a webhook server nothing runs
-    (observers only), so the image is not asked for."""
+    """The runner image is pinned by digest, and every allowed runner image is a digest (issue
+    #18): a tag could be moved under the Jobs. Without a webhook server nothing runs (observers
+    only), so the image is not asked for."""
     if parse_bind_address(args.webhook_bind_address) is None:
         return
     for item in args.allowed_runner_images:
         _allowed_digest(item)
-    if images.pinned_image(args.runner_image) is None:
-        return
-    if not args.allow_unpinned_runner_image:
+    if images.pinned_image(args.runner_image) is not None:
         raise ValueError(
-            "--runner-image must be pinned by digest (name@sha256:<64 hex>); "
-            "--allow-unpinned-runner-image takes a tag (local stacks only)"
+            "--runner-image must be pinned by digest (name@sha256:<64 hex>): a moved tag would "
+            "change what every Job runs"
         )
-    log.warning(
-        "the runner image is not pinned by digest: a moved tag changes what every Job runs",
-        code=images.ImageRefusal.NOT_PINNED.value,
-    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -220,12 +214,6 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HOST[:PORT],...",
         help="Git and OCI registry hosts a source's secretRef may be sent to; a secretRef for "
         "any other host is refused (default: none, sources are read anonymously)",
-    )
-    parser.add_argument(
-        "--allow-unpinned-runner-image",
-        action="store_true",
-        help="take a --runner-image that is not pinned by digest, with a warning (local stacks "
-        "only: a tag can be moved under the Jobs)",
     )
     parser.add_argument(
         "--insecure-registry",
