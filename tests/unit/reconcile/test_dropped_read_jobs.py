@@ -45,6 +45,26 @@ def test_a_schema_read_dropped_by_a_realm_conflict_deletes_its_running_job() -> 
     assert _deleted_jobs(decision) == [job]
 
 
+def test_a_read_dropped_under_suspend_deletes_its_running_job() -> None:
+    """SUS-04 drops a read under way; SUS-08's "finish" is read as "end"
+    (docs/design/lifecycle-decisions.md): the dropped read's Job ends at once."""
+    world = migration.reading()
+    (job,) = _job_names(world)
+    decision = reconcile_migration(migration.suspended(world))
+    assert decision.status is not None
+    assert decision.status.get("activeOperation") is None
+    assert _deleted_jobs(decision) == [job]
+
+
+def test_a_schema_read_dropped_under_suspend_deletes_its_running_job() -> None:
+    world = schema.observing()
+    (job,) = _job_names(world)
+    decision = reconcile_schema(schema.suspended(world))
+    assert decision.status is not None
+    assert decision.status.get("activeOperation") is None
+    assert _deleted_jobs(decision) == [job]
+
+
 def test_a_read_that_ended_with_its_result_keeps_its_job() -> None:
     world = migration.history_reported(migration.reading(), migration.nothing_pending())
     decision = reconcile_migration(world)
