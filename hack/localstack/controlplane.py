@@ -4,10 +4,10 @@ Started the envtest way (binaries from `hack/control-plane-binaries.sh`: KUBEBUI
 cache outside the repository, or a build from the Go module proxy), with generated
 certificates, RBAC on, and an admin kubeconfig in `system:masters`. The controller manager runs
 only the controllers the operator relies on (Job, garbage collector, namespace, service
-accounts), so Jobs get Pods and owner references cascade as in a cluster. There is no
-scheduler and no kubelet: the local Job executor plays the kubelet (issue #4), unless the stack
-runs a real node (`node.py`). Then, and only then, the control plane is set up the way a cluster
-with nodes has it: the Node authorizer and NodeRestriction admission, ServiceAccount admission
+accounts), so Jobs get Pods and owner references cascade as in a cluster. Alone (the session's
+`kube` fixture) it has no scheduler and no kubelet: `processpods.py` plays the kubelet for the
+runner's integration tests. The local stack runs a real node beside it (`node.py`); then, and
+only then, the control plane is set up the way a cluster with nodes has it: the Node authorizer and NodeRestriction admission, ServiceAccount admission
 (Pods get their tokens), a client certificate for the node (`system:node:<name>`), the kubelet
 client certificate and CA for `logs`/`exec`/`port-forward`, the kubelet reached by its InternalIP
 (there is no DNS for node names here), and the controllers a node's Pods rely on.

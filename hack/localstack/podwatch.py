@@ -3,8 +3,7 @@
 `PodWatch(control_plane)` lists the cluster's Pods, then follows a watch from that list's
 resourceVersion in a thread (again from the last version it saw when the server ends a watch,
 as informers do; a list again when that version is gone). It keeps every Pod it has seen,
-deleted ones included, so a test can count the Pods a Job ever had (`ever`), which the executor
-stack read from its own directories. Given a file, it also writes the manager's running Pods
+deleted ones included, so a test can count the Pods a Job ever had (`ever`). Given a file, it also writes the manager's running Pods
 there as Prometheus file_sd targets: Debian's Prometheus 2.42 is built without Kubernetes
 service discovery, and this is the list that discovery would give it (each replica at its
 `metrics` port, labelled with its Pod).

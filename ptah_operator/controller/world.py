@@ -434,7 +434,7 @@ def pod_problem(
     job: KubeObject, pods: list[KubeObject], phase: JobPhase
 ) -> tuple[str, PodProblem] | None:
     """Why the Job's Pod cannot start, if it cannot: a container waiting for a reason that
-    does not pass by itself (POD_START_REASONS), a Pod failed for one (the local executor
+    does not pass by itself (POD_START_REASONS), a Pod failed for one (processpods.py
     fails it at once), or, for a Job the Job controller started that has no Pod at all, no
     Pod created (FAILED_CREATE). With it, the key its onset is timed under (the Pod, or
     FAILED_CREATE), whatever reason it shows meanwhile (an image flips between ErrImagePull

@@ -87,7 +87,7 @@ SOURCE_DONE = {"name": "source", "state": {"terminated": {"exitCode": 0}}}
             PodProblem("InvalidImageName", None, SINCE),
         ),
         (
-            # The local executor fails the Pod at once.
+            # hack/localstack/processpods.py fails the Pod at once.
             pod(
                 phase="Failed",
                 reason="CreateContainerConfigError",
