@@ -56,13 +56,11 @@ from ptah_operator.api.contracts.result import OperationReport, run_failure, run
 from ptah_operator.api.migration import LastRun
 from ptah_operator.api.names import job_name
 from ptah_operator.api.plans import PtahMigrationPlan
-from ptah_operator.reconcile import conditions, leases, runs, sources
-from ptah_operator.reconcile import reads as core
+from ptah_operator.reconcile import apply_follow, conditions, leases, sources
 from ptah_operator.reconcile.approvals import accepted as approval_accepted
 from ptah_operator.reconcile.decision import (
     LeaseAction,
     LeaseVerb,
-    ObjectRef,
     OperationCredentials,
 )
 from ptah_operator.reconcile.draft import binding_digest, current_binding
@@ -77,9 +75,6 @@ from ptah_operator.reconcile.schedule import (
     CLEANUP_CHECK,
     JOB_RECREATE_CHECK,
     LEASE_WAIT,
-    POD_STOP_CHECK,
-    RESULT_GRACE,
-    RUN_CAP,
     interval,
 )
 from ptah_operator.reconcile.world import JobState, OperationResult
@@ -161,76 +156,30 @@ def held(draft: MigrationDraft) -> None:
 
 
 def observe(draft: MigrationDraft, claim: ActiveOperation, refusal: Refusal | None) -> None:
-    """Follow an Apply claim to its end."""
-    world = draft.world
-    name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
-    job = world.jobs.get(name)
-    result = world.results.get(claim.operation_id)
+    """Follow an Apply claim to its end (apply_follow.py, with the migration's ends)."""
+    apply_follow.observe(draft, APPLY, claim, refusal)
+
+
+def _undispatched(
+    draft: MigrationDraft, claim: ActiveOperation, name: str, refusal: Refusal | None
+) -> None:
+    """No Job of the claim exists, and none may have been made: withdrawn if anything moved,
+    refused if the API server refused its Job, else asked for again."""
     status = draft.status
-
-    made = world.jobs_made.get(name)
-    # Refused, or the name taken by a Job Ptah did not make (the executor read it): no Job
-    # of this run was made, so none under its name is adopted, and nothing of it has begun.
-    refused = claim.job_uid is None and made is None and name in world.job_refusals
-    if claim.job_uid is None and made is not None and made.uid is not None and (made.gone or job):
-        # The Job this manager made, by the create's answer: the run began with it, and a
-        # Job under its name with another UID is not it (runs.run_job; issue #18).
-        _accept(draft, claim)
-        claim = claim.model_copy(update={"job_uid": made.uid, "job_created_at": made.created_at})
-    elif claim.job_uid is None and job is not None and not refused:
-        _accept(draft, claim)
-        claim = claim.model_copy(update={"job_uid": job.uid, "job_created_at": job.created_at})
-    job = runs.run_job(claim, job)
-    claim = _track_lease(draft, claim)
-    status.active_operation = claim
-
-    begun = result is not None or claim.operation_id in world.running_pods
-    if claim.job_uid is None and begun and not refused:
-        _begun_unseen(draft, claim, name)
+    why = _withdrawal(draft, claim, refusal)
+    if why is None and status.unresolved_run is not None:
+        # The gate again (MIG-46): a claim whose Job never showed, beside a held run (as
+        # a restored or edited status can hold them), asks for no Job.
+        status.active_operation = None
+        _release(draft, claim)
+        held(draft)
         return
-    if claim.job_uid is None and made is not None and made.gone:
-        # Asked for, its answer lost, and not there: it may have been made (issue #18).
-        _made_elsewhere(draft, claim, name)
-        return
-    if claim.job_uid is None and made is not None:
-        _made_unseen(draft, claim, name)
-        return
-    if runs.made_elsewhere(draft, claim):
-        _made_elsewhere(draft, claim, name)
-        return
-    if claim.job_uid is None:
-        why = _withdrawal(draft, claim, refusal)
-        if why is None and status.unresolved_run is not None:
-            # The gate again (MIG-46): a claim whose Job never showed, beside a held run (as
-            # a restored or edited status can hold them), asks for no Job.
-            status.active_operation = None
-            _release(draft, claim)
-            held(draft)
-            return
-        if why is not None:
-            _withdraw(draft, claim, why, refusal)
-        elif name in world.job_refusals:
-            _job_refused(draft, claim, name, world.job_refusals[name])
-        else:
-            _recreate(draft, claim)
-        return
-    _follow_dispatched(draft, claim, name, job, result)
-
-
-def _begun_unseen(draft: MigrationDraft, claim: ActiveOperation, name: str) -> None:
-    """The Job was never seen, but the run has begun: a result came, or a Pod of it runs (the
-    Job deleted with its Pods orphaned before a pass recorded its UID). Nothing is withdrawn
-    and no Job made again, which would run the Apply twice; the result is not taken either (no
-    run's word: whoever holds the operation's token could have posted it, issue #18). The run
-    is over at its hard cap, from the claim, once no Pod of it runs: Unknown, read back."""
-    if runs.at_cap(draft, claim, None) == runs.AtCap.OVER:
-        _accept(draft, claim)
-        _end_unknown(draft, claim, None, f"Job {name} was never seen; its result is not taken")
-        return
-    why = f"Job {name} was never seen but the run has begun"
-    if claim.operation_id in draft.world.running_pods:
-        why += "; a Pod of it still runs"
-    draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
+    if why is not None:
+        _withdraw(draft, claim, why, refusal)
+    elif name in draft.world.job_refusals:
+        _job_refused(draft, claim, name, draft.world.job_refusals[name])
+    else:
+        _recreate(draft, claim)
 
 
 def _track_lease(draft: MigrationDraft, claim: ActiveOperation) -> ActiveOperation:
@@ -255,63 +204,6 @@ def _track_lease(draft: MigrationDraft, claim: ActiveOperation) -> ActiveOperati
     return claim
 
 
-def _follow_dispatched(
-    draft: MigrationDraft,
-    claim: ActiveOperation,
-    name: str,
-    job: JobState | None,
-    result: OperationResult | None,
-) -> None:
-    """A dispatched run never gives way: follow it to its end, whatever it left (runs.stage)."""
-    claim = runs.note_gone(draft, claim, job)
-    stage = runs.stage(draft, claim, job, result)
-    if stage == runs.Stage.POD_RUNS:
-        # The run may still change the database: nothing is read back and the Lease stays
-        # until that Pod stops (issue #18).
-        _not_over(draft, claim, job, f"a Pod of Job {name} still runs")
-    elif stage == runs.Stage.SUSPENDED:
-        # It would never end by itself. The run ends with no outcome, and its Job goes, so
-        # that resuming it cannot run the Apply without the Lease.
-        assert job is not None
-        if runs.deleted(draft, claim, job):
-            _end_unknown(draft, claim, job, f"Job {name} was suspended before it ended")
-        else:
-            why = f"Job {name} was suspended: the run ends once it is deleted"
-            draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
-    elif stage == runs.Stage.LEASE_LOST_RUNNING:
-        # The run may still be changing the database: it is followed to its end, and only
-        # then declared unknown, so no read of that database starts while it runs.
-        _not_over(draft, claim, job, "")
-    elif stage == runs.Stage.LEASE_LOST:
-        lost = "the database-realm Lease changed hands during the run: its result is discarded"
-        _end_unknown(draft, claim, job, lost)
-    elif stage == runs.Stage.EARLY_RESULT:
-        # The claim, the Lease and the gate to the next Apply stay until the Job is done.
-        _not_over(draft, claim, job, "")
-    elif stage == runs.Stage.RESULT:
-        assert result is not None
-        _end_reported(draft, claim, job, result)
-    elif stage == runs.Stage.GONE and runs.gone_settled(draft, claim):
-        _end_unknown(draft, claim, None, f"Job {name} is gone and left no result")
-    elif stage == runs.Stage.GONE:
-        why = f"Job {name} is gone: the run ends once no Pod of it shows"
-        draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
-    elif stage == runs.Stage.RUNNING:
-        assert job is not None
-        _not_over(draft, claim, job, "")
-        if draft.status.active_operation is not None:
-            core.apply_cannot_start(draft, job)
-    elif job is not None and job.snapshot_refused:
-        _end_refused(draft, claim, job)
-    elif stage == runs.Stage.AWAITING_RESULT:
-        assert job is not None
-        assert job.finished_at is not None
-        draft.stand(standings.applying(claim.plan.name if claim.plan else "?"))
-        draft.wake_at(job.finished_at + RESULT_GRACE)
-    else:
-        _end_unknown(draft, claim, job, f"Job {name} ended without a readable result")
-
-
 def _end_reported(
     draft: MigrationDraft, claim: ActiveOperation, job: JobState | None, result: OperationResult
 ) -> None:
@@ -325,27 +217,6 @@ def _end_reported(
         _end_unknown(draft, claim, job, "the run's result holds no outcome")
     else:
         _end(draft, claim, job, report)
-
-
-def _not_over(
-    draft: MigrationDraft, claim: ActiveOperation, job: JobState | None, why: str
-) -> None:
-    """The run is not over: the claim and the Lease stay, and status says why; but any run is
-    over at its hard cap (`runs.at_cap`): its Job is deleted then, and once no Pod of it runs
-    (or POD_STOP_MARGIN later, whatever runs) it ends Unknown, read back."""
-    name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
-    at_cap = runs.at_cap(draft, claim, job)
-    if at_cap == runs.AtCap.OVER:
-        minutes = int(RUN_CAP.total_seconds() // 60)
-        _end_unknown(
-            draft, claim, job, f"the run was not over {minutes} minutes after its Job was made"
-        )
-        return
-    if at_cap == runs.AtCap.DELETING:
-        why = f"past its hard cap: Job {name} is being deleted"
-    elif at_cap == runs.AtCap.STOPPING:
-        why = f"past its hard cap: Job {name} is deleted, and a Pod of it still runs"
-    draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
 
 
 # --- before dispatch ---------------------------------------------------------------------------
@@ -400,44 +271,19 @@ def _withdraw(
     draft.rely_on_own_write()
 
 
-def _made_elsewhere(draft: MigrationDraft, claim: ActiveOperation, name: str) -> None:
-    """The claim was written by another manager process and its Job is not there: it may have
-    been made, run and removed while no one watched (runs.made_elsewhere). Not withdrawn and
-    not made again; once no Pod of it shows (POD_CACHE_GRACE), Unknown, read back at once."""
-    claim = runs.note_gone(draft, claim, None)
-    if runs.gone_settled(draft, claim):
-        _accept(draft, claim)
-        _end_unknown(draft, claim, None, f"Job {name} may have been made before this manager ran")
-        return
-    why = f"Job {name} is not there and may have been made before this manager ran"
-    draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
-
-
-def _made_unseen(draft: MigrationDraft, claim: ActiveOperation, name: str) -> None:
-    """The manager made the Job, and no cache shows it yet: the run may have begun, so the
-    claim is not withdrawn, whatever moved. The Job is asked for again, which the executor
-    turns into a read (a 404 marks it gone: `MadeJob.gone`); with its plan or snapshot gone
-    it cannot be asked for. Past its hard cap it is deleted by name, and the run is over once
-    the delete is done."""
-    if runs.at_cap(draft, claim, None) != runs.AtCap.BEFORE:
-        # Still there for all the executor knows (relabelled out of the cache, say): deleted,
-        # and the run ends once that delete is done (MadeJob.gone), never before.
-        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
-        draft.wake_in(POD_STOP_CHECK)
-        why = f"past its hard cap: Job {name}, made but never seen, is being deleted"
-        draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
-        return
+def _remake(draft: MigrationDraft, claim: ActiveOperation) -> bool:
+    """Ask again for the Job this manager made and no cache shows; with its plan or snapshot
+    gone it cannot be asked for."""
     plan = draft.world.plans.get(claim.plan.name) if claim.plan is not None else None
     record = claim.source
-    if plan is not None and record is not None:
-        # (A manifest that cannot be built now asks for nothing: the one asked for is only read.)
-        with contextlib.suppress(ValueError):
-            draft.create(
-                apply_job(draft.migration, draft.world.runner, claim.operation_id, record, plan)
-            )
-        draft.wake_in(JOB_RECREATE_CHECK)
-    why = f"Job {name} was made but is not seen yet"
-    draft.stand(standings.applying(claim.plan.name if claim.plan else "?", why))
+    if plan is None or record is None:
+        return False
+    # (A manifest that cannot be built now asks for nothing: the one asked for is only read.)
+    with contextlib.suppress(ValueError):
+        draft.create(
+            apply_job(draft.migration, draft.world.runner, claim.operation_id, record, plan)
+        )
+    return True
 
 
 def _recreate(draft: MigrationDraft, claim: ActiveOperation) -> None:
@@ -687,3 +533,21 @@ def _wait(
         standing = standings.ready_to_apply(ref.name, f"it waits: {why}")
     draft.stand(standing)
     draft.wake_in(delay)
+
+
+APPLY = apply_follow.ApplyFamily[MigrationDraft](
+    run="run",
+    cap_subject="the run",
+    lease_lost_running="",
+    awaiting_result="",
+    applying=standings.applying,
+    accept=_accept,
+    track_lease=_track_lease,
+    undispatched=_undispatched,
+    remake=_remake,
+    end_unknown=_end_unknown,
+    end_reported=_end_reported,
+    end_refused=_end_refused,
+)
+"""How a migration's Apply claims are followed (apply_follow.py): a run with no outcome is
+held Unknown and read back; a snapshot refused before the run container started ends it."""

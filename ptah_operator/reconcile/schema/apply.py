@@ -58,19 +58,14 @@ from ptah_operator.api.journal import JournalEntry
 from ptah_operator.api.names import job_name
 from ptah_operator.api.plans import PtahSchemaPlan
 from ptah_operator.api.schema import ApplyRecord
-from ptah_operator.reconcile import conditions, runs, sources
-from ptah_operator.reconcile import reads as core
+from ptah_operator.reconcile import apply_follow, conditions, sources
 from ptah_operator.reconcile.approvals import accepted as approval_accepted
-from ptah_operator.reconcile.decision import ObjectRef
 from ptah_operator.reconcile.draft import binding_digest, current_binding
 from ptah_operator.reconcile.realm import Refusal
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
     JOB_RECREATE_CHECK,
     LEASE_WAIT,
-    POD_STOP_CHECK,
-    RESULT_GRACE,
-    RUN_CAP,
     failure_retry_interval,
 )
 from ptah_operator.reconcile.schema import claims, jobs, leases, plans, proof
@@ -134,163 +129,32 @@ def start(draft: SchemaDraft, plan: PtahSchemaPlan, approval: PtahSchemaApproval
 
 
 def observe(draft: SchemaDraft, claim: ActiveOperation, refusal: Refusal | None) -> None:
-    """Follow an Apply claim to its end."""
-    world = draft.world
-    name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
-    job = world.jobs.get(name)
-    result = world.results.get(claim.operation_id)
-    made = world.jobs_made.get(name)
-    # Refused, or the name taken by a Job Ptah did not make (the executor read it): no Job
-    # of this Apply was made, so none under its name is adopted, and nothing of it has begun.
-    refused = claim.job_uid is None and made is None and name in world.job_refusals
-    if claim.job_uid is None and made is not None and made.uid is not None and (made.gone or job):
-        # The Job this manager made, by the create's answer: the Apply began with it, and a
-        # Job under its name with another UID is not it (runs.run_job; issue #18).
-        claim = claim.model_copy(update={"job_uid": made.uid, "job_created_at": made.created_at})
-        _accept(draft, claim)
-    elif claim.job_uid is None and job is not None and not refused:
-        claim = claim.model_copy(update={"job_uid": job.uid, "job_created_at": job.created_at})
-        _accept(draft, claim)
-    job = runs.run_job(claim, job)
-    claim = leases.track(draft, claim)
-    draft.status.active_operation = claim
-
-    # A result before its Job was ever seen is no Apply's word: whoever holds the operation's
-    # token could have posted it (issue #18). The claim goes on as if none had come.
-    dispatched = claim.job_uid is not None
-    begun = result is not None or claim.operation_id in world.running_pods
-    if not dispatched and begun and not refused:
-        _begun_unseen(draft, claim, name)
-        return
-    if not dispatched and made is not None and made.gone:
-        # Asked for, its answer lost, and not there: it may have been made (issue #18).
-        _made_elsewhere(draft, claim, name)
-        return
-    if not dispatched and made is not None:
-        _made_unseen(draft, claim, name)
-        return
-    if runs.made_elsewhere(draft, claim):
-        _made_elsewhere(draft, claim, name)
-        return
-    if not dispatched:
-        why = _withdrawal(draft, claim, refusal)
-        if why is not None:
-            _withdraw(draft, claim, why, refusal)
-            return
-        _undispatched(draft, claim)
-        return
-    _follow_dispatched(draft, claim, name, job, result)
+    """Follow an Apply claim to its end (apply_follow.py, with the schema's ends)."""
+    apply_follow.observe(draft, APPLY, claim, refusal)
 
 
-def _begun_unseen(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
-    """The Job was never seen, but the Apply has begun: a result came, or a Pod of it runs (the
-    Job deleted with its Pods orphaned before a pass recorded its UID). Nothing is withdrawn
-    and no Job made again, which would run the Apply twice; the result is not taken either.
-    The Apply is over at its hard cap, from the claim, once no Pod of it runs: no outcome,
-    proved."""
-    if runs.at_cap(draft, claim, None) == runs.AtCap.OVER:
-        _accept(draft, claim)
-        _end(draft, claim, None, None, f"Job {name} was never seen; its result is not taken")
-        return
-    why = f"Job {name} was never seen but the Apply has begun"
-    if claim.operation_id in draft.world.running_pods:
-        why += "; a Pod of it still runs"
-    draft.stand(applying(claim.plan.name if claim.plan else "?", why))
-
-
-def _made_elsewhere(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
-    """The claim was written by another manager process and its Job is not there: it may have
-    been made, run and removed while no one watched (runs.made_elsewhere). Not withdrawn and
-    not made again; once no Pod of it shows (POD_CACHE_GRACE), no outcome, proved at once."""
-    claim = runs.note_gone(draft, claim, None)
-    if runs.gone_settled(draft, claim):
-        _accept(draft, claim)
-        _end(draft, claim, None, None, f"Job {name} may have been made before this manager ran")
-        return
-    why = f"Job {name} is not there and may have been made before this manager ran"
-    draft.stand(applying(claim.plan.name if claim.plan else "?", why))
-
-
-def _made_unseen(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
-    """The manager made the Job, and no cache shows it yet: the Apply may have begun, so the
-    claim is not withdrawn, whatever moved. The Job is asked for again, which the executor
-    turns into a read (a 404 marks it gone: `MadeJob.gone`); with its plan gone it cannot be
-    asked for. Past its hard cap it is deleted by name, and the Apply is over once the delete
-    is done."""
-    if runs.at_cap(draft, claim, None) != runs.AtCap.BEFORE:
-        # Still there for all the executor knows (relabelled out of the cache, say): deleted,
-        # and the Apply ends once that delete is done (MadeJob.gone), never before.
-        draft.delete(ObjectRef("batch/v1", "Job", draft.namespace, name))
-        draft.wake_in(POD_STOP_CHECK)
-        why = f"past its hard cap: Job {name}, made but never seen, is being deleted"
-        draft.stand(applying(claim.plan.name if claim.plan else "?", why))
-        return
-    plan = plans.published(draft)
-    if plan is not None:
-        # (A manifest that cannot be built now asks for nothing: the one asked for is only read.)
-        with contextlib.suppress(ValueError):
-            draft.create(jobs.apply_job(draft.schema, draft.world.runner, claim.operation_id, plan))
-        draft.wake_in(JOB_RECREATE_CHECK)
-    why = f"Job {name} was made but is not seen yet"
-    draft.stand(applying(claim.plan.name if claim.plan else "?", why))
-
-
-def _follow_dispatched(
-    draft: SchemaDraft,
-    claim: ActiveOperation,
-    name: str,
-    job: JobState | None,
-    result: OperationResult | None,
+def _undispatched_claim(
+    draft: SchemaDraft, claim: ActiveOperation, name: str, refusal: Refusal | None
 ) -> None:
-    """A dispatched Apply never gives way: follow it to its end, whatever it left
-    (runs.stage)."""
-    claim = runs.note_gone(draft, claim, job)
-    stage = runs.stage(draft, claim, job, result)
-    if stage == runs.Stage.POD_RUNS:
-        # The proof must not read a database it may still change, and the Lease stays until
-        # that Pod stops (issue #18).
-        _not_over(draft, claim, job, f"a Pod of Job {name} still runs")
-    elif stage == runs.Stage.SUSPENDED:
-        # It would never end by itself. The Apply ends with no outcome, and its Job goes, so
-        # that resuming it cannot run it without the Lease.
-        assert job is not None
-        if runs.deleted(draft, claim, job):
-            _end(draft, claim, job, None, f"Job {name} was suspended before it ended")
-        else:
-            why = f"Job {name} was suspended: the run ends once it is deleted"
-            draft.stand(applying(claim.plan.name if claim.plan else "?", why))
-    elif stage == runs.Stage.LEASE_LOST_RUNNING:
-        # Its result will be discarded, but the proof must not read a database the Apply may
-        # still be changing: the Job is observed to its end (SUS-02).
-        why = "the database-realm Lease changed hands; its result will be discarded"
-        _not_over(draft, claim, job, why)
-    elif stage == runs.Stage.LEASE_LOST:
-        lost = "the database-realm Lease changed hands during the Apply: its result is discarded"
-        _end(draft, claim, job, None, lost)
-    elif stage == runs.Stage.EARLY_RESULT:
-        # Not yet the Apply's last word, and the proof must not read a database it may still
-        # be changing: the Job is followed to its end first.
-        _not_over(draft, claim, job, "")
-    elif stage == runs.Stage.RESULT:
-        assert result is not None
-        _end_reported(draft, claim, job, result)
-    elif stage == runs.Stage.GONE and runs.gone_settled(draft, claim):
-        _end(draft, claim, None, None, f"Job {name} is gone and left no result")
-    elif stage == runs.Stage.GONE:
-        why = f"Job {name} is gone: the run ends once no Pod of it shows"
-        draft.stand(applying(claim.plan.name if claim.plan else "?", why))
-    elif stage == runs.Stage.RUNNING:
-        assert job is not None
-        _not_over(draft, claim, job, "")
-        if draft.status.active_operation is not None:
-            core.apply_cannot_start(draft, job)
-    elif stage == runs.Stage.AWAITING_RESULT:
-        assert job is not None
-        assert job.finished_at is not None
-        draft.stand(applying(claim.plan.name if claim.plan else "?", "its result is awaited"))
-        draft.wake_at(job.finished_at + RESULT_GRACE)
-    else:
-        _end(draft, claim, job, None, f"Job {name} ended without a readable result")
+    """No Job of the claim exists, and none may have been made: withdrawn if anything moved,
+    else built again or waiting for its retry (`_undispatched`)."""
+    moved = _withdrawal(draft, claim, refusal)
+    if moved is not None:
+        _withdraw(draft, claim, moved, refusal)
+        return
+    _undispatched(draft, claim)
+
+
+def _remake(draft: SchemaDraft, claim: ActiveOperation) -> bool:
+    """Ask again for the Job this manager made and no cache shows; with its plan gone it
+    cannot be asked for."""
+    plan = plans.published(draft)
+    if plan is None:
+        return False
+    # (A manifest that cannot be built now asks for nothing: the one asked for is only read.)
+    with contextlib.suppress(ValueError):
+        draft.create(jobs.apply_job(draft.schema, draft.world.runner, claim.operation_id, plan))
+    return True
 
 
 def _end_reported(
@@ -304,23 +168,6 @@ def _end_reported(
         _end(draft, claim, job, None, f"its result cannot be read: {report.why}")
     else:
         _end(draft, claim, job, report, None)
-
-
-def _not_over(draft: SchemaDraft, claim: ActiveOperation, job: JobState | None, why: str) -> None:
-    """The Apply is not over: the claim and the Lease stay, and status says why; but any Apply
-    is over at its hard cap (`runs.at_cap`): its Job is deleted then, and once no Pod of it
-    runs (or POD_STOP_MARGIN later, whatever runs) it ends with no outcome, proved."""
-    name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
-    at_cap = runs.at_cap(draft, claim, job)
-    if at_cap == runs.AtCap.OVER:
-        minutes = int(RUN_CAP.total_seconds() // 60)
-        _end(draft, claim, job, None, f"it was not over {minutes} minutes after its Job was made")
-        return
-    if at_cap == runs.AtCap.DELETING:
-        why = f"past its hard cap: Job {name} is being deleted"
-    elif at_cap == runs.AtCap.STOPPING:
-        why = f"past its hard cap: Job {name} is deleted, and a Pod of it still runs"
-    draft.stand(applying(claim.plan.name if claim.plan else "?", why))
 
 
 # --- before dispatch ---------------------------------------------------------------------------
@@ -619,3 +466,27 @@ def _wait(draft: SchemaDraft, approval: PtahSchemaApproval | None, why: str) -> 
         draft.stand(approved(ref.name, f"the Apply waits: {why}"))
     else:
         draft.stand(ready_to_apply(ref.name, f"it waits: {why}"))
+
+
+def _end_unknown(
+    draft: SchemaDraft, claim: ActiveOperation, job: JobState | None, why: str
+) -> None:
+    """The Apply ended with no outcome: recorded, and proved (SCH-25)."""
+    _end(draft, claim, job, None, why)
+
+
+APPLY = apply_follow.ApplyFamily[SchemaDraft](
+    run="Apply",
+    cap_subject="it",
+    lease_lost_running="the database-realm Lease changed hands; its result will be discarded",
+    awaiting_result="its result is awaited",
+    applying=applying,
+    accept=_accept,
+    track_lease=leases.track,
+    undispatched=_undispatched_claim,
+    remake=_remake,
+    end_unknown=_end_unknown,
+    end_reported=_end_reported,
+)
+"""How a schema's Apply claims are followed (apply_follow.py): an Apply with no outcome is
+recorded Unknown and proved."""
