@@ -121,7 +121,7 @@ def observe(
         _follow_dispatched(draft, family, claim, name, job, result)
 
 
-def _applying(draft: D, family: ApplyFamily[D], claim: ActiveOperation, why: str = "") -> None:
+def _applying(draft: D, family: ApplyFamily[D], claim: ActiveOperation, why: str) -> None:
     draft.stand(family.applying(claim.plan.name if claim.plan else "?", why))
 
 

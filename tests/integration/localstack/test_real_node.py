@@ -9,6 +9,7 @@ before the stack started. A component that cannot start fails the tests (never a
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import secrets
@@ -31,7 +32,7 @@ from localstack.node import RealNode
 from localstack.process import StackError
 from localstack.stack import OPERATOR_NAMESPACE, LocalStack
 
-from ptah_operator.reconcile.jobs import RUNNER_UID
+from ptah_operator.reconcile.jobs import ACTIVE_DEADLINE_SECONDS, RUNNER_UID
 
 pytestmark = pytest.mark.timeout(900)
 FIGURES: dict[str, float] = {}
@@ -307,6 +308,11 @@ def _wait_for_verdict(
     return phase, status
 
 
+def _instant(value: str) -> float:
+    """An RFC 3339 time of the API (seconds resolution) as seconds since the epoch."""
+    return time.mktime(time.strptime(value, "%Y-%m-%dT%H:%M:%SZ"))
+
+
 def _apply_jobs(stack: LocalStack, namespace: str) -> list[dict[str, Any]]:
     jobs = _json(stack, "get", "jobs", "-n", namespace)["items"]
     return [j for j in jobs if j["metadata"]["labels"]["operator.ptah.run/operation"] == "Apply"]
@@ -417,6 +423,26 @@ def test_operator_jobs_run_under_the_kubelet(node_stack: LocalStack) -> None:
     # The runner's termination message came back through the kubelet.
     run_status = next(s for s in pod["status"]["containerStatuses"] if s["name"] == "run")
     assert run_status["state"]["terminated"].get("message"), run_status
+    # The kubelet ran the init containers one after the other, in the order written, and the
+    # SQL container only after the last of them.
+    written = [c["name"] for c in containers]
+    assert [st["name"] for st in statuses] == written, (written, statuses)
+    spans = [
+        (
+            _instant(st["state"]["terminated"]["startedAt"]),
+            _instant(st["state"]["terminated"]["finishedAt"]),
+        )
+        for st in statuses
+    ]
+    for (_, finished), (started, _) in itertools.pairwise(spans):
+        assert finished <= started, (written, spans)
+    # The Job as the API server keeps it: what the builder wrote, nothing dropped or changed.
+    kept = job["spec"]
+    assert kept["backoffLimit"] == 0
+    assert kept["activeDeadlineSeconds"] == ACTIVE_DEADLINE_SECONDS
+    assert kept["ttlSecondsAfterFinished"] == 86400  # an Apply's (JOB-07)
+    assert kept["template"]["spec"]["restartPolicy"] == "Never"
+    assert kept["template"]["spec"]["automountServiceAccountToken"] is False
 
     job_seconds = time.mktime(
         time.strptime(complete[0]["lastTransitionTime"], "%Y-%m-%dT%H:%M:%SZ")
