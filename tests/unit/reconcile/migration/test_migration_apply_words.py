@@ -1,0 +1,223 @@
+"""A migration's Apply, the details a person or the cluster reads (issue #11: written against
+the survivors of `make mutate` on reconcile/migration/apply.py): the RunFinished Event of each
+outcome, the held run's condition, the Lease released by name, the Lease epoch and name the run
+records, a claim that names no Job or no Lease, what a run that stopped before selecting
+records as its reason, and the journal of a refused Job."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from ptah_operator.api.common import ActiveOperation
+from ptah_operator.api.constants import (
+    ConditionType,
+    EventReason,
+    EventType,
+    JournalEntryType,
+    OperationType,
+    Reason,
+    RunOutcome,
+)
+from ptah_operator.api.contracts.codes import ErrorReason
+from ptah_operator.api.names import job_name
+from ptah_operator.reconcile.decision import LeaseAction, LeaseVerb
+from ptah_operator.reconcile.migration import reconcile_migration
+from ptah_operator.reconcile.migration.world import MigrationWorld
+from ptah_operator.reconcile.schedule import JOB_RECREATE_CHECK
+from ptah_operator.reconcile.world import JobPhase, LeaseState, MadeJob
+from tests.unit.reconcile.migration.worlds import (
+    MANAGER_NAMESPACE,
+    MIGRATION,
+    UID,
+    applying,
+    entries_added,
+    held,
+    run_block,
+    run_reported,
+    status,
+    status_of,
+    with_status,
+)
+
+FAILURE = {"version": "0002", "statementIndex": 3, "sqlstate": "23505", "mysqlErrno": None}
+
+
+def _claim(world: MigrationWorld) -> ActiveOperation:
+    return MIGRATION.claim_of(world)
+
+
+def _with_claim(world: MigrationWorld, **changes: object) -> MigrationWorld:
+    return with_status(world, active_operation=_claim(world).model_copy(update=changes))
+
+
+@pytest.mark.req("JNL-09", "MIG-17")
+@pytest.mark.parametrize(
+    ("block", "kind", "ended"),
+    [
+        (
+            run_block(RunOutcome.APPLIED, applied=["0002"]),
+            EventType.NORMAL,
+            "ended Applied: 1 migration(s) applied",
+        ),
+        (
+            run_block(RunOutcome.FAILED, failure=FAILURE),
+            EventType.WARNING,
+            "ended Failed: 0 migration(s) applied, stopped at version 0002",
+        ),
+        (
+            run_block(RunOutcome.PARTIAL, applied=["0002"], failure=FAILURE),
+            EventType.WARNING,
+            "ended Partial: 1 migration(s) applied, stopped at version 0002",
+        ),
+    ],
+    ids=["applied", "failed", "partial"],
+)
+def test_a_run_end_is_announced_with_its_outcome_what_it_applied_and_where_it_stopped(
+    block: dict[str, object], kind: EventType, ended: str
+) -> None:
+    running = applying()
+    claim = _claim(running)
+    assert claim.plan is not None
+    world = run_reported(running, block)
+    decision = reconcile_migration(world)
+    finished = [e for e in decision.events if e.reason == EventReason.RUN_FINISHED]
+    assert [(e.type, e.message) for e in finished] == [
+        (kind, f"run {claim.operation_id} of plan {claim.plan.name} {ended}")
+    ]
+    # The Lease goes back by its name, in the manager's namespace, from the run that held it.
+    assert list(decision.lease) == [
+        LeaseAction(
+            LeaseVerb.RELEASE, claim.lease_name or "", MANAGER_NAMESPACE, claim.operation_id
+        )
+    ]
+
+
+@pytest.mark.req("MIG-19", "RUN-03")
+def test_a_held_run_names_what_it_stopped_at_in_its_condition() -> None:
+    running = applying()
+    world = run_reported(running, run_block(RunOutcome.PARTIAL, applied=["0002"], failure=FAILURE))
+    after = status_of(world, reconcile_migration(world))
+    failed = after.condition(ConditionType.RECONCILIATION_FAILED)
+    assert failed is not None
+    assert after.last_run is not None
+    assert failed.reason == Reason.APPLY_OUTCOME_UNKNOWN
+    assert failed.message == after.last_run.message
+    assert failed.message == (
+        "migration 0002 failed at statement 3: SQLSTATE 23505; earlier statements of it committed"
+    )
+    assert failed.observed_generation == MIGRATION.resource(world).metadata.generation
+
+
+@pytest.mark.req("LCK-10")
+def test_a_run_records_the_lease_it_holds_by_name_and_epoch() -> None:
+    world = _with_claim(applying(), lease_epoch=None, lease_name=None)
+    lease = world.lease
+    assert lease is not None
+    claim = status_of(world, reconcile_migration(world)).active_operation
+    assert claim is not None
+    assert (claim.lease_name, claim.lease_epoch) == (lease.name, lease.epoch)
+    assert not claim.lease_continuity_lost
+
+
+@pytest.mark.req("LCK-10", "LCK-11")
+def test_a_run_whose_lease_is_gone_has_lost_its_continuity() -> None:
+    world = dataclasses.replace(applying(), lease=None)
+    decision = reconcile_migration(world)
+    claim = status_of(world, decision).active_operation
+    assert claim is not None
+    assert claim.lease_continuity_lost
+    assert EventReason.LEASE_CONTINUITY_LOST in [e.reason for e in decision.events]
+
+
+@pytest.mark.req("LCK-09")
+def test_a_claim_that_names_no_lease_releases_the_realms_lease_at_its_end() -> None:
+    running = applying()
+    claim = _claim(running)
+    unnamed = _with_claim(running, lease_name=None)
+    world = run_reported(unnamed, run_block(RunOutcome.APPLIED, applied=["0002"]))
+    decision = reconcile_migration(world)
+    assert list(decision.lease) == [
+        LeaseAction(
+            LeaseVerb.RELEASE, claim.lease_name or "", MANAGER_NAMESPACE, claim.operation_id
+        )
+    ]
+
+
+@pytest.mark.req("RUN-10")
+def test_a_claim_that_names_no_job_records_the_job_its_id_names() -> None:
+    running = applying()
+    claim = _claim(running)
+    world = run_reported(running, run_block(RunOutcome.APPLIED, applied=["0002"]))
+    world = _with_claim(world, job_name=None)
+    after = status_of(world, reconcile_migration(world))
+    assert after.last_run is not None
+    assert after.last_run.job is not None
+    assert after.last_run.job.name == job_name(OperationType.APPLY, claim.operation_id)
+    assert after.last_run.job.uid == claim.job_uid
+
+
+@pytest.mark.req("MIG-21")
+@pytest.mark.parametrize(
+    ("selected", "reason"),
+    [(False, ErrorReason.INTERRUPTED), (True, None)],
+    ids=["before", "after"],
+)
+def test_only_a_run_that_stopped_before_selecting_records_its_error_reason(
+    selected: bool, reason: str | None
+) -> None:
+    block = (
+        run_block(RunOutcome.FAILED, selected=False)
+        if not selected
+        else run_block(RunOutcome.FAILED, failure=FAILURE)
+    )
+    error = {"reason": ErrorReason.INTERRUPTED.value, "message": "stopped"}
+    world = run_reported(applying(), block, job=JobPhase.FAILED, error=error)
+    after = status_of(world, reconcile_migration(world))
+    assert after.last_run is not None
+    assert after.last_run.reason == reason
+
+
+@pytest.mark.req("MIG-21", "JOB-06")
+def test_a_refused_apply_job_is_journaled_as_a_failed_apply() -> None:
+    world = applying(dispatched=False)
+    name = _claim(world).job_name or ""
+    refused = dataclasses.replace(world, jobs={}, job_refusals={name: "quota exceeded"})
+    decision = reconcile_migration(refused)
+    failed = [
+        e for e in entries_added(refused, decision) if e.type == JournalEntryType.OPERATION_FAILED
+    ]
+    assert [(e.operation, e.reason) for e in failed] == [(OperationType.APPLY, Reason.JOB_REFUSED)]
+    after = status_of(refused, decision)
+    assert after.message is not None
+    assert f"the API server refused Apply Job {name}: quota exceeded" in after.message
+
+
+@pytest.mark.req("MIG-20")
+def test_a_made_job_whose_plan_is_gone_is_not_asked_for_again() -> None:
+    world = applying(dispatched=False)
+    name = _claim(world).job_name or ""
+    made = dataclasses.replace(world, jobs_made={name: MadeJob("job-made-1", world.now)}, plans={})
+    decision = reconcile_migration(made)
+    assert not [m for m in decision.create if isinstance(m, dict) and m.get("kind") == "Job"]
+    assert decision.requeue_after != JOB_RECREATE_CHECK
+    asked = reconcile_migration(dataclasses.replace(made, plans=world.plans))
+    assert [m for m in asked.create if isinstance(m, dict) and m.get("kind") == "Job"]
+    assert asked.requeue_after == JOB_RECREATE_CHECK
+
+
+@pytest.mark.req("MIG-46")
+def test_a_held_run_wakes_at_its_next_reading_and_its_lease_is_no_orphan() -> None:
+    world = held()
+    when = status(world).next_reconciliation_time
+    assert when is not None
+    assert when > world.now
+    hold = status(world).unresolved_run
+    assert hold is not None
+    leased = dataclasses.replace(
+        world, lease=LeaseState("ptah-realm-x", MANAGER_NAMESPACE, hold.operation_id, 2, False, UID)
+    )
+    decision = reconcile_migration(leased)
+    assert decision.requeue_after == when - world.now
+    assert EventReason.LEASE_RELEASED not in [e.reason for e in decision.events]
