@@ -339,7 +339,7 @@ def _end(
     assert run is not None
     record = run_records.last_run(
         claim,
-        _job_ref(claim, job),
+        _job_ref(claim),
         run.outcome,
         applied=list(run.applied_versions),
         started_at=report.started_at,
@@ -390,7 +390,7 @@ def _end_unknown(
     """A dispatched run nobody can account for: Unknown, held (MIG-19)."""
     record = run_records.last_run(
         claim,
-        _job_ref(claim, job),
+        _job_ref(claim),
         RunOutcome.UNKNOWN,
         applied=[],
         started_at=None,
@@ -408,7 +408,7 @@ def _end_refused(draft: MigrationDraft, claim: ActiveOperation, job: JobState) -
     stopped before it selected anything (MIG-21)."""
     record = run_records.last_run(
         claim,
-        _job_ref(claim, job),
+        _job_ref(claim),
         RunOutcome.FAILED,
         applied=[],
         started_at=None,
@@ -516,9 +516,11 @@ def _release(draft: MigrationDraft, claim: ActiveOperation) -> None:
     )
 
 
-def _job_ref(claim: ActiveOperation, job: JobState | None) -> JobReference:
+def _job_ref(claim: ActiveOperation) -> JobReference:
+    """The run's Job as the claim recorded it (runs.run_job holds a Job seen under its name to
+    the UID the claim recorded)."""
     name = claim.job_name or job_name(OperationType.APPLY, claim.operation_id)
-    return JobReference(name=name, uid=job.uid if job is not None else claim.job_uid)
+    return JobReference(name=name, uid=claim.job_uid)
 
 
 def _wait(

@@ -294,16 +294,15 @@ def _not_built(draft: SchemaDraft, claim: ActiveOperation, reason: str, why: str
 
 
 def _standing_failed(draft: SchemaDraft, claim: ActiveOperation) -> None:
+    """Failed between attempts, until the retry `_not_built` set (a restored claim may not
+    say why it failed)."""
     reason = claim.last_failure_reason or Reason.JOB_NOT_BUILT
-    retry_at = claim.retry_at.isoformat() if claim.retry_at else "soon"
-    draft.stand(
-        Standing(
-            SchemaPhase.FAILED,
-            reason,
-            f"Apply {claim.operation_id} has no Job ({reason}); it tries again at {retry_at}",
-            True,
-        )
+    assert claim.retry_at is not None
+    message = (
+        f"Apply {claim.operation_id} has no Job ({reason}); it tries again at "
+        f"{claim.retry_at.isoformat()}"
     )
+    draft.stand(Standing(SchemaPhase.FAILED, reason, message, True))
 
 
 def _accept(draft: SchemaDraft, claim: ActiveOperation) -> None:
