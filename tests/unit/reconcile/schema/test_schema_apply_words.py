@@ -1,0 +1,220 @@
+"""A schema's Apply, the details a person or the cluster reads (issue #11: written against the
+survivors of `make mutate` on reconcile/schema/apply.py): where a withdrawn Apply leads and
+which reason it shows, the PlanStale Event that names what retired the plan, the Lease a claim
+names, the dispatch when status.plan has moved on, and an end whose plan or result is missing."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+
+import pytest
+
+from ptah_operator.api.constants import (
+    ApplyOutcome,
+    ConditionType,
+    EventReason,
+    JournalEntryType,
+    Reason,
+    SchemaPhase,
+)
+from ptah_operator.reconcile.decision import LeaseVerb
+from ptah_operator.reconcile.schema import SchemaWorld, reconcile_schema
+from ptah_operator.reconcile.world import JobPhase
+from tests.unit.reconcile.schema.worlds import (
+    SCHEMA,
+    applied,
+    applying,
+    awaiting_approval,
+    entries_added,
+    status,
+    status_of,
+    with_approval,
+    with_claimant,
+)
+from tests.unit.reconcile.worlds import condition_reason
+
+
+def _with_claim(world: SchemaWorld, **changes: object) -> SchemaWorld:
+    claim = SCHEMA.claim_of(world)
+    return SCHEMA.with_status(world, active_operation=claim.model_copy(update=changes))
+
+
+def _plan_name(world: SchemaWorld) -> str:
+    plan = status(world).plan
+    assert plan is not None
+    return plan.name
+
+
+@pytest.mark.req("SCH-23", "LCK-08")
+def test_an_undispatched_apply_the_realm_refuses_shows_the_realms_reason() -> None:
+    world = with_claimant(applying(dispatched=False), shared=False)
+    after = status_of(world, reconcile_schema(world))
+    assert after.active_operation is None
+    assert after.phase == SchemaPhase.PENDING
+    assert condition_reason(after, ConditionType.READY) == Reason.REALM_CONFLICT
+
+
+@pytest.mark.req("APR-13", "SCH-23")
+def test_an_apply_whose_approval_was_deleted_waits_for_a_new_one_on_the_same_plan() -> None:
+    world = applying(dispatched=False)
+    approval = SCHEMA.claim_of(world).approval
+    assert approval is not None
+    gone = dataclasses.replace(world, approvals=())
+    after = status_of(gone, reconcile_schema(gone))
+    assert after.phase == SchemaPhase.AWAITING_APPROVAL
+    assert after.message == (
+        f"plan {_plan_name(world)} waits for a PtahSchemaApproval naming it and its fingerprint "
+        f"(the Apply was withdrawn before its Job existed: approval {approval.name} was deleted)"
+    )
+
+
+@pytest.mark.req("SCH-18", "SCH-23")
+def test_a_plan_retired_under_an_undispatched_apply_is_announced_with_what_retired_it() -> None:
+    world = applying(dispatched=False)
+    name = _plan_name(world)
+    stale = dataclasses.replace(world, chunks={})
+    decision = reconcile_schema(stale)
+    assert [(e.reason, e.message) for e in decision.events] == [
+        (
+            EventReason.PLAN_STALE,
+            f"plan {name} is retired before it ran: a chunk of plan {name} is gone; an approval "
+            "must name the plan that replaces it",
+        )
+    ]
+    assert status_of(stale, decision).plan is None
+
+
+@pytest.mark.req("LCK-01", "JOB-04")
+def test_an_apply_claims_the_realms_lease_by_name_before_its_job() -> None:
+    approved = with_approval(awaiting_approval())
+    decision = reconcile_schema(approved)
+    claim = status_of(approved, decision).active_operation
+    assert claim is not None
+    acquired = [a for a in decision.lease if a.verb == LeaseVerb.ACQUIRE]
+    assert [(a.name, a.holder) for a in acquired] == [(claim.lease_name, claim.operation_id)]
+    assert claim.lease_name is not None
+
+
+@pytest.mark.req("APR-14", "JNL-05")
+def test_the_dispatch_stamps_only_the_plan_it_applied() -> None:
+    template = next(iter(applying().jobs.values()))
+    waiting = applying(dispatched=False)
+    claim = SCHEMA.claim_of(waiting)
+    assert claim.job_name is not None
+    assert claim.approval is not None
+    job = dataclasses.replace(
+        template, name=claim.job_name, operation_id=claim.operation_id, uid="job-uid-1"
+    )
+    shown = dataclasses.replace(waiting, jobs={claim.job_name: job})
+    current = status(shown).plan
+    assert current is not None
+    for plan in (current, None, current.model_copy(update={"uid": "another-uid"})):
+        world = SCHEMA.with_status(shown, plan=plan)
+        decision = reconcile_schema(world)
+        after = status_of(world, decision)
+        accepted = [
+            e
+            for e in entries_added(world, decision)
+            if e.type == JournalEntryType.APPROVAL_ACCEPTED
+        ]
+        assert [e.approval_uid for e in accepted] == [claim.approval.uid]
+        if plan is None:
+            assert after.plan is None
+        else:
+            assert after.plan is not None
+            stamped = plan.uid == current.uid
+            assert (after.plan.approval is not None) == stamped, plan.uid
+
+
+@pytest.mark.req("SCH-22", "SCH-25")
+def test_an_apply_ending_after_its_plan_left_status_is_unknown() -> None:
+    running = applying()
+    claim = SCHEMA.claim_of(running)
+    reported = applied(running)
+    world = SCHEMA.with_status(reported, plan=None)
+    after = status_of(world, reconcile_schema(world))
+    record = after.last_apply
+    assert record is not None
+    assert record.outcome == ApplyOutcome.UNKNOWN
+    assert record.plan_digest is None
+    assert claim.plan is not None
+    assert after.message == (
+        f"the outcome of Apply {claim.operation_id} of plan {claim.plan.name} is unknown: "
+        "the Apply ran bytes whose digest is not the plan's; nothing is replayed, a fresh "
+        "observation comes first"
+    )
+
+
+@pytest.mark.req("SCH-22")
+def test_an_apply_whose_claim_names_no_plan_records_the_plan_as_unknown() -> None:
+    world = _with_claim(applied(applying()), plan=None)
+    after = status_of(world, reconcile_schema(world))
+    assert after.last_apply is not None
+    assert after.last_apply.plan.name == "unknown"
+
+
+@pytest.mark.req("SCH-25")
+@pytest.mark.parametrize(
+    ("apply", "error", "why"),
+    [
+        (None, None, "its result holds no outcome"),
+        (
+            {"outcome": "Applied"},
+            {"reason": "NotAReason", "message": "x"},
+            "its result cannot be read: the result does not fit its contract (error.reason)",
+        ),
+    ],
+    ids=["no outcome", "unreadable"],
+)
+def test_an_apply_whose_result_says_nothing_usable_records_when_its_job_ended(
+    apply: dict[str, str] | None, error: dict[str, str] | None, why: str
+) -> None:
+    running = applying()
+    claim = SCHEMA.claim_of(running)
+    assert claim.plan is not None
+    result = SCHEMA.report(
+        running, claim.type, target=claim.target_identity_digest, apply=apply, error=error
+    )
+    ended_at = running.now - dt.timedelta(seconds=2)
+    world = SCHEMA.with_result(running, result)
+    world = SCHEMA.with_job(world, JobPhase.SUCCEEDED, finished_at=ended_at, report_witnessed=True)
+    after = status_of(world, reconcile_schema(world))
+    record = after.last_apply
+    assert record is not None
+    assert record.outcome == ApplyOutcome.UNKNOWN
+    assert after.message == (
+        f"the outcome of Apply {claim.operation_id} of plan {claim.plan.name} is unknown: "
+        f"{why}; nothing is replayed, a fresh observation comes first"
+    )
+    if apply is not None:
+        assert record.finished_at == ended_at
+
+
+@pytest.mark.req("RETRY-14", "LCK-10")
+def test_a_refused_apply_gives_its_lease_epoch_back_and_its_retry_starts_afresh() -> None:
+    world = _with_claim(applying(dispatched=False), lease_epoch=7)
+    name = SCHEMA.claim_of(world).job_name or ""
+    refused = dataclasses.replace(world, jobs={}, job_refusals={name: "denied"})
+    decision = reconcile_schema(refused)
+    after = status_of(refused, decision)
+    kept = after.active_operation
+    assert kept is not None
+    assert kept.lease_epoch is None
+    assert [a.verb for a in decision.lease] == [LeaseVerb.RELEASE]
+    failed = after.condition(ConditionType.RECONCILIATION_FAILED)
+    assert failed is not None
+    assert failed.observed_generation == SCHEMA.resource(world).metadata.generation
+    entries = entries_added(refused, decision)
+    assert [(e.type, e.reason) for e in entries] == [
+        (JournalEntryType.OPERATION_FAILED, Reason.JOB_REFUSED)
+    ]
+    # At its retry a claim that still shows an epoch and a report from before starts afresh.
+    assert kept.retry_at is not None
+    stale = SCHEMA.with_status(
+        dataclasses.replace(refused, job_refusals={}, now=kept.retry_at),
+        active_operation=kept.model_copy(update={"lease_epoch": 7}),
+    )
+    retried = status_of(stale, reconcile_schema(stale)).active_operation
+    assert retried is not None
+    assert retried.lease_epoch is None
