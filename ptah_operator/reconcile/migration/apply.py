@@ -216,7 +216,7 @@ def _end_reported(
     elif report.run is None:
         _end_unknown(draft, claim, job, "the run's result holds no outcome")
     else:
-        _end(draft, claim, job, report)
+        _end(draft, claim, report)
 
 
 # --- before dispatch ---------------------------------------------------------------------------
@@ -332,9 +332,7 @@ def _accept(draft: MigrationDraft, claim: ActiveOperation) -> None:
 # --- the end -----------------------------------------------------------------------------------
 
 
-def _end(
-    draft: MigrationDraft, claim: ActiveOperation, job: JobState | None, report: OperationReport
-) -> None:
+def _end(draft: MigrationDraft, claim: ActiveOperation, report: OperationReport) -> None:
     run = report.run
     assert run is not None
     record = run_records.last_run(
