@@ -32,14 +32,18 @@ from tests.unit.reconcile.migration.worlds import (
     MIGRATION,
     UID,
     applying,
+    awaiting_approval,
     entries_added,
     held,
     run_block,
     run_reported,
     status,
     status_of,
+    with_approval,
+    with_claimant,
     with_status,
 )
+from tests.unit.reconcile.worlds import condition_reason
 
 FAILURE = {"version": "0002", "statementIndex": 3, "sqlstate": "23505", "mysqlErrno": None}
 
@@ -221,3 +225,107 @@ def test_a_held_run_wakes_at_its_next_reading_and_its_lease_is_no_orphan() -> No
     decision = reconcile_migration(leased)
     assert decision.requeue_after == when - world.now
     assert EventReason.LEASE_RELEASED not in [e.reason for e in decision.events]
+
+
+@pytest.mark.req("PATH-09", "JOB-04")
+def test_the_pass_that_claims_the_apply_says_which_plan_it_applies() -> None:
+    approved = with_approval(awaiting_approval())
+    after = status_of(approved, reconcile_migration(approved))
+    claim = after.active_operation
+    assert claim is not None
+    assert claim.plan is not None
+    assert after.message == f"applying plan {claim.plan.name}"
+
+
+@pytest.mark.req("MIG-20", "LCK-08")
+def test_an_undispatched_apply_the_realm_refuses_shows_the_realms_reason() -> None:
+    world = with_claimant(applying(dispatched=False), shared=False)
+    after = status_of(world, reconcile_migration(world))
+    assert after.active_operation is None
+    assert condition_reason(after, ConditionType.READY) == Reason.REALM_CONFLICT
+
+
+@pytest.mark.req("MIG-20")
+def test_an_undispatched_claim_that_names_no_plan_is_withdrawn_as_its_plan_gone() -> None:
+    world = _with_claim(applying(dispatched=False), plan=None)
+    after = status_of(world, reconcile_migration(world))
+    assert after.active_operation is None
+    assert after.message == "the Apply was withdrawn before its Job existed: the plan is gone"
+
+
+@pytest.mark.req("MIG-46", "APR-12")
+def test_a_held_run_retires_a_published_plan_saying_why() -> None:
+    approvable = with_approval(awaiting_approval())
+    plan = status(approvable).plan
+    hold = status(held()).unresolved_run
+    world = with_status(approvable, unresolved_run=hold)
+    assert plan is not None
+    decision = reconcile_migration(world)
+    assert (
+        EventReason.PLAN_STALE,
+        f"plan {plan.name} is retired before it ran: an unresolved run holds the migration; an "
+        "approval must name the plan that replaces it",
+    ) in [(e.reason, e.message) for e in decision.events]
+    assert status_of(world, decision).plan is None
+
+
+@pytest.mark.req("LCK-09")
+def test_a_lease_held_by_the_unresolved_run_is_no_orphan() -> None:
+    world = held()
+    hold = status(world).unresolved_run
+    last = status(world).last_run
+    assert hold is not None
+    assert last is not None
+    moved_on = with_status(world, last_run=last.model_copy(update={"operation_id": "op-later"}))
+    leased = dataclasses.replace(
+        moved_on,
+        lease=LeaseState("ptah-realm-x", MANAGER_NAMESPACE, hold.operation_id, 2, False, UID),
+    )
+    decision = reconcile_migration(leased)
+    assert EventReason.LEASE_RELEASED not in [e.reason for e in decision.events]
+    assert not decision.lease
+
+
+def _jobs_made(decision: object) -> list[dict[str, object]]:
+    return [
+        m
+        for m in decision.create  # type: ignore[attr-defined]
+        if isinstance(m, dict) and m.get("kind") == "Job"
+    ]
+
+
+@pytest.mark.req("MIG-20", "JOB-04")
+def test_a_made_job_not_seen_is_asked_for_again_exactly_as_first_made() -> None:
+    approved = with_approval(awaiting_approval())
+    first = reconcile_migration(approved)
+    (made,) = _jobs_made(first)
+    claimed = MIGRATION.carry_out(approved, first)
+    claimed = dataclasses.replace(claimed, jobs={})
+    name = _claim(claimed).job_name or ""
+    unseen = dataclasses.replace(claimed, jobs_made={name: MadeJob("job-made-1", claimed.now)})
+    (again,) = _jobs_made(reconcile_migration(unseen))
+    assert again == made
+    # One that cannot be built any more asks for nothing, and the pass goes on.
+    for broken in (_with_claim(unseen, plan=None), _with_claim(unseen, source=None)):
+        decision = reconcile_migration(broken)
+        assert not _jobs_made(decision)
+
+
+@pytest.mark.req("MIG-20", "JOB-06")
+def test_a_made_job_whose_manifest_cannot_be_built_again_is_not_asked_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    approved = with_approval(awaiting_approval())
+    claimed = dataclasses.replace(
+        MIGRATION.carry_out(approved, reconcile_migration(approved)), jobs={}
+    )
+    name = _claim(claimed).job_name or ""
+    unseen = dataclasses.replace(claimed, jobs_made={name: MadeJob("job-made-1", claimed.now)})
+
+    def refuse(*args: object, **kwargs: object) -> dict[str, object]:
+        raise ValueError("spec.execution.image is not allowed")
+
+    monkeypatch.setattr("ptah_operator.reconcile.migration.apply.apply_job", refuse)
+    decision = reconcile_migration(unseen)
+    assert not _jobs_made(decision)
+    assert status_of(unseen, decision).active_operation is not None

@@ -10,17 +10,21 @@ import datetime as dt
 
 import pytest
 
+from ptah_operator.api.common import ReceivedReport
 from ptah_operator.api.constants import (
     ApplyOutcome,
     ConditionType,
     EventReason,
     JournalEntryType,
+    OperationType,
     Reason,
     SchemaPhase,
 )
+from ptah_operator.api.names import job_name
 from ptah_operator.reconcile.decision import LeaseVerb
+from ptah_operator.reconcile.schedule import JOB_RECREATE_CHECK
 from ptah_operator.reconcile.schema import SchemaWorld, reconcile_schema
-from ptah_operator.reconcile.world import JobPhase
+from ptah_operator.reconcile.world import JobPhase, MadeJob
 from tests.unit.reconcile.schema.worlds import (
     SCHEMA,
     applied,
@@ -218,3 +222,83 @@ def test_a_refused_apply_gives_its_lease_epoch_back_and_its_retry_starts_afresh(
     retried = status_of(stale, reconcile_schema(stale)).active_operation
     assert retried is not None
     assert retried.lease_epoch is None
+
+
+@pytest.mark.req("PATH-09", "JOB-04")
+def test_the_pass_that_claims_the_apply_says_which_plan_it_applies() -> None:
+    approved = with_approval(awaiting_approval())
+    after = status_of(approved, reconcile_schema(approved))
+    claim = after.active_operation
+    assert claim is not None
+    assert claim.plan is not None
+    assert after.message == f"applying plan {claim.plan.name}"
+
+
+@pytest.mark.req("SCH-24", "JOB-06")
+def test_an_apply_whose_job_cannot_be_built_at_its_claim_names_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuse(*args: object, **kwargs: object) -> dict[str, object]:
+        raise ValueError("spec.execution.image is not allowed")
+
+    monkeypatch.setattr("ptah_operator.reconcile.schema.jobs.apply_job", refuse)
+    approved = with_approval(awaiting_approval())
+    decision = reconcile_schema(approved)
+    after = status_of(approved, decision)
+    claim = after.active_operation
+    assert claim is not None
+    failed = after.condition(ConditionType.RECONCILIATION_FAILED)
+    assert failed is not None
+    assert failed.message is not None
+    assert failed.message.startswith(
+        f"Apply {claim.operation_id} did not start: its Job could not be built: "
+        "spec.execution.image is not allowed; it tries again at "
+    )
+    entries = entries_added(approved, decision)
+    failures = [e for e in entries if e.type == JournalEntryType.OPERATION_FAILED]
+    assert [(e.operation, e.reason) for e in failures] == [("Apply", Reason.JOB_NOT_BUILT)]
+
+
+@pytest.mark.req("SCH-22", "RUN-10")
+def test_an_apply_whose_claim_names_no_job_records_the_job_its_id_names() -> None:
+    world = _with_claim(applied(applying()), job_name=None)
+    claim = SCHEMA.claim_of(world)
+    after = status_of(world, reconcile_schema(world))
+    assert after.last_apply is not None
+    assert after.last_apply.job is not None
+    assert after.last_apply.job.name == job_name(OperationType.APPLY, claim.operation_id)
+
+
+@pytest.mark.req("RETRY-14")
+def test_a_retried_apply_carries_no_report_of_the_attempt_before() -> None:
+    world = applying(dispatched=False)
+    name = SCHEMA.claim_of(world).job_name or ""
+    failed = SCHEMA.step(dataclasses.replace(world, jobs={}, job_refusals={name: "denied"}))
+    kept = SCHEMA.claim_of(failed)
+    assert kept.retry_at is not None
+    reported = _with_claim(
+        dataclasses.replace(failed, job_refusals={}, now=kept.retry_at),
+        report=ReceivedReport(attempt=1, digest="sha256:" + "a" * 64),
+    )
+    retried = status_of(reported, reconcile_schema(reported)).active_operation
+    assert retried is not None
+    assert retried.attempt == kept.attempt + 1
+    assert retried.report is None
+
+
+@pytest.mark.req("SCH-23")
+def test_a_made_job_not_seen_is_asked_for_again_only_while_its_plan_is_published() -> None:
+    approved = with_approval(awaiting_approval())
+    first = reconcile_schema(approved)
+    made = [m for m in first.create if isinstance(m, dict) and m.get("kind") == "Job"]
+    claimed = dataclasses.replace(SCHEMA.carry_out(approved, first), jobs={})
+    name = SCHEMA.claim_of(claimed).job_name or ""
+    unseen = dataclasses.replace(claimed, jobs_made={name: MadeJob("job-made-1", claimed.now)})
+    decision = reconcile_schema(unseen)
+    again = [m for m in decision.create if isinstance(m, dict) and m.get("kind") == "Job"]
+    assert again == made
+    assert decision.requeue_after == JOB_RECREATE_CHECK
+    gone = SCHEMA.with_status(unseen, plan=None)
+    decision = reconcile_schema(gone)
+    assert not [m for m in decision.create if isinstance(m, dict) and m.get("kind") == "Job"]
+    assert decision.requeue_after != JOB_RECREATE_CHECK
