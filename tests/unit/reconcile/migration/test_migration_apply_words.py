@@ -7,6 +7,7 @@ records as its reason, and the journal of a refused Job."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 
 import pytest
 
@@ -41,6 +42,8 @@ from tests.unit.reconcile.migration.worlds import (
     status_of,
     with_approval,
     with_claimant,
+    with_job,
+    with_source,
     with_status,
 )
 from tests.unit.reconcile.worlds import condition_reason
@@ -329,3 +332,44 @@ def test_a_made_job_whose_manifest_cannot_be_built_again_is_not_asked_for(
     decision = reconcile_migration(unseen)
     assert not _jobs_made(decision)
     assert status_of(unseen, decision).active_operation is not None
+
+
+@pytest.mark.req("MIG-21", "SRC-CM-08")
+def test_a_refused_snapshot_fails_the_apply_saying_what_comes_next() -> None:
+    running = applying()
+    claim = _claim(running)
+    world = with_job(running, JobPhase.FAILED, snapshot_refused=True, finished_at=running.now)
+    after = status_of(world, reconcile_migration(world))
+    failed = after.condition(ConditionType.RECONCILIATION_FAILED)
+    assert failed is not None
+    assert failed.message == (
+        f"Apply {claim.operation_id} was refused its snapshot before it started; "
+        "it starts again from resolution, and a plan needs a new approval"
+    )
+
+
+@pytest.mark.req("MIG-19", "MIG-47")
+def test_a_partial_run_is_read_back_at_the_next_interval() -> None:
+    world = run_reported(
+        applying(), run_block(RunOutcome.PARTIAL, applied=["0002"], failure=FAILURE)
+    )
+    decision = reconcile_migration(world)
+    after = status_of(world, decision)
+    assert after.next_reconciliation_time == world.now + dt.timedelta(minutes=10)
+    assert decision.requeue_after == dt.timedelta(minutes=10)
+
+
+@pytest.mark.req("MIG-20", "APR-12")
+def test_a_withdrawal_for_a_moved_source_retires_the_plan_saying_why() -> None:
+    world = applying(dispatched=False)
+    plan = status(world).plan
+    assert plan is not None
+    moved = with_source(
+        world, MIGRATION.source_files({**MIGRATION.files, "9999_added.up.sql": b"SELECT 1;\n"})
+    )
+    decision = reconcile_migration(moved)
+    assert (
+        EventReason.PLAN_STALE,
+        f"plan {plan.name} is retired before it ran: the source changed; an approval must name "
+        "the plan that replaces it",
+    ) in [(e.reason, e.message) for e in decision.events]

@@ -25,6 +25,7 @@ from ptah_operator.reconcile.decision import LeaseVerb
 from ptah_operator.reconcile.schedule import JOB_RECREATE_CHECK
 from ptah_operator.reconcile.schema import SchemaWorld, reconcile_schema
 from ptah_operator.reconcile.world import JobPhase, MadeJob
+from tests.unit.reconcile.schema import test_schema_sources as sources_tests
 from tests.unit.reconcile.schema.worlds import (
     SCHEMA,
     applied,
@@ -302,3 +303,87 @@ def test_a_made_job_not_seen_is_asked_for_again_only_while_its_plan_is_published
     decision = reconcile_schema(gone)
     assert not [m for m in decision.create if isinstance(m, dict) and m.get("kind") == "Job"]
     assert decision.requeue_after != JOB_RECREATE_CHECK
+
+
+@pytest.mark.req("SCH-23", "JOB-06")
+def test_a_made_job_whose_manifest_cannot_be_built_again_is_not_asked_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    approved = with_approval(awaiting_approval())
+    claimed = dataclasses.replace(SCHEMA.carry_out(approved, reconcile_schema(approved)), jobs={})
+    name = SCHEMA.claim_of(claimed).job_name or ""
+    unseen = dataclasses.replace(claimed, jobs_made={name: MadeJob("job-made-1", claimed.now)})
+
+    def refuse(*args: object, **kwargs: object) -> dict[str, object]:
+        raise ValueError("spec.execution.image is not allowed")
+
+    monkeypatch.setattr("ptah_operator.reconcile.schema.jobs.apply_job", refuse)
+    decision = reconcile_schema(unseen)
+    assert not [m for m in decision.create if isinstance(m, dict) and m.get("kind") == "Job"]
+    assert status_of(unseen, decision).active_operation is not None
+
+
+@pytest.mark.req("RETRY-14", "JOB-04")
+def test_the_retried_apply_job_runs_the_same_plan_as_the_first() -> None:
+    approved = with_approval(awaiting_approval())
+    first = reconcile_schema(approved)
+    (made,) = [m for m in first.create if isinstance(m, dict) and m.get("kind") == "Job"]
+    claimed = dataclasses.replace(SCHEMA.carry_out(approved, first), jobs={})
+    name = SCHEMA.claim_of(claimed).job_name or ""
+    failed = SCHEMA.step(dataclasses.replace(claimed, job_refusals={name: "denied"}))
+    retry_at = SCHEMA.claim_of(failed).retry_at
+    assert retry_at is not None
+    due = dataclasses.replace(failed, job_refusals={}, now=retry_at)
+    decision = reconcile_schema(due)
+    (again,) = [m for m in decision.create if isinstance(m, dict) and m.get("kind") == "Job"]
+    assert again == made
+
+
+def _claimed_undispatched(world: SchemaWorld) -> SchemaWorld:
+    return SCHEMA.without_job(SCHEMA.step(with_approval(world)))
+
+
+@pytest.mark.req("SCH-34", "SCH-23")
+def test_an_apply_of_an_artifact_whose_verification_policy_changed_goes_to_verify_again() -> None:
+    world = _claimed_undispatched(sources_tests.oci_awaiting_approval())
+    plan = _plan_name(world)
+    moved = dataclasses.replace(world, verification_policy=sources_tests.NEW_POLICY)
+    decision = reconcile_schema(moved)
+    after = status_of(moved, decision)
+    assert after.phase == SchemaPhase.VERIFYING
+    assert after.message == (
+        "the Apply was withdrawn before its Job existed: the verification policy changed"
+    )
+    assert [(e.reason, e.message) for e in decision.events] == [
+        (
+            EventReason.PLAN_STALE,
+            f"plan {plan} is retired before it ran: the verification policy changed; an "
+            "approval must name the plan that replaces it",
+        )
+    ]
+
+
+@pytest.mark.req("SCH-23", "SCH-38")
+def test_an_apply_of_a_git_source_that_moved_waits_pending_for_a_new_resolve() -> None:
+    world = _claimed_undispatched(sources_tests.git_awaiting_approval())
+    plan = _plan_name(world)
+    record = status(world).source
+    assert record is not None
+    moved = SCHEMA.with_status(
+        world,
+        source=record.model_copy(
+            update={"commit": "f" * 40, "content_digest": "sha256:" + "b" * 64}
+        ),
+    )
+    decision = reconcile_schema(moved)
+    after = status_of(moved, decision)
+    assert after.phase == SchemaPhase.PENDING
+    assert after.message == "the Apply was withdrawn before its Job existed: the source changed"
+    assert [(e.reason, e.message) for e in decision.events] == [
+        (
+            EventReason.PLAN_STALE,
+            f"plan {plan} is retired before it ran: the source changed; an approval must name "
+            "the plan that replaces it",
+        )
+    ]
+    assert after.plan is None
