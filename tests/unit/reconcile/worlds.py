@@ -135,6 +135,15 @@ def job_of(decision: Decision) -> str | None:
     return None
 
 
+def created(decision: Decision, kind: str) -> list[Mapping[str, Any]]:
+    """The manifests of `kind` the decision creates, in order."""
+    return [
+        obj
+        for obj in decision.create
+        if not isinstance(obj, OperationCredentials) and obj.get("kind") == kind
+    ]
+
+
 def event_reasons(decision: Decision) -> list[str]:
     return [e.reason for e in decision.events]
 

@@ -32,7 +32,7 @@ from tests.unit.reconcile.migration.worlds import (
     with_approval,
     with_status,
 )
-from tests.unit.reconcile.worlds import condition_reason
+from tests.unit.reconcile.worlds import condition_reason, created
 
 
 def _approved() -> MigrationWorld:
@@ -51,11 +51,7 @@ def _snapshot_gone(world: MigrationWorld) -> MigrationWorld:
 
 
 def _made(decision: Decision, kind: str) -> list[str]:
-    return [
-        str(m["metadata"]["name"])
-        for m in decision.create
-        if isinstance(m, dict) and m.get("kind") == kind
-    ]
+    return [str(m["metadata"]["name"]) for m in created(decision, kind)]
 
 
 @pytest.mark.req("SRC-CM-17", "PATH-09")

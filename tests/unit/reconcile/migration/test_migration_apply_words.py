@@ -46,7 +46,7 @@ from tests.unit.reconcile.migration.worlds import (
     with_source,
     with_status,
 )
-from tests.unit.reconcile.worlds import condition_reason
+from tests.unit.reconcile.worlds import condition_reason, created
 
 FAILURE = {"version": "0002", "statementIndex": 3, "sqlstate": "23505", "mysqlErrno": None}
 
@@ -207,10 +207,10 @@ def test_a_made_job_whose_plan_is_gone_is_not_asked_for_again() -> None:
     name = _claim(world).job_name or ""
     made = dataclasses.replace(world, jobs_made={name: MadeJob("job-made-1", world.now)}, plans={})
     decision = reconcile_migration(made)
-    assert not [m for m in decision.create if isinstance(m, dict) and m.get("kind") == "Job"]
+    assert not created(decision, "Job")
     assert decision.requeue_after != JOB_RECREATE_CHECK
     asked = reconcile_migration(dataclasses.replace(made, plans=world.plans))
-    assert [m for m in asked.create if isinstance(m, dict) and m.get("kind") == "Job"]
+    assert created(asked, "Job")
     assert asked.requeue_after == JOB_RECREATE_CHECK
 
 
@@ -289,29 +289,21 @@ def test_a_lease_held_by_the_unresolved_run_is_no_orphan() -> None:
     assert not decision.lease
 
 
-def _jobs_made(decision: object) -> list[dict[str, object]]:
-    return [
-        m
-        for m in decision.create  # type: ignore[attr-defined]
-        if isinstance(m, dict) and m.get("kind") == "Job"
-    ]
-
-
 @pytest.mark.req("MIG-20", "JOB-04")
 def test_a_made_job_not_seen_is_asked_for_again_exactly_as_first_made() -> None:
     approved = with_approval(awaiting_approval())
     first = reconcile_migration(approved)
-    (made,) = _jobs_made(first)
+    (made,) = created(first, "Job")
     claimed = MIGRATION.carry_out(approved, first)
     claimed = dataclasses.replace(claimed, jobs={})
     name = _claim(claimed).job_name or ""
     unseen = dataclasses.replace(claimed, jobs_made={name: MadeJob("job-made-1", claimed.now)})
-    (again,) = _jobs_made(reconcile_migration(unseen))
+    (again,) = created(reconcile_migration(unseen), "Job")
     assert again == made
     # One that cannot be built any more asks for nothing, and the pass goes on.
     for broken in (_with_claim(unseen, plan=None), _with_claim(unseen, source=None)):
         decision = reconcile_migration(broken)
-        assert not _jobs_made(decision)
+        assert not created(decision, "Job")
 
 
 @pytest.mark.req("MIG-20", "JOB-06")
@@ -330,7 +322,7 @@ def test_a_made_job_whose_manifest_cannot_be_built_again_is_not_asked_for(
 
     monkeypatch.setattr("ptah_operator.reconcile.migration.apply.apply_job", refuse)
     decision = reconcile_migration(unseen)
-    assert not _jobs_made(decision)
+    assert not created(decision, "Job")
     assert status_of(unseen, decision).active_operation is not None
 
 

@@ -32,6 +32,7 @@ from tests.unit.reconcile.schema.worlds import (
     status_of,
     step,
 )
+from tests.unit.reconcile.worlds import created
 
 REFUSAL = "admission webhook denied the request"
 
@@ -118,7 +119,7 @@ def test_the_next_attempt_is_a_new_job_with_a_fresh_lease_and_no_report_carried_
     plan = status(due).plan
     assert plan is not None
     assert after.message == f"applying plan {plan.name}"
-    made = [m for m in decision.create if isinstance(m, dict) and m.get("kind") == "Job"]
+    made = created(decision, "Job")
     assert [m["metadata"]["name"] for m in made] == [claim.job_name]
 
 

@@ -37,7 +37,7 @@ from tests.unit.reconcile.schema.worlds import (
     with_approval,
     with_claimant,
 )
-from tests.unit.reconcile.worlds import condition_reason
+from tests.unit.reconcile.worlds import condition_reason, created
 
 
 def _with_claim(world: SchemaWorld, **changes: object) -> SchemaWorld:
@@ -291,17 +291,17 @@ def test_a_retried_apply_carries_no_report_of_the_attempt_before() -> None:
 def test_a_made_job_not_seen_is_asked_for_again_only_while_its_plan_is_published() -> None:
     approved = with_approval(awaiting_approval())
     first = reconcile_schema(approved)
-    made = [m for m in first.create if isinstance(m, dict) and m.get("kind") == "Job"]
+    made = created(first, "Job")
     claimed = dataclasses.replace(SCHEMA.carry_out(approved, first), jobs={})
     name = SCHEMA.claim_of(claimed).job_name or ""
     unseen = dataclasses.replace(claimed, jobs_made={name: MadeJob("job-made-1", claimed.now)})
     decision = reconcile_schema(unseen)
-    again = [m for m in decision.create if isinstance(m, dict) and m.get("kind") == "Job"]
+    again = created(decision, "Job")
     assert again == made
     assert decision.requeue_after == JOB_RECREATE_CHECK
     gone = SCHEMA.with_status(unseen, plan=None)
     decision = reconcile_schema(gone)
-    assert not [m for m in decision.create if isinstance(m, dict) and m.get("kind") == "Job"]
+    assert not created(decision, "Job")
     assert decision.requeue_after != JOB_RECREATE_CHECK
 
 
@@ -319,7 +319,7 @@ def test_a_made_job_whose_manifest_cannot_be_built_again_is_not_asked_for(
 
     monkeypatch.setattr("ptah_operator.reconcile.schema.jobs.apply_job", refuse)
     decision = reconcile_schema(unseen)
-    assert not [m for m in decision.create if isinstance(m, dict) and m.get("kind") == "Job"]
+    assert not created(decision, "Job")
     assert status_of(unseen, decision).active_operation is not None
 
 
@@ -327,7 +327,7 @@ def test_a_made_job_whose_manifest_cannot_be_built_again_is_not_asked_for(
 def test_the_retried_apply_job_runs_the_same_plan_as_the_first() -> None:
     approved = with_approval(awaiting_approval())
     first = reconcile_schema(approved)
-    (made,) = [m for m in first.create if isinstance(m, dict) and m.get("kind") == "Job"]
+    (made,) = created(first, "Job")
     claimed = dataclasses.replace(SCHEMA.carry_out(approved, first), jobs={})
     name = SCHEMA.claim_of(claimed).job_name or ""
     failed = SCHEMA.step(dataclasses.replace(claimed, job_refusals={name: "denied"}))
@@ -335,7 +335,7 @@ def test_the_retried_apply_job_runs_the_same_plan_as_the_first() -> None:
     assert retry_at is not None
     due = dataclasses.replace(failed, job_refusals={}, now=retry_at)
     decision = reconcile_schema(due)
-    (again,) = [m for m in decision.create if isinstance(m, dict) and m.get("kind") == "Job"]
+    (again,) = created(decision, "Job")
     assert again == made
 
 
