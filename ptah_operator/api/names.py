@@ -14,6 +14,10 @@ records under them and the shell reads them back; this module is the one place t
     plan              <owner>-<first 10 hex of the plan fingerprint>
     plan chunk        <plan>-c<index, two digits>
     realm Lease       ptah-realm-<16 hex of sha256(coordination key)>
+
+Every object the operator makes carries the labels of `owner_labels` (and, when an operation
+makes it, those of `operation_labels`), so that the caches select it and an index finds its
+owner without reading its content.
 """
 
 from __future__ import annotations
@@ -21,7 +25,17 @@ from __future__ import annotations
 import hashlib
 import re
 
-from ptah_operator.api.constants import SNAPSHOT_NAME_PREFIX, OperationType
+from ptah_operator.api.constants import (
+    LABEL_MANAGED_BY,
+    LABEL_OPERATION_ID,
+    LABEL_OPERATION_TYPE,
+    LABEL_OWNER_KIND,
+    LABEL_OWNER_NAME,
+    LABEL_OWNER_UID,
+    MANAGED_BY,
+    SNAPSHOT_NAME_PREFIX,
+    OperationType,
+)
 
 MAX_NAME = 253
 FINGERPRINT_CHARS = 10
@@ -86,3 +100,23 @@ def schema_plan_name(schema_name: str, fingerprint: str) -> str:
 def chunk_name(plan: str, index: int) -> str:
     """`<plan>-c<index, two digits>`: the chunks of a plan sort in their order."""
     return f"{plan}-c{index:02d}"
+
+
+def owner_labels(kind: str, name: str, uid: str) -> dict[str, str]:
+    """The labels of an object the operator makes for a resource: who made it, and for whom."""
+    return {
+        LABEL_MANAGED_BY: MANAGED_BY,
+        LABEL_OWNER_KIND: kind,
+        LABEL_OWNER_NAME: name,
+        LABEL_OWNER_UID: uid,
+    }
+
+
+def operation_labels(
+    kind: str, name: str, uid: str, operation_id: str, operation_type: str | None
+) -> dict[str, str]:
+    """`owner_labels` and the operation the object belongs to (its type when it is known)."""
+    labels = {**owner_labels(kind, name, uid), LABEL_OPERATION_ID: operation_id}
+    if operation_type is not None:
+        labels[LABEL_OPERATION_TYPE] = operation_type
+    return labels

@@ -19,18 +19,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ptah_operator.api import images, source_hosts
+from ptah_operator.api import images, names, source_hosts
 from ptah_operator.api.common import SourceRecord
 from ptah_operator.api.constants import (
     API_VERSION,
-    LABEL_MANAGED_BY,
-    LABEL_OPERATION_ID,
-    LABEL_OPERATION_TYPE,
-    LABEL_OWNER_KIND,
-    LABEL_OWNER_NAME,
-    LABEL_OWNER_UID,
     LABEL_SNAPSHOT,
-    MANAGED_BY,
     OperationType,
     SourceKind,
 )
@@ -94,12 +87,9 @@ def owner_reference(resource: Owner) -> Manifest:
 
 
 def owner_labels(resource: Owner) -> dict[str, str]:
-    return {
-        LABEL_MANAGED_BY: MANAGED_BY,
-        LABEL_OWNER_KIND: resource.kind,
-        LABEL_OWNER_NAME: str(resource.metadata.name),
-        LABEL_OWNER_UID: str(resource.metadata.uid),
-    }
+    return names.owner_labels(
+        resource.kind, str(resource.metadata.name), str(resource.metadata.uid)
+    )
 
 
 def snapshot_configmap(resource: Owner, source: SourceFiles) -> Manifest:
@@ -385,11 +375,13 @@ def _job_manifest(
     operation_id: str,
     pod_spec: Manifest,
 ) -> Manifest:
-    labels = {
-        **owner_labels(resource),
-        LABEL_OPERATION_ID: operation_id,
-        LABEL_OPERATION_TYPE: operation_type.value,
-    }
+    labels = names.operation_labels(
+        resource.kind,
+        str(resource.metadata.name),
+        str(resource.metadata.uid),
+        operation_id,
+        operation_type.value,
+    )
     # An Apply's outcome is not known when its Job is made, so it gets the failed Apply's day;
     # the lifecycle removes it about five minutes after a run on record as succeeded (JOB-07,
     # draft.py). A read's Job goes by its TTL.

@@ -22,14 +22,9 @@ from typing import Any
 
 from ptah_operator.api.constants import (
     LABEL_MANAGED_BY,
-    LABEL_OPERATION_ID,
-    LABEL_OPERATION_TYPE,
-    LABEL_OWNER_KIND,
-    LABEL_OWNER_NAME,
-    LABEL_OWNER_UID,
     MANAGED_BY,
 )
-from ptah_operator.api.names import operation_secret_name
+from ptah_operator.api.names import operation_labels, operation_secret_name
 
 RESULT_KEY_SECRET = "ptah-operator-result-key"  # noqa: S105 (a Secret's name)
 RESULT_KEY_FIELD = "key"
@@ -114,15 +109,13 @@ def operation_secret(
     """The Secret `ptah-op-<hex>` an operation's run container mounts at /ptah/result:
     `token` (its bearer token) and `ca.crt` (the only CA it trusts for the endpoint)."""
     ca = ca_pem.encode() if isinstance(ca_pem, str) else ca_pem
-    labels = {
-        LABEL_MANAGED_BY: MANAGED_BY,
-        LABEL_OWNER_KIND: str(owner_reference["kind"]),
-        LABEL_OWNER_NAME: str(owner_reference["name"]),
-        LABEL_OWNER_UID: str(owner_reference["uid"]),
-        LABEL_OPERATION_ID: operation_id,
-    }
-    if operation_type is not None:
-        labels[LABEL_OPERATION_TYPE] = operation_type
+    labels = operation_labels(
+        str(owner_reference["kind"]),
+        str(owner_reference["name"]),
+        str(owner_reference["uid"]),
+        operation_id,
+        operation_type,
+    )
     return {
         "apiVersion": "v1",
         "kind": "Secret",

@@ -71,17 +71,10 @@ from ptah_operator.api.constants import (
     ANNOTATION_RESULT_ATTEMPT,
     ANNOTATION_RESULT_SEAL,
     API_VERSION,
-    LABEL_MANAGED_BY,
-    LABEL_OPERATION_ID,
-    LABEL_OPERATION_TYPE,
-    LABEL_OWNER_KIND,
-    LABEL_OWNER_NAME,
-    LABEL_OWNER_UID,
-    MANAGED_BY,
     EventReason,
 )
 from ptah_operator.api.contracts.codes import RESULT_CONTRACT
-from ptah_operator.api.names import RESULT_KEY, result_record_name
+from ptah_operator.api.names import RESULT_KEY, operation_labels, result_record_name
 from ptah_operator.api.result_seal import ResultSeal, body_digest
 from ptah_operator.results.answers import (
     NAME,
@@ -158,14 +151,9 @@ def record_manifest(
         "metadata": {
             "name": name,
             "namespace": resource["namespace"],
-            "labels": {
-                LABEL_MANAGED_BY: MANAGED_BY,
-                LABEL_OWNER_KIND: resource["kind"],
-                LABEL_OWNER_NAME: resource["name"],
-                LABEL_OWNER_UID: resource["uid"],
-                LABEL_OPERATION_ID: operation_id,
-                LABEL_OPERATION_TYPE: document["type"],
-            },
+            "labels": operation_labels(
+                resource["kind"], resource["name"], resource["uid"], operation_id, document["type"]
+            ),
             "annotations": {
                 ANNOTATION_RESULT_SEAL: sealed,
                 ANNOTATION_RESULT_ATTEMPT: str(attempt),

@@ -40,19 +40,12 @@ from pydantic import ValidationError
 from ptah_operator.api.constants import (
     API_VERSION,
     GROUP,
-    LABEL_MANAGED_BY,
-    LABEL_OPERATION_ID,
-    LABEL_OPERATION_TYPE,
-    LABEL_OWNER_KIND,
-    LABEL_OWNER_NAME,
-    LABEL_OWNER_UID,
-    MANAGED_BY,
     MAX_CHUNK_CHARS,
     MAX_PLAN_CHUNKS,
 )
 from ptah_operator.api.fingerprints import sha256_digest, text_digest
 from ptah_operator.api.kinds import from_manifest
-from ptah_operator.api.names import PIECE_KEY, plan_text_record_name
+from ptah_operator.api.names import PIECE_KEY, operation_labels, plan_text_record_name
 from ptah_operator.api.plans import PtahSchemaPlan, PtahSchemaPlanChunk
 from ptah_operator.results.answers import Answer, error
 from ptah_operator.results.store import ResultStore
@@ -101,12 +94,7 @@ def piece_manifest(
             "name": plan_text_record_name(operation_id, index),
             "namespace": namespace,
             "labels": {
-                LABEL_MANAGED_BY: MANAGED_BY,
-                LABEL_OWNER_KIND: SCHEMA_KIND,
-                LABEL_OWNER_NAME: name,
-                LABEL_OWNER_UID: uid,
-                LABEL_OPERATION_ID: operation_id,
-                LABEL_OPERATION_TYPE: "Plan",
+                **operation_labels(SCHEMA_KIND, name, uid, operation_id, "Plan"),
                 LABEL_PLAN_PIECE: str(index),
             },
             "ownerReferences": [
