@@ -103,17 +103,17 @@ def _read_result(draft: SchemaDraft, claim: ActiveOperation, result: OperationRe
 def _follow_job(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
     """No result yet: the Job was refused, is missing, runs, or ended without a result."""
     world = draft.world
-    refused = world.job_refusals.get(name)
-    if refused is not None:
-        claims.failed_attempt(
-            draft, claim, Reason.JOB_REFUSED, f"the API server refused Job {name}: {refused}"
-        )
-        return
     found = world.jobs.get(name)
     job = runs.run_job(claim, found)
     gone = core.job_gone(draft, claim) if job is None else None
     if job is None and gone is None and found is not None:
         gone = core.RUNS  # another Job holds the name: none is made over it; the cap runs
+    refused = world.job_refusals.get(name) if job is None and gone is None else None
+    if refused is not None:
+        claims.failed_attempt(
+            draft, claim, Reason.JOB_REFUSED, f"the API server refused Job {name}: {refused}"
+        )
+        return
     if job is None and gone is None:
         claim = core.made_again(claim)
         draft.status.active_operation = claim

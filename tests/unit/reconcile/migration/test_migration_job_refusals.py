@@ -155,3 +155,19 @@ def test_an_approval_a_refused_apply_did_not_use_authorizes_the_same_plan_again(
     if status(started).phase != MigrationPhase.APPLYING:
         started = step(started)
     assert status(started).phase == MigrationPhase.APPLYING, status(started).phase
+
+
+@pytest.mark.req("MIG-29", "JOB-06")
+def test_a_refusal_left_from_an_earlier_create_does_not_fail_a_read_whose_job_exists() -> None:
+    """A refusal is the answer to one create; a Job under the name is the later fact. While
+    one exists the read follows it (reads.observe)."""
+    world = reading()
+    claim = MIGRATION.claim_of(world)
+    assert claim.job_name is not None
+    assert claim.job_name in world.jobs
+    stale = dataclasses.replace(world, job_refusals={claim.job_name: QUOTA})
+    after = MIGRATION.status_of(stale, MIGRATION.reconcile(stale))
+    assert after.phase == MigrationPhase.READING
+    assert after.active_operation is not None
+    assert after.active_operation.retry_at is None
+    assert after.condition(ConditionType.RECONCILIATION_FAILED) is None

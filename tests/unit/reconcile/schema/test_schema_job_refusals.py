@@ -101,3 +101,24 @@ ROWS = [
 @pytest.mark.parametrize("row", params(ROWS))
 def test_a_refused_job_is_a_failed_attempt(row: Row) -> None:
     check(row)
+
+
+@pytest.mark.req("SCH-36", "JOB-06")
+@pytest.mark.parametrize("operation", [OperationType.OBSERVE, OperationType.PLAN])
+def test_a_refusal_left_from_an_earlier_create_does_not_fail_a_read_whose_job_exists(
+    operation: OperationType,
+) -> None:
+    """A refusal is the answer to one create; a Job under the name is the later fact. While
+    one exists the read follows it, as a migration's read does (reads.observe)."""
+    world = observing() if operation == OperationType.OBSERVE else planning()
+    claim = SCHEMA.claim_of(world)
+    assert claim.type == operation
+    assert claim.job_name is not None
+    assert claim.job_name in world.jobs
+    stale = dataclasses.replace(world, job_refusals={claim.job_name: REFUSAL})
+    decision = SCHEMA.reconcile(stale)
+    after = status_of(stale, decision)
+    assert after.phase == status_of(world, SCHEMA.reconcile(world)).phase
+    assert after.active_operation is not None
+    assert after.active_operation.retry_at is None
+    assert after.condition(ConditionType.RECONCILIATION_FAILED) is None
