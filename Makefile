@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: all deps venv control-plane helm image lint types imports crds check-crds unit integration test soak demo bench fuzz mutate mutate-clean clean
+.PHONY: all deps venv control-plane helm image lint types imports crds check-crds unit integration test soak demo bench fuzz mutate mutate-clean replay clean
 
 all: test
 
@@ -74,6 +74,12 @@ mutate: venv
 
 mutate-clean:
 	rm -rf mutants
+
+# Whether a restructuring of reconcile/ changed any Decision: the reconcile unit suite run on
+# BASE and on the working tree, every pass's Decision compared (hack/decision_replay.py).
+BASE ?= HEAD
+replay: venv
+	$(PY) hack/decision_replay.py --base $(BASE)
 
 demo: deps venv control-plane image
 	$(PY) hack/demo.py $(if $(KEEP),--keep)
