@@ -14,6 +14,12 @@
   pulled, no Pod created: JobState.pod_problem) is a failed attempt once POD_START_GRACE has
   passed (`cannot_start`), with the Kubernetes reason as the failure's; its Job is removed at
   once, so a Pod that could start later does not run an attempt nobody follows.
+- Following a read under way (`observe`), one order for both families: between attempts, the
+  family's retry; a counted result, the family's adoption; no Job (and none holding the
+  name), the API server's refusal of its create if there is one, else its Job made again;
+  otherwise what the Job says (`job_without_result`). Each family supplies what each turn
+  means for it in a `ReadFamily`, where the seeds word it differently (a refused read ends
+  Failed without its claim for a migration, and keeps it for a schema).
 - When a read is due with no claim (`read_due`): at once in a phase that starts one, after a
   realm or engine gate lifted, an edit, or a moved source; for a person's request in a phase
   that answers one (RRQ); at the interval otherwise, and a failure waits for its retry time.
@@ -26,7 +32,7 @@ import datetime as dt
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from enum import Enum
-from typing import Generic
+from typing import Generic, TypeVar
 
 from ptah_operator.api.common import ActiveOperation
 from ptah_operator.api.constants import (
@@ -52,6 +58,8 @@ from ptah_operator.reconcile.schedule import (
     interval,
 )
 from ptah_operator.reconcile.world import JobPhase, JobState, OperationResult
+
+P = TypeVar("P", bound=Pass)
 
 
 def inputs_moved(
@@ -386,3 +394,65 @@ def failure_words(draft: Pass, claim: ActiveOperation, error: ErrorReport) -> st
     if reads_source and record is not None and record.kind != SourceKind.CONFIG_MAP:
         return f"{words}; the source last recorded is {resolutions.describe(record)}"
     return words
+
+
+# --- following a read under way ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReadFamily(Generic[P]):
+    """What a family does at each turn of following one of its reads (`observe`)."""
+
+    track: Callable[[P, ActiveOperation], ActiveOperation]
+    """The claim with whatever the family tracks on every pass recorded (a schema's Lease
+    epoch, LCK-10); the claim itself where the family tracks nothing."""
+    between_attempts: Callable[[P, ActiveOperation], None]
+    """A failed attempt's claim: wait, give way, or start the next attempt."""
+    read_result: Callable[[P, ActiveOperation, OperationResult], None]
+    """The attempt's counted result: adopt what it says, or fail the attempt."""
+    job_refused: Callable[[P, ActiveOperation, str, str], None]
+    """The API server refused to create the Job (its name, the refusal's reason)."""
+    make_again: Callable[[P, ActiveOperation], None]
+    """Ask for the attempt's Job again (`made_again` recorded on the claim already)."""
+    running: Callable[[P, ActiveOperation], None]
+    """The attempt runs, or its result is awaited: the family's standing for it."""
+    refused: Callable[[P, ActiveOperation, str], None]
+    """The read could not be held to its files (the message)."""
+    failed_attempt: Callable[[P, ActiveOperation, str, str, dt.datetime], None]
+    """The attempt failed (reason, message, when)."""
+
+
+def observe(draft: P, family: ReadFamily[P], claim: ActiveOperation) -> None:
+    """Follow a read under way: its retry, its result, its Job, its failure."""
+    claim = family.track(draft, claim)
+    if claim.retry_at is not None:
+        family.between_attempts(draft, claim)
+        return
+    name = claim.job_name or job_name(claim.type, claim.operation_id)
+    found = draft.world.jobs.get(name)
+    job = runs.run_job(claim, found)
+    result = result_of_finished(draft, claim, job)
+    if result is not None:
+        family.read_result(draft, claim, result)
+        return
+    verdict = job_gone(draft, claim) if job is None else None
+    if job is None and verdict is None and found is not None:
+        verdict = RUNS  # another Job holds the name: none is made over it; the cap runs
+    if job is None and verdict is None:
+        refusal = draft.world.job_refusals.get(name)
+        if refusal is not None:
+            family.job_refused(draft, claim, name, refusal)
+            return
+        claim = made_again(claim)
+        draft.status.active_operation = claim
+        family.make_again(draft, claim)
+        return
+    if verdict is None:
+        assert job is not None
+        verdict = job_without_result(draft, claim, job)
+    if verdict.refused is not None:
+        family.refused(draft, claim, verdict.refused)
+    elif verdict.failed is not None:
+        family.failed_attempt(draft, claim, *verdict.failed)
+    else:
+        family.running(draft, claim)

@@ -47,7 +47,7 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.contracts.codes import ErrorReason
 from ptah_operator.api.contracts.result import OperationReport
 from ptah_operator.api.names import job_name
-from ptah_operator.reconcile import conditions, resolutions, runs, sources
+from ptah_operator.reconcile import conditions, resolutions, sources
 from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.decision import OperationCredentials
 from ptah_operator.reconcile.draft import current_binding
@@ -149,39 +149,7 @@ def _files_to_read(
 
 def observe(draft: MigrationDraft, claim: ActiveOperation) -> None:
     """Follow a read under way: its result, its Job, its failure and its retry."""
-    name = claim.job_name or job_name(claim.type, claim.operation_id)
-    found = draft.world.jobs.get(name)
-    if claim.retry_at is not None:
-        _between_attempts(draft, claim)
-        return
-    job = runs.run_job(claim, found)
-    result = core.result_of_finished(draft, claim, job)
-    if result is not None:
-        _read_result(draft, claim, result)
-        return
-    verdict = core.job_gone(draft, claim) if job is None else None
-    if job is None and verdict is None and found is not None:
-        verdict = core.RUNS  # another Job holds the name: none is made over it; the cap runs
-    if job is None and verdict is None:
-        refused = draft.world.job_refusals.get(name)
-        if refused is not None:
-            drop(draft, claim)
-            source_read.not_built(draft, claim.type, refused, reason=Reason.JOB_REFUSED, job=name)
-            return
-        claim = core.made_again(claim)
-        draft.status.active_operation = claim
-        _create_job(draft, claim)
-        draft.wake_in(JOB_RECREATE_CHECK)
-        return
-    if verdict is None:
-        assert job is not None
-        verdict = core.job_without_result(draft, claim, job)
-    if verdict.refused is not None:
-        _refused(draft, claim, verdict.refused)
-    elif verdict.failed is not None:
-        _failed_attempt(draft, claim, *verdict.failed)
-    else:
-        draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))
+    core.observe(draft, READ, claim)
 
 
 def _read_result(draft: MigrationDraft, claim: ActiveOperation, result: OperationResult) -> None:
@@ -261,7 +229,7 @@ def _between_attempts(draft: MigrationDraft, claim: ActiveOperation) -> None:
     claim = core.next_attempt(claim, draft.now)
     draft.status.active_operation = claim
     if _create_job(draft, claim):
-        draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))
+        _running(draft, claim)
 
 
 def _what(operation: OperationType) -> str:
@@ -331,3 +299,32 @@ def _refused(draft: MigrationDraft, claim: ActiveOperation | None, message: str)
 def _not_built(draft: MigrationDraft, operation: OperationType, why: str) -> None:
     """The Job could not be built: none exists, Failed (MIG-29)."""
     source_read.not_built(draft, operation, why)
+
+
+def _job_refused(draft: MigrationDraft, claim: ActiveOperation, name: str, refusal: str) -> None:
+    """The API server refused the read's Job: none exists, Failed without the claim (MIG-29)."""
+    drop(draft, claim)
+    source_read.not_built(draft, claim.type, refusal, reason=Reason.JOB_REFUSED, job=name)
+
+
+def _make_again(draft: MigrationDraft, claim: ActiveOperation) -> None:
+    _create_job(draft, claim)
+    draft.wake_in(JOB_RECREATE_CHECK)
+
+
+def _running(draft: MigrationDraft, claim: ActiveOperation) -> None:
+    draft.stand(standings.operating(claim.type, bool(claim.serves_proof), claim.attempt))
+
+
+READ = core.ReadFamily[MigrationDraft](
+    track=lambda draft, claim: claim,
+    between_attempts=_between_attempts,
+    read_result=_read_result,
+    job_refused=_job_refused,
+    make_again=_make_again,
+    running=_running,
+    refused=_refused,
+    failed_attempt=_failed_attempt,
+)
+"""How a migration's reads are followed (reads.observe): a refused Job ends the read Failed
+without its claim, and the resource starts over from resolution."""

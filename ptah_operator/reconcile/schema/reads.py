@@ -34,7 +34,7 @@ from ptah_operator.api.constants import EventReason, OperationType, Reason
 from ptah_operator.api.contracts.codes import ErrorReason
 from ptah_operator.api.contracts.result import SchemaOperationReport
 from ptah_operator.api.names import job_name
-from ptah_operator.reconcile import conditions, resolutions, runs, sources
+from ptah_operator.reconcile import conditions, resolutions, sources
 from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
@@ -49,18 +49,13 @@ from ptah_operator.reconcile.world import OperationResult
 
 def observe(draft: SchemaDraft, claim: ActiveOperation) -> None:
     """Follow a read under way."""
-    world = draft.world
+    core.observe(draft, READ, claim)
+
+
+def _track(draft: SchemaDraft, claim: ActiveOperation) -> ActiveOperation:
     claim = leases.track(draft, claim)
     draft.status.active_operation = claim
-    name = claim.job_name or job_name(claim.type, claim.operation_id)
-    if claim.retry_at is not None:
-        _between_attempts(draft, claim)
-        return
-    result = core.result_of_finished(draft, claim, runs.run_job(claim, world.jobs.get(name)))
-    if result is not None:
-        _read_result(draft, claim, result)
-        return
-    _follow_job(draft, claim, name)
+    return claim
 
 
 def _read_result(draft: SchemaDraft, claim: ActiveOperation, result: OperationResult) -> None:
@@ -100,43 +95,23 @@ def _read_result(draft: SchemaDraft, claim: ActiveOperation, result: OperationRe
         claims.failed_attempt(draft, claim, Reason.OPERATION_FAILED, why, draft.now)
 
 
-def _follow_job(draft: SchemaDraft, claim: ActiveOperation, name: str) -> None:
-    """No result yet: the Job was refused, is missing, runs, or ended without a result."""
-    world = draft.world
-    found = world.jobs.get(name)
-    job = runs.run_job(claim, found)
-    gone = core.job_gone(draft, claim) if job is None else None
-    if job is None and gone is None and found is not None:
-        gone = core.RUNS  # another Job holds the name: none is made over it; the cap runs
-    refused = world.job_refusals.get(name) if job is None and gone is None else None
-    if refused is not None:
+def _job_refused(draft: SchemaDraft, claim: ActiveOperation, name: str, refusal: str) -> None:
+    """The API server refused the read's Job: a failed attempt, the claim kept (SCH-36)."""
+    claims.failed_attempt(
+        draft, claim, Reason.JOB_REFUSED, f"the API server refused Job {name}: {refusal}"
+    )
+
+
+def _make_again(draft: SchemaDraft, claim: ActiveOperation) -> None:
+    built = claims.build_job(draft, claim)
+    if isinstance(built, str):
         claims.failed_attempt(
-            draft, claim, Reason.JOB_REFUSED, f"the API server refused Job {name}: {refused}"
+            draft, claim, Reason.JOB_NOT_BUILT, f"its Job could not be built: {built}"
         )
         return
-    if job is None and gone is None:
-        claim = core.made_again(claim)
-        draft.status.active_operation = claim
-        built = claims.build_job(draft, claim)
-        if isinstance(built, str):
-            claims.failed_attempt(
-                draft, claim, Reason.JOB_NOT_BUILT, f"its Job could not be built: {built}"
-            )
-            return
-        claims.create(draft, claim, built)
-        _running(draft, claim)
-        draft.wake_in(JOB_RECREATE_CHECK)
-        return
-    verdict = gone
-    if verdict is None:
-        assert job is not None
-        verdict = core.job_without_result(draft, claim, job)
-    if verdict.refused is not None:
-        _refused(draft, claim, verdict.refused)
-    elif verdict.failed is not None:
-        claims.failed_attempt(draft, claim, *verdict.failed)
-    else:
-        _running(draft, claim)
+    claims.create(draft, claim, built)
+    _running(draft, claim)
+    draft.wake_in(JOB_RECREATE_CHECK)
 
 
 def inputs_moved(draft: SchemaDraft, claim: ActiveOperation) -> str | None:
@@ -268,3 +243,17 @@ def _refused(draft: SchemaDraft, claim: ActiveOperation, message: str) -> None:
         EventReason.OPERATION_FAILED, f"{claim.type.value} {claim.operation_id} refused: {message}"
     )
     draft.fail(reason, f"the {claim.type.value} was refused its files: {message}")
+
+
+READ = core.ReadFamily[SchemaDraft](
+    track=_track,
+    between_attempts=_between_attempts,
+    read_result=_read_result,
+    job_refused=_job_refused,
+    make_again=_make_again,
+    running=_running,
+    refused=_refused,
+    failed_attempt=claims.failed_attempt,
+)
+"""How a schema's reads are followed (reads.observe): a refused Job is a failed attempt, the
+claim kept for the next."""
