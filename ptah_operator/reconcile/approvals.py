@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ptah_operator.api.approvals import PtahMigrationApproval, PtahSchemaApproval
 from ptah_operator.api.common import (
@@ -39,6 +39,22 @@ _EPOCH = dt.datetime.min.replace(tzinfo=dt.UTC)
 
 Approval = PtahMigrationApproval | PtahSchemaApproval
 ApprovalT = TypeVar("ApprovalT", PtahMigrationApproval, PtahSchemaApproval)
+
+
+def authorization_of(
+    approval: PtahMigrationApproval | PtahSchemaApproval | None,
+) -> dict[str, Any]:
+    """The fields of an Apply claim that say what authorized it: the approval, by name and UID,
+    and who gave it; or, with no approval, the policy (apply: Always)."""
+    if approval is None:
+        return {"approval": None, "approver": None, "authorization": Authorization.POLICY}
+    return {
+        "approval": ObjectReference(
+            name=approval.metadata.name or "", uid=approval.metadata.uid or ""
+        ),
+        "approver": approval.spec.approved_by,
+        "authorization": Authorization.APPROVAL,
+    }
 
 
 def consumed(

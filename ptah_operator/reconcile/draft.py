@@ -87,6 +87,23 @@ def current_binding(world: _RunsOperations) -> ExecutionBinding:
     return binding.model_copy(update={"digest": execution_binding_digest(binding)})
 
 
+def new_claim(
+    draft: Pass, operation: OperationType, operation_id: str, **fields: Any
+) -> ActiveOperation:
+    """A claim made in this pass, in the Decision that creates its Job (JOB-04): the Job's name
+    made from the operation id, when and at which generation it was claimed, the execution
+    binding its Job runs under; `fields` are the operation's own (its source, plan, proof...)."""
+    return ActiveOperation(
+        operation_id=operation_id,
+        type=operation,
+        job_name=job_name(operation, operation_id),
+        started_at=draft.now,
+        generation=draft.generation,
+        execution_binding=current_binding(draft.world),
+        **fields,
+    )
+
+
 def binding_digest(binding: ExecutionBinding | None) -> str | None:
     if binding is None:
         return None

@@ -42,10 +42,9 @@ import contextlib
 import datetime as dt
 
 from ptah_operator.api.approvals import PtahMigrationApproval
-from ptah_operator.api.common import ActiveOperation, JobReference, ObjectReference
+from ptah_operator.api.common import ActiveOperation, JobReference
 from ptah_operator.api.constants import (
     ANNOTATION_UNRESOLVED_RUN,
-    Authorization,
     EventReason,
     OperationType,
     Reason,
@@ -58,12 +57,13 @@ from ptah_operator.api.names import job_name
 from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.reconcile import apply_follow, conditions, leases, sources
 from ptah_operator.reconcile.approvals import accepted as approval_accepted
+from ptah_operator.reconcile.approvals import authorization_of
 from ptah_operator.reconcile.decision import (
     LeaseAction,
     LeaseVerb,
     OperationCredentials,
 )
-from ptah_operator.reconcile.draft import binding_digest, current_binding
+from ptah_operator.reconcile.draft import binding_digest, current_binding, new_claim
 from ptah_operator.reconcile.jobs import owner_reference
 from ptah_operator.reconcile.migration import approvals, planning, run_records, standings
 from ptah_operator.reconcile.migration.draft import MigrationDraft
@@ -111,23 +111,14 @@ def start(
         draft.fail(Reason.JOB_NOT_BUILT, f"the Apply Job could not be built: {exc}")
         return
     lease_name = leases.name(draft)
-    claim = ActiveOperation(
-        operation_id=operation_id,
-        type=OperationType.APPLY,
-        job_name=job_name(OperationType.APPLY, operation_id),
-        started_at=draft.now,
-        generation=draft.generation,
+    claim = new_claim(
+        draft,
+        OperationType.APPLY,
+        operation_id,
         source=record,
         plan=ref,
-        approval=(
-            ObjectReference(name=approval.metadata.name or "", uid=approval.metadata.uid or "")
-            if approval is not None
-            else None
-        ),
-        approver=approval.spec.approved_by if approval is not None else None,
-        authorization=Authorization.APPROVAL if approval is not None else Authorization.POLICY,
+        **authorization_of(approval),
         target_identity_digest=plan.spec.target_identity_digest,
-        execution_binding=current_binding(draft.world),
         lease_name=lease_name,
     )
     draft.leases.append(

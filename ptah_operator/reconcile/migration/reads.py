@@ -46,11 +46,10 @@ from ptah_operator.api.constants import (
 )
 from ptah_operator.api.contracts.codes import ErrorReason
 from ptah_operator.api.contracts.result import OperationReport
-from ptah_operator.api.names import job_name
 from ptah_operator.reconcile import conditions, resolutions, sources
 from ptah_operator.reconcile import reads as core
 from ptah_operator.reconcile.decision import OperationCredentials
-from ptah_operator.reconcile.draft import current_binding
+from ptah_operator.reconcile.draft import new_claim
 from ptah_operator.reconcile.jobs import owner_reference
 from ptah_operator.reconcile.migration import (
     history,
@@ -92,14 +91,11 @@ def start(
     except ValueError as exc:
         _not_built(draft, OperationType.HISTORY, str(exc))
         return
-    claim = ActiveOperation(
-        operation_id=operation_id,
-        type=OperationType.HISTORY,
-        job_name=job_name(OperationType.HISTORY, operation_id),
-        started_at=draft.now,
-        generation=draft.generation,
+    claim = new_claim(
+        draft,
+        OperationType.HISTORY,
+        operation_id,
         source=record,
-        execution_binding=current_binding(draft.world),
         serves_proof=True if proof else None,
         read_request=request.recorded if request is not None else None,
     )

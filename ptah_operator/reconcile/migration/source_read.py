@@ -27,10 +27,9 @@ from __future__ import annotations
 from ptah_operator.api.common import ActiveOperation, SourceRecord
 from ptah_operator.api.constants import EventReason, OperationType, Reason, SourceKind
 from ptah_operator.api.contracts.result import OperationReport
-from ptah_operator.api.names import job_name
 from ptah_operator.reconcile import resolutions, sources
 from ptah_operator.reconcile.decision import OperationCredentials
-from ptah_operator.reconcile.draft import current_binding
+from ptah_operator.reconcile.draft import new_claim
 from ptah_operator.reconcile.jobs import owner_reference
 from ptah_operator.reconcile.migration import planning, standings
 from ptah_operator.reconcile.migration.draft import MigrationDraft
@@ -65,14 +64,11 @@ def _start(
     if isinstance(job, str):
         not_built(draft, operation, job)
         return
-    claim = ActiveOperation(
-        operation_id=operation_id,
-        type=operation,
-        job_name=job_name(operation, operation_id),
-        started_at=draft.now,
-        generation=draft.generation,
+    claim = new_claim(
+        draft,
+        operation,
+        operation_id,
         source=record,
-        execution_binding=current_binding(draft.world),
         read_request=request.recorded if request is not None else None,
     )
     if request is not None:

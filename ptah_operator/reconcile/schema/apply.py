@@ -40,7 +40,6 @@ from ptah_operator.api.approvals import PtahSchemaApproval
 from ptah_operator.api.common import (
     ActiveOperation,
     JobReference,
-    ObjectReference,
     PlanReference,
 )
 from ptah_operator.api.constants import (
@@ -60,7 +59,8 @@ from ptah_operator.api.plans import PtahSchemaPlan
 from ptah_operator.api.schema import ApplyRecord
 from ptah_operator.reconcile import apply_follow, conditions, sources
 from ptah_operator.reconcile.approvals import accepted as approval_accepted
-from ptah_operator.reconcile.draft import binding_digest, current_binding
+from ptah_operator.reconcile.approvals import authorization_of
+from ptah_operator.reconcile.draft import binding_digest, current_binding, new_claim
 from ptah_operator.reconcile.realm import Refusal
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.schedule import (
@@ -97,24 +97,15 @@ def start(draft: SchemaDraft, plan: PtahSchemaPlan, approval: PtahSchemaApproval
         _wait(draft, approval, "the database-realm Lease is held by another operation")
         draft.wake_in(LEASE_WAIT)
         return
-    claim = ActiveOperation(
-        operation_id=operation_id,
-        type=OperationType.APPLY,
-        job_name=job_name(OperationType.APPLY, operation_id),
-        started_at=draft.now,
-        generation=draft.generation,
+    claim = new_claim(
+        draft,
+        OperationType.APPLY,
+        operation_id,
         spec_digest=proof.spec_digest(draft),
         source=status.source,
         plan=PlanReference(name=ref.name, uid=ref.uid, fingerprint=ref.fingerprint),
-        approval=(
-            ObjectReference(name=approval.metadata.name or "", uid=approval.metadata.uid or "")
-            if approval is not None
-            else None
-        ),
-        approver=approval.spec.approved_by if approval is not None else None,
-        authorization=Authorization.APPROVAL if approval is not None else Authorization.POLICY,
+        **authorization_of(approval),
         target_identity_digest=plan.spec.target_identity_digest,
-        execution_binding=current_binding(draft.world),
         lease_name=leases.name(draft),
     )
     status.active_operation = claim

@@ -20,10 +20,9 @@ import datetime as dt
 
 from ptah_operator.api.common import ActiveOperation, SourceRecord
 from ptah_operator.api.constants import EventReason, OperationType, Reason
-from ptah_operator.api.names import job_name
 from ptah_operator.reconcile import conditions, sources
 from ptah_operator.reconcile.decision import OperationCredentials
-from ptah_operator.reconcile.draft import current_binding
+from ptah_operator.reconcile.draft import new_claim
 from ptah_operator.reconcile.jobs import Manifest, owner_reference
 from ptah_operator.reconcile.read_request import ReadRequest, answer
 from ptah_operator.reconcile.schedule import failure_retry_interval
@@ -72,15 +71,12 @@ def start(
 ) -> None:
     """Claim a read and create its Job; with `lease_holder`, ask for the Lease under it."""
     operation_id = draft.world.new_operation_id
-    claim = ActiveOperation(
-        operation_id=operation_id,
-        type=operation,
-        job_name=job_name(operation, operation_id),
-        started_at=draft.now,
-        generation=draft.generation,
+    claim = new_claim(
+        draft,
+        operation,
+        operation_id,
         source=record,
         target_identity_digest=target,
-        execution_binding=current_binding(draft.world),
         serves_proof=True if proof else None,
         read_request=request.recorded if request is not None else None,
         lease_name=leases.name(draft) if lease_holder is not None else None,
