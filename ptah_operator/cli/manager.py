@@ -44,7 +44,7 @@ from ptah_operator.controller.status_metrics import CertificateExpiry, StatusCol
 from ptah_operator.reconcile.world import RunnerConfig
 from ptah_operator.results.credentials import operation_secret_factory, read_result_key_file
 from ptah_operator.results.endpoint import add_routes as add_result_routes
-from ptah_operator.results.store import KubernetesResultStore, load_result_key
+from ptah_operator.results.records import KubernetesResultStore, load_result_key
 from ptah_operator.runtime.api_metrics import instrument as instrument_api_client
 from ptah_operator.runtime.leaderelection import (
     DEFAULT_LEASE_DURATION,

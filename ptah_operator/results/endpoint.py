@@ -92,7 +92,7 @@ from ptah_operator.results.plan_text import (
     receive_piece,
     serve_plan,
 )
-from ptah_operator.results.store import (
+from ptah_operator.results.records import (
     ClaimedReport,
     RecordRefusedError,
     ResourceClaim,

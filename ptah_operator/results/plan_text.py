@@ -48,7 +48,7 @@ from ptah_operator.api.kinds import from_manifest
 from ptah_operator.api.names import PIECE_KEY, operation_labels, plan_text_record_name
 from ptah_operator.api.plans import PtahSchemaPlan, PtahSchemaPlanChunk
 from ptah_operator.results.answers import Answer, error
-from ptah_operator.results.store import ResultStore
+from ptah_operator.results.records import ResultStore
 
 log = structlog.get_logger(__name__)
 

@@ -60,7 +60,7 @@ from ptah_operator.api.schema import (
 )
 from ptah_operator.results.endpoint import record_manifest
 from ptah_operator.results.plan_text import piece_manifest
-from ptah_operator.results.store import ClaimedReport, KubernetesResultStore
+from ptah_operator.results.records import ClaimedReport, KubernetesResultStore
 from tests.support.migration_objects import T0, config_map_record, d, executor
 
 PLAN_SQL = "CREATE TABLE public.order_lines (id bigint NOT NULL PRIMARY KEY);\n"

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from ptah_operator.api.constants import GROUP, VERSION
 from ptah_operator.cli.kubectl.errors import EXIT_FAILED, EXIT_OK, CommandError
-from ptah_operator.cli.kubectl.reads import read_model
+from ptah_operator.cli.kubectl.lookup import read_model
 from ptah_operator.cli.kubectl.targets import MIGRATION, SCHEMA, AnyTarget
 from ptah_operator.cli.kubectl.view import person
 from ptah_operator.cli.kubectl.wait import follow

@@ -29,8 +29,8 @@ from ptah_operator.cli.kubectl.errors import (
     UsageError,
     exit_codes_text,
 )
+from ptah_operator.cli.kubectl.lookup import Reads
 from ptah_operator.cli.kubectl.manifest import parse_duration
-from ptah_operator.cli.kubectl.reads import Reads
 from ptah_operator.cli.kubectl.show import show_applied, show_plan, show_status
 from ptah_operator.cli.kubectl.targets import BY_ALIAS, BY_NOUN, TARGETS
 from ptah_operator.cli.kubectl.wait import wait_for_phase

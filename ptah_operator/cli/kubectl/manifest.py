@@ -6,7 +6,7 @@ verb takes to answer; what the views print needs only the values. `read_view` co
 manifest as the model would, field by field: the wire names, the defaults, enum members, aware
 datetimes, nested objects and lists. It is stricter than the model, never looser: anything it
 does not take exactly (an unknown key, a type or enum value it does not expect, a time that is
-not RFC 3339 with a zone, a required field missing) raises `MismatchError`, and `reads` then reads
+not RFC 3339 with a zone, a required field missing) raises `MismatchError`, and `lookup` then reads
 the object into its model after all (`read_model`), which prints the same text or refuses the
 object as before. String constraints (patterns, lengths) and cross-field rules are not checked:
 the API server holds stored objects to them, from the same models, through the CRDs.

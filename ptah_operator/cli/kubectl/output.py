@@ -20,7 +20,7 @@ from typing import Any
 
 from ptah_operator.api.constants import Kind
 from ptah_operator.cli.kubectl.errors import EXIT_OK, CommandError
-from ptah_operator.cli.kubectl.reads import Reads
+from ptah_operator.cli.kubectl.lookup import Reads
 from ptah_operator.cli.kubectl.targets import TARGETS
 
 FORMATS = ("json", "yaml")

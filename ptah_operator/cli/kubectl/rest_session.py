@@ -20,8 +20,8 @@ from urllib.parse import quote, urlencode
 
 from ptah_operator.api.constants import GROUP, VERSION, Kind
 from ptah_operator.cli.kubectl.errors import CommandError
+from ptah_operator.cli.kubectl.lookup import Reads
 from ptah_operator.cli.kubectl.manifest import NAMES
-from ptah_operator.cli.kubectl.reads import Reads
 from ptah_operator.cli.kubectl.rest import FINAL_STATUSES, ApiError, Client
 
 WATCH_SECONDS = 60

@@ -17,8 +17,8 @@ from ptah_operator.api.constants import GROUP, VERSION, Kind
 from ptah_operator.api.kinds import kind_info
 from ptah_operator.cli.kubectl.errors import CommandError
 from ptah_operator.cli.kubectl.follow import observe
-from ptah_operator.cli.kubectl.reads import Reads
-from ptah_operator.cli.kubectl.reads import read_model as read_model
+from ptah_operator.cli.kubectl.lookup import Reads
+from ptah_operator.cli.kubectl.lookup import read_model as read_model
 from ptah_operator.cli.kubectl.targets import model_of
 
 CONFLICT_RETRIES = 5

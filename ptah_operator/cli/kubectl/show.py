@@ -8,8 +8,8 @@ the plan status.applied records, and its SQL only while the object still gives t
 from __future__ import annotations
 
 from ptah_operator.cli.kubectl.errors import EXIT_OK
+from ptah_operator.cli.kubectl.lookup import Reads
 from ptah_operator.cli.kubectl.manifest import empty
-from ptah_operator.cli.kubectl.reads import Reads
 from ptah_operator.cli.kubectl.schema_view import render_applied
 from ptah_operator.cli.kubectl.targets import SCHEMA, AnyTarget
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ptah_operator.cli.kubectl.errors import EXIT_OK, CommandError
-from ptah_operator.cli.kubectl.reads import Reads
+from ptah_operator.cli.kubectl.lookup import Reads
 from ptah_operator.cli.kubectl.targets import AnyTarget
 from ptah_operator.cli.kubectl.waits import phase_reached
 

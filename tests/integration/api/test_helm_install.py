@@ -21,7 +21,7 @@ from kubernetes_asyncio import config as k8s_config
 from localstack.controlplane import ControlPlane
 
 from ptah_operator.results.credentials import RESULT_KEY_SECRET
-from ptah_operator.results.store import load_or_create_result_key
+from ptah_operator.results.records import load_or_create_result_key
 from tests.unit.deploy.test_helm_chart import CHART, NAMESPACE, helm
 
 pytestmark = pytest.mark.integration

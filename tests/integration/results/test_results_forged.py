@@ -31,7 +31,7 @@ from ptah_operator.api.result_seal import ResultSeal
 from ptah_operator.controller.world import Claimed, owned_records, unsealed_records
 from ptah_operator.results.credentials import operation_token
 from ptah_operator.results.endpoint import receive, record_manifest
-from ptah_operator.results.store import ClaimedReport, KubernetesResultStore
+from ptah_operator.results.records import ClaimedReport, KubernetesResultStore
 from tests.support.webhook_stack import grant
 
 pytestmark = pytest.mark.integration

@@ -26,7 +26,7 @@ from ptah_operator.api.plans import PtahMigrationPlan
 from ptah_operator.reconcile.jobs import operation_document
 from ptah_operator.results.credentials import operation_token
 from ptah_operator.results.endpoint import add_routes, server_ssl_context
-from ptah_operator.results.store import ClaimedReport, KubernetesResultStore, ResourceClaim
+from ptah_operator.results.records import ClaimedReport, KubernetesResultStore, ResourceClaim
 
 RUNNER = str(Path(sys.executable).parent / "ptah-runner")
 SECRET = "SECRET-ROW-VALUE-7731"

@@ -32,8 +32,8 @@ from ptah_operator.api.objectmeta import ObjectMeta, Resource
 from ptah_operator.api.plans import PtahSchemaPlan, PtahSchemaPlanChunk, PtahSchemaPlanChunkSpec
 from ptah_operator.cli.kubectl import manifest, shapes_gen
 from ptah_operator.cli.kubectl.errors import CommandError
+from ptah_operator.cli.kubectl.lookup import Reads, read_model
 from ptah_operator.cli.kubectl.main import execute_read, parse_command
-from ptah_operator.cli.kubectl.reads import Reads, read_model
 from ptah_operator.cli.kubectl.targets import model_of
 from tests.support.migration_objects import T0
 from tests.support.schema_objects import (

@@ -14,8 +14,8 @@ import yaml
 from ptah_operator.api.constants import Kind
 from ptah_operator.api.kinds import to_manifest
 from ptah_operator.cli.kubectl.errors import CommandError
+from ptah_operator.cli.kubectl.lookup import Reads
 from ptah_operator.cli.kubectl.main import execute_read, parse_command
-from ptah_operator.cli.kubectl.reads import Reads
 from tests.support.migration_objects import awaiting_approval, migration, plan, plan_spec
 from tests.support.webhook_stack import ref
 

@@ -26,7 +26,7 @@ from ptah_operator.results.endpoint import (
     receive,
     record_manifest,
 )
-from ptah_operator.results.store import (
+from ptah_operator.results.records import (
     ClaimedReport,
     KubernetesResultStore,
     ResourceClaim,

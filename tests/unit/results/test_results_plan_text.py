@@ -16,7 +16,7 @@ from ptah_operator.results.plan_text import (
     piece_manifest,
     receive_piece,
 )
-from ptah_operator.results.store import ClaimedReport, ResourceClaim, StoredRecord
+from ptah_operator.results.records import ClaimedReport, ResourceClaim, StoredRecord
 
 OP = "op-3f9a2c7d1e"
 

@@ -14,7 +14,7 @@ from localstack.controlplane import ControlPlane
 from ptah_operator.api.constants import GROUP, VERSION
 from ptah_operator.api.result_seal import ResultSeal
 from ptah_operator.results.endpoint import record_manifest
-from ptah_operator.results.store import KubernetesResultStore, load_result_key
+from ptah_operator.results.records import KubernetesResultStore, load_result_key
 
 pytestmark = pytest.mark.integration
 
