@@ -6,15 +6,19 @@ termination message written. Exit codes and termination messages: main.py's docs
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import os
 import signal
 from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 
 from ptah_operator.api.contracts.codes import ExitCode
+from ptah_operator.runner.checks import Now
+from ptah_operator.runner.document import ErrorBlock, Json, result_document
+from ptah_operator.runner.envelope import Operated
 from ptah_operator.runner.report import (
     DEFAULT_BUDGET_SECONDS,
     ReportConfigError,
@@ -27,8 +31,6 @@ from ptah_operator.runner.termination import write_termination_message
 log = structlog.get_logger("ptah.runner")
 
 DEFAULT_LOCK_TIMEOUT_SECONDS = 30.0
-
-Json = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,37 @@ class Finished:
         """The end of an operation of either family: REPORTED once the document is reported
         when it did its work, NOT_DONE when it stopped with an error block."""
         return cls(document, ExitCode.NOT_DONE if stopped else ExitCode.REPORTED, summary)
+
+
+class Progressed(Protocol):
+    """What an operation of either family got to that its result repeats."""
+
+    @property
+    def started_at(self) -> dt.datetime: ...
+    @property
+    def target_identity_digest(self) -> str | None: ...
+
+
+def finish(
+    operation: Operated,
+    progress: Progressed,
+    now: Now,
+    *,
+    summary: str,
+    error: ErrorBlock | None = None,
+    **blocks: Json | None,
+) -> Finished:
+    """The end of an operation: its result document (`blocks` are the family's: history and
+    run, or drift, plan and apply), finished now, and the exit code it earns."""
+    document = result_document(
+        operation,
+        started_at=progress.started_at,
+        finished_at=now(),
+        target_identity_digest=progress.target_identity_digest,
+        error=error,
+        **blocks,
+    )
+    return Finished.ended(document, summary, stopped=error is not None)
 
 
 def _seconds(name: str, default: float) -> float:

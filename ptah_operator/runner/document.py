@@ -289,15 +289,20 @@ def result_document(
     started_at: dt.datetime,
     finished_at: dt.datetime,
     target_identity_digest: str | None,
+    error: ErrorBlock | None = None,
     history: Json | None = None,
     run: Json | None = None,
-    error: ErrorBlock | None = None,
+    drift: Json | None = None,
+    plan: Json | None = None,
+    apply: Json | None = None,
 ) -> Json:
-    """The whole `ptah.run/result/v1` document. `history`, `run` and `error` are left out when
-    they do not apply (a History has no run; a reading that could not be made no history)."""
+    """The whole `ptah.run/result/v1` document of an operation of either family. The blocks
+    that do not apply are left out: a migration's History has no run, a schema's Observe only
+    a drift, a reading that could not be made only the error."""
     failure = None if error is None else error.as_json()
+    blocks = {"history": history, "run": run, "drift": drift, "plan": plan, "apply": apply}
     return {
         **envelope(operation, started_at, finished_at),
         "targetIdentityDigest": target_identity_digest,
-        **present({"history": history, "run": run, "error": failure}),
+        **present({**blocks, "error": failure}),
     }

@@ -37,15 +37,13 @@ import asyncio
 import contextlib
 import datetime as dt
 import os
-import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import structlog
 
-from ptah_operator.api.content import ContentError, digest_of_files
 from ptah_operator.api.contracts.codes import ErrorReason, ExitCode
 from ptah_operator.api.contracts.operation import (
     ExpectedVersion,
@@ -66,7 +64,6 @@ from ptah_operator.engine.migrations.connection import (
     DatabaseError,
     Engine,
     connect,
-    parse_url,
 )
 from ptah_operator.engine.migrations.directory import (
     DirectoryError,
@@ -80,9 +77,18 @@ from ptah_operator.engine.migrations.revision_table import (
     read_revisions,
 )
 from ptah_operator.engine.migrations.status import read_status
+from ptah_operator.runner.checks import (
+    Now,
+    StoppedError,
+    check_files,
+    check_url,
+    connection_message,
+    utc_now,
+)
 from ptah_operator.runner.database_commands import (
     DEFAULT_LOCK_TIMEOUT_SECONDS,
     Finished,
+    finish,
     read_settings,
     report,
     until_done,
@@ -94,12 +100,10 @@ from ptah_operator.runner.document import (
     VersionSpelling,
     history_block,
     not_selected_run,
-    result_document,
     run_block,
     stopped_at_block,
     unknown_run,
 )
-from ptah_operator.runner.source import SnapshotError, read_files
 from ptah_operator.runner.termination import write_termination_message
 
 log = structlog.get_logger("ptah.runner")
@@ -113,14 +117,6 @@ _ENGINE_ERRORS = {
     "RevisionTableUnreadable": ErrorReason.HISTORY_UNREADABLE,
     "LockTimeout": ErrorReason.LOCK_TIMEOUT,
 }
-_ERROR_CLASS = re.compile(r"SQLSTATE [0-9A-Z]{5}|MySQL error [0-9]+")
-_FAILURE_KIND = re.compile(r"\(([A-Za-z][A-Za-z0-9_]*)\)\s*$")
-
-Now = Callable[[], dt.datetime]
-
-
-def utc_now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
 
 
 @dataclass(frozen=True)
@@ -176,12 +172,6 @@ class Progress:
     apply_started: bool = False
 
 
-class _StoppedError(Exception):
-    def __init__(self, error: ErrorBlock) -> None:
-        super().__init__(error.message)
-        self.error = error
-
-
 def unreadable(exc: DatabaseError) -> ErrorReason:
     """The reason of a history (or identity) read the database refused: DatabaseBusy when
     its answer passes on its own, HistoryUnreadable otherwise."""
@@ -190,33 +180,12 @@ def unreadable(exc: DatabaseError) -> ErrorReason:
     return ErrorReason.HISTORY_UNREADABLE
 
 
-def connection_message(detail: str) -> str:
-    """What a failed connection says, without the host, the URL or a credential."""
-    found = _ERROR_CLASS.search(detail)
-    if found:
-        return f"the database refused the session ({found.group(0)})"
-    kind = _FAILURE_KIND.search(detail)
-    if kind:
-        return f"the database could not be reached ({kind.group(1)})"
-    return "the database could not be reached"
-
-
 def _check_files(operation: Operation, files_dir: Path) -> MigrationDirectory:
-    try:
-        digest, _ = digest_of_files(read_files(files_dir))
-    except (SnapshotError, ContentError, OSError) as exc:
-        message = str(exc) if not isinstance(exc, OSError) else "the files cannot be read"
-        raise _StoppedError(ErrorBlock(ErrorReason.SNAPSHOT_REFUSED, message)) from None
-    if digest != operation.content_digest:
-        raise _StoppedError(
-            ErrorBlock(
-                ErrorReason.SNAPSHOT_REFUSED, "the files do not give the bound content digest"
-            )
-        )
+    check_files(files_dir, operation.content_digest)
     try:
         return read_directory(files_dir)
     except DirectoryError as exc:
-        raise _StoppedError(
+        raise StoppedError(
             ErrorBlock(
                 ErrorReason.DIRECTORY_REFUSED,
                 f"{exc.reason}: {exc}",
@@ -227,59 +196,20 @@ def _check_files(operation: Operation, files_dir: Path) -> MigrationDirectory:
         ) from None
 
 
-def _check_url(operation: Operation, url: str | None) -> str:
-    if not url:
-        raise _StoppedError(ErrorBlock(ErrorReason.BAD_URL, "PTAH_DATABASE_URL is not set"))
-    try:
-        target = parse_url(url)
-    except BadURLError as exc:
-        raise _StoppedError(ErrorBlock(ErrorReason.BAD_URL, str(exc))) from None
-    if target.dialect is not operation.engine.dialect:
-        raise _StoppedError(
-            ErrorBlock(
-                ErrorReason.ENGINE_MISMATCH,
-                f"the database URL does not name a {operation.engine.value} database",
-            )
-        )
-    return url
-
-
 async def _connect(url: str) -> Database:
     try:
         return await connect(url)
     except ConnectionLostError as exc:
-        raise _StoppedError(
+        raise StoppedError(
             ErrorBlock(ErrorReason.CONNECTION_FAILED, connection_message(exc.detail))
         ) from None
     except BadURLError as exc:
-        raise _StoppedError(ErrorBlock(ErrorReason.BAD_URL, str(exc))) from None
+        raise StoppedError(ErrorBlock(ErrorReason.BAD_URL, str(exc))) from None
 
 
 async def _close(db: Database) -> None:
     with contextlib.suppress(Exception):
         await db.close()
-
-
-def _finish(
-    operation: Operation,
-    progress: Progress,
-    now: Now,
-    *,
-    history: Json | None = None,
-    run: Json | None = None,
-    error: ErrorBlock | None = None,
-    summary: str,
-) -> Finished:
-    document = result_document(
-        operation,
-        started_at=progress.started_at,
-        finished_at=now(),
-        target_identity_digest=progress.target_identity_digest,
-        history=history,
-        run=run,
-        error=error,
-    )
-    return Finished.ended(document, summary, stopped=error is not None)
 
 
 async def run_history(
@@ -293,27 +223,27 @@ async def run_history(
     try:
         directory = _check_files(operation, files_dir)
         progress.spell = VersionSpelling(directory)
-        db = await _connect(_check_url(operation, url))
+        db = await _connect(check_url(url, operation.engine))
         try:
             progress.target_identity_digest = await db.identity_digest()
             status, _ = await read_status(db, directory, operation.revision_table)
         except ConnectionLostError as exc:
-            raise _StoppedError(
+            raise StoppedError(
                 ErrorBlock(ErrorReason.CONNECTION_FAILED, connection_message(exc.detail))
             ) from None
         except DatabaseError as exc:
-            raise _StoppedError(
+            raise StoppedError(
                 ErrorBlock(
                     unreadable(exc),
                     f"reading the revision table failed with {exc.error_class.describe()}",
                 )
             ) from None
         except RevisionTableError as exc:
-            raise _StoppedError(ErrorBlock(ErrorReason.HISTORY_UNREADABLE, str(exc))) from None
+            raise StoppedError(ErrorBlock(ErrorReason.HISTORY_UNREADABLE, str(exc))) from None
         finally:
             await _close(db)
-    except _StoppedError as stop:
-        return _finish(operation, progress, now, error=stop.error, summary=f"{stop.error.reason}")
+    except StoppedError as stop:
+        return finish(operation, progress, now, error=stop.error, summary=f"{stop.error.reason}")
     history = history_block(status, progress.spell)
     log.info(
         "history read",
@@ -321,7 +251,7 @@ async def run_history(
         pending=history["pendingCount"],
         applied=history["appliedCount"],
     )
-    return _finish(operation, progress, now, history=history, summary=str(history["verdict"]))
+    return finish(operation, progress, now, history=history, summary=str(history["verdict"]))
 
 
 async def run_apply(
@@ -337,10 +267,10 @@ async def run_apply(
     try:
         directory = _check_files(operation, files_dir)
         progress.spell = VersionSpelling(directory)
-        checked_url = _check_url(operation, url)
+        checked_url = check_url(url, operation.engine)
         db = await _connect(checked_url)
-    except _StoppedError as stop:
-        return _finish(
+    except StoppedError as stop:
+        return finish(
             operation,
             progress,
             now,
@@ -359,7 +289,7 @@ async def run_apply(
                     unreadable(exc),
                     f"reading the database's identity failed with {exc.error_class.describe()}",
                 )
-            return _finish(
+            return finish(
                 operation,
                 progress,
                 now,
@@ -372,7 +302,7 @@ async def run_apply(
             # The URL Secret now names another database than the plan was read from: refuse
             # before the engine touches it, and name the database it held (RUN-14).
             log.warning("target identity changed")
-            return _finish(
+            return finish(
                 operation,
                 progress,
                 now,
@@ -401,7 +331,7 @@ async def run_apply(
         error = ErrorBlock(
             ErrorReason.RUNNER_ERROR, f"the run ended unexpectedly ({type(exc).__name__})"
         )
-        return _finish(
+        return finish(
             operation,
             progress,
             now,
@@ -436,7 +366,7 @@ def apply_finished(
         reason=result.reason,
         applied=len(run["appliedVersions"]),
     )
-    return _finish(
+    return finish(
         operation,
         progress,
         now,
@@ -528,7 +458,7 @@ def interrupted(
             if progress.apply_started
             else not_selected_run(error.message)
         )
-    return _finish(operation, progress, now, run=run, error=error, summary=error.reason)
+    return finish(operation, progress, now, run=run, error=error, summary=error.reason)
 
 
 def describe(document: dict[str, Any]) -> str:

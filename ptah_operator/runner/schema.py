@@ -56,7 +56,6 @@ from typing import Any
 import structlog
 
 from ptah_operator.api.constants import MAX_CHUNK_CHARS, MAX_PLAN_CHUNKS
-from ptah_operator.api.content import ContentError, digest_of_files
 from ptah_operator.api.contracts.codes import ErrorReason, ExitCode
 from ptah_operator.api.contracts.operation import (
     OperationError,
@@ -70,7 +69,6 @@ from ptah_operator.engine.migrations.connection import (
     DatabaseError,
     Engine,
     connect,
-    parse_url,
 )
 from ptah_operator.engine.schema.apply import (
     ApplyResult,
@@ -91,15 +89,23 @@ from ptah_operator.engine.schema.plan import Policy
 from ptah_operator.engine.schema.scope import Scope
 from ptah_operator.engine.schema.timeouts import Timeouts
 from ptah_operator.engine.schema.views import ViewError
+from ptah_operator.runner.checks import (
+    Now,
+    StoppedError,
+    check_files,
+    check_url,
+    connection_message,
+    utc_now,
+)
 from ptah_operator.runner.database_commands import (
     Finished,
+    finish,
     read_settings,
     report,
     until_done,
     usage,
 )
 from ptah_operator.runner.document import ErrorBlock, Json
-from ptah_operator.runner.migration import Now, connection_message, utc_now
 from ptah_operator.runner.report import get_plan, put_piece
 from ptah_operator.runner.schema_document import (
     ApplyReason,
@@ -112,10 +118,8 @@ from ptah_operator.runner.schema_document import (
     plan_block,
     plan_pieces,
     protected_tables,
-    schema_result,
     sha256_digest,
 )
-from ptah_operator.runner.source import SnapshotError, read_files
 from ptah_operator.runner.termination import write_termination_message
 
 log = structlog.get_logger("ptah.runner")
@@ -218,42 +222,13 @@ class SchemaProgress:
     executed: int = 0
 
 
-class _StoppedError(Exception):
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.error = ErrorBlock(reason, message)
-
-
 # --- checks every operation makes ----------------------------------------------------------
 
 
-def _check_files(operation: SchemaOperation, files_dir: Path) -> None:
-    try:
-        digest, _ = digest_of_files(read_files(files_dir))
-    except (SnapshotError, ContentError) as exc:
-        raise _StoppedError(ErrorReason.SNAPSHOT_REFUSED, str(exc)) from None
-    except OSError:
-        raise _StoppedError(ErrorReason.SNAPSHOT_REFUSED, "the files cannot be read") from None
-    if digest != operation.content_digest:
-        raise _StoppedError(
-            ErrorReason.SNAPSHOT_REFUSED, "the files do not give the bound content digest"
-        )
-
-
 def _check_url(operation: SchemaOperation, url: str | None) -> str:
-    if not url:
-        raise _StoppedError(ErrorReason.BAD_URL, "PTAH_DATABASE_URL is not set")
-    try:
-        target = parse_url(url)
-        parse_schema_url(url)
-    except (BadURLError, TargetError) as exc:
-        raise _StoppedError(ErrorReason.BAD_URL, str(exc)) from None
-    if target.dialect is not operation.engine.dialect:
-        raise _StoppedError(
-            ErrorReason.ENGINE_MISMATCH,
-            f"the database URL does not name a {operation.engine.value} database",
-        )
-    return url
+    return check_url(
+        url, operation.engine, also=parse_schema_url, refused=(BadURLError, TargetError)
+    )
 
 
 async def _identity(url: str) -> str:
@@ -261,15 +236,19 @@ async def _identity(url: str) -> str:
     try:
         db = await connect(url)
     except ConnectionLostError as exc:
-        raise _StoppedError(ErrorReason.CONNECTION_FAILED, connection_message(exc.detail)) from None
+        raise StoppedError.of(
+            ErrorReason.CONNECTION_FAILED, connection_message(exc.detail)
+        ) from None
     except BadURLError as exc:
-        raise _StoppedError(ErrorReason.BAD_URL, str(exc)) from None
+        raise StoppedError.of(ErrorReason.BAD_URL, str(exc)) from None
     try:
         return await db.identity_digest()
     except ConnectionLostError as exc:
-        raise _StoppedError(ErrorReason.CONNECTION_FAILED, connection_message(exc.detail)) from None
+        raise StoppedError.of(
+            ErrorReason.CONNECTION_FAILED, connection_message(exc.detail)
+        ) from None
     except DatabaseError as exc:
-        raise _StoppedError(
+        raise StoppedError.of(
             ErrorReason.INTROSPECTION_FAILED,
             f"reading the database's identity failed with {exc.error_class.describe()}",
         ) from None
@@ -340,38 +319,14 @@ async def _plan_once(url: str, files_dir: Path, operation: SchemaOperation) -> P
         raise
     except Exception as exc:
         error = engine_error(exc, files_dir)
-        raise _StoppedError(error.reason, error.message) from None
-
-
-def _finish(
-    operation: SchemaOperation,
-    progress: SchemaProgress,
-    now: Now,
-    *,
-    drift: Json | None = None,
-    plan: Json | None = None,
-    apply: Json | None = None,
-    error: ErrorBlock | None = None,
-    summary: str,
-) -> Finished:
-    document = schema_result(
-        operation,
-        started_at=progress.started_at,
-        finished_at=now(),
-        target_identity_digest=progress.target_identity_digest,
-        drift=drift,
-        plan=plan,
-        apply=apply,
-        error=error,
-    )
-    return Finished.ended(document, summary, stopped=error is not None)
+        raise StoppedError.of(error.reason, error.message) from None
 
 
 def _stopped(
-    operation: SchemaOperation, progress: SchemaProgress, now: Now, stop: _StoppedError
+    operation: SchemaOperation, progress: SchemaProgress, now: Now, stop: StoppedError
 ) -> Finished:
     log.warning("operation could not do its work", reason=stop.error.reason)
-    return _finish(operation, progress, now, error=stop.error, summary=stop.error.reason)
+    return finish(operation, progress, now, error=stop.error, summary=stop.error.reason)
 
 
 # --- Observe ---------------------------------------------------------------------------------
@@ -386,17 +341,17 @@ async def run_observe(
 ) -> Finished:
     """One scoped plan of the files against the database, reported as drift aggregates."""
     try:
-        _check_files(operation, files_dir)
+        check_files(files_dir, operation.content_digest)
         checked = _check_url(operation, url)
         progress.target_identity_digest = await _identity(checked)
         result = await _plan_once(checked, files_dir, operation)
-    except _StoppedError as stop:
+    except StoppedError as stop:
         return _stopped(operation, progress, now, stop)
     dialect = result.observed.dialect
     report = drift_report(dialect, result.statements)
     drift = drift_block(dialect.value, result.statements, str(report["digest"]))
     log.info("drift observed", total=drift["total"], highest=drift["highestSeverity"])
-    return _finish(operation, progress, now, drift=drift, summary="Observed")
+    return finish(operation, progress, now, drift=drift, summary="Observed")
 
 
 # --- Plan ------------------------------------------------------------------------------------
@@ -414,18 +369,18 @@ class _SchemaLock:
             conn = await Connection.open(url)
         except Exception as exc:
             error = engine_error(exc)
-            raise _StoppedError(error.reason, error.message) from None
+            raise StoppedError.of(error.reason, error.message) from None
         try:
             taken = await acquire_lock(conn, wait_seconds)
         except Exception as exc:
             with contextlib.suppress(Exception):
                 await conn.close()
             error = engine_error(exc)
-            raise _StoppedError(error.reason, error.message) from None
+            raise StoppedError.of(error.reason, error.message) from None
         if not taken:
             with contextlib.suppress(Exception):
                 await conn.close()
-            raise _StoppedError(
+            raise StoppedError.of(
                 ErrorReason.LOCK_NOT_ACQUIRED,
                 f"the database's schema lock was not free within {wait_seconds:g} s",
             )
@@ -476,11 +431,11 @@ async def _dry_run(
         raise
     except Exception as exc:
         error = engine_error(exc)
-        raise _StoppedError(error.reason, error.message) from None
+        raise StoppedError.of(error.reason, error.message) from None
     if result.outcome == "dryRun":
         return result.detail
     if result.reason == "LockNotAcquired":
-        raise _StoppedError(
+        raise StoppedError.of(
             ErrorReason.LOCK_LOST,
             "the schema lock was taken by another session before the dry run could hold it",
         )
@@ -488,19 +443,19 @@ async def _dry_run(
     where = f"statement {detail['statement']}" if "statement" in detail else "the plan"
     if result.reason == "DryRunRefused":
         code = detail.get("sqlstate") or detail.get("error", "an error")
-        raise _StoppedError(
+        raise StoppedError.of(
             ErrorReason.DRY_RUN_REFUSED,
             f"{where} failed when the plan was tried and rolled back (SQLSTATE {code}); "
             "nothing was kept",
         )
     if result.reason == "PrecheckRefused":
         check = detail.get("check", "a check")
-        raise _StoppedError(
+        raise StoppedError.of(
             ErrorReason.PRECHECK_REFUSED,
             f"{where} would fail: {check} found what it refuses (errno "
             f"{detail.get('errno', '-')}); nothing ran",
         )
-    raise _StoppedError(
+    raise StoppedError.of(
         ErrorReason.DRY_RUN_REFUSED,
         f"the Apply path refuses the plan ({result.reason or result.outcome})",
     )
@@ -510,7 +465,7 @@ async def _upload(pieces: Sequence[Piece], upload: Uploader) -> None:
     for piece in pieces:
         stored = await upload(piece)
         if stored.refused is not None:
-            raise _StoppedError(
+            raise StoppedError.of(
                 ErrorReason.PLAN_NOT_UPLOADED,
                 f"piece {piece.index} of the plan file was not stored: {stored.refused}",
             )
@@ -529,7 +484,7 @@ async def run_plan(
     """Two independent scoped plans under the schema lock, compared byte for byte, dry-run on
     the Apply path, uploaded when they change something."""
     try:
-        _check_files(operation, files_dir)
+        check_files(files_dir, operation.content_digest)
         checked = _check_url(operation, url)
         lock = await _SchemaLock.take(checked, lock_timeout)
         try:
@@ -539,12 +494,12 @@ async def run_plan(
         finally:
             held = await lock.give_back()
         if not held:
-            raise _StoppedError(
+            raise StoppedError.of(
                 ErrorReason.LOCK_LOST,
                 "the session holding the schema lock ended before the plans were made",
             )
         if first.plan_bytes != second.plan_bytes:
-            raise _StoppedError(
+            raise StoppedError.of(
                 ErrorReason.PLAN_INCOHERENT,
                 "two independent plans of the same files and database differ",
             )
@@ -555,9 +510,9 @@ async def run_plan(
             try:
                 pieces = plan_pieces(first.plan_bytes)
             except PlanTooLargeError as exc:
-                raise _StoppedError(ErrorReason.PLAN_TOO_LARGE, str(exc)) from None
+                raise StoppedError.of(ErrorReason.PLAN_TOO_LARGE, str(exc)) from None
             await _upload(pieces, upload)
-    except _StoppedError as stop:
+    except StoppedError as stop:
         return _stopped(operation, progress, now, stop)
     plan = plan_block(
         dialect=first.observed.dialect.value,
@@ -576,7 +531,7 @@ async def run_plan(
         pieces=len(pieces),
         highest=plan.get("severity", {}).get("highest"),
     )
-    return _finish(operation, progress, now, plan=plan, summary="Planned")
+    return finish(operation, progress, now, plan=plan, summary="Planned")
 
 
 # --- Apply -----------------------------------------------------------------------------------
@@ -590,7 +545,7 @@ def _refused(
     error: ErrorBlock | None = None,
 ) -> Finished:
     log.warning("apply refused", reason=reason)
-    return _finish(
+    return finish(
         operation,
         progress,
         now,
@@ -634,7 +589,7 @@ def apply_answer(
         reason=block.get("reason"),
         executed=block["statementsExecuted"],
     )
-    return _finish(operation, progress, now, apply=block, error=error, summary=block["outcome"])
+    return finish(operation, progress, now, apply=block, error=error, summary=block["outcome"])
 
 
 async def run_apply(
@@ -654,7 +609,7 @@ async def run_apply(
     assert planned is not None
     try:
         checked = _check_url(operation, url)
-    except _StoppedError as stop:
+    except StoppedError as stop:
         return _refused(operation, progress, now, ApplyReason.NOT_STARTED, stop.error)
     fetched = await fetch()
     if fetched.data is None:
@@ -670,7 +625,7 @@ async def run_apply(
         return _refused(operation, progress, now, ApplyReason.PLAN_DIGEST_MISMATCH)
     try:
         progress.target_identity_digest = await _identity(checked)
-    except _StoppedError as stop:
+    except StoppedError as stop:
         return _refused(operation, progress, now, ApplyReason.NOT_STARTED, stop.error)
     if progress.target_identity_digest != planned:
         # The URL now names another database than the plan was made for: refuse before the
@@ -703,7 +658,7 @@ async def run_apply(
         # The engine answers every execution error itself; reaching here is a fault whose
         # effect on the database is not known (SCH-59).
         log.error("the apply ended unexpectedly", error=type(exc).__name__)
-        return _finish(
+        return finish(
             operation,
             progress,
             now,
@@ -742,7 +697,7 @@ def schema_interrupted(
                 "Refused", reason=ApplyReason.NOT_STARTED, plan_digest=progress.plan_digest
             )
         )
-    return _finish(operation, progress, now, apply=block, error=error, summary=error.reason)
+    return finish(operation, progress, now, apply=block, error=error, summary=error.reason)
 
 
 async def operate(args: argparse.Namespace, text: str) -> int:

@@ -21,7 +21,6 @@ a category, a severity, a table and a statement's position.
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 from collections import Counter
 from collections.abc import Sequence
@@ -37,8 +36,8 @@ from ptah_operator.api.constants import (
 from ptah_operator.engine.schema.diff import CATEGORIES, Statement
 from ptah_operator.engine.schema.plan import Policy, policy_refusals
 from ptah_operator.engine.schema.severity import Severity, highest
-from ptah_operator.runner.document import ErrorBlock, Json
-from ptah_operator.runner.envelope import Operated, envelope, present
+from ptah_operator.runner.document import Json
+from ptah_operator.runner.envelope import present
 
 MAX_REPORTED_TABLES = 100
 MAX_PIECE_BYTES = MAX_CHUNK_CHARS
@@ -274,26 +273,6 @@ def failure_block(detail: dict[str, Any]) -> Json:
         "statementIndex": statement if isinstance(statement, int) and statement >= 0 else None,
         "sqlstate": sqlstate if isinstance(sqlstate, str) and len(sqlstate) == 5 else None,
         "mysqlErrno": errno if isinstance(errno, int) and errno >= 0 else None,
-    }
-
-
-def schema_result(
-    operation: Operated,
-    *,
-    started_at: dt.datetime,
-    finished_at: dt.datetime,
-    target_identity_digest: str | None,
-    drift: Json | None = None,
-    plan: Json | None = None,
-    apply: Json | None = None,
-    error: ErrorBlock | None = None,
-) -> Json:
-    """The whole `ptah.run/result/v1` document of a schema operation."""
-    failure = None if error is None else error.as_json()
-    return {
-        **envelope(operation, started_at, finished_at),
-        "targetIdentityDigest": target_identity_digest,
-        **present({"drift": drift, "plan": plan, "apply": apply, "error": failure}),
     }
 
 

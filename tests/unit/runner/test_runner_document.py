@@ -29,6 +29,7 @@ from ptah_operator.engine.migrations.revision_table import Revision, RevisionRea
 from ptah_operator.engine.migrations.status import Status, evaluate
 from ptah_operator.reconcile.reports import read_report
 from ptah_operator.reconcile.world import OperationResult
+from ptah_operator.runner.checks import connection_message
 from ptah_operator.runner.document import (
     ErrorBlock,
     VersionSpelling,
@@ -41,7 +42,6 @@ from ptah_operator.runner.document import (
 from ptah_operator.runner.migration import (
     Progress,
     apply_finished,
-    connection_message,
     interrupted,
     parse_operation,
     unreadable,

@@ -16,7 +16,7 @@ from ptah_operator.engine.schema.diff import Statement
 from ptah_operator.engine.schema.severity import Severity
 from ptah_operator.reconcile.reports import Unreadable, read_report
 from ptah_operator.reconcile.world import OperationResult
-from ptah_operator.runner.document import ErrorBlock
+from ptah_operator.runner.document import ErrorBlock, result_document
 from ptah_operator.runner.schema import SchemaOperation, parse_schema_operation
 from ptah_operator.runner.schema_document import (
     PlanTooLargeError,
@@ -28,7 +28,6 @@ from ptah_operator.runner.schema_document import (
     plan_block,
     plan_pieces,
     protected_tables,
-    schema_result,
     sha256_digest,
 )
 
@@ -174,7 +173,7 @@ def test_a_plan_report_fits_the_managers_reader() -> None:
         pieces=pieces,
         protected=["public.accounts"],
     )
-    document = schema_result(
+    document = result_document(
         _operation("Plan"),
         started_at=T0,
         finished_at=T0,
@@ -215,7 +214,7 @@ def test_a_plan_that_changes_nothing_names_no_file() -> None:
         "observedFingerprint": "sha256:" + "1" * 64,
         "desiredFingerprint": "sha256:" + "2" * 64,
     }
-    document = schema_result(
+    document = result_document(
         _operation("Plan"),
         started_at=T0,
         finished_at=T0,
@@ -236,7 +235,7 @@ def test_apply_reports_fit_the_managers_reader() -> None:
             {"statement": 2, "error": "UniqueViolationError", "sqlstate": "23505"}
         ),
     )
-    document = schema_result(
+    document = result_document(
         _operation("Apply"),
         started_at=T0,
         finished_at=T0,
@@ -259,7 +258,7 @@ def test_apply_reports_fit_the_managers_reader() -> None:
         "sqlstate": None,
         "mysqlErrno": 1062,
     }
-    refused = schema_result(
+    refused = result_document(
         _operation("Apply"),
         started_at=T0,
         finished_at=T0,
