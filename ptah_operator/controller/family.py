@@ -14,9 +14,6 @@ Contract (`FamilyReconciler.reconcile(key)`, one pass of one resource):
 What a family declares (`Family`, data, and a few hooks a subclass overrides, as kopf's
 resource registries do over one generic registry):
 - its kinds (the resource, its plan, its approval) and the index its approvals name it by;
-- `takes_job_refusals`: whether its World carries `job_refusals`, the Jobs the API server
-  refused to create. The executor records refusals for every family; only a family that takes
-  them sees them (both PtahSchema and PtahMigration do);
 - `own_informers` / `own_watches`: informers beyond the shared ones, and what enqueues keys;
 - `world` (typed, from the parts `seen` gives) and `decide` (the family's pure function).
 
@@ -101,8 +98,6 @@ class Family:
     named_by: str
     """The index of objects that name a resource of the family (approvals), by its key."""
     index_named: IndexFunc
-    takes_job_refusals: bool = False
-    """Whether the family's World carries `job_refusals` (the Jobs the API server refused)."""
 
 
 @dataclass(frozen=True)
@@ -217,9 +212,10 @@ class FamilyReconciler(ABC, Generic[ConfigT, WorldT]):
             "runner": self.config.runner,
             **self.caches.common(spec, namespace, uid, now, owned, claimed).fields(),
         }
-        if self.family.takes_job_refusals:
-            fields["job_refusals"] = self.executor.refusals.of(key, uid)
-            fields["jobs_made"] = self.executor.made.of(key, uid)
+        # Every family's World carries the Jobs the API server refused to create and those
+        # this manager made (FamilyWorld): no family can forget a refused Job.
+        fields["job_refusals"] = self.executor.refusals.of(key, uid)
+        fields["jobs_made"] = self.executor.made.of(key, uid)
         fields["claims_written"] = frozenset(self.executor.claims.of(key, uid))
         return Seen(key, namespace, uid, owned, fields)
 

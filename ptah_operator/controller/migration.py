@@ -32,7 +32,6 @@ class MigrationReconciler(FamilyReconciler[MigrationControllerConfig, MigrationW
         approval=Kind.PTAH_MIGRATION_APPROVAL,
         named_by=BY_MIGRATION_NAME,
         index_named=index_migration_name,
-        takes_job_refusals=True,
     )
 
     def own_informers(self, manager: Manager) -> None:

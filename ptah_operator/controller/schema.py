@@ -35,7 +35,6 @@ class SchemaReconciler(FamilyReconciler[SchemaControllerConfig, SchemaWorld]):
         approval=Kind.PTAH_SCHEMA_APPROVAL,
         named_by=BY_SCHEMA_NAME,
         index_named=index_schema_name,
-        takes_job_refusals=True,
     )
 
     def own_informers(self, manager: Manager) -> None:
