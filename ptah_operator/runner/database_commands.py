@@ -5,17 +5,20 @@ termination message written. Exit codes and termination messages: main.py's docs
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import datetime as dt
 import os
 import signal
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, Generic, Protocol, TypeVar
 
 import structlog
 
 from ptah_operator.api.contracts.codes import ExitCode
+from ptah_operator.api.contracts.operation import OperationError
 from ptah_operator.runner.checks import Now
 from ptah_operator.runner.document import ErrorBlock, Json, result_document
 from ptah_operator.runner.envelope import Operated
@@ -117,6 +120,47 @@ def usage(message: str, *, what: str = "bad operation document") -> int:
     log.error(what, reason=message)
     write_termination_message(f"{what}: {message}")
     return ExitCode.USAGE
+
+
+OperationT = TypeVar("OperationT", bound=Operated)
+
+
+@dataclass(frozen=True)
+class Begun(Generic[OperationT]):
+    """An operation document read and checked, with what every database operation needs."""
+
+    operation: OperationT
+    settings: Settings
+    url: str | None
+    """PTAH_DATABASE_URL, taken out of the environment: it lives in this process only as long
+    as it must, and no child inherits it."""
+
+
+def begin(
+    args: argparse.Namespace,
+    text: str,
+    parse: Callable[[str], OperationT],
+    files_refused: Callable[[OperationT, Path | None], str | None],
+) -> Begun[OperationT] | int:
+    """Read the operation document (`parse` raises OperationError), hold it to the command it
+    was started as and to the family's rule on `--files` (`files_refused` says why not, or
+    None), and read the settings; an int is the exit code of a refusal (USAGE)."""
+    try:
+        operation = parse(text)
+    except OperationError as exc:
+        return usage(str(exc))
+    structlog.contextvars.bind_contextvars(operationID=operation.operation_id)
+    if operation.type.lower() != args.command:
+        log.error("operation type does not match the command", type=operation.type)
+        write_termination_message(f"bad operation document: type is not {args.command}")
+        return ExitCode.USAGE
+    refused = files_refused(operation, args.files)
+    if refused is not None:
+        return usage(refused, what="bad invocation")
+    settings = read_settings()
+    if isinstance(settings, str):
+        return usage(settings, what="bad configuration")
+    return Begun(operation, settings, os.environ.pop("PTAH_DATABASE_URL", None))
 
 
 async def until_done(work: Coroutine[Any, Any, Finished]) -> Finished | None:

@@ -36,7 +36,6 @@ import argparse
 import asyncio
 import contextlib
 import datetime as dt
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,11 +43,10 @@ from typing import Any
 
 import structlog
 
-from ptah_operator.api.contracts.codes import ErrorReason, ExitCode
+from ptah_operator.api.contracts.codes import ErrorReason
 from ptah_operator.api.contracts.operation import (
     ExpectedVersion,
     MigrationDocument,
-    OperationError,
     ResourceRef,
 )
 from ptah_operator.engine.migrations.apply import (
@@ -88,11 +86,10 @@ from ptah_operator.runner.checks import (
 from ptah_operator.runner.database_commands import (
     DEFAULT_LOCK_TIMEOUT_SECONDS,
     Finished,
+    begin,
     finish,
-    read_settings,
     report,
     until_done,
-    usage,
 )
 from ptah_operator.runner.document import (
     ErrorBlock,
@@ -104,7 +101,6 @@ from ptah_operator.runner.document import (
     stopped_at_block,
     unknown_run,
 )
-from ptah_operator.runner.termination import write_termination_message
 
 log = structlog.get_logger("ptah.runner")
 
@@ -472,24 +468,17 @@ def describe(document: dict[str, Any]) -> str:
     return str(document["type"])
 
 
+def _files_refused(operation: Operation, files: Path | None) -> str | None:
+    return f"a migration's {operation.type} reads --files" if files is None else None
+
+
 async def operate(args: argparse.Namespace, text: str) -> int:
     """History or Apply of a PtahMigration (docs/design/migration-path.md)."""
-    try:
-        operation = parse_operation(text)
-    except OperationError as exc:
-        return usage(str(exc))
-    structlog.contextvars.bind_contextvars(operationID=operation.operation_id)
-    if operation.type.lower() != args.command:
-        log.error("operation type does not match the command", type=operation.type)
-        write_termination_message(f"bad operation document: type is not {args.command}")
-        return ExitCode.USAGE
-    if args.files is None:
-        return usage(f"a migration's {operation.type} reads --files", what="bad invocation")
-    settings = read_settings()
-    if isinstance(settings, str):
-        return usage(settings, what="bad configuration")
-    # The URL lives in this process only as long as it must, and no child inherits it.
-    url = os.environ.pop("PTAH_DATABASE_URL", None)
+    begun = begin(args, text, parse_operation, _files_refused)
+    if isinstance(begun, int):
+        return begun
+    operation, settings, url = begun.operation, begun.settings, begun.url
+    assert args.files is not None
     progress = Progress()
     log.info("operation started", type=operation.type)
     if operation.is_apply:

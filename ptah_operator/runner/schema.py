@@ -47,7 +47,6 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime as dt
-import os
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,9 +55,8 @@ from typing import Any
 import structlog
 
 from ptah_operator.api.constants import MAX_CHUNK_CHARS, MAX_PLAN_CHUNKS
-from ptah_operator.api.contracts.codes import ErrorReason, ExitCode
+from ptah_operator.api.contracts.codes import ErrorReason
 from ptah_operator.api.contracts.operation import (
-    OperationError,
     ResourceRef,
     SchemaDocument,
     SchemaPlanRef,
@@ -99,11 +97,10 @@ from ptah_operator.runner.checks import (
 )
 from ptah_operator.runner.database_commands import (
     Finished,
+    begin,
     finish,
-    read_settings,
     report,
     until_done,
-    usage,
 )
 from ptah_operator.runner.document import ErrorBlock, Json
 from ptah_operator.runner.report import get_plan, put_piece
@@ -120,7 +117,6 @@ from ptah_operator.runner.schema_document import (
     protected_tables,
     sha256_digest,
 )
-from ptah_operator.runner.termination import write_termination_message
 
 log = structlog.get_logger("ptah.runner")
 
@@ -700,24 +696,17 @@ def schema_interrupted(
     return finish(operation, progress, now, apply=block, error=error, summary=error.reason)
 
 
+def _files_refused(operation: SchemaOperation, files: Path | None) -> str | None:
+    # The Pod that changes the database reads no source files: it runs the published plan.
+    return "a schema Apply reads no --files" if operation.is_apply and files is not None else None
+
+
 async def operate(args: argparse.Namespace, text: str) -> int:
     """Observe, Plan or Apply of a PtahSchema (docs/design/schema-path.md)."""
-    try:
-        operation = parse_schema_operation(text)
-    except OperationError as exc:
-        return usage(str(exc))
-    structlog.contextvars.bind_contextvars(operationID=operation.operation_id)
-    if operation.type.lower() != args.command:
-        log.error("operation type does not match the command", type=operation.type)
-        write_termination_message(f"bad operation document: type is not {args.command}")
-        return ExitCode.USAGE
-    if operation.is_apply and args.files is not None:
-        # The Pod that changes the database reads no source files: it runs the published plan.
-        return usage("a schema Apply reads no --files", what="bad invocation")
-    settings = read_settings()
-    if isinstance(settings, str):
-        return usage(settings, what="bad configuration")
-    url = os.environ.pop("PTAH_DATABASE_URL", None)
+    begun = begin(args, text, parse_schema_operation, _files_refused)
+    if isinstance(begun, int):
+        return begun
+    operation, settings, url = begun.operation, begun.settings, begun.url
     namespace = operation.resource.namespace
     operation_id = operation.operation_id
     progress = SchemaProgress()
