@@ -443,3 +443,135 @@ def test_a_realm_refusal_that_ended_starts_the_read_at_once_not_at_its_recheck()
     )
     decision, _ = FAMILIES[1].after(dataclasses.replace(world, realm=realm))
     assert len(created(decision, "Job")) == 1
+
+
+# --- reads that only a Git or OCI source has ----------------------------------------------------
+
+
+def _sources() -> Any:
+    from tests.unit.reconcile.migration import test_migration_sources
+
+    return test_migration_sources
+
+
+@pytest.mark.req("RETRY-04")
+def test_a_failing_git_history_read_gives_way_once_the_interval_passed_saying_so() -> None:
+    world = _without_jobs(_failed_attempt(FAMILIES[0], _sources().git_reading()))
+    record = migration.status(world).source
+    assert record is not None
+    read_at = world.now - dt.timedelta(hours=1)
+    world = migration.with_status(world, source=record.model_copy(update={"resolved_at": read_at}))
+    _gave_way(FAMILIES[0], world, "spec.interval passed since the source was last read")
+
+
+@pytest.mark.req("RETRY-04")
+def test_a_failing_verify_with_no_source_on_record_gives_way_at_its_retry_time() -> None:
+    src = _sources()
+    world = migration.step(migration.step(src.resolved_oci(migration.step(src.oci_new()))))
+    assert FAMILIES[0].claim(world).type == OperationType.VERIFY
+    world = migration.with_status(_without_jobs(_failed_attempt(FAMILIES[0], world)), source=None)
+    _gave_way(FAMILIES[0], world, "spec.interval passed since the source was last read")
+
+
+@pytest.mark.req("RETRY-02")
+def test_a_verify_gives_way_when_the_spec_names_another_artifact() -> None:
+    src = _sources()
+    world = migration.step(migration.step(src.resolved_oci(migration.step(src.oci_new()))))
+    assert FAMILIES[0].claim(world).type == OperationType.VERIFY
+    spec = world.migration.spec
+    assert spec.artifact is not None
+    other = spec.artifact.model_copy(update={"oci_ref": spec.artifact.oci_ref + "-other"})
+    resource = world.migration.model_copy(
+        update={"spec": spec.model_copy(update={"artifact": other})}
+    )
+    _gave_way(FAMILIES[0], dataclasses.replace(world, migration=resource), "the source changed")
+
+
+# --- a claim's Job fields at the cap and without a name --------------------------------------------
+
+
+@each
+def test_a_running_job_of_a_claim_with_no_job_name_is_found_by_the_name_its_id_gives(
+    f: Family,
+) -> None:
+    world = f.with_claim(f.reading(), job_name=None)
+    decision, after = f.after(world)
+    assert created(decision, "Job") == []
+    assert decision.delete == ()
+    assert after.active_operation is not None
+    assert after.active_operation.retry_at is None
+
+
+@each
+@pytest.mark.parametrize("created_at", [True, False], ids=["job time", "no job time"])
+def test_at_its_cap_a_claim_made_with_no_time_takes_its_jobs(f: Family, created_at: bool) -> None:
+    world = f.reading()
+    name = f.job(world)
+    made = world.now - dt.timedelta(minutes=1)
+    jobs = {name: dataclasses.replace(world.jobs[name], created_at=made if created_at else None)}
+    world = f.with_claim(dataclasses.replace(world, jobs=jobs), job_uid=None, job_created_at=None)
+    _, after = f.after(f.worlds.later(world, RUN_CAP + A_SECOND))
+    claim = after.active_operation
+    assert claim is not None
+    assert claim.job_uid == jobs[name].uid
+    assert claim.job_created_at == (made if created_at else None)
+
+
+@each
+def test_past_its_cap_a_job_made_again_and_gone_fails_the_attempt_and_is_not_made_again(
+    f: Family,
+) -> None:
+    world = f.reading()
+    world = _without_jobs(f.with_claim(world, job_uid=None, job_created_at=world.now))
+    decision, after = f.after(f.worlds.later(world, RUN_CAP + dt.timedelta(minutes=5)))
+    assert created(decision, "Job") == []
+    _failed(after, Reason.OPERATION_FAILED, "minutes after it was made")
+
+
+@each
+def test_past_its_cap_a_claim_whose_job_was_never_made_has_it_made(f: Family) -> None:
+    world = f.reading()
+    world = _without_jobs(f.with_claim(world, job_uid=None, job_created_at=None))
+    decision, after = f.after(f.worlds.later(world, RUN_CAP + dt.timedelta(minutes=5)))
+    assert [j["metadata"]["name"] for j in created(decision, "Job")] == [f.job(world)]
+    assert after.active_operation is not None
+    assert after.active_operation.retry_at is None
+
+
+# --- a dispatched Apply whose Pod cannot start (reads.apply_cannot_start) ------------------------
+
+
+@each
+def test_an_apply_whose_pod_cannot_start_says_so_once_per_cause_and_is_followed_on(
+    f: Family,
+) -> None:
+    world = f.worlds.applying(dispatched=True)
+    since = world.now - POD_START_GRACE
+    first = PodProblem("CreateContainerConfigError", "Secret orders-db not found", since)
+    stuck = f.worlds.with_job(world, JobPhase.ACTIVE, pod_problem=first)
+    name = f.job(stuck)
+    decision, after = f.after(stuck)
+    follow = "; the Apply is followed to its end, its Job's deadline at the latest"
+    said = (
+        f"the Pod of Job {name} cannot start: CreateContainerConfigError "
+        f"(Secret orders-db not found){follow}"
+    )
+    failed = after.condition(ConditionType.RECONCILIATION_FAILED)
+    assert failed is not None
+    assert (failed.reason, failed.message) == ("CreateContainerConfigError", said)
+    assert [e.message for e in decision.events if e.reason == EventReason.OPERATION_FAILED] == [
+        said
+    ]
+    assert after.active_operation is not None
+    # The same cause on the next pass says nothing new.
+    again = f.worlds.carry_out(stuck, decision)
+    decision, _ = f.after(again)
+    assert EventReason.OPERATION_FAILED not in [e.reason for e in decision.events]
+    # The same reason for another missing name is a new cause: said again.
+    other = dataclasses.replace(first, detail="Secret orders-db has no key url")
+    decision, after = f.after(f.worlds.with_job(again, JobPhase.ACTIVE, pod_problem=other))
+    warned = [e.message for e in decision.events if e.reason == EventReason.OPERATION_FAILED]
+    assert warned == [
+        f"the Pod of Job {name} cannot start: CreateContainerConfigError "
+        f"(Secret orders-db has no key url){follow}"
+    ]
