@@ -122,8 +122,8 @@ class JobMemory(Generic[T]):
 
 
 class JobRefusals(JobMemory[str]):
-    """Jobs the API server refused to create, with its reason (an older one's operation has
-    long ended Failed, JobRefused)."""
+    """Jobs the API server refused to create, with its reason; forgotten when a create of the
+    same name is asked for again (a schema read keeps its claim and reuses the name)."""
 
     def refused(self, key: str, uid: str, job: str, reason: str) -> None:
         self.remember(key, uid, job, reason)
@@ -352,9 +352,12 @@ class DecisionExecutor:
                 return True
             # Remembered before it is asked for: a create the server carried out whose answer
             # was lost (a timeout, a reset, a 5xx after the write) made a Job all the same,
-            # its UID unknown (issue #18, the review of session 11). An earlier attempt's
-            # refusal says nothing of this create.
+            # its UID unknown (issue #18, the review of session 11).
             self.made.made(key, owner_uid, name, MadeJob(uid=None, created_at=None))
+        if kind == "Job":
+            # An earlier create's refusal says nothing of this one: forgotten before it is
+            # asked for, so a create that fails with no answer (a reset, a 5xx) leaves no
+            # stale refusal to fail the next attempt of a read that kept its claim.
             self.refusals.created(key, name)
         try:
             answer = await self._post(kind, namespace, manifest)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import aiohttp
 import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
@@ -86,3 +87,50 @@ async def test_a_refused_create_of_a_job_that_exists_is_taken_as_created(
     refusals = executor.refusals.of(f"{namespace}/orders", "u-1")
     assert list(refusals) == ["ptah-apply-00000000bb"]
     assert "exceeded quota" in refusals["ptah-apply-00000000bb"]
+
+
+@pytest.mark.req("SCH-36", "JOB-06")
+async def test_a_read_jobs_next_create_forgets_its_earlier_refusal_even_when_it_gets_no_answer(
+    api_client: client.ApiClient, namespace: str
+) -> None:
+    """A schema read keeps its claim after a refused Job and asks for the same name again. If
+    that create is never answered (a reset, the server gone), the earlier refusal must not
+    stay to fail the next attempt as JobRefused with the old reason."""
+    core: Any = client.CoreV1Api(api_client)
+    batch: Any = client.BatchV1Api(api_client)
+    hard = {"count/jobs.batch": "0"}
+    await core.create_namespaced_resource_quota(
+        namespace, {"metadata": {"name": "no-jobs"}, "spec": {"hard": hard}}
+    )
+    quota = await core.read_namespaced_resource_quota("no-jobs", namespace)
+    quota.status = client.V1ResourceQuotaStatus(hard=hard, used={"count/jobs.batch": "0"})
+    await core.replace_namespaced_resource_quota_status("no-jobs", namespace, quota)
+    observe = job("ptah-observe-00000000cc")
+    observe["metadata"]["namespace"] = namespace
+
+    async def refused() -> bool:
+        try:
+            await batch.create_namespaced_job(namespace, observe, dry_run="All")
+        except ApiException as exc:
+            return exc.status == 403 and "exceeded quota" in (exc.body or "")
+        return False
+
+    await eventually(refused, "the quota to refuse Jobs")
+    executor = DecisionExecutor(
+        api_client,
+        family="schema",
+        operation_secret=lambda namespace, operation, owner: {},
+        metrics=LifecycleMetrics(CollectorRegistry()),
+        clock=MonotonicClock(),
+    )
+    owner = {"metadata": {"name": "catalog", "namespace": namespace, "uid": "u-3"}}
+    key = f"{namespace}/catalog"
+    assert await executor.create(owner, observe) is False
+    assert list(executor.refusals.of(key, "u-3")) == ["ptah-observe-00000000cc"]
+    # The next attempt's create reaches no API server: a real connection, refused.
+    unreachable = client.Configuration(host="https://127.0.0.1:1")
+    async with client.ApiClient(unreachable) as nowhere:
+        executor.batch = client.BatchV1Api(nowhere)
+        with pytest.raises(aiohttp.ClientConnectorError):
+            await executor.create(owner, observe)
+    assert executor.refusals.of(key, "u-3") == {}
