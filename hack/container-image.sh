@@ -23,8 +23,9 @@ if ! podman image exists "$BASE"; then
 fi
 
 # Every wheel is built on the host, where the package index is reachable; the image build
-# installs from them with no network.
-rm -rf build/wheels
+# installs from them with no network. setuptools builds under build/ and keeps what an
+# earlier build left in build/lib (a module since renamed or deleted would ship): start clean.
+rm -rf build/wheels build/lib build/bdist.*
 "${PYTHON:-.venv/bin/python}" -m pip wheel -q --wheel-dir build/wheels . >/dev/null
 podman build -q --network=none --build-arg "BASE=$BASE" -t "$IMAGE" -f Containerfile . >/dev/null
 echo "$IMAGE"
