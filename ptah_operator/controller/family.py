@@ -109,8 +109,8 @@ class Seen:
     uid: str
     owned_configmaps: list[KubeObject]
     fields: dict[str, Any]
-    """now, new_operation_id, runner, the common fields, and job_refusals if the family
-    takes them: keyword arguments of the family's World."""
+    """now, new_operation_id, runner, the common fields, job_refusals, jobs_made and
+    claims_written: keyword arguments of the family's World."""
 
     def owned_here(self) -> list[KubeObject]:
         """The ConfigMaps the resource owns, in its own namespace."""
