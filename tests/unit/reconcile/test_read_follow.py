@@ -26,7 +26,8 @@ from ptah_operator.api.constants import (
 )
 from ptah_operator.api.names import job_name, result_record_name
 from ptah_operator.api.source_policy import parse_source_policy
-from ptah_operator.reconcile.decision import Decision, ObjectRef
+from ptah_operator.reconcile import resolutions
+from ptah_operator.reconcile.decision import Decision, ObjectRef, OperationCredentials
 from ptah_operator.reconcile.migration import reconcile_migration
 from ptah_operator.reconcile.schedule import CLEANUP_CHECK, POD_START_GRACE, RESULT_GRACE, RUN_CAP
 from ptah_operator.reconcile.schema import reconcile_schema
@@ -575,3 +576,82 @@ def test_an_apply_whose_pod_cannot_start_says_so_once_per_cause_and_is_followed_
         f"the Pod of Job {name} cannot start: CreateContainerConfigError "
         f"(Secret orders-db has no key url){follow}"
     ]
+
+
+# --- what a read's result says, and a retry whose files are gone ----------------------------------
+
+
+def test_a_history_result_that_cannot_be_read_fails_the_attempt_when_it_came() -> None:
+    world = migration.reading()
+    claim = FAMILIES[0].claim(world)
+    came = world.now - dt.timedelta(seconds=5)
+    garbage = OperationResult(claim.operation_id, "History", came, {"contract": "nonsense"})
+    world = migration.with_result(world, garbage)
+    decision, after = FAMILIES[0].after(world)
+    failed = after.condition(ConditionType.RECONCILIATION_FAILED)
+    assert failed is not None
+    assert failed.reason == Reason.OPERATION_FAILED
+    assert after.active_operation is not None
+    assert after.active_operation.last_failure_reason == Reason.OPERATION_FAILED
+    entries = migration.entries_added(world, decision)
+    assert [e.time for e in entries if e.type == JournalEntryType.OPERATION_FAILED] == [came]
+
+
+def test_a_history_result_with_no_reading_fails_the_attempt_saying_so() -> None:
+    world = migration.reading()
+    world = migration.with_result(world, migration.report(world, OperationType.HISTORY))
+    decision, after = FAMILIES[0].after(world)
+    _failed(after, Reason.OPERATION_FAILED, "the result holds no reading")
+    assert after.active_operation is not None
+    assert after.active_operation.retry_at is not None
+    entries = migration.entries_added(world, decision)
+    assert [e.time for e in entries if e.type == JournalEntryType.OPERATION_FAILED] == [world.now]
+
+
+@pytest.mark.req("SRC-CM-16", "SRC-CM-17", "RETRY-09")
+@pytest.mark.parametrize(
+    ("f", "proving", "words", "claim_kept"),
+    [
+        (
+            FAMILIES[0],
+            lambda: migration.step(migration.verifying_history()),
+            "the history read was refused: the files the read is bound to ({}) are gone",
+            False,
+        ),
+        (
+            FAMILIES[1],
+            schema.proving,
+            "failed: its files were refused: the files it is bound to ({}) are gone",
+            True,
+        ),
+    ],
+    ids=["migration", "schema"],
+)
+def test_a_proofs_retry_whose_files_are_gone_makes_no_job_and_says_which_files(
+    f: Family, proving: Callable[[], Any], words: str, claim_kept: bool
+) -> None:
+    """A plain read whose snapshot and source are gone gives way first; a proof never gives
+    way, so its retry finds the files it is bound to gone: a migration's read ends Failed
+    (MIG-29), a schema's proof keeps its claim and tries again (SRC-CM-17)."""
+    world = _without_jobs(_failed_attempt(f, proving()))
+    claim = f.claim(world)
+    assert claim.serves_proof
+    assert claim.source is not None
+    gone = dataclasses.replace(world, snapshots=frozenset(), source=None)
+    decision, after = f.after(gone)
+    assert created(decision, "Job") == []
+    _failed(after, Reason.SNAPSHOT_MISSING, words.format(resolutions.describe(claim.source)))
+    assert (after.active_operation is not None) == claim_kept
+
+
+@each
+def test_a_job_made_again_comes_with_the_credentials_of_its_operation(f: Family) -> None:
+    world = f.reading()
+    claim = f.claim(world)
+    decision, _ = f.after(_without_jobs(world))
+    credentials = [c for c in decision.create if isinstance(c, OperationCredentials)]
+    assert [(c.operation_id, c.namespace) for c in credentials] == [
+        (claim.operation_id, f.worlds.NAMESPACE)
+    ]
+    resource = f.worlds.MIGRATION if f.name == "migration" else f.worlds.SCHEMA
+    assert credentials[0].owner["uid"] == resource.resource(world).metadata.uid
