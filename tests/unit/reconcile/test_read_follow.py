@@ -27,9 +27,15 @@ from ptah_operator.api.constants import (
 from ptah_operator.api.names import job_name, result_record_name
 from ptah_operator.api.source_policy import parse_source_policy
 from ptah_operator.reconcile import resolutions
-from ptah_operator.reconcile.decision import Decision, ObjectRef, OperationCredentials
+from ptah_operator.reconcile.decision import Decision, LeaseVerb, ObjectRef, OperationCredentials
 from ptah_operator.reconcile.migration import reconcile_migration
-from ptah_operator.reconcile.schedule import CLEANUP_CHECK, POD_START_GRACE, RESULT_GRACE, RUN_CAP
+from ptah_operator.reconcile.schedule import (
+    CLEANUP_CHECK,
+    LEASE_WAIT,
+    POD_START_GRACE,
+    RESULT_GRACE,
+    RUN_CAP,
+)
 from ptah_operator.reconcile.schema import reconcile_schema
 from ptah_operator.reconcile.world import JobPhase, OperationResult, PodProblem
 from tests.unit.reconcile.migration import worlds as migration
@@ -655,3 +661,55 @@ def test_a_job_made_again_comes_with_the_credentials_of_its_operation(f: Family)
     ]
     resource = f.worlds.MIGRATION if f.name == "migration" else f.worlds.SCHEMA
     assert credentials[0].owner["uid"] == resource.resource(world).metadata.uid
+
+
+# --- a schema Plan's attempts and the realm Lease ---------------------------------------------------
+
+
+def _plan_failed(world: Any, **changes: Any) -> Any:
+    """A Plan's attempt failed: its Job gone, its retry due, the Lease given back (LCK-08)."""
+    failed = _without_jobs(_failed_attempt(FAMILIES[1], world, **changes))
+    return dataclasses.replace(failed, lease=None)
+
+
+@pytest.mark.req("LCK-08")
+def test_a_plain_plans_next_attempt_takes_the_lease_afresh() -> None:
+    world = _plan_failed(schema.planning(), lease_epoch=7, lease_continuity_lost=True)
+    decision, after = FAMILIES[1].after(world)
+    assert [a.verb for a in decision.lease] == [LeaseVerb.ACQUIRE]
+    assert len(created(decision, "Job")) == 1
+    claim = after.active_operation
+    assert claim is not None
+    assert claim.attempt == 2
+    assert claim.lease_epoch is None
+    assert claim.lease_continuity_lost is None
+
+
+@pytest.mark.req("LCK-08")
+def test_a_plain_plans_next_attempt_waits_while_another_holds_the_lease() -> None:
+    failed = _plan_failed(schema.planning())
+    world = schema.lease_taken_by_another(failed)
+    before = FAMILIES[1].claim(world)
+    decision, after = FAMILIES[1].after(world)
+    assert created(decision, "Job") == []
+    assert decision.lease == ()
+    assert decision.requeue_after == LEASE_WAIT
+    claim = after.active_operation
+    assert claim is not None
+    assert (claim.attempt, claim.retry_at) == (before.attempt, before.retry_at)
+    assert after.phase == "Failed"
+
+
+@pytest.mark.req("LCK-10", "RETRY-09")
+def test_a_proofs_next_attempt_keeps_the_lease_epoch_it_holds() -> None:
+    proving = schema.proving()
+    assert proving.lease is not None
+    epoch = proving.lease.epoch
+    world = _without_jobs(_failed_attempt(FAMILIES[1], proving, lease_epoch=epoch))
+    before = FAMILIES[1].claim(world)
+    decision, after = FAMILIES[1].after(world)
+    assert len(created(decision, "Job")) == 1
+    claim = after.active_operation
+    assert claim is not None
+    assert claim.attempt == before.attempt + 1
+    assert claim.lease_epoch == before.lease_epoch
