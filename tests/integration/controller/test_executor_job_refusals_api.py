@@ -22,11 +22,12 @@ from prometheus_client import CollectorRegistry
 from ptah_operator.controller.executor import DecisionExecutor
 from ptah_operator.controller.lifecycle_metrics import LifecycleMetrics
 from ptah_operator.runtime.clock import MonotonicClock
+from tests.integration.controller.test_migration_job_refusals_api import no_jobs_quota
 from tests.integration.controller.test_schema_controller_api import eventually, namespace
 
 pytestmark = pytest.mark.integration
 
-__all__ = ["namespace"]
+__all__ = ["namespace", "no_jobs_quota"]
 
 
 def job(name: str) -> dict[str, Any]:
@@ -40,6 +41,16 @@ def job(name: str) -> dict[str, Any]:
             }
         },
     }
+
+
+def _executor(api_client: client.ApiClient, family: str) -> DecisionExecutor:
+    return DecisionExecutor(
+        api_client,
+        family=family,
+        operation_secret=lambda namespace, operation, owner: {},
+        metrics=LifecycleMetrics(CollectorRegistry()),
+        clock=MonotonicClock(),
+    )
 
 
 @pytest.mark.req("JOB-06", "MIG-21")
@@ -69,13 +80,7 @@ async def test_a_refused_create_of_a_job_that_exists_is_taken_as_created(
 
     await eventually(refusing_the_same_job, "the quota to refuse the Job already there")
 
-    executor = DecisionExecutor(
-        api_client,
-        family="migration",
-        operation_secret=lambda namespace, operation, owner: {},
-        metrics=LifecycleMetrics(CollectorRegistry()),
-        clock=MonotonicClock(),
-    )
+    executor = _executor(api_client, "migration")
     owner = {"metadata": {"name": "orders", "namespace": namespace, "uid": "u-1"}}
     # Asked again for the Job that exists: created, not refused.
     assert await executor.create(owner, created) is True
@@ -91,38 +96,14 @@ async def test_a_refused_create_of_a_job_that_exists_is_taken_as_created(
 
 @pytest.mark.req("SCH-36", "JOB-06")
 async def test_a_read_jobs_next_create_forgets_its_earlier_refusal_even_when_it_gets_no_answer(
-    api_client: client.ApiClient, namespace: str
+    api_client: client.ApiClient, namespace: str, no_jobs_quota: None
 ) -> None:
     """A schema read keeps its claim after a refused Job and asks for the same name again. If
     that create is never answered (a reset, the server gone), the earlier refusal must not
     stay to fail the next attempt as JobRefused with the old reason."""
-    core: Any = client.CoreV1Api(api_client)
-    batch: Any = client.BatchV1Api(api_client)
-    hard = {"count/jobs.batch": "0"}
-    await core.create_namespaced_resource_quota(
-        namespace, {"metadata": {"name": "no-jobs"}, "spec": {"hard": hard}}
-    )
-    quota = await core.read_namespaced_resource_quota("no-jobs", namespace)
-    quota.status = client.V1ResourceQuotaStatus(hard=hard, used={"count/jobs.batch": "0"})
-    await core.replace_namespaced_resource_quota_status("no-jobs", namespace, quota)
     observe = job("ptah-observe-00000000cc")
     observe["metadata"]["namespace"] = namespace
-
-    async def refused() -> bool:
-        try:
-            await batch.create_namespaced_job(namespace, observe, dry_run="All")
-        except ApiException as exc:
-            return exc.status == 403 and "exceeded quota" in (exc.body or "")
-        return False
-
-    await eventually(refused, "the quota to refuse Jobs")
-    executor = DecisionExecutor(
-        api_client,
-        family="schema",
-        operation_secret=lambda namespace, operation, owner: {},
-        metrics=LifecycleMetrics(CollectorRegistry()),
-        clock=MonotonicClock(),
-    )
+    executor = _executor(api_client, "schema")
     owner = {"metadata": {"name": "catalog", "namespace": namespace, "uid": "u-3"}}
     key = f"{namespace}/catalog"
     assert await executor.create(owner, observe) is False

@@ -100,6 +100,14 @@ def _with_record(world: Any, operation_id: str, record_name: str | None = None) 
     return dataclasses.replace(world, results={**world.results, operation_id: result})
 
 
+def _left_running(decision: Decision, after: Any) -> None:
+    """The attempt goes on: no Job made or deleted, the claim kept, no retry set."""
+    assert created(decision, "Job") == []
+    assert decision.delete == ()
+    assert after.active_operation is not None
+    assert after.active_operation.retry_at is None
+
+
 def _without_jobs(world: Any) -> Any:
     return dataclasses.replace(world, jobs={})
 
@@ -229,11 +237,7 @@ def test_a_job_of_another_uid_under_the_name_is_left_running_and_none_is_made_ov
     world = f.with_claim(f.reading(), job_uid="uid-of-our-job")
     name = f.job(world)
     assert world.jobs[name].uid != "uid-of-our-job"
-    decision, after = f.after(world)
-    assert created(decision, "Job") == []
-    assert decision.delete == ()
-    assert after.active_operation is not None
-    assert after.active_operation.retry_at is None
+    _left_running(*f.after(world))
 
 
 @each
@@ -502,11 +506,7 @@ def test_a_running_job_of_a_claim_with_no_job_name_is_found_by_the_name_its_id_g
     f: Family,
 ) -> None:
     world = f.with_claim(f.reading(), job_name=None)
-    decision, after = f.after(world)
-    assert created(decision, "Job") == []
-    assert decision.delete == ()
-    assert after.active_operation is not None
-    assert after.active_operation.retry_at is None
+    _left_running(*f.after(world))
 
 
 @each
