@@ -587,20 +587,37 @@ def test_an_apply_whose_pod_cannot_start_says_so_once_per_cause_and_is_followed_
 # --- what a read's result says, and a retry whose files are gone ----------------------------------
 
 
-def test_a_history_result_that_cannot_be_read_fails_the_attempt_when_it_came() -> None:
-    world = migration.reading()
-    claim = FAMILIES[0].claim(world)
+@each
+def test_a_result_that_cannot_be_read_fails_the_attempt_when_it_came(f: Family) -> None:
+    world = f.reading()
+    claim = f.claim(world)
     came = world.now - dt.timedelta(seconds=5)
-    garbage = OperationResult(claim.operation_id, "History", came, {"contract": "nonsense"})
-    world = migration.with_result(world, garbage)
-    decision, after = FAMILIES[0].after(world)
+    garbage = OperationResult(claim.operation_id, claim.type.value, came, {"contract": "x"})
+    world = f.worlds.with_result(world, garbage)
+    decision, after = f.after(world)
     failed = after.condition(ConditionType.RECONCILIATION_FAILED)
     assert failed is not None
     assert failed.reason == Reason.OPERATION_FAILED
     assert after.active_operation is not None
     assert after.active_operation.last_failure_reason == Reason.OPERATION_FAILED
-    entries = migration.entries_added(world, decision)
+    entries = f.worlds.entries_added(world, decision)
     assert [e.time for e in entries if e.type == JournalEntryType.OPERATION_FAILED] == [came]
+
+
+@each
+def test_a_reported_failure_is_recorded_at_the_time_the_runner_gives(f: Family) -> None:
+    world = f.reading()
+    error = {"reason": "ConnectionFailed", "message": "the server answered 503"}
+    result = f.worlds.report(world, f.operation, target=None, error=error)
+    finished = world.now - dt.timedelta(seconds=30)
+    payload = {**result.payload, "finishedAt": finished.isoformat()}
+    world = f.worlds.with_result(world, dataclasses.replace(result, payload=payload))
+    decision, after = f.after(world)
+    failed = after.condition(ConditionType.RECONCILIATION_FAILED)
+    assert failed is not None
+    assert failed.reason == "ConnectionFailed"
+    entries = f.worlds.entries_added(world, decision)
+    assert [e.time for e in entries if e.type == JournalEntryType.OPERATION_FAILED] == [finished]
 
 
 def test_a_history_result_with_no_reading_fails_the_attempt_saying_so() -> None:
@@ -713,3 +730,41 @@ def test_a_proofs_next_attempt_keeps_the_lease_epoch_it_holds() -> None:
     assert claim is not None
     assert claim.attempt == before.attempt + 1
     assert claim.lease_epoch == before.lease_epoch
+
+
+# --- what a schema Plan's result cannot be evidence of ----------------------------------------------
+
+
+def _plan_lost_its_lock(world: Any) -> Any:
+    error = {"reason": "LockLost", "message": "the session's lock went"}
+    return schema.with_result(world, schema.report(world, OperationType.PLAN, error=error))
+
+
+def test_a_plain_plan_that_lost_its_lock_is_discarded_and_the_database_observed_again() -> None:
+    decision, after = FAMILIES[1].after(_plan_lost_its_lock(schema.planning()))
+    why = "the lock was lost while it planned"
+    restarted = [e.message for e in decision.events if e.reason == EventReason.READ_RESTARTED]
+    assert len(restarted) == 1
+    assert f"is discarded: {why}; the database is observed again" in restarted[0]
+    assert after.message == f"{why}: the database is observed again"
+    assert after.active_operation is None
+
+
+def test_a_proof_plan_that_lost_its_lock_is_discarded_and_runs_again() -> None:
+    world = schema.step(schema.proof_planning())
+    assert FAMILIES[1].claim(world).type == OperationType.PLAN
+    _, after = FAMILIES[1].after(_plan_lost_its_lock(world))
+    assert after.active_operation is None
+    assert "is discarded (it could not hold the database's lock); it runs again" in (
+        after.message or ""
+    )
+
+
+def test_a_proof_result_across_a_change_of_lease_holder_is_discarded() -> None:
+    world = schema.proving()
+    world = schema.observed(FAMILIES[1].with_claim(world, lease_continuity_lost=True))
+    _, after = FAMILIES[1].after(world)
+    assert after.active_operation is None
+    assert "is discarded (the database-realm Lease changed hands while it ran); it runs again" in (
+        after.message or ""
+    )
